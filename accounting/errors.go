@@ -1,0 +1,99 @@
+package accounting
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// ErrInvalidParameter is matched by errors.Is for every *ParamError.
+var ErrInvalidParameter = errors.New("accounting: invalid parameter")
+
+// ErrUnsupportedEvent is matched by errors.Is for every *UnsupportedEventError.
+var ErrUnsupportedEvent = errors.New("accounting: unsupported event")
+
+// ParamError reports a parameter outside its valid range. Name is the
+// parameter's glossary name ("sigma", "q", "delta", ...); Want describes the
+// valid range ("> 0", "in (0, 1]").
+type ParamError struct {
+	Name  string
+	Value float64
+	Want  string
+}
+
+func (e *ParamError) Error() string {
+	return fmt.Sprintf("accounting: %s = %g, want %s", e.Name, e.Value, e.Want)
+}
+
+// Is reports whether target is ErrInvalidParameter.
+func (e *ParamError) Is(target error) bool { return target == ErrInvalidParameter }
+
+// UnsupportedEventError reports an event, possibly nested, that an accountant
+// cannot bound. Path locates the event inside the composed event passed in,
+// e.g. "Composed.Events[2].Event".
+type UnsupportedEventError struct {
+	Event  Event
+	Path   string
+	Reason string
+}
+
+func (e *UnsupportedEventError) Error() string {
+	p := e.Path
+	if p == "" {
+		p = "event"
+	}
+	return fmt.Sprintf("accounting: unsupported event %T at %s: %s", e.Event, p, e.Reason)
+}
+
+// Is reports whether target is ErrUnsupportedEvent.
+func (e *UnsupportedEventError) Is(target error) bool { return target == ErrUnsupportedEvent }
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// CheckNoiseMultiplier validates σ: finite and > 0.
+func CheckNoiseMultiplier(sigma float64) error {
+	if !finite(sigma) || sigma <= 0 {
+		return &ParamError{Name: "sigma", Value: sigma, Want: "finite and > 0"}
+	}
+	return nil
+}
+
+// CheckSamplingRate validates q ∈ (0, 1].
+func CheckSamplingRate(q float64) error {
+	if !finite(q) || q <= 0 || q > 1 {
+		return &ParamError{Name: "q", Value: q, Want: "in (0, 1]"}
+	}
+	return nil
+}
+
+// CheckDelta validates δ ∈ (0, 1).
+func CheckDelta(delta float64) error {
+	if !finite(delta) || delta <= 0 || delta >= 1 {
+		return &ParamError{Name: "delta", Value: delta, Want: "in (0, 1)"}
+	}
+	return nil
+}
+
+// CheckEpsilon validates ε: finite and > 0.
+func CheckEpsilon(eps float64) error {
+	if !finite(eps) || eps <= 0 {
+		return &ParamError{Name: "eps", Value: eps, Want: "finite and > 0"}
+	}
+	return nil
+}
+
+// CheckSteps validates a step count T ≥ 1.
+func CheckSteps(steps int) error {
+	if steps < 1 {
+		return &ParamError{Name: "steps", Value: float64(steps), Want: ">= 1"}
+	}
+	return nil
+}
+
+// CheckOrder validates a moment order λ: finite and ≥ minimum.
+func CheckOrder(lambda, minimum float64) error {
+	if !finite(lambda) || lambda < minimum {
+		return &ParamError{Name: "lambda", Value: lambda, Want: fmt.Sprintf("finite and >= %g", minimum)}
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+// Package gemm multiplies dense row-major float32 matrices, the kernel behind
+// the trainer's forward and backward passes.
+package gemm
+
+import "fmt"
+
+// Sgemm computes C = alpha·op(A)·op(B) + beta·C for row-major matrices, where
+// op(X) is X or Xᵀ as transA/transB say, op(A) is m×k, op(B) is k×n and C is
+// m×n. lda, ldb, ldc are row strides (elements between consecutive rows of
+// the stored matrix). When beta == 0, C is overwritten without being read,
+// so it may hold NaN.
+//
+// Sgemm panics if a dimension is negative, a stride is smaller than the
+// stored row length, or a slice is too short: those are programming errors.
+func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	checkArgs(transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+	sgemmNaive(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+func checkArgs(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	if m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("gemm: negative dimension m=%d n=%d k=%d", m, n, k))
+	}
+	check := func(name string, s []float32, rows, cols, ld int) {
+		if rows == 0 || cols == 0 {
+			return
+		}
+		if ld < cols {
+			panic(fmt.Sprintf("gemm: %s stride %d < row length %d", name, ld, cols))
+		}
+		if len(s) < (rows-1)*ld+cols {
+			panic(fmt.Sprintf("gemm: %s has %d elements, need %d", name, len(s), (rows-1)*ld+cols))
+		}
+	}
+	ar, ac := m, k
+	if transA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if transB {
+		br, bc = n, k
+	}
+	check("a", a, ar, ac, lda)
+	check("b", b, br, bc, ldb)
+	check("c", c, m, n, ldc)
+}
+
+// sgemmNaive is the reference triple loop.
+func sgemmNaive(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			var s float32
+			for p := 0; p < k; p++ {
+				var av, bv float32
+				if transA {
+					av = a[p*lda+i]
+				} else {
+					av = a[i*lda+p]
+				}
+				if transB {
+					bv = b[j*ldb+p]
+				} else {
+					bv = b[p*ldb+j]
+				}
+				s += av * bv
+			}
+			if beta == 0 {
+				c[i*ldc+j] = alpha * s
+			} else {
+				c[i*ldc+j] = alpha*s + beta*c[i*ldc+j]
+			}
+		}
+	}
+}
