@@ -1,0 +1,35 @@
+package accounting
+
+import "fmt"
+
+// Options configures the accountants New makes. The zero value gives every
+// accountant its documented defaults.
+type Options struct {
+	// Orders are the moment orders λ used by KindMA and KindRDP; nil means
+	// DefaultOrders.
+	Orders []float64
+	// PLDGridWidth is the discretisation width of KindPLD's privacy loss
+	// grid; 0 means the accountant's adaptive default.
+	PLDGridWidth float64
+}
+
+// New returns a fresh accountant of the given kind.
+func New(kind Kind, opt Options) (Accountant, error) {
+	switch kind {
+	}
+	return nil, fmt.Errorf("accounting: accountant %q is not available in this build", kind)
+}
+
+// OrderReporter is implemented by accountants that minimise over moment
+// orders (KindMA, KindRDP): they also report the optimal order λ.
+type OrderReporter interface {
+	EpsilonAndOrder(delta float64) (epsilon, lambda float64, err error)
+	DeltaAndOrder(epsilon float64) (delta, lambda float64, err error)
+}
+
+// BoundsReporter is implemented by accountants that certify both a lower
+// and an upper bound (KindPLD). Epsilon returns the upper bound.
+type BoundsReporter interface {
+	EpsilonBounds(delta float64) (lower, upper float64, err error)
+	DeltaBounds(epsilon float64) (lower, upper float64, err error)
+}

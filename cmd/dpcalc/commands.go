@@ -1,0 +1,271 @@
+package main
+
+import (
+	"errors"
+	"math"
+	"strings"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/calibrate"
+)
+
+// lengthFlags give the training length, as epochs or steps.
+type lengthFlags struct {
+	Q      float64 `name:"q" required:"" help:"Sampling rate q = L/N: each record's inclusion probability per step, in (0, 1]."`
+	Epochs float64 `name:"epochs" xor:"length" help:"Expected passes over the data E; steps T = ⌈E/q⌉."`
+	Steps  int     `name:"steps" xor:"length" help:"Number of steps T (instead of --epochs)."`
+}
+
+// steps validates q and returns T.
+func (l *lengthFlags) steps() (int, error) {
+	if err := flagErr(accounting.CheckSamplingRate(l.Q)); err != nil {
+		return 0, err
+	}
+	switch {
+	case l.Steps != 0 && l.Epochs != 0:
+		return 0, usageError("give --epochs or --steps, not both")
+	case l.Steps != 0:
+		if l.Steps < 1 {
+			return 0, usageError("invalid --steps: %d, want an integer >= 1", l.Steps)
+		}
+		return l.Steps, nil
+	case l.Epochs != 0 || math.IsNaN(l.Epochs):
+		t, err := calibrate.StepsForEpochs(l.Epochs, l.Q)
+		return t, flagErr(err)
+	}
+	return 0, usageError("missing --epochs or --steps: give the training length")
+}
+
+// accountantFlags choose the accountant(s).
+type accountantFlags struct {
+	Accountant string  `name:"accountant" default:"rdp" enum:"ma,rdp,zcdp,ac,dpd-ac,dpd-zcdp,pld,all" help:"Accountant: ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld, or all (default: ${default})."`
+	PLDGrid    float64 `name:"pld-grid" help:"Discretisation width of the pld accountant's privacy loss grid (default: adaptive)."`
+}
+
+func (a *accountantFlags) kinds() ([]accounting.Kind, error) {
+	if a.Accountant == "all" {
+		return accounting.Kinds, nil
+	}
+	k, err := accounting.ParseKind(a.Accountant)
+	if err != nil {
+		return nil, usageError("invalid --accountant: %q, want one of ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld, all", a.Accountant)
+	}
+	return []accounting.Kind{k}, nil
+}
+
+func (a *accountantFlags) factory(k accounting.Kind) calibrate.Factory {
+	opt := accounting.Options{PLDGridWidth: a.PLDGrid}
+	return func() (accounting.Accountant, error) { return accounting.New(k, opt) }
+}
+
+func (a *accountantFlags) check() error {
+	if a.PLDGrid != 0 && (!(a.PLDGrid > 0) || a.PLDGrid > 1 || math.IsInf(a.PLDGrid, 0)) {
+		return usageError("invalid --pld-grid: %g, want in (0, 1]", a.PLDGrid)
+	}
+	return nil
+}
+
+// flagErr turns a library ParamError into a usage error that names the flag.
+func flagErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *accounting.ParamError
+	if errors.As(err, &pe) {
+		return usageError("invalid --%s: %g, want %s", pe.Name, pe.Value, pe.Want)
+	}
+	return err
+}
+
+func checkFlag(name string, err error) error {
+	var pe *accounting.ParamError
+	if errors.As(err, &pe) {
+		return usageError("invalid --%s: %g, want %s", name, pe.Value, pe.Want)
+	}
+	return err
+}
+
+// SigmaCmd calibrates σ.
+type SigmaCmd struct {
+	Eps   float64 `name:"eps" required:"" help:"Target ε, > 0."`
+	Delta float64 `name:"delta" default:"1e-5" help:"Target δ, in (0, 1) (default: ${default})."`
+	lengthFlags
+	accountantFlags
+	Tol float64 `name:"tol" default:"1e-6" help:"Relative tolerance of σ (default: ${default}); σ is always rounded up."`
+}
+
+// Run implements the command.
+func (c *SigmaCmd) Run(e *env) error {
+	steps, err := c.steps()
+	if err != nil {
+		return err
+	}
+	if err := checkFlag("eps", accounting.CheckEpsilon(c.Eps)); err != nil {
+		return err
+	}
+	if err := checkFlag("delta", accounting.CheckDelta(c.Delta)); err != nil {
+		return err
+	}
+	if !(c.Tol > 0 && c.Tol < 0.1) {
+		return usageError("invalid --tol: %g, want in (0, 0.1)", c.Tol)
+	}
+	if err := c.check(); err != nil {
+		return err
+	}
+	kinds, err := c.kinds()
+	if err != nil {
+		return err
+	}
+	rows := make([]row, 0, len(kinds))
+	for _, k := range kinds {
+		r := newRow(k, c.Q, steps)
+		res, err := calibrate.Sigma(c.factory(k), calibrate.Training{SamplingRate: c.Q, Steps: steps}, c.Eps, c.Delta, calibrate.Options{RelTol: c.Tol})
+		if err != nil {
+			r.Error = err.Error()
+			rows = append(rows, r)
+			continue
+		}
+		r.Sigma = res.X
+		r.fill(c.factory(k), c.Delta, 0)
+		rows = append(rows, r)
+	}
+	return e.print(rows, c.Accountant == "all", "sigma")
+}
+
+// EpsCmd computes ε(δ).
+type EpsCmd struct {
+	Sigma float64 `name:"sigma" required:"" help:"Noise multiplier σ (noise std / L2 sensitivity), > 0."`
+	Delta float64 `name:"delta" default:"1e-5" help:"δ, in (0, 1) (default: ${default})."`
+	lengthFlags
+	accountantFlags
+}
+
+// Run implements the command.
+func (c *EpsCmd) Run(e *env) error {
+	steps, err := c.steps()
+	if err != nil {
+		return err
+	}
+	if err := checkFlag("sigma", accounting.CheckNoiseMultiplier(c.Sigma)); err != nil {
+		return err
+	}
+	if err := checkFlag("delta", accounting.CheckDelta(c.Delta)); err != nil {
+		return err
+	}
+	if err := c.check(); err != nil {
+		return err
+	}
+	kinds, err := c.kinds()
+	if err != nil {
+		return err
+	}
+	rows := make([]row, 0, len(kinds))
+	for _, k := range kinds {
+		r := newRow(k, c.Q, steps)
+		r.Sigma = c.Sigma
+		r.fill(c.factory(k), c.Delta, 0)
+		rows = append(rows, r)
+	}
+	return e.print(rows, c.Accountant == "all", "eps")
+}
+
+// DeltaCmd computes δ(ε).
+type DeltaCmd struct {
+	Sigma float64 `name:"sigma" required:"" help:"Noise multiplier σ, > 0."`
+	Eps   float64 `name:"eps" required:"" help:"ε, > 0."`
+	lengthFlags
+	accountantFlags
+}
+
+// Run implements the command.
+func (c *DeltaCmd) Run(e *env) error {
+	steps, err := c.steps()
+	if err != nil {
+		return err
+	}
+	if err := checkFlag("sigma", accounting.CheckNoiseMultiplier(c.Sigma)); err != nil {
+		return err
+	}
+	if err := checkFlag("eps", accounting.CheckEpsilon(c.Eps)); err != nil {
+		return err
+	}
+	if err := c.check(); err != nil {
+		return err
+	}
+	kinds, err := c.kinds()
+	if err != nil {
+		return err
+	}
+	rows := make([]row, 0, len(kinds))
+	for _, k := range kinds {
+		r := newRow(k, c.Q, steps)
+		r.Sigma = c.Sigma
+		r.fill(c.factory(k), 0, c.Eps)
+		rows = append(rows, r)
+	}
+	return e.print(rows, c.Accountant == "all", "delta")
+}
+
+// EpochsCmd finds the longest training a budget allows.
+type EpochsCmd struct {
+	Sigma float64 `name:"sigma" required:"" help:"Noise multiplier σ, > 0."`
+	Q     float64 `name:"q" required:"" help:"Sampling rate q, in (0, 1]."`
+	Eps   float64 `name:"eps" required:"" help:"Budget ε, > 0."`
+	Delta float64 `name:"delta" default:"1e-5" help:"Budget δ, in (0, 1) (default: ${default})."`
+	accountantFlags
+	MaxSteps int `name:"max-steps" default:"1000000000" help:"Search limit on steps (default: ${default})."`
+}
+
+// Run implements the command.
+func (c *EpochsCmd) Run(e *env) error {
+	for _, chk := range []error{
+		checkFlag("sigma", accounting.CheckNoiseMultiplier(c.Sigma)),
+		checkFlag("q", accounting.CheckSamplingRate(c.Q)),
+		checkFlag("eps", accounting.CheckEpsilon(c.Eps)),
+		checkFlag("delta", accounting.CheckDelta(c.Delta)),
+		c.check(),
+	} {
+		if chk != nil {
+			return chk
+		}
+	}
+	if c.MaxSteps < 1 {
+		return usageError("invalid --max-steps: %d, want >= 1", c.MaxSteps)
+	}
+	kinds, err := c.kinds()
+	if err != nil {
+		return err
+	}
+	rows := make([]row, 0, len(kinds))
+	for _, k := range kinds {
+		n, err := calibrate.MaxSteps(c.factory(k), c.Sigma, c.Q, c.Eps, c.Delta, c.MaxSteps)
+		r := newRow(k, c.Q, n)
+		r.Sigma = c.Sigma
+		if err != nil {
+			r.Error = err.Error()
+		} else if n == 0 {
+			r.Note = "not even one step fits the budget"
+			r.Delta = c.Delta
+		} else {
+			r.fill(c.factory(k), c.Delta, 0)
+			if n == c.MaxSteps {
+				r.Note = "search limit reached: more steps may fit (raise --max-steps)"
+			}
+		}
+		rows = append(rows, r)
+	}
+	return e.print(rows, c.Accountant == "all", "epochs")
+}
+
+// notes flags accountants whose numbers are not certified upper bounds.
+var notes = map[accounting.Kind]string{}
+
+func joinNotes(a, b string) string {
+	if a == "" {
+		return b
+	}
+	if b == "" {
+		return a
+	}
+	return strings.TrimSuffix(a, ".") + "; " + b
+}

@@ -1,0 +1,147 @@
+// Command dpcalc answers the question every team training a model with
+// differential privacy asks: how much noise, for how long, at what privacy
+// cost. Every command is a thin shell over the accounting and calibrate
+// packages; run `dpcalc help` for the list.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/alecthomas/kong"
+)
+
+// version is set at link time (-ldflags "-X main.version=v1.2.3"); a binary
+// installed with `go install …@vX` reports its module version instead.
+var version = "dev"
+
+func versionString() string {
+	if version != "dev" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return version
+}
+
+// Globals are the flags every command takes.
+type Globals struct {
+	JSON    bool             `name:"json" help:"Print one JSON object (an array for --accountant all) instead of a table."`
+	Version kong.VersionFlag `name:"version" help:"Print the version and exit."`
+}
+
+// CLI is the command tree.
+type CLI struct {
+	Globals
+
+	Sigma   SigmaCmd   `cmd:"" help:"Noise multiplier σ that meets a budget (ε, δ) for q and epochs/steps."`
+	Eps     EpsCmd     `cmd:"" help:"Privacy loss ε at δ for a given σ, q and epochs/steps."`
+	Delta   DeltaCmd   `cmd:"" help:"δ at a given ε for a given σ, q and epochs/steps."`
+	Epochs  EpochsCmd  `cmd:"" help:"How long can I train: the most steps (and epochs) a budget allows at σ."`
+	Moments MomentsCmd `cmd:"" help:"Log moments log E1, log E2 and α(λ) of the subsampled Gaussian (Abadi et al. eqs. 3-4)."`
+}
+
+// exitError carries an exit code with a message.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError marks bad input: exit code 2.
+func usageError(format string, args ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+}
+
+// env is what a command needs to print.
+type env struct {
+	stdout io.Writer
+	json   bool
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run parses args, runs the command and returns the exit code: 0 success,
+// 1 a computation that could not be completed (or a negative verdict), 2 bad
+// input. Errors go to stderr as one line; with --json an {"error": …} object
+// also goes to stdout.
+func run(args []string, stdout, stderr io.Writer) (code int) {
+	wantJSON := false
+	for _, a := range args {
+		if a == "--json" || a == "--json=true" {
+			wantJSON = true
+		}
+		if a == "--" {
+			break
+		}
+	}
+	fail := func(code int, err error) int {
+		msg := strings.TrimPrefix(err.Error(), "dpcalc: ")
+		msg = strings.ReplaceAll(msg, "\n", " ")
+		fmt.Fprintf(stderr, "dpcalc: %s\n", msg)
+		if wantJSON {
+			writeJSON(stdout, map[string]string{"error": msg})
+		}
+		return code
+	}
+	exited := -1
+	var cli CLI
+	parser, err := kong.New(&cli,
+		kong.Name("dpcalc"),
+		kong.Description("Differential privacy calculator: noise, training length and privacy cost."),
+		kong.Vars{"version": "dpcalc " + versionString()},
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(c int) { exited = c; panic(exitSentinel{}) }),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.WithHyphenPrefixedParameters(true), // --sigma -1 reaches our validator
+
+	)
+	if err != nil {
+		return fail(1, err)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(exitSentinel); ok {
+				code = exited
+				return
+			}
+			panic(r)
+		}
+	}()
+	if len(args) == 1 && args[0] == "help" {
+		args = []string{"--help"}
+	}
+	ctx, err := parser.Parse(args)
+	if err != nil {
+		return fail(2, err)
+	}
+	e := &env{stdout: stdout, json: cli.JSON}
+	if err := ctx.Run(e); err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return fail(ee.code, ee.err)
+		}
+		return fail(1, err)
+	}
+	return 0
+}
+
+type exitSentinel struct{}
+
+// writeJSON prints v indented, without HTML escaping (so ">" stays ">").
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
