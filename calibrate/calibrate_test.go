@@ -16,13 +16,16 @@ type gaussAcc struct{ rho float64 }
 
 func (a *gaussAcc) Kind() accounting.Kind { return "test" }
 func (a *gaussAcc) Compose(e accounting.Event, count int) error {
-	sc, ok := e.(accounting.SelfComposed)
-	if !ok {
-		return errors.New("test accountant: want SelfComposed")
+	n := 1
+	if sc, ok := e.(accounting.SelfComposed); ok {
+		e, n = sc.Event, sc.Count
 	}
-	ps := sc.Event.(accounting.PoissonSampled)
+	ps, ok := e.(accounting.PoissonSampled)
+	if !ok {
+		return errors.New("test accountant: want PoissonSampled")
+	}
 	g := ps.Event.(accounting.Gaussian)
-	a.rho += float64(count*sc.Count) / (2 * g.NoiseMultiplier * g.NoiseMultiplier)
+	a.rho += float64(count*n) / (2 * g.NoiseMultiplier * g.NoiseMultiplier)
 	return nil
 }
 func (a *gaussAcc) Epsilon(delta float64) (float64, error) {
@@ -196,5 +199,36 @@ func TestSmallestMonotoneStep(t *testing.T) {
 	r, err = Smallest(g, 0.25, 1, Options{})
 	if err != nil || r.X < 4 || r.X > 4*(1+1e-6) {
 		t.Errorf("X = %v, %v; want 4", r.X, err)
+	}
+}
+
+func TestEpsilonCurveMatchesPointwise(t *testing.T) {
+	steps := []int{1, 10, 10, 300, 4000}
+	got, err := EpsilonCurve(newGauss, 2, 0.1, steps, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range steps {
+		want, _ := Epsilon(newGauss, accounting.SubsampledGaussian(2, 0.1, s), 1e-5)
+		if math.Abs(got[i]-want) > 1e-12*want {
+			t.Errorf("steps %d: curve %g, pointwise %g", s, got[i], want)
+		}
+	}
+	if _, err := EpsilonCurve(newGauss, 2, 0.1, []int{5, 3}, 1e-5); err == nil {
+		t.Error("unsorted steps accepted")
+	}
+}
+
+func TestSigmaCurve(t *testing.T) {
+	eps := []float64{0.1, 0.5, 1, 5, 10}
+	rs, err := SigmaCurve(newGauss, Training{SamplingRate: 0.01, Steps: 20000}, eps, 1e-4, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rs {
+		want := sigmaExact(eps[i], 1e-4, 20000)
+		if r.X < want*(1-1e-12) || r.X > want*(1+1e-6) {
+			t.Errorf("ε = %g: σ = %.10g, want %.10g", eps[i], r.X, want)
+		}
 	}
 }
