@@ -1,0 +1,313 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/calibrate"
+	"github.com/dpcalc/dpcalc/internal/plotting"
+)
+
+// CurveCmd groups the curve commands.
+type CurveCmd struct {
+	Epochs CurveEpochsCmd `cmd:"" help:"ε as a function of epochs at fixed σ (Abadi et al. Figure 2)."`
+	Sigma  CurveSigmaCmd  `cmd:"" help:"Calibrated σ as a function of the target ε (DPD Figure 1(c),(f); DPVD Figure 3)."`
+}
+
+// curveOutput are the output flags shared by the curve commands.
+type curveOutput struct {
+	Accountant string  `name:"accountant" default:"ma,ac,pld" help:"Comma-separated accountants (ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld) or all (default: ${default})."`
+	PLDGrid    float64 `name:"pld-grid" help:"Discretisation width of the pld accountant (default: adaptive)."`
+	Points     int     `name:"points" default:"400" help:"Number of points on the curve, 2..10000 (default: ${default})."`
+	CSV        bool    `name:"csv" help:"Print CSV instead of a table."`
+	Plot       string  `name:"plot" placeholder:"FILE" help:"Also draw the curve to FILE.png or FILE.svg."`
+}
+
+func (o *curveOutput) kinds() ([]accounting.Kind, error) {
+	if o.Accountant == "all" {
+		return accounting.Kinds, nil
+	}
+	var ks []accounting.Kind
+	for _, s := range strings.Split(o.Accountant, ",") {
+		k, err := accounting.ParseKind(strings.TrimSpace(s))
+		if err != nil {
+			return nil, usageError("invalid --accountant: %q, want a comma-separated list of ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld, or all", s)
+		}
+		ks = append(ks, k)
+	}
+	return ks, nil
+}
+
+func (o *curveOutput) check() error {
+	if o.Points < 2 || o.Points > 10000 {
+		return usageError("invalid --points: %d, want 2..10000", o.Points)
+	}
+	if o.PLDGrid != 0 && (!(o.PLDGrid > 0) || o.PLDGrid > 1) {
+		return usageError("invalid --pld-grid: %g, want in (0, 1]", o.PLDGrid)
+	}
+	if o.Plot != "" {
+		if _, err := plotting.Format(o.Plot); err != nil {
+			return usageError("invalid --plot: %q, want a file name ending in .png or .svg", o.Plot)
+		}
+	}
+	return nil
+}
+
+func (o *curveOutput) factory(k accounting.Kind) calibrate.Factory {
+	opt := accounting.Options{PLDGridWidth: o.PLDGrid}
+	return func() (accounting.Accountant, error) { return accounting.New(k, opt) }
+}
+
+// curvePoint is one point of a curve in JSON.
+type curvePoint struct {
+	Epochs  float64  `json:"epochs"`
+	Steps   int      `json:"steps"`
+	Epsilon *float64 `json:"epsilon"`
+	Sigma   float64  `json:"sigma,omitempty"`
+}
+
+type curveSeries struct {
+	Accountant string       `json:"accountant"`
+	Points     []curvePoint `json:"points,omitempty"`
+	Error      string       `json:"error,omitempty"`
+}
+
+type curveResult struct {
+	Curve   string        `json:"curve"`
+	Sigma   float64       `json:"sigma,omitempty"`
+	Q       float64       `json:"q"`
+	Delta   float64       `json:"delta"`
+	Steps   int           `json:"steps,omitempty"`
+	Epochs  float64       `json:"epochs,omitempty"`
+	Series  []curveSeries `json:"series"`
+	Version string        `json:"version"`
+}
+
+// CurveEpochsCmd prints ε against epochs.
+type CurveEpochsCmd struct {
+	Sigma float64 `name:"sigma" required:"" help:"Noise multiplier σ, > 0."`
+	Q     float64 `name:"q" required:"" help:"Sampling rate q, in (0, 1]."`
+	Delta float64 `name:"delta" default:"1e-5" help:"δ, in (0, 1) (default: ${default})."`
+	From  float64 `name:"from" default:"1" help:"First epoch, > 0 (default: ${default})."`
+	To    float64 `name:"to" default:"400" help:"Last epoch (default: ${default})."`
+	curveOutput
+}
+
+// Run implements the command.
+func (c *CurveEpochsCmd) Run(e *env) error {
+	for _, chk := range []error{
+		checkFlag("sigma", accounting.CheckNoiseMultiplier(c.Sigma)),
+		checkFlag("q", accounting.CheckSamplingRate(c.Q)),
+		checkFlag("delta", accounting.CheckDelta(c.Delta)),
+		c.check(),
+	} {
+		if chk != nil {
+			return chk
+		}
+	}
+	if !(c.From > 0) || math.IsInf(c.From, 0) || !(c.To >= c.From) || math.IsInf(c.To, 0) {
+		return usageError("invalid --from/--to: %g..%g, want 0 < from <= to, finite", c.From, c.To)
+	}
+	kinds, err := c.kinds()
+	if err != nil {
+		return err
+	}
+	// Evenly spaced epochs; steps are the integer counts, deduplicated.
+	var steps []int
+	var epochs []float64
+	for i := 0; i < c.Points; i++ {
+		ep := c.From + (c.To-c.From)*float64(i)/float64(c.Points-1)
+		s, err := calibrate.StepsForEpochs(ep, c.Q)
+		if err != nil {
+			return flagErr(err)
+		}
+		if len(steps) > 0 && s <= steps[len(steps)-1] {
+			continue
+		}
+		steps = append(steps, s)
+		epochs = append(epochs, calibrate.EpochsForSteps(s, c.Q))
+	}
+	res := curveResult{Curve: "epochs", Sigma: c.Sigma, Q: c.Q, Delta: c.Delta, Version: versionString()}
+	chart := &plotting.Chart{
+		Title:  fmt.Sprintf("ε vs epochs (σ = %g, q = %g, δ = %g)", c.Sigma, c.Q, c.Delta),
+		XLabel: "epochs E (passes over the data)", YLabel: "ε", LogY: true,
+	}
+	for _, k := range kinds {
+		s := curveSeries{Accountant: string(k)}
+		eps, err := calibrate.EpsilonCurve(c.factory(k), c.Sigma, c.Q, steps, c.Delta)
+		if err != nil {
+			s.Error = err.Error()
+		} else {
+			for i := range steps {
+				s.Points = append(s.Points, curvePoint{Epochs: epochs[i], Steps: steps[i], Epsilon: finitePtr(eps[i])})
+			}
+			chart.Series = append(chart.Series, plotting.Series{Name: string(k), X: epochs, Y: eps})
+		}
+		res.Series = append(res.Series, s)
+	}
+	return e.printCurve(res, chart, c.curveOutput, "epsilon")
+}
+
+// CurveSigmaCmd prints σ against target ε.
+type CurveSigmaCmd struct {
+	Delta float64 `name:"delta" default:"1e-5" help:"δ, in (0, 1) (default: ${default})."`
+	Eps   string  `name:"eps" default:"0.1:10" help:"Target ε range lo:hi (log-spaced) or a comma-separated list (default: ${default})."`
+	lengthFlags
+	curveOutput
+}
+
+// Run implements the command.
+func (c *CurveSigmaCmd) Run(e *env) error {
+	if c.Points == 400 { // the shared default is for epoch curves; σ searches cost more
+		c.Points = 40
+	}
+	steps, err := c.steps()
+	if err != nil {
+		return err
+	}
+	for _, chk := range []error{checkFlag("delta", accounting.CheckDelta(c.Delta)), c.check()} {
+		if chk != nil {
+			return chk
+		}
+	}
+	targets, err := parseRange(c.Eps, c.Points)
+	if err != nil {
+		return err
+	}
+	kinds, err := c.kinds()
+	if err != nil {
+		return err
+	}
+	res := curveResult{Curve: "sigma", Q: c.Q, Delta: c.Delta, Steps: steps, Epochs: calibrate.EpochsForSteps(steps, c.Q), Version: versionString()}
+	chart := &plotting.Chart{
+		Title:  fmt.Sprintf("σ vs ε (q = %g, T = %d steps, δ = %g)", c.Q, steps, c.Delta),
+		XLabel: "target ε", YLabel: "noise multiplier σ (noise std / sensitivity)", LogX: true, LogY: true,
+	}
+	tr := calibrate.Training{SamplingRate: c.Q, Steps: steps}
+	for _, k := range kinds {
+		s := curveSeries{Accountant: string(k)}
+		rs, err := calibrate.SigmaCurve(c.factory(k), tr, targets, c.Delta, calibrate.Options{RelTol: 1e-4})
+		if err != nil {
+			s.Error = err.Error()
+		} else {
+			ys := make([]float64, len(rs))
+			for i, r := range rs {
+				ys[i] = r.X
+				s.Points = append(s.Points, curvePoint{Epochs: res.Epochs, Steps: steps, Epsilon: ptr(targets[i]), Sigma: r.X})
+			}
+			chart.Series = append(chart.Series, plotting.Series{Name: string(k), X: targets, Y: ys})
+		}
+		res.Series = append(res.Series, s)
+	}
+	return e.printCurve(res, chart, c.curveOutput, "sigma")
+}
+
+// parseRange parses "lo:hi" (n log-spaced values) or "a,b,c".
+func parseRange(s string, n int) ([]float64, error) {
+	bad := func() error {
+		return usageError("invalid --eps: %q, want lo:hi with 0 < lo < hi or a comma-separated list of values > 0", s)
+	}
+	var out []float64
+	if lo, hi, ok := strings.Cut(s, ":"); ok {
+		a, err1 := strconv.ParseFloat(lo, 64)
+		b, err2 := strconv.ParseFloat(hi, 64)
+		if err1 != nil || err2 != nil || !(a > 0) || !(b > a) || math.IsInf(b, 0) {
+			return nil, bad()
+		}
+		for i := 0; i < n; i++ {
+			out = append(out, a*math.Pow(b/a, float64(i)/float64(n-1)))
+		}
+		out[n-1] = b
+		return out, nil
+	}
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, bad()
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func (e *env) printCurve(res curveResult, chart *plotting.Chart, o curveOutput, y string) error {
+	if o.Plot != "" {
+		if err := chart.Save(o.Plot); err != nil {
+			return err
+		}
+	}
+	switch {
+	case e.json:
+		if err := writeJSON(e.stdout, res); err != nil {
+			return err
+		}
+	case o.CSV:
+		w := csv.NewWriter(e.stdout)
+		w.Write([]string{"accountant", "epochs", "steps", "epsilon", "sigma", "error"})
+		for _, s := range res.Series {
+			if s.Error != "" {
+				w.Write([]string{s.Accountant, "", "", "", "", s.Error})
+			}
+			for _, p := range s.Points {
+				sig := fmtG(res.Sigma)
+				if y == "sigma" {
+					sig = strconv.FormatFloat(p.Sigma, 'g', 8, 64)
+				}
+				w.Write([]string{s.Accountant, fmtG(p.Epochs), strconv.Itoa(p.Steps), fmtPtr(p.Epsilon), sig, ""})
+			}
+		}
+		w.Flush()
+		if err := w.Error(); err != nil {
+			return err
+		}
+	default:
+		// One row per point, one column per accountant.
+		t := newTable(e.stdout)
+		header := []any{"epochs", "steps"}
+		if y == "sigma" {
+			header = []any{"ε"}
+		}
+		for _, s := range res.Series {
+			header = append(header, s.Accountant)
+		}
+		t.Header(header...)
+		// The x values come from the first series that has points.
+		var xs []curvePoint
+		for _, s := range res.Series {
+			if len(s.Points) > 0 {
+				xs = s.Points
+				break
+			}
+		}
+		for i, p := range xs {
+			cells := []any{fmtG(p.Epochs), strconv.Itoa(p.Steps)}
+			if y == "sigma" {
+				cells = []any{fmtPtr(p.Epsilon)}
+			}
+			for _, s := range res.Series {
+				switch {
+				case s.Error != "":
+					cells = append(cells, "error")
+				case y == "sigma":
+					cells = append(cells, fmtG(s.Points[i].Sigma))
+				default:
+					cells = append(cells, fmtPtr(s.Points[i].Epsilon))
+				}
+			}
+			t.Append(cells...)
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	for _, s := range res.Series {
+		if s.Error != "" {
+			return &exitError{code: 1, err: fmt.Errorf("%s: %s", s.Accountant, s.Error)}
+		}
+	}
+	return nil
+}
