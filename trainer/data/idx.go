@@ -67,11 +67,14 @@ func readIdx(path string, spec fileSpec) ([]byte, error) {
 		hdrLen = 16
 	}
 	hdr := make([]byte, hdrLen)
-	if n, err := io.ReadFull(r, hdr); err != nil {
+	if n, err := io.ReadFull(r, hdr[:4]); err != nil {
 		return nil, readErr(path, err, "header", n, hdrLen)
 	}
 	if m := binary.BigEndian.Uint32(hdr); m != spec.Magic {
 		return nil, fmt.Errorf("data: %s: idx magic 0x%08x, want 0x%08x (%s)", path, m, spec.Magic, kindName(spec.Magic))
+	}
+	if n, err := io.ReadFull(r, hdr[4:]); err != nil {
+		return nil, readErr(path, err, "header", 4+n, hdrLen)
 	}
 	n := int(binary.BigEndian.Uint32(hdr[4:]))
 	if n != spec.N {

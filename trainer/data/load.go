@@ -105,11 +105,21 @@ func loadIdxSet(spec *setSpec, dir string) (train, test *Dataset, err error) {
 			return nil, nil, err
 		}
 	}
+	// One goroutine per file; image files are also converted to float32 in
+	// their goroutine, so the test set's conversion overlaps the train set's
+	// decompression.
 	payloads := make([][]byte, len(files))
+	pixels := make([][]float32, len(files))
 	errs := make([]error, len(files))
 	var wg sync.WaitGroup
 	for i := range files {
-		wg.Go(func() { payloads[i], errs[i] = readIdx(paths[i], files[i]) })
+		wg.Go(func() {
+			payloads[i], errs[i] = readIdx(paths[i], files[i])
+			if errs[i] == nil && files[i].Magic == idxImages {
+				pixels[i] = toFloat(payloads[i])
+				payloads[i] = nil
+			}
+		})
 	}
 	wg.Wait()
 	for _, err := range errs { // first error in file order, deterministically
@@ -117,24 +127,28 @@ func loadIdxSet(spec *setSpec, dir string) (train, test *Dataset, err error) {
 			return nil, nil, err
 		}
 	}
-	train, err = assemble(spec.Name+"/train", spec.Classes, files[0], files[1], paths[0], paths[1], payloads[0], payloads[1])
+	train, err = assemble(spec.Name+"/train", spec.Classes, files[0], paths[0], paths[1], pixels[0], payloads[1])
 	if err != nil {
 		return nil, nil, err
 	}
-	test, err = assemble(spec.Name+"/test", spec.Classes, files[2], files[3], paths[2], paths[3], payloads[2], payloads[3])
+	test, err = assemble(spec.Name+"/test", spec.Classes, files[2], paths[2], paths[3], pixels[2], payloads[3])
 	if err != nil {
 		return nil, nil, err
 	}
 	return train, test, nil
 }
 
-func assemble(name string, classes int, imgSpec, lblSpec fileSpec, imgPath, lblPath string, img, lbl []byte) (*Dataset, error) {
-	if imgSpec.N != lblSpec.N || len(lbl) != imgSpec.N {
-		return nil, fmt.Errorf("data: %s has %d images but %s has %d labels", imgPath, imgSpec.N, lblPath, len(lbl))
-	}
+func toFloat(img []byte) []float32 {
 	x := make([]float32, len(img))
 	for i, b := range img {
 		x[i] = scale255[b]
+	}
+	return x
+}
+
+func assemble(name string, classes int, imgSpec fileSpec, imgPath, lblPath string, x []float32, lbl []byte) (*Dataset, error) {
+	if len(lbl) != imgSpec.N {
+		return nil, fmt.Errorf("data: %s has %d images but %s has %d labels", imgPath, imgSpec.N, lblPath, len(lbl))
 	}
 	return &Dataset{Name: name, X: x, Y: lbl, N: imgSpec.N, D: imgSpec.Rows * imgSpec.Cols, Classes: classes}, nil
 }
