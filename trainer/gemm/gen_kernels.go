@@ -44,8 +44,8 @@ func main() {
 func gen(w *bytes.Buffer, k kernel) {
 	vpr := k.nr / k.width // vectors per row
 	nacc := k.mr * vpr
-	bReg := nacc        // first B register
-	bc0 := bReg + vpr   // broadcast registers bc0, bc0+1
+	bReg := nacc      // first B register
+	bc0 := bReg + vpr // broadcast registers bc0, bc0+1
 	if bc0+2 > 32 || (k.reg == "Y" && bc0+2 > 16) {
 		panic("too many registers")
 	}
