@@ -1,46 +1,302 @@
 package gemm
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"sync"
 	"testing"
 )
 
-func TestSgemmMatchesNaive(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, sh := range [][3]int{{1, 1, 1}, {7, 13, 5}, {33, 17, 65}} {
-		m, n, k := sh[0], sh[1], sh[2]
-		for _, ta := range []bool{false, true} {
-			for _, tb := range []bool{false, true} {
-				a := make([]float32, m*k)
-				b := make([]float32, k*n)
-				for i := range a {
-					a[i] = rng.Float32()*2 - 1
+// operands is one Sgemm call's inputs, stored with padded strides; padding
+// holds NaN (A, B) or a sentinel (C) so stray reads and writes show up.
+type operands struct {
+	transA, transB bool
+	m, n, k        int
+	alpha, beta    float32
+	a, b, c        []float32
+	lda, ldb, ldc  int
+}
+
+const cPad = 12345 // value of C's padding, which Sgemm must not touch
+
+// newOperands fills A and B with values in [-1, 1) and C with values in
+// [-1, 1), or NaN when nanC is set. pad extra elements follow every stored row.
+func newOperands(rng *rand.Rand, transA, transB bool, m, n, k, pad int, alpha, beta float32, nanC bool) *operands {
+	o := &operands{transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, beta: beta}
+	ar, ac := m, k
+	if transA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if transB {
+		br, bc = n, k
+	}
+	fill := func(rows, cols, pad int, padVal float32, val func() float32) ([]float32, int) {
+		ld := cols + pad
+		s := make([]float32, rows*ld)
+		for i := range s {
+			if i%ld < cols {
+				s[i] = val()
+			} else {
+				s[i] = padVal
+			}
+		}
+		return s, ld
+	}
+	nan := float32(math.NaN())
+	uniform := func() float32 { return rng.Float32()*2 - 1 }
+	o.a, o.lda = fill(ar, ac, pad, nan, uniform)
+	o.b, o.ldb = fill(br, bc, pad, nan, uniform)
+	cval := uniform
+	if nanC {
+		cval = func() float32 { return nan }
+	}
+	o.c, o.ldc = fill(m, n, pad, cPad, cval)
+	return o
+}
+
+func (o *operands) run(f gemmFunc, c []float32) {
+	f(o.transA, o.transB, o.m, o.n, o.k, o.alpha, o.a, o.lda, o.b, o.ldb, o.beta, c, o.ldc)
+}
+
+// check runs Sgemm on a copy of C and compares it element by element with a
+// float64 evaluation of the same formula. The tolerance is the classic
+// forward-error bound for a length-k float32 dot product followed by the
+// alpha and beta updates,
+//
+//	|got − want| ≤ (k+4)·2⁻²⁴·(|alpha|·Σ_p |a_ip·b_pj| + |beta·c_ij|) + 1e-30,
+//
+// which holds for any summation order, with or without FMA.
+func (o *operands) check(t *testing.T) {
+	t.Helper()
+	got := append([]float32(nil), o.c...)
+	o.run(Sgemm, got)
+	// op(A) by rows and op(B) by columns, in float64, so the reference
+	// loop below runs over contiguous memory.
+	opA := make([]float64, o.m*o.k)
+	opBt := make([]float64, o.n*o.k)
+	for p := 0; p < o.k; p++ {
+		for i := 0; i < o.m; i++ {
+			if o.transA {
+				opA[i*o.k+p] = float64(o.a[p*o.lda+i])
+			} else {
+				opA[i*o.k+p] = float64(o.a[i*o.lda+p])
+			}
+		}
+		for j := 0; j < o.n; j++ {
+			if o.transB {
+				opBt[j*o.k+p] = float64(o.b[j*o.ldb+p])
+			} else {
+				opBt[j*o.k+p] = float64(o.b[p*o.ldb+j])
+			}
+		}
+	}
+	unit := math.Ldexp(1, -24)
+	for i := 0; i < o.m; i++ {
+		for j := 0; j < o.ldc; j++ {
+			g := got[i*o.ldc+j]
+			if j >= o.n {
+				if g != cPad {
+					t.Fatalf("padding c[%d][%d] = %v, want it untouched (%v)", i, j, g, cPad)
 				}
-				for i := range b {
-					b[i] = rng.Float32()*2 - 1
+				continue
+			}
+			var s, abs float64
+			if o.alpha != 0 {
+				ar, bc := opA[i*o.k:(i+1)*o.k], opBt[j*o.k:(j+1)*o.k]
+				for p, av := range ar {
+					s += av * bc[p]
+					abs += math.Abs(av * bc[p])
 				}
-				lda, ldb := k, n
-				if ta {
-					lda = m
-				}
-				if tb {
-					ldb = k
-				}
-				c1 := make([]float32, m*n)
-				c2 := make([]float32, m*n)
-				for i := range c1 {
-					c1[i] = 1
-					c2[i] = 1
-				}
-				Sgemm(ta, tb, m, n, k, 0.5, a, lda, b, ldb, 2, c1, n)
-				sgemmNaive(ta, tb, m, n, k, 0.5, a, lda, b, ldb, 2, c2, n)
-				for i := range c1 {
-					if math.Abs(float64(c1[i]-c2[i])) > 1e-4 {
-						t.Fatalf("%v ta=%v tb=%v: c[%d] = %v, want %v", sh, ta, tb, i, c1[i], c2[i])
+			}
+			want := float64(o.alpha) * s
+			scale := math.Abs(float64(o.alpha)) * abs
+			if o.beta != 0 {
+				c := float64(o.c[i*o.ldc+j])
+				want += float64(o.beta) * c
+				scale += math.Abs(float64(o.beta) * c)
+			}
+			tol := float64(o.k+4)*unit*scale + 1e-30
+			if d := math.Abs(float64(g) - want); !(d <= tol) {
+				t.Fatalf("c[%d][%d] = %v, want %v (|diff| %.3g > tol %.3g)", i, j, g, want, d, tol)
+			}
+		}
+	}
+}
+
+// withKernel runs f once per kernel this CPU has, with Sgemm forced to it.
+func withKernel(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	defer setKernel(kernels[0].name)
+	for _, kern := range kernels {
+		if !setKernel(kern.name) {
+			t.Fatalf("setKernel(%q) failed", kern.name)
+		}
+		t.Run(kern.name, f)
+	}
+}
+
+func TestKernelsAvailable(t *testing.T) {
+	names := map[string]bool{}
+	for _, k := range kernels {
+		names[k.name] = true
+	}
+	if !names["generic-4x4"] {
+		t.Errorf("generic kernel missing from %v", names)
+	}
+	if Kernel() != kernels[0].name {
+		t.Errorf("Kernel() = %q, want the fastest, %q", Kernel(), kernels[0].name)
+	}
+	t.Logf("kernels: %v; active %s", names, Kernel())
+}
+
+func TestSgemm(t *testing.T) {
+	shapes := []struct {
+		name    string
+		m, n, k int
+	}{
+		{"1x1x1", 1, 1, 1},
+		{"7x13x5", 7, 13, 5},
+		{"33x17x65", 33, 17, 65},
+		{"one AVX-512 tile", 14, 32, 3},
+		{"one AVX2 tile", 6, 16, 2},
+		{"tile plus one", 15, 33, 7},
+		{"tile minus one", 13, 31, 9},
+		{"k=0", 5, 6, 0},
+		{"m=0", 0, 6, 3},
+		{"n=0", 5, 0, 3},
+		{"long k, two k blocks", 9, 11, 300},
+		{"tall", 233, 3, 17},
+		{"wide", 3, 200, 17},
+	}
+	coeffs := []struct {
+		name        string
+		alpha, beta float32
+		nanC        bool
+	}{
+		{"alpha=1 beta=0 NaN C", 1, 0, true},
+		{"alpha=-0.5 beta=0 NaN C", -0.5, 0, true},
+		{"alpha=0.5 beta=2", 0.5, 2, false},
+		{"alpha=-1.5 beta=1", -1.5, 1, false},
+		{"alpha=2 beta=-0.25", 2, -0.25, false},
+		{"alpha=0 beta=3", 0, 3, false},
+		{"alpha=0 beta=0 NaN C", 0, 0, true},
+	}
+	withKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		for _, sh := range shapes {
+			for _, cf := range coeffs {
+				for _, ta := range []bool{false, true} {
+					for _, tb := range []bool{false, true} {
+						for _, pad := range []int{0, 3} {
+							name := fmt.Sprintf("%s/%s/ta=%v,tb=%v,pad=%d", sh.name, cf.name, ta, tb, pad)
+							t.Run(name, func(t *testing.T) {
+								newOperands(rng, ta, tb, sh.m, sh.n, sh.k, pad, cf.alpha, cf.beta, cf.nanC).check(t)
+							})
+						}
 					}
 				}
 			}
 		}
+	})
+}
+
+// TestSgemmLarge crosses every cache-block boundary (m > blockM, n > blockN,
+// k > blockK, none a multiple of a tile) and exercises the parallel split,
+// including uneven splits over three goroutines.
+func TestSgemmLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow float64 reference")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	withKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(5, 6))
+		cases := []struct {
+			name    string
+			m, n, k int
+			procs   int
+		}{
+			{"split rows", 229, 1031, 517, 2},
+			{"split columns, 3 procs", 45, 1100, 300, 3},
+			{"split rows, 3 procs", 500, 40, 260, 3},
+			{"serial", 229, 1031, 517, 1},
+		}
+		for _, cs := range cases {
+			for _, ta := range []bool{false, true} {
+				for _, tb := range []bool{false, true} {
+					t.Run(fmt.Sprintf("%s/ta=%v,tb=%v", cs.name, ta, tb), func(t *testing.T) {
+						runtime.GOMAXPROCS(cs.procs)
+						newOperands(rng, ta, tb, cs.m, cs.n, cs.k, 5, 0.75, 0.5, false).check(t)
+					})
+				}
+			}
+		}
+	})
+}
+
+// TestSgemmConcurrent calls Sgemm from several goroutines at once (sharing
+// A and B, each with its own C) and checks every result against a serial
+// call with the same kernel, which must agree bit for bit.
+func TestSgemmConcurrent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const goroutines = 6
+	shapes := [][3]int{{7, 13, 5}, {120, 130, 140}, {300, 200, 64}}
+	var ops []*operands
+	var want [][]float32
+	for g := range goroutines {
+		sh := shapes[g%len(shapes)]
+		o := newOperands(rng, g%2 == 0, g%3 == 0, sh[0], sh[1], sh[2], 1, 1.25, 0.5, false)
+		ops = append(ops, o)
+		w := append([]float32(nil), o.c...)
+		o.run(Sgemm, w)
+		want = append(want, w)
+	}
+	got := make([][]float32, goroutines)
+	var wg sync.WaitGroup
+	for g, o := range ops {
+		wg.Go(func() {
+			for range 20 {
+				c := append([]float32(nil), o.c...)
+				o.run(Sgemm, c)
+				got[g] = c
+			}
+		})
+	}
+	wg.Wait()
+	for g := range ops {
+		for i := range want[g] {
+			if got[g][i] != want[g][i] {
+				t.Fatalf("goroutine %d: c[%d] = %v, want %v", g, i, got[g][i], want[g][i])
+			}
+		}
+	}
+	for _, o := range ops[:2] {
+		o.check(t)
+	}
+}
+
+func TestSgemmPanics(t *testing.T) {
+	s := make([]float32, 12)
+	cases := []struct {
+		name string
+		f    func()
+		want string
+	}{
+		{"negative m", func() { Sgemm(false, false, -1, 2, 2, 1, s, 2, s, 2, 0, s, 2) }, "gemm: negative dimension m=-1 n=2 k=2"},
+		{"short lda", func() { Sgemm(false, false, 2, 2, 3, 1, s, 2, s, 2, 0, s, 2) }, "gemm: a stride 2 < row length 3"},
+		{"short c", func() { Sgemm(false, false, 4, 4, 2, 1, s, 2, s, 4, 0, s, 4) }, "gemm: c has 12 elements, need 16"},
+		{"short b transposed", func() { Sgemm(false, true, 2, 7, 2, 1, s, 2, s, 2, 0, make([]float32, 14), 7) }, "gemm: b has 12 elements, need 14"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				if r := recover(); r != tc.want {
+					t.Errorf("panic %v, want %q", r, tc.want)
+				}
+			}()
+			tc.f()
+		})
 	}
 }

@@ -1,0 +1,280 @@
+package gemm
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// microKernel is a register-tiled kernel together with its tile shape and
+// the cache-blocking parameters the driver uses with it.
+//
+// fn multiplies a packed A micro-panel (k steps of mr values) by a packed B
+// micro-panel (k steps of nr values) into the mr×nr tile of C at c (row
+// stride ldc): C = alpha·A·B + beta·C, with C not read when beta == 0.
+type microKernel struct {
+	name   string
+	mr, nr int
+	fn     func(k int, a, b, c []float32, ldc int, alpha, beta float32)
+}
+
+// Cache blocking. A packed kc×nc block of op(B) (kc·nc·4 bytes, 1 MiB) stays
+// in the per-core L2 cache; a packed kc×mr micro-panel of op(A) (at most
+// 14 KiB) stays in L1 while the kernel streams the B micro-panels past it.
+// The A block (mc×kc) is re-packed for every B block; mc bounds its buffer.
+const (
+	blockK = 256  // kc: depth of one packed block
+	blockN = 1024 // nc: columns of op(B) per packed block
+	blockM = 224  // mc: rows of op(A) per packed block, rounded down to a multiple of mr
+)
+
+// parallelMinWork is the number of multiply-adds (m·n·k) below which Sgemm
+// stays on the calling goroutine: goroutine start-up and the duplicated
+// packing cost more than they save on smaller products.
+const parallelMinWork = 1 << 20
+
+var (
+	kernels = availableKernels()
+	// active is the index into kernels of the kernel Sgemm uses: 0, the
+	// fastest, unless a test forced another one.
+	active atomic.Int32
+)
+
+func activeKernel() microKernel { return kernels[active.Load()] }
+
+// Kernel names the micro-kernel Sgemm uses on this machine, one of
+// "avx512-14x32" (AVX-512F), "avx2-6x16" (AVX2 and FMA) or "generic-4x4"
+// (pure Go; the only one off amd64 or with the purego build tag).
+func Kernel() string { return activeKernel().name }
+
+// setKernel makes Sgemm use the named kernel and reports whether this CPU
+// has it. For tests and benchmarks; not safe while Sgemm runs concurrently.
+func setKernel(name string) bool {
+	for i, k := range kernels {
+		if k.name == name {
+			active.Store(int32(i))
+			return true
+		}
+	}
+	return false
+}
+
+// packBuf holds one worker's packing buffers.
+type packBuf struct {
+	a, b, tile []float32
+}
+
+var bufPool = sync.Pool{New: func() any { return new(packBuf) }}
+
+func getBuf(kern microKernel, kc, nc, mc int) *packBuf {
+	pb := bufPool.Get().(*packBuf)
+	ncp := (nc + kern.nr - 1) / kern.nr * kern.nr
+	mcp := (mc + kern.mr - 1) / kern.mr * kern.mr
+	if cap(pb.b) < kc*ncp {
+		pb.b = make([]float32, kc*ncp)
+	}
+	if cap(pb.a) < kc*mcp {
+		pb.a = make([]float32, kc*mcp)
+	}
+	if cap(pb.tile) < kern.mr*kern.nr {
+		pb.tile = make([]float32, kern.mr*kern.nr)
+	}
+	pb.a, pb.b, pb.tile = pb.a[:kc*mcp], pb.b[:kc*ncp], pb.tile[:kern.mr*kern.nr]
+	return pb
+}
+
+// scaleC sets C = beta·C, or C = 0 without reading it if beta == 0.
+func scaleC(m, n int, beta float32, c []float32, ldc int) {
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		switch beta {
+		case 1:
+		case 0:
+			clear(row)
+		default:
+			for j := range row {
+				row[j] *= beta
+			}
+		}
+	}
+}
+
+// sgemmTiled runs the blocked product with kernel kern, splitting C over
+// goroutines when the problem is large enough. Arguments are checked and
+// m, n, k > 0.
+func sgemmTiled(kern microKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	p := &problem{kern: kern, transA: transA, transB: transB, k: k, alpha: alpha, beta: beta,
+		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc}
+	workers := runtime.GOMAXPROCS(0)
+	if m*n*k < parallelMinWork {
+		workers = 1
+	}
+	tilesM := (m + kern.mr - 1) / kern.mr
+	tilesN := (n + kern.nr - 1) / kern.nr
+	splitM := tilesM >= tilesN
+	tiles, step := tilesN, kern.nr
+	if splitM {
+		tiles, step = tilesM, kern.mr
+	}
+	workers = min(workers, tiles)
+	if workers <= 1 {
+		p.run(0, m, 0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo := tiles * w / workers * step
+		hi := tiles * (w + 1) / workers * step
+		if splitM {
+			hi = min(hi, m)
+		} else {
+			hi = min(hi, n)
+		}
+		if lo >= hi {
+			continue
+		}
+		run := func() {
+			if splitM {
+				p.run(lo, hi, 0, n)
+			} else {
+				p.run(0, m, lo, hi)
+			}
+		}
+		if w == workers-1 {
+			run() // the calling goroutine takes the last share
+			continue
+		}
+		wg.Go(run)
+	}
+	wg.Wait()
+}
+
+// problem is one checked Sgemm call.
+type problem struct {
+	kern           microKernel
+	transA, transB bool
+	k              int
+	alpha, beta    float32
+	a, b, c        []float32
+	lda, ldb, ldc  int
+}
+
+// run computes rows [m0, m1) × columns [n0, n1) of C.
+func (p *problem) run(m0, m1, n0, n1 int) {
+	kern := p.kern
+	mr, nr := kern.mr, kern.nr
+	// Balance the k blocks so that the last one is not a sliver.
+	kblocks := (p.k + blockK - 1) / blockK
+	kcMax := (p.k + kblocks - 1) / kblocks
+	ncMax := min(blockN, n1-n0)
+	mcMax := min(blockM/mr*mr, m1-m0)
+	buf := getBuf(kern, kcMax, ncMax, mcMax)
+	defer bufPool.Put(buf)
+
+	for jc := n0; jc < n1; jc += blockN {
+		nc := min(blockN, n1-jc)
+		for pc := 0; pc < p.k; pc += kcMax {
+			kc := min(kcMax, p.k-pc)
+			beta := p.beta
+			if pc > 0 {
+				beta = 1 // later k blocks accumulate onto the first
+			}
+			packB(buf.b, p.transB, p.b, p.ldb, pc, kc, jc, nc, nr)
+			for ic := m0; ic < m1; ic += mcMax {
+				mc := min(mcMax, m1-ic)
+				packA(buf.a, p.transA, p.a, p.lda, ic, mc, pc, kc, mr)
+				for ir := 0; ir < mc; ir += mr {
+					ap := buf.a[ir*kc : (ir+mr)*kc]
+					rows := min(mr, mc-ir)
+					for jr := 0; jr < nc; jr += nr {
+						bp := buf.b[jr*kc : (jr+nr)*kc]
+						cols := min(nr, nc-jr)
+						off := (ic+ir)*p.ldc + jc + jr
+						if rows == mr && cols == nr {
+							kern.fn(kc, ap, bp, p.c[off:], p.ldc, p.alpha, beta)
+							continue
+						}
+						// Edge tile: compute the full tile into a scratch
+						// buffer and copy the valid part.
+						kern.fn(kc, ap, bp, buf.tile, nr, 1, 0)
+						for i := 0; i < rows; i++ {
+							t := buf.tile[i*nr : i*nr+cols]
+							crow := p.c[off+i*p.ldc : off+i*p.ldc+cols]
+							if beta == 0 {
+								for j, v := range t {
+									crow[j] = p.alpha * v
+								}
+							} else {
+								for j, v := range t {
+									crow[j] = p.alpha*v + beta*crow[j]
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// packA copies rows [i0, i0+mc) and columns [p0, p0+kc) of op(A) into dst as
+// ⌈mc/mr⌉ micro-panels of kc×mr values (for each k step, mr consecutive
+// rows), padding the last panel with zero rows.
+func packA(dst []float32, trans bool, a []float32, lda, i0, mc, p0, kc, mr int) {
+	for ip := 0; ip < mc; ip += mr {
+		d := dst[ip*kc : (ip+mr)*kc]
+		rows := min(mr, mc-ip)
+		if trans {
+			// op(A)[i][p] = a[p*lda+i]: each k step is a contiguous run.
+			for p := 0; p < kc; p++ {
+				src := a[(p0+p)*lda+i0+ip:][:rows]
+				dp := d[p*mr : p*mr+mr]
+				copy(dp, src)
+				clear(dp[rows:])
+			}
+			continue
+		}
+		for r := 0; r < rows; r++ {
+			src := a[(i0+ip+r)*lda+p0:][:kc]
+			for p, v := range src {
+				d[p*mr+r] = v
+			}
+		}
+		if rows < mr {
+			for p := 0; p < kc; p++ {
+				clear(d[p*mr+rows : p*mr+mr])
+			}
+		}
+	}
+}
+
+// packB copies rows [p0, p0+kc) and columns [j0, j0+nc) of op(B) into dst as
+// ⌈nc/nr⌉ micro-panels of kc×nr values (for each k step, nr consecutive
+// columns), padding the last panel with zero columns.
+func packB(dst []float32, trans bool, b []float32, ldb, p0, kc, j0, nc, nr int) {
+	for jp := 0; jp < nc; jp += nr {
+		d := dst[jp*kc : (jp+nr)*kc]
+		cols := min(nr, nc-jp)
+		if !trans {
+			for p := 0; p < kc; p++ {
+				src := b[(p0+p)*ldb+j0+jp:][:cols]
+				dp := d[p*nr : p*nr+nr]
+				copy(dp, src)
+				clear(dp[cols:])
+			}
+			continue
+		}
+		// op(B)[p][j] = b[j*ldb+p]: gather along each stored row.
+		for j := 0; j < cols; j++ {
+			src := b[(j0+jp+j)*ldb+p0:][:kc]
+			for p, v := range src {
+				d[p*nr+j] = v
+			}
+		}
+		if cols < nr {
+			for p := 0; p < kc; p++ {
+				clear(d[p*nr+cols : p*nr+nr])
+			}
+		}
+	}
+}
