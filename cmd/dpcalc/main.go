@@ -40,12 +40,13 @@ type Globals struct {
 type CLI struct {
 	Globals
 
-	Sigma   SigmaCmd   `cmd:"" help:"Noise multiplier σ that meets a budget (ε, δ) for q and epochs/steps."`
-	Eps     EpsCmd     `cmd:"" help:"Privacy loss ε at δ for a given σ, q and epochs/steps."`
-	Delta   DeltaCmd   `cmd:"" help:"δ at a given ε for a given σ, q and epochs/steps."`
-	Epochs  EpochsCmd  `cmd:"" help:"How long can I train: the most steps (and epochs) a budget allows at σ."`
-	Curve   CurveCmd   `cmd:"" help:"Curves: ε against epochs, σ against ε; table, CSV, JSON or a plot."`
-	Moments MomentsCmd `cmd:"" help:"Log moments log E1, log E2 and α(λ) of the subsampled Gaussian (Abadi et al. eqs. 3-4)."`
+	Sigma    SigmaCmd    `cmd:"" help:"Noise multiplier σ that meets a budget (ε, δ) for q and epochs/steps."`
+	Eps      EpsCmd      `cmd:"" help:"Privacy loss ε at δ for a given σ, q and epochs/steps."`
+	Delta    DeltaCmd    `cmd:"" help:"δ at a given ε for a given σ, q and epochs/steps."`
+	Epochs   EpochsCmd   `cmd:"" help:"How long can I train: the most steps (and epochs) a budget allows at σ."`
+	Gaussian GaussianCmd `cmd:"" help:"σ of one Gaussian release: exact analytic calibration (Balle–Wang 2018) next to the classic bound."`
+	Curve    CurveCmd    `cmd:"" help:"Curves: ε against epochs, σ against ε; table, CSV, JSON or a plot."`
+	Moments  MomentsCmd  `cmd:"" help:"Log moments log E1, log E2 and α(λ) of the subsampled Gaussian (Abadi et al. eqs. 3-4)."`
 }
 
 // exitError carries an exit code with a message.

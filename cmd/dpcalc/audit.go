@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/dpcalc/dpcalc/accounting"
+)
+
+// AuditCmd checks a published (σ, q, T) against its claimed (ε, δ).
+type AuditCmd struct {
+	Sigma float64 `name:"sigma" required:"" help:"Published noise multiplier σ, > 0."`
+	Eps   float64 `name:"eps" required:"" help:"Claimed ε, > 0."`
+	Delta float64 `name:"delta" default:"1e-5" help:"Claimed δ, in (0, 1) (default: ${default})."`
+	lengthFlags
+	PLDGrid float64 `name:"pld-grid" help:"Discretisation width of the pld accountant (default: adaptive)."`
+}
+
+type auditOutput struct {
+	Sigma        float64            `json:"sigma"`
+	Q            float64            `json:"q"`
+	Steps        int                `json:"steps"`
+	Epochs       float64            `json:"epochs"`
+	Claimed      float64            `json:"claimed_epsilon"`
+	Delta        float64            `json:"delta"`
+	EpsilonLower float64            `json:"epsilon_lower"`
+	EpsilonUpper float64            `json:"epsilon_upper"`
+	Verdict      accounting.Verdict `json:"verdict"`
+	Accountants  []row              `json:"accountants"`
+	Version      string             `json:"version"`
+}
+
+// Run implements the command. Exit code 0: the claim holds; 1: violated or
+// undetermined; 2: bad input.
+func (c *AuditCmd) Run(e *env) error {
+	steps, err := c.steps()
+	if err != nil {
+		return err
+	}
+	for _, chk := range []error{
+		checkFlag("sigma", accounting.CheckNoiseMultiplier(c.Sigma)),
+		checkFlag("eps", accounting.CheckEpsilon(c.Eps)),
+		checkFlag("delta", accounting.CheckDelta(c.Delta)),
+		(&accountantFlags{PLDGrid: c.PLDGrid}).check(),
+	} {
+		if chk != nil {
+			return chk
+		}
+	}
+	opt := accounting.Options{PLDGridWidth: c.PLDGrid}
+	res, err := accounting.Audit(accounting.SubsampledGaussian(c.Sigma, c.Q, steps), accounting.Epsilons{Epsilon: c.Eps, Delta: c.Delta}, opt)
+	if err != nil {
+		return err
+	}
+	out := auditOutput{
+		Sigma: c.Sigma, Q: c.Q, Steps: steps, Epochs: float64(steps) * c.Q,
+		Claimed: c.Eps, Delta: c.Delta, EpsilonLower: res.Lower, EpsilonUpper: res.Upper,
+		Verdict: res.Verdict, Version: versionString(),
+	}
+	af := accountantFlags{PLDGrid: c.PLDGrid}
+	for _, k := range accounting.Kinds {
+		r := newRow(k, c.Q, steps)
+		r.Sigma = c.Sigma
+		r.fill(af.factory(k), c.Delta, 0)
+		out.Accountants = append(out.Accountants, r)
+	}
+	if e.json {
+		if err := writeJSON(e.stdout, out); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(e.stdout, "claim: (ε = %g, δ = %g) for σ = %g, q = %g, T = %d steps (%g epochs)\n", c.Eps, c.Delta, c.Sigma, c.Q, steps, out.Epochs)
+		fmt.Fprintf(e.stdout, "true ε at δ lies in [%.6g, %.6g] (pld, certified)\n", res.Lower, res.Upper)
+		fmt.Fprintf(e.stdout, "verdict: %s\n", res.Verdict)
+		if err := e.print(out.Accountants, true, "eps"); err != nil {
+			return err
+		}
+	}
+	if res.Verdict != accounting.Holds {
+		return &exitError{code: 1, err: fmt.Errorf("audit: claim %s: true ε in [%.6g, %.6g], claimed %g", res.Verdict, res.Lower, res.Upper, c.Eps)}
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"math"
+
+	"github.com/dpcalc/dpcalc/accounting"
+)
+
+// GaussianCmd calibrates a single release of the Gaussian mechanism.
+type GaussianCmd struct {
+	Eps         float64 `name:"eps" required:"" help:"Target ε, > 0."`
+	Delta       float64 `name:"delta" default:"1e-5" help:"Target δ, in (0, 1) (default: ${default})."`
+	Sensitivity float64 `name:"sensitivity" default:"1" help:"L2 sensitivity Δ, > 0 (default: ${default})."`
+}
+
+type gaussianResult struct {
+	Epsilon      float64  `json:"epsilon"`
+	Delta        float64  `json:"delta"`
+	Sensitivity  float64  `json:"sensitivity"`
+	SigmaExact   float64  `json:"sigma_analytic"`
+	SigmaClassic *float64 `json:"sigma_classic"`
+	DeltaClassic *float64 `json:"delta_at_sigma_classic"`
+	Note         string   `json:"note,omitempty"`
+	Version      string   `json:"version"`
+}
+
+// Run implements the command.
+func (c *GaussianCmd) Run(e *env) error {
+	if err := checkFlag("eps", accounting.CheckEpsilon(c.Eps)); err != nil {
+		return err
+	}
+	if err := checkFlag("delta", accounting.CheckDelta(c.Delta)); err != nil {
+		return err
+	}
+	if !(c.Sensitivity > 0) || math.IsInf(c.Sensitivity, 0) {
+		return usageError("invalid --sensitivity: %g, want finite and > 0", c.Sensitivity)
+	}
+	exact, err := accounting.AnalyticGaussianSigma(c.Eps, c.Delta, c.Sensitivity)
+	if err != nil {
+		return flagErr(err)
+	}
+	r := gaussianResult{Epsilon: c.Eps, Delta: c.Delta, Sensitivity: c.Sensitivity, SigmaExact: exact, Version: versionString()}
+	classic, err := accounting.ClassicGaussianSigma(c.Eps, c.Delta, c.Sensitivity)
+	if err != nil {
+		return flagErr(err)
+	}
+	r.SigmaClassic = ptr(classic)
+	if d, err := accounting.GaussianDelta(classic, c.Sensitivity, c.Eps); err == nil {
+		r.DeltaClassic = ptr(d)
+	}
+	if c.Eps >= 1 {
+		r.Note = "classic bound proved only for ε < 1 (Dwork–Roth Thm A.1)"
+	}
+	if e.json {
+		return writeJSON(e.stdout, r)
+	}
+	t := newTable(e.stdout)
+	t.Header("calibration", "σ", "exact δ at that σ", "note")
+	dExact, _ := accounting.GaussianDelta(exact, c.Sensitivity, c.Eps)
+	t.Append("analytic (Balle–Wang 2018)", fmtG(exact), fmtG(dExact), "smallest σ with δ(ε) ≤ target")
+	t.Append("classic (Dwork–Roth A.1)", fmtG(classic), fmtPtr(r.DeltaClassic), r.Note)
+	return t.Render()
+}
