@@ -45,6 +45,7 @@ type CLI struct {
 	Delta    DeltaCmd    `cmd:"" help:"δ at a given ε for a given σ, q and epochs/steps."`
 	Epochs   EpochsCmd   `cmd:"" help:"How long can I train: the most steps (and epochs) a budget allows at σ."`
 	Gaussian GaussianCmd `cmd:"" help:"σ of one Gaussian release: exact analytic calibration (Balle–Wang 2018) next to the classic bound."`
+	Audit    AuditCmd    `cmd:"" help:"Does a published (σ, q, epochs) deliver its claimed (ε, δ)? Certified interval and verdict."`
 	Curve    CurveCmd    `cmd:"" help:"Curves: ε against epochs, σ against ε; table, CSV, JSON or a plot."`
 	Moments  MomentsCmd  `cmd:"" help:"Log moments log E1, log E2 and α(λ) of the subsampled Gaussian (Abadi et al. eqs. 3-4)."`
 }
