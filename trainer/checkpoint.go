@@ -1,0 +1,283 @@
+package trainer
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/gob"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/trainer/data"
+)
+
+// Checkpoint file layout (all integers little-endian):
+//
+//	offset  size  field
+//	0       8     magic "DPCALCCK"
+//	8       4     format version (1)
+//	12      8     payload length P
+//	20      32    SHA-256 of the payload
+//	52      P     payload (encoding/gob of checkpointPayload)
+//
+// A file whose magic, version, length or checksum does not match is refused
+// before any of it is decoded; a checkpoint is never half-read.
+const (
+	checkpointMagic   = "DPCALCCK"
+	checkpointVersion = 1
+	headerSize        = 8 + 4 + 8 + 32
+	maxPayload        = 1 << 34
+)
+
+// ErrCorruptCheckpoint is matched by errors.Is for a checkpoint that is
+// truncated, corrupted, or not a checkpoint.
+var ErrCorruptCheckpoint = errors.New("trainer: corrupt checkpoint")
+
+type checkpointPayload struct {
+	Config   []byte // JSON
+	InDim    int
+	ProjDim  int
+	Proj     []float32
+	Layers   []dense
+	RNG      []byte // ChaCha8 state; only with a fixed seed
+	Ledger   []byte // JSON
+	Step     int
+	Elapsed  int64
+	History  []byte // JSON
+	DataN    int
+	DataD    int
+	DataHash [32]byte
+}
+
+// SaveCheckpoint writes the run's state — configuration, parameters, the
+// privacy ledger (every step spent so far), step counter, history and, for a
+// fixed-seed run, the random stream's position — to path atomically
+// (temporary file in the same directory, fsync, rename).
+//
+// The random stream is saved only when Config.Seed is set, so a seeded run
+// resumes bit-identically. Without a seed the stream came from crypto/rand
+// and is not written: whoever read it from the file could predict the noise
+// of the remaining steps. Such a run reseeds from crypto/rand on resume.
+func (t *Trainer) SaveCheckpoint(path string) error {
+	cfgJSON, err := json.Marshal(t.cfg)
+	if err != nil {
+		return err
+	}
+	ledJSON, err := json.Marshal(t.ledger)
+	if err != nil {
+		return err
+	}
+	histJSON, err := json.Marshal(t.history)
+	if err != nil {
+		return err
+	}
+	p := checkpointPayload{
+		Config: cfgJSON, InDim: t.model.InDim, ProjDim: t.model.ProjDim, Proj: t.model.Proj,
+		Layers: t.model.Layers, Ledger: ledJSON, Step: t.step, Elapsed: int64(t.elapsed),
+		History: histJSON, DataN: t.train.N, DataD: t.train.D, DataHash: datasetHash(t.train),
+	}
+	if t.cfg.Seed != nil {
+		if p.RNG, err = t.src.MarshalBinary(); err != nil {
+			return err
+		}
+	}
+	var body bytes.Buffer
+	if err := gob.NewEncoder(&body).Encode(&p); err != nil {
+		return fmt.Errorf("trainer: encoding checkpoint: %w", err)
+	}
+	sum := sha256.Sum256(body.Bytes())
+	out := make([]byte, 0, headerSize+body.Len())
+	out = append(out, checkpointMagic...)
+	out = binary.LittleEndian.AppendUint32(out, checkpointVersion)
+	out = binary.LittleEndian.AppendUint64(out, uint64(body.Len()))
+	out = append(out, sum[:]...)
+	out = append(out, body.Bytes()...)
+	return writeFileAtomic(path, out)
+}
+
+// LoadCheckpoint restores a Trainer saved by SaveCheckpoint. train must be
+// the same training set (checked by size and SHA-256 of its contents). The
+// restored ledger holds every step already taken, so the privacy cost of the
+// resumed run includes them. Call Run to continue.
+func LoadCheckpoint(path string, train *data.Dataset, opts Options) (*Trainer, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("trainer: %w", err)
+	}
+	defer f.Close()
+	var hdr [headerSize]byte
+	if _, err := io.ReadFull(f, hdr[:]); err != nil {
+		return nil, fmt.Errorf("%w: %s: header: %v", ErrCorruptCheckpoint, path, err)
+	}
+	if string(hdr[:8]) != checkpointMagic {
+		return nil, fmt.Errorf("%w: %s: not a dpcalc checkpoint (bad magic)", ErrCorruptCheckpoint, path)
+	}
+	if v := binary.LittleEndian.Uint32(hdr[8:12]); v != checkpointVersion {
+		return nil, fmt.Errorf("%w: %s: format version %d, want %d", ErrCorruptCheckpoint, path, v, checkpointVersion)
+	}
+	n := binary.LittleEndian.Uint64(hdr[12:20])
+	if n > maxPayload {
+		return nil, fmt.Errorf("%w: %s: payload length %d too large", ErrCorruptCheckpoint, path, n)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(f, body); err != nil {
+		return nil, fmt.Errorf("%w: %s: truncated: payload of %d bytes: %v", ErrCorruptCheckpoint, path, n, err)
+	}
+	if extra, _ := f.Read(make([]byte, 1)); extra != 0 {
+		return nil, fmt.Errorf("%w: %s: trailing bytes after payload", ErrCorruptCheckpoint, path)
+	}
+	if sum := sha256.Sum256(body); !bytes.Equal(sum[:], hdr[20:52]) {
+		return nil, fmt.Errorf("%w: %s: checksum mismatch", ErrCorruptCheckpoint, path)
+	}
+	var p checkpointPayload
+	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&p); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrCorruptCheckpoint, path, err)
+	}
+	var cfg Config
+	if err := json.Unmarshal(p.Config, &cfg); err != nil {
+		return nil, fmt.Errorf("%w: %s: config: %v", ErrCorruptCheckpoint, path, err)
+	}
+	led := new(accounting.Ledger)
+	if err := json.Unmarshal(p.Ledger, led); err != nil {
+		return nil, fmt.Errorf("%w: %s: ledger: %v", ErrCorruptCheckpoint, path, err)
+	}
+	var hist []Progress
+	if err := json.Unmarshal(p.History, &hist); err != nil {
+		return nil, fmt.Errorf("%w: %s: history: %v", ErrCorruptCheckpoint, path, err)
+	}
+	if train == nil {
+		return nil, errors.New("trainer: nil training set")
+	}
+	if p.DataN != train.N || p.DataD != train.D || p.DataHash != datasetHash(train) {
+		return nil, fmt.Errorf("trainer: checkpoint %s was trained on a different dataset (%d×%d)", path, p.DataN, p.DataD)
+	}
+	if err := cfg.Validate(train.N, train.D); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrCorruptCheckpoint, path, err)
+	}
+	if err := checkOptions(&cfg, &opts); err != nil {
+		return nil, err
+	}
+	m := &MLP{InDim: p.InDim, ProjDim: p.ProjDim, Proj: p.Proj, Layers: p.Layers}
+	if err := checkShapes(m, &cfg, train); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrCorruptCheckpoint, path, err)
+	}
+	if p.Step < 0 || p.Step > cfg.TotalSteps(train.N) || led.Len() < p.Step {
+		return nil, fmt.Errorf("%w: %s: step %d inconsistent with config and ledger (%d entries)", ErrCorruptCheckpoint, path, p.Step, led.Len())
+	}
+	var src *mrand.ChaCha8
+	if cfg.Seed != nil {
+		src = new(mrand.ChaCha8)
+		if err := src.UnmarshalBinary(p.RNG); err != nil {
+			return nil, fmt.Errorf("%w: %s: rng state: %v", ErrCorruptCheckpoint, path, err)
+		}
+	} else if src, err = newSource(nil); err != nil {
+		return nil, err
+	}
+	return &Trainer{
+		cfg: cfg, opts: opts, train: train, model: m, src: src, rng: mrand.New(src),
+		ledger: led, step: p.Step, elapsed: time.Duration(p.Elapsed), history: hist,
+	}, nil
+}
+
+// Resume loads the checkpoint at path and continues the run to its
+// configured end (or its privacy budget); see [LoadCheckpoint] and
+// [Trainer.Run].
+func Resume(ctx context.Context, path string, train, test *data.Dataset, opts Options) (*Result, error) {
+	t, err := LoadCheckpoint(path, train, opts)
+	if err != nil {
+		return nil, err
+	}
+	return t.Run(ctx, test)
+}
+
+func checkShapes(m *MLP, cfg *Config, ds *data.Dataset) error {
+	if m.InDim != ds.D || m.ProjDim != cfg.PCADim || len(m.Proj) != m.InDim*m.ProjDim {
+		return fmt.Errorf("input shape %d→%d does not match", m.InDim, m.ProjDim)
+	}
+	if len(m.Layers) != len(cfg.Hidden)+1 {
+		return fmt.Errorf("%d layers, config says %d", len(m.Layers), len(cfg.Hidden)+1)
+	}
+	in := m.InDim
+	if m.ProjDim > 0 {
+		in = m.ProjDim
+	}
+	for i, l := range m.Layers {
+		out := ds.Classes
+		if i < len(cfg.Hidden) {
+			out = cfg.Hidden[i]
+		}
+		if l.In != in || l.Out != out || len(l.W) != in*out || len(l.B) != out {
+			return fmt.Errorf("layer %d has shape %d×%d, want %d×%d", i, l.In, l.Out, in, out)
+		}
+		in = out
+	}
+	return nil
+}
+
+// datasetHash is SHA-256 over N, D, Classes, the float32 bits of X and Y.
+func datasetHash(ds *data.Dataset) [32]byte {
+	h := sha256.New()
+	var b [8]byte
+	for _, v := range []int{ds.N, ds.D, ds.Classes} {
+		binary.LittleEndian.PutUint64(b[:], uint64(v))
+		h.Write(b[:])
+	}
+	buf := make([]byte, 0, 4096)
+	for _, x := range ds.X {
+		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x))
+		if len(buf) >= 4096 {
+			h.Write(buf)
+			buf = buf[:0]
+		}
+	}
+	h.Write(buf)
+	h.Write(ds.Y)
+	var out [32]byte
+	copy(out[:], h.Sum(nil))
+	return out
+}
+
+// writeFileAtomic writes b to a temporary file next to path, fsyncs it and
+// renames it over path; a reader sees the old file or the new one, never a
+// partial file.
+func writeFileAtomic(path string, b []byte) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("trainer: %w", err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("trainer: %w", err)
+	}
+	if err = f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("trainer: %w", err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("trainer: %w", err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("trainer: %w", err)
+	}
+	if d, derr := os.Open(dir); derr == nil {
+		d.Sync() // best effort
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,369 @@
+package trainer
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dpcalc/dpcalc/accounting"
+)
+
+// Method names a training algorithm.
+type Method string
+
+// The training methods. Their update rules are documented on [Train].
+const (
+	// MethodNP is non-private minibatch SGD, the baseline.
+	MethodNP Method = "np"
+	// MethodDPSGD is Abadi et al. (2016) Algorithm 1.
+	MethodDPSGD Method = "dpsgd"
+	// MethodDPD is differentially private dropout (Beyza Ermis and Cemgil
+	// 2017, Algorithm 1): Gaussian dropout read as SGLD noise.
+	MethodDPD Method = "dpd"
+	// MethodDPVD is differentially private variational dropout (Ermis and
+	// Cemgil, Algorithm 1): additive reparameterisation θ = φ + ζε with the
+	// local reparameterisation trick.
+	MethodDPVD Method = "dpvd"
+	// MethodSGLD is SGLD with the DPD papers' privacy noise and no dropout.
+	MethodSGLD Method = "sgld"
+)
+
+// Methods lists every method in display order.
+var Methods = []Method{MethodNP, MethodDPSGD, MethodDPD, MethodDPVD, MethodSGLD}
+
+// Private reports whether m adds privacy noise.
+func (m Method) Private() bool { return m != MethodNP }
+
+// noiseFactor is the ratio of the noise standard deviation to σ·S, S being
+// the L2 sensitivity of the summed clipped gradient. Abadi uses N(0, σ²C²);
+// the DPD papers use N(0, 4σ²C²) (DPD Algorithm 1 line 7, DPVD Algorithm 1
+// line 7).
+func (m Method) noiseFactor() float64 {
+	switch m {
+	case MethodDPD, MethodDPVD, MethodSGLD:
+		return 2
+	case MethodDPSGD:
+		return 1
+	}
+	return 0
+}
+
+// Sampling names how lots are drawn.
+type Sampling string
+
+const (
+	// SamplingPoisson includes every example independently with probability
+	// q = LotSize/N each step, so lot sizes vary. This is the mechanism the
+	// accountants' PoissonSampled event describes; the default for private
+	// methods.
+	SamplingPoisson Sampling = "poisson"
+	// SamplingShuffle shuffles once per epoch and cuts fixed-size lots. This
+	// is NOT the mechanism PoissonSampled describes (sampling without
+	// replacement, fixed size); the ledger still records PoissonSampled{q, ·},
+	// which is then a heuristic, not a proof. The default for np.
+	SamplingShuffle Sampling = "shuffle"
+)
+
+// Config is a training run's full, JSON-serialisable configuration. Zero
+// fields take the method's defaults (see [Config.WithDefaults]).
+type Config struct {
+	Method Method `json:"method"`
+	// Hidden lists the widths of the hidden ReLU layers; default [1000].
+	Hidden []int `json:"hidden"`
+	// PCADim, if > 0, projects inputs onto the top PCADim principal
+	// directions before the first layer (Abadi §4 "DP-PCA"); non-trainable.
+	PCADim int `json:"pca_dim,omitempty"`
+	// PCANoiseMultiplier σ_p: noise std on the covariance entries of the
+	// L2-normalised sample (sensitivity 1). Required > 0 for private methods
+	// with PCADim > 0. Abadi §5.2 uses σ_p = 7 for ε_p; 4 for the 2 ε_p run.
+	PCANoiseMultiplier float64 `json:"pca_noise_multiplier,omitempty"`
+	// PCASamplingRate q_p: each example joins the PCA sample independently
+	// with this probability; default 1 for np, 0.1 otherwise.
+	PCASamplingRate float64 `json:"pca_sampling_rate,omitempty"`
+
+	// LotSize L is the expected lot size; q = L/N. Default 600 (clamped to N).
+	LotSize int `json:"lot_size"`
+	// BatchSize bounds how many examples one forward/backward pass holds in
+	// memory; a lot is processed in ceil(lot/BatchSize) batches whose clipped
+	// gradients are summed (Abadi §3.1, lots vs batches). Default LotSize.
+	BatchSize int `json:"batch_size,omitempty"`
+	// Epochs: the run takes Epochs·ceil(N/LotSize) steps (integer arithmetic).
+	Epochs int `json:"epochs"`
+	// Sampling defaults to poisson for private methods, shuffle for np.
+	Sampling Sampling `json:"sampling"`
+
+	// LearningRate η0. Defaults: np 0.1, dpsgd 0.1, dpd/dpvd 0.05, sgld 0.05.
+	LearningRate float64 `json:"learning_rate"`
+	// LearningRateFinal and DecayEpochs: dpsgd decays η linearly from
+	// LearningRate to LearningRateFinal over DecayEpochs epochs, then holds it
+	// (Abadi §5.2: 0.1 → 0.052 over 10 epochs).
+	LearningRateFinal float64 `json:"learning_rate_final,omitempty"`
+	DecayEpochs       int     `json:"decay_epochs,omitempty"`
+	// Gamma is the decay exponent of η_t = η0/t^γ for dpd, dpvd, sgld, t the
+	// 1-based epoch ("round"); default 1 (DPD §5).
+	Gamma float64 `json:"gamma,omitempty"`
+
+	// ClipNorm C bounds each example's gradient norm over all parameters
+	// (flat clipping). Default 4 (Abadi §5.2); ignored when PerLayerClip set.
+	ClipNorm float64 `json:"clip_norm"`
+	// PerLayerClip, if non-empty, clips layer l's (weights and bias) gradient
+	// of every example to PerLayerClip[l]; one entry per dense layer. The
+	// summed gradient then has L2 sensitivity √Σ C_l².
+	PerLayerClip []float64 `json:"per_layer_clip,omitempty"`
+	// NoiseMultiplier σ. The noise std on the summed clipped gradient is
+	// σ·S (dpsgd) or 2σ·S (dpd, dpvd, sgld), S the sensitivity.
+	NoiseMultiplier float64 `json:"noise_multiplier"`
+
+	// TargetEpsilon and TargetDelta, if TargetEpsilon > 0, make the run stop
+	// before a step would push ε(TargetDelta) above TargetEpsilon. Needs
+	// Options.NewAccountant.
+	TargetEpsilon float64 `json:"target_epsilon,omitempty"`
+	TargetDelta   float64 `json:"target_delta,omitempty"`
+
+	// SGLDTemperature scales sgld's Langevin noise N(0, 2η_t·T/N); default 1.
+	SGLDTemperature float64 `json:"sgld_temperature,omitempty"`
+	// PriorPrecision λ of sgld's N(0, λ⁻¹) prior; default 1.
+	PriorPrecision float64 `json:"prior_precision,omitempty"`
+
+	// Seed, if set, makes the run reproducible (initialisation, sampling and
+	// noise all come from one ChaCha8 stream seeded from it). If nil the
+	// stream is seeded from crypto/rand. A fixed seed makes the noise
+	// predictable to whoever knows it; the CLI warns.
+	Seed *uint64 `json:"seed,omitempty"`
+}
+
+// FieldError reports an invalid Config field.
+type FieldError struct {
+	Field string
+	Value any
+	Want  string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("trainer: %s = %v, want %s", e.Field, e.Value, e.Want)
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// WithDefaults returns a copy of c with zero fields set to the method's
+// defaults. n is the training-set size (LotSize is clamped to it).
+func (c Config) WithDefaults(n int) Config {
+	if c.Method == "" {
+		c.Method = MethodDPSGD
+	}
+	if c.Hidden == nil {
+		c.Hidden = []int{1000}
+	}
+	c.Hidden = append([]int(nil), c.Hidden...)
+	c.PerLayerClip = append([]float64(nil), c.PerLayerClip...)
+	if c.LotSize == 0 {
+		c.LotSize = 600
+	}
+	if n > 0 && c.LotSize > n {
+		c.LotSize = n
+	}
+	if c.BatchSize == 0 || c.BatchSize > c.LotSize {
+		c.BatchSize = c.LotSize
+	}
+	if c.Sampling == "" {
+		if c.Method.Private() {
+			c.Sampling = SamplingPoisson
+		} else {
+			c.Sampling = SamplingShuffle
+		}
+	}
+	if c.PCADim > 0 && c.PCASamplingRate == 0 {
+		if c.Method.Private() {
+			c.PCASamplingRate = 0.1
+		} else {
+			c.PCASamplingRate = 1
+		}
+	}
+	if c.LearningRate == 0 {
+		switch c.Method {
+		case MethodDPD, MethodDPVD, MethodSGLD:
+			c.LearningRate = 0.05
+		default:
+			c.LearningRate = 0.1
+		}
+	}
+	if c.Method == MethodDPSGD {
+		if c.LearningRateFinal == 0 {
+			c.LearningRateFinal = 0.052
+		}
+		if c.DecayEpochs == 0 {
+			c.DecayEpochs = 10
+		}
+	}
+	if c.Gamma == 0 {
+		c.Gamma = 1
+	}
+	if c.ClipNorm == 0 {
+		c.ClipNorm = 4
+	}
+	if c.SGLDTemperature == 0 {
+		c.SGLDTemperature = 1
+	}
+	if c.PriorPrecision == 0 {
+		c.PriorPrecision = 1
+	}
+	return c
+}
+
+// Validate checks a defaulted config against a training set of n examples
+// with d features. The error names the field and its valid range.
+func (c *Config) Validate(n, d int) error {
+	switch c.Method {
+	case MethodNP, MethodDPSGD, MethodDPD, MethodDPVD, MethodSGLD:
+	default:
+		return &FieldError{"method", c.Method, "one of np, dpsgd, dpd, dpvd, sgld"}
+	}
+	if n < 1 || d < 1 {
+		return &FieldError{"dataset", fmt.Sprintf("%d×%d", n, d), "at least 1 example and 1 feature"}
+	}
+	if len(c.Hidden) > 16 {
+		return &FieldError{"hidden", c.Hidden, "at most 16 hidden layers"}
+	}
+	for i, h := range c.Hidden {
+		if h < 1 || h > 1<<16 {
+			return &FieldError{fmt.Sprintf("hidden[%d]", i), h, "in [1, 65536]"}
+		}
+	}
+	if c.PCADim < 0 || c.PCADim > d {
+		return &FieldError{"pca_dim", c.PCADim, fmt.Sprintf("in [0, %d] (0 = no projection)", d)}
+	}
+	if c.PCADim > 0 {
+		if !finite(c.PCASamplingRate) || c.PCASamplingRate <= 0 || c.PCASamplingRate > 1 {
+			return &FieldError{"pca_sampling_rate", c.PCASamplingRate, "in (0, 1]"}
+		}
+		if c.Method.Private() && (!finite(c.PCANoiseMultiplier) || c.PCANoiseMultiplier <= 0) {
+			return &FieldError{"pca_noise_multiplier", c.PCANoiseMultiplier, "finite and > 0 for a private method"}
+		}
+	}
+	if c.LotSize < 1 || c.LotSize > n {
+		return &FieldError{"lot_size", c.LotSize, fmt.Sprintf("in [1, %d]", n)}
+	}
+	if c.BatchSize < 1 || c.BatchSize > c.LotSize {
+		return &FieldError{"batch_size", c.BatchSize, fmt.Sprintf("in [1, lot_size=%d]", c.LotSize)}
+	}
+	if c.Epochs < 1 || c.Epochs > 1<<20 {
+		return &FieldError{"epochs", c.Epochs, "in [1, 1048576]"}
+	}
+	if c.Sampling != SamplingPoisson && c.Sampling != SamplingShuffle {
+		return &FieldError{"sampling", c.Sampling, "poisson or shuffle"}
+	}
+	if !finite(c.LearningRate) || c.LearningRate <= 0 {
+		return &FieldError{"learning_rate", c.LearningRate, "finite and > 0"}
+	}
+	if c.Method == MethodDPSGD {
+		if !finite(c.LearningRateFinal) || c.LearningRateFinal <= 0 {
+			return &FieldError{"learning_rate_final", c.LearningRateFinal, "finite and > 0"}
+		}
+		if c.DecayEpochs < 0 {
+			return &FieldError{"decay_epochs", c.DecayEpochs, ">= 0"}
+		}
+	}
+	if !finite(c.Gamma) || c.Gamma < 0 {
+		return &FieldError{"gamma", c.Gamma, "finite and >= 0"}
+	}
+	if len(c.PerLayerClip) > 0 {
+		if len(c.PerLayerClip) != len(c.Hidden)+1 {
+			return &FieldError{"per_layer_clip", c.PerLayerClip, fmt.Sprintf("%d entries (one per dense layer)", len(c.Hidden)+1)}
+		}
+		for i, cl := range c.PerLayerClip {
+			if !finite(cl) || cl <= 0 {
+				return &FieldError{fmt.Sprintf("per_layer_clip[%d]", i), cl, "finite and > 0"}
+			}
+		}
+	} else if !finite(c.ClipNorm) || c.ClipNorm <= 0 {
+		return &FieldError{"clip_norm", c.ClipNorm, "finite and > 0"}
+	}
+	if c.Method.Private() {
+		if !finite(c.NoiseMultiplier) || c.NoiseMultiplier <= 0 {
+			return &FieldError{"noise_multiplier", c.NoiseMultiplier, "finite and > 0 for a private method"}
+		}
+	}
+	if c.TargetEpsilon != 0 {
+		if !c.Method.Private() {
+			return &FieldError{"target_epsilon", c.TargetEpsilon, "0 for method np (it has no privacy)"}
+		}
+		if !finite(c.TargetEpsilon) || c.TargetEpsilon < 0 {
+			return &FieldError{"target_epsilon", c.TargetEpsilon, "finite and > 0"}
+		}
+		if !finite(c.TargetDelta) || c.TargetDelta <= 0 || c.TargetDelta >= 1 {
+			return &FieldError{"target_delta", c.TargetDelta, "in (0, 1)"}
+		}
+	}
+	if !finite(c.SGLDTemperature) || c.SGLDTemperature < 0 {
+		return &FieldError{"sgld_temperature", c.SGLDTemperature, "finite and >= 0"}
+	}
+	if !finite(c.PriorPrecision) || c.PriorPrecision < 0 {
+		return &FieldError{"prior_precision", c.PriorPrecision, "finite and >= 0"}
+	}
+	return nil
+}
+
+// StepsPerEpoch is ceil(n/LotSize).
+func (c *Config) StepsPerEpoch(n int) int { return (n + c.LotSize - 1) / c.LotSize }
+
+// TotalSteps is Epochs·ceil(n/LotSize).
+func (c *Config) TotalSteps(n int) int { return c.Epochs * c.StepsPerEpoch(n) }
+
+// SamplingRate is q = LotSize/n.
+func (c *Config) SamplingRate(n int) float64 { return float64(c.LotSize) / float64(n) }
+
+// Sensitivity is the add/remove L2 sensitivity of the summed clipped
+// gradient: C for flat clipping, √Σ C_l² for per-layer clipping.
+func (c *Config) Sensitivity() float64 {
+	if len(c.PerLayerClip) == 0 {
+		return c.ClipNorm
+	}
+	s := 0.0
+	for _, cl := range c.PerLayerClip {
+		s += cl * cl
+	}
+	return math.Sqrt(s)
+}
+
+// EffectiveNoiseMultiplier is the noise std divided by the sensitivity: σ
+// for dpsgd, 2σ for dpd, dpvd and sgld, 0 for np. See [StepEvent].
+func (c *Config) EffectiveNoiseMultiplier() float64 {
+	return c.Method.noiseFactor() * c.NoiseMultiplier
+}
+
+// StepEvent is the event one training step reports to the ledger:
+// PoissonSampled{q, Gaussian{σ_eff}}, or NonPrivate for np.
+//
+// σ_eff is the noise std divided by the add/remove L2 sensitivity of the
+// summed clipped gradient. With every example's (whole) gradient clipped to
+// norm ≤ C, adding or removing one example changes the sum by a vector of
+// norm ≤ C, so S = C. The DPD/DPVD papers add N(0, 4C²σ²) and call the
+// sensitivity 2C, which is the replace-one bound (one example's clipped
+// gradient swapped for another's moves the sum by ≤ 2C); under the add/remove
+// relation that our accountants assume, the same noise gives σ_eff = 2Cσ/C =
+// 2σ. Reporting 2σ is exact for add/remove; it is not the paper's reading
+// (σ under replace-one), and the two give different ε.
+func (c *Config) StepEvent(n int) accounting.Event {
+	if !c.Method.Private() {
+		return accounting.NonPrivate{}
+	}
+	return accounting.PoissonSampled{
+		SamplingRate: c.SamplingRate(n),
+		Event:        accounting.Gaussian{NoiseMultiplier: c.EffectiveNoiseMultiplier()},
+	}
+}
+
+// PCAEvent is the DP-PCA event: PoissonSampled{q_p, Gaussian{σ_p}}, since
+// each L2-normalised example x contributes xxᵀ, whose upper triangle has
+// Frobenius norm ≤ ‖x‖² = 1. For np it is NonPrivate; without PCA, nil.
+func (c *Config) PCAEvent() accounting.Event {
+	if c.PCADim == 0 {
+		return nil
+	}
+	if !c.Method.Private() {
+		return accounting.NonPrivate{}
+	}
+	return accounting.PoissonSampled{
+		SamplingRate: c.PCASamplingRate,
+		Event:        accounting.Gaussian{NoiseMultiplier: c.PCANoiseMultiplier},
+	}
+}

@@ -1,0 +1,232 @@
+package trainer
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/dpcalc/dpcalc/trainer/data"
+)
+
+// tiny keeps the clipping factor finite for a zero gradient.
+const tiny = 1e-12
+
+// gradState guards the gradient buffer against reuse: a summed gradient is
+// noised exactly once and applied exactly once (cf. Opacus'
+// _check_processed_flag).
+type gradState int
+
+const (
+	gradEmpty   gradState = iota // zeroed, ready to accumulate
+	gradSummed                   // clipped per-example gradients summed
+	gradNoised                   // noise added; ready to apply
+	gradApplied                  // consumed by an update
+)
+
+// stepper owns the buffers of one training run's steps.
+type stepper struct {
+	cfg   *Config
+	model *MLP
+	ws    *workspace
+	grad  []float32 // flat gradient sum, parameter layout
+	state gradState
+	bx    []float32
+	by    []uint8
+	n     int
+	d     int
+	fac   [][]float32
+
+	// statistics of the last accumulate call
+	lossSum  float64
+	correct  int
+	examples int
+	clipped  int
+}
+
+func newStepper(cfg *Config, m *MLP, n int) *stepper {
+	s := &stepper{cfg: cfg, model: m, n: n, d: m.InDim}
+	s.ws = newWorkspace(m, cfg.BatchSize)
+	s.grad = make([]float32, m.NumParams())
+	s.bx = make([]float32, cfg.BatchSize*m.InDim)
+	s.by = make([]uint8, cfg.BatchSize)
+	s.fac = make([][]float32, len(m.Layers))
+	for i := range s.fac {
+		s.fac[i] = make([]float32, cfg.BatchSize)
+	}
+	s.state = gradApplied
+	return s
+}
+
+// zero resets the gradient sum for a new lot.
+func (s *stepper) zero() {
+	clear(s.grad)
+	s.state = gradEmpty
+	s.lossSum, s.correct, s.examples, s.clipped = 0, 0, 0, 0
+}
+
+// accumulate adds the clipped gradients of the examples idx to the sum,
+// processing at most BatchSize examples per forward/backward pass.
+//
+// Clipping scheme (flat): one backward pass computes every layer's
+// per-example pre-activation gradient rows g_{l,i} (unscaled) and, from
+// them, ‖∇_i‖² = Σ_l (‖a_{l,i}‖²+1)·‖g_{l,i}‖² over ALL parameters. Since
+// example i's gradient of layer l is (a_{l,i} g_{l,i}ᵀ, g_{l,i}), scaling the
+// rows g_{l,i} by f_i = min(1, C/(‖∇_i‖+tiny)) scales example i's whole
+// gradient by f_i; the summed clipped gradient is then Σ_i f_i∇_i = (aᵀ·diag(f)·G,
+// colsum(diag(f)·G)) per layer, the same matmul a plain step does. Extra cost
+// over a plain step: O(batch·(D + units)) for norms and row scaling.
+//
+// Per-layer: f_{l,i} = min(1, C_l/(‖∇_{l,i}‖+tiny)) scales layer l's rows
+// only (after the whole backward pass, so lower layers see unscaled
+// gradients).
+//
+// zeta > 0 enables dpvd's local reparameterisation noise in the forward pass.
+func (s *stepper) accumulate(ds *data.Dataset, idx []int, zeta float64, rng *rand.Rand, clip bool) {
+	if s.state != gradEmpty && s.state != gradSummed {
+		panic("trainer: accumulate on a gradient that was already noised or applied")
+	}
+	m := s.model
+	B := s.cfg.BatchSize
+	for start := 0; start < len(idx); start += B {
+		b := min(B, len(idx)-start)
+		for i, k := range idx[start : start+b] {
+			copy(s.bx[i*s.d:(i+1)*s.d], ds.X[k*s.d:(k+1)*s.d])
+			s.by[i] = ds.Y[k]
+		}
+		m.forward(s.ws, s.bx[:b*s.d], b, zeta, rng)
+		s.correct += m.lossGrad(s.ws, s.by[:b], b)
+		for i := 0; i < b; i++ {
+			s.lossSum += s.ws.loss[i]
+		}
+		m.backward(s.ws, b, zeta, clip)
+		if clip {
+			s.clip(b)
+			for li, l := range m.Layers {
+				scaleRows(s.ws.grads[li], l.Out, b, s.fac[li])
+			}
+		}
+		m.accumulate(s.ws, b, s.grad)
+		s.examples += b
+	}
+	s.state = gradSummed
+}
+
+// clip fills s.fac with the clipping factors of the current batch.
+func (s *stepper) clip(b int) {
+	ws := s.ws
+	if len(s.cfg.PerLayerClip) == 0 {
+		c := s.cfg.ClipNorm
+		for i := 0; i < b; i++ {
+			var sq float64
+			for li := range s.model.Layers {
+				sq += ws.lsq[li][i]
+			}
+			f := clipFactor(math.Sqrt(sq), c)
+			if f < 1 {
+				s.clipped++
+			}
+			for li := range s.model.Layers {
+				s.fac[li][i] = f
+			}
+		}
+		return
+	}
+	for i := 0; i < b; i++ {
+		any := false
+		for li := range s.model.Layers {
+			f := clipFactor(math.Sqrt(ws.lsq[li][i]), s.cfg.PerLayerClip[li])
+			any = any || f < 1
+			s.fac[li][i] = f
+		}
+		if any {
+			s.clipped++
+		}
+	}
+}
+
+// clipFactor is min(1, C/(norm+tiny)).
+func clipFactor(norm, c float64) float32 {
+	return float32(min(1, c/(norm+tiny)))
+}
+
+// addNoise adds independent N(0, std²) to every coordinate of the summed
+// gradient. It panics unless the gradient has just been summed: noise is
+// added exactly once per lot.
+func (s *stepper) addNoise(std float64, rng *rand.Rand) {
+	if s.state != gradSummed && s.state != gradEmpty {
+		panic(fmt.Sprintf("trainer: noise added to a gradient in state %d", s.state))
+	}
+	addGaussian(s.grad, std, rng)
+	s.state = gradNoised
+}
+
+func addGaussian(v []float32, std float64, rng *rand.Rand) {
+	if std == 0 {
+		return
+	}
+	for j := range v {
+		v[j] += float32(std * rng.NormFloat64())
+	}
+}
+
+// apply performs θ ← θ − lr·grad/denom, then for sgld adds the prior drift
+// and Langevin noise. It panics unless the gradient is ready (noised for
+// private methods, summed for np); afterwards the gradient is consumed.
+func (s *stepper) apply(lr, denom float64, rng *rand.Rand) {
+	want := gradNoised
+	if !s.cfg.Method.Private() {
+		want = gradSummed
+	}
+	if s.state != want {
+		panic(fmt.Sprintf("trainer: apply on a gradient in state %d, want %d", s.state, want))
+	}
+	k := float32(lr / denom)
+	off := 0
+	sgld := s.cfg.Method == MethodSGLD
+	decay := float32(0)
+	langevin := 0.0
+	if sgld {
+		decay = float32(lr * s.cfg.PriorPrecision / float64(s.n))
+		langevin = math.Sqrt(2 * lr * s.cfg.SGLDTemperature / float64(s.n))
+	}
+	for _, p := range s.model.params() {
+		g := s.grad[off : off+len(p)]
+		off += len(p)
+		for j := range p {
+			p[j] -= k * g[j]
+		}
+		if sgld {
+			for j := range p {
+				p[j] -= decay * p[j]
+			}
+			addGaussian(p, langevin, rng)
+		}
+	}
+	s.state = gradApplied
+}
+
+// poissonLot appends to dst the indices of a Poisson sample of [0, n) with
+// rate q, using geometric gaps (O(qn) draws, not O(n)).
+func poissonLot(dst []int, n int, q float64, rng *rand.Rand) []int {
+	dst = dst[:0]
+	if q >= 1 {
+		for i := 0; i < n; i++ {
+			dst = append(dst, i)
+		}
+		return dst
+	}
+	lq := math.Log1p(-q)
+	i := -1
+	for {
+		u := 1 - rng.Float64() // (0, 1]
+		gap := math.Floor(math.Log(u) / lq)
+		if gap >= float64(n) {
+			return dst
+		}
+		i += 1 + int(gap)
+		if i >= n {
+			return dst
+		}
+		dst = append(dst, i)
+	}
+}

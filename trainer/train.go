@@ -1,0 +1,531 @@
+package trainer
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	mrand "math/rand/v2"
+	"time"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/trainer/data"
+)
+
+// Options are the non-serialisable parts of a run: callbacks, the
+// accountant factory and checkpointing. The zero value is valid.
+type Options struct {
+	// Progress, if non-nil, is called after every epoch (and once after the
+	// final step). It runs on the training goroutine.
+	Progress func(Progress)
+	// NewAccountant returns a fresh accountant. Required when
+	// Config.TargetEpsilon > 0; if set, Progress and Result report ε spent.
+	NewAccountant func() accounting.Accountant
+	// ReportDelta is the δ at which ε spent is reported; default
+	// Config.TargetDelta, else 1e-5.
+	ReportDelta float64
+	// CheckpointPath and CheckpointEvery: if both set, a checkpoint is
+	// written atomically after every CheckpointEvery-th epoch and after the
+	// last one.
+	CheckpointPath  string
+	CheckpointEvery int
+}
+
+// Progress reports a finished epoch. Loss and TrainAccuracy are computed on
+// the private training data without noise: they are for the operator's
+// monitoring, are not covered by the privacy guarantee, and must not be
+// published as part of a private release.
+type Progress struct {
+	Epoch      int `json:"epoch"` // epochs completed, 1-based
+	Epochs     int `json:"epochs"`
+	Step       int `json:"step"` // steps completed
+	TotalSteps int `json:"total_steps"`
+	// MaxSteps is the last step the privacy budget allows (TotalSteps when
+	// there is no budget).
+	MaxSteps int `json:"max_steps"`
+	// Loss is the mean cross-entropy over the epoch's lots; TrainAccuracy the
+	// fraction of those examples predicted correctly before each update.
+	Loss          float64 `json:"loss"`
+	TrainAccuracy float64 `json:"train_accuracy"`
+	// TestAccuracy is nil without a test set.
+	TestAccuracy *float64 `json:"test_accuracy,omitempty"`
+	// Epsilon is ε(Delta) spent so far; nil without an accountant.
+	Epsilon *float64 `json:"epsilon,omitempty"`
+	Delta   float64  `json:"delta,omitempty"`
+	// ClippedFraction is the fraction of the epoch's examples whose gradient
+	// was clipped.
+	ClippedFraction float64 `json:"clipped_fraction"`
+	LearningRate    float64 `json:"learning_rate"`
+	// Elapsed is wall time so far over all sessions of the run (resumes
+	// included); with Step it is the input of an ETA.
+	Elapsed time.Duration `json:"elapsed_ns"`
+}
+
+// Result is what a finished (or budget-stopped) run returns; the CLI
+// serialises it to JSON.
+type Result struct {
+	Config Config `json:"config"`
+	// NoiseMultiplier is σ from the config; EffectiveNoiseMultiplier the σ_eff
+	// reported to the ledger per step (see [Config.StepEvent]).
+	NoiseMultiplier          float64            `json:"noise_multiplier"`
+	EffectiveNoiseMultiplier float64            `json:"effective_noise_multiplier"`
+	SamplingRate             float64            `json:"sampling_rate"`
+	Sensitivity              float64            `json:"sensitivity"`
+	Steps                    int                `json:"steps"`
+	TotalSteps               int                `json:"total_steps"`
+	EpochsCompleted          int                `json:"epochs_completed"`
+	StoppedByBudget          bool               `json:"stopped_by_budget"`
+	TrainAccuracy            float64            `json:"train_accuracy"`
+	TestAccuracy             *float64           `json:"test_accuracy,omitempty"`
+	Epsilon                  *float64           `json:"epsilon,omitempty"`
+	Delta                    float64            `json:"delta,omitempty"`
+	WallTime                 time.Duration      `json:"wall_time_ns"`
+	Ledger                   *accounting.Ledger `json:"ledger"`
+	History                  []Progress         `json:"history"`
+	// Model is the trained network (not serialised).
+	Model *MLP `json:"-"`
+}
+
+// Trainer holds one run's state. It is not safe for concurrent use.
+type Trainer struct {
+	cfg     Config
+	opts    Options
+	train   *data.Dataset
+	model   *MLP
+	src     *mrand.ChaCha8
+	rng     *mrand.Rand
+	ledger  *accounting.Ledger
+	step    int // completed steps
+	elapsed time.Duration
+	history []Progress
+	st      *stepper
+	lot     []int
+	perm    []int
+	maxStep int
+	stopped bool
+}
+
+// Train runs cfg on train and evaluates on test (which may be nil). It is
+// New followed by Run.
+func Train(ctx context.Context, cfg Config, train, test *data.Dataset, opts Options) (*Result, error) {
+	t, err := New(cfg, train, opts)
+	if err != nil {
+		return nil, err
+	}
+	return t.Run(ctx, test)
+}
+
+// New validates cfg (after [Config.WithDefaults]), seeds the random stream,
+// computes the input projection (DP-PCA for private methods, recording its
+// event in the ledger) and initialises the network.
+func New(cfg Config, train *data.Dataset, opts Options) (*Trainer, error) {
+	if train == nil {
+		return nil, errors.New("trainer: nil training set")
+	}
+	cfg = cfg.WithDefaults(train.N)
+	if err := cfg.Validate(train.N, train.D); err != nil {
+		return nil, err
+	}
+	if err := checkDataset(train); err != nil {
+		return nil, err
+	}
+	if err := checkOptions(&cfg, &opts); err != nil {
+		return nil, err
+	}
+	src, err := newSource(cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	t := &Trainer{cfg: cfg, opts: opts, train: train, src: src, rng: mrand.New(src), ledger: new(accounting.Ledger)}
+	var proj []float32
+	if cfg.PCADim > 0 {
+		sigma := cfg.PCANoiseMultiplier
+		if !cfg.Method.Private() {
+			sigma = 0
+		}
+		proj, err = dpPCA(train, cfg.PCADim, cfg.PCASamplingRate, sigma, t.rng)
+		if err != nil {
+			return nil, err
+		}
+		if err := t.ledger.Record(cfg.PCAEvent(), 1); err != nil {
+			return nil, err
+		}
+	}
+	t.model = newMLP(train.D, proj, cfg.PCADim, cfg.Hidden, train.Classes, t.rng)
+	return t, nil
+}
+
+func checkDataset(ds *data.Dataset) error {
+	if ds.Classes < 2 || ds.Classes > 256 {
+		return &FieldError{"dataset classes", ds.Classes, "in [2, 256]"}
+	}
+	if len(ds.X) != ds.N*ds.D || len(ds.Y) != ds.N {
+		return fmt.Errorf("trainer: dataset %q: len(X)=%d, len(Y)=%d, want %d and %d", ds.Name, len(ds.X), len(ds.Y), ds.N*ds.D, ds.N)
+	}
+	for i, y := range ds.Y {
+		if int(y) >= ds.Classes {
+			return fmt.Errorf("trainer: dataset %q: label %d of example %d not in [0, %d)", ds.Name, y, i, ds.Classes)
+		}
+	}
+	return nil
+}
+
+func checkOptions(cfg *Config, opts *Options) error {
+	if cfg.TargetEpsilon > 0 && opts.NewAccountant == nil {
+		return &FieldError{"target_epsilon", cfg.TargetEpsilon, "0 unless an accountant factory (Options.NewAccountant) is given"}
+	}
+	if opts.ReportDelta == 0 {
+		opts.ReportDelta = cfg.TargetDelta
+		if opts.ReportDelta == 0 {
+			opts.ReportDelta = 1e-5
+		}
+	}
+	if !finite(opts.ReportDelta) || opts.ReportDelta <= 0 || opts.ReportDelta >= 1 {
+		return &FieldError{"report_delta", opts.ReportDelta, "in (0, 1)"}
+	}
+	if opts.CheckpointEvery < 0 {
+		return &FieldError{"checkpoint_every", opts.CheckpointEvery, ">= 0"}
+	}
+	return nil
+}
+
+// newSource returns a ChaCha8 stream: seeded from crypto/rand when seed is
+// nil, else from SHA-256("dpcalc/trainer" ‖ seed).
+func newSource(seed *uint64) (*mrand.ChaCha8, error) {
+	var key [32]byte
+	if seed == nil {
+		if _, err := rand.Read(key[:]); err != nil {
+			return nil, fmt.Errorf("trainer: seeding from crypto/rand: %w", err)
+		}
+	} else {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], *seed)
+		key = sha256.Sum256(append([]byte("dpcalc/trainer"), b[:]...))
+	}
+	return mrand.NewChaCha8(key), nil
+}
+
+// Model returns the network (live; it changes as training proceeds).
+func (t *Trainer) Model() *MLP { return t.model }
+
+// Ledger returns a copy of the privacy ledger so far.
+func (t *Trainer) Ledger() *accounting.Ledger { return t.ledger.Clone() }
+
+// Config returns the defaulted configuration.
+func (t *Trainer) Config() Config { return t.cfg }
+
+// Step returns the number of completed steps.
+func (t *Trainer) Step() int { return t.step }
+
+// learningRate returns η for the step with 0-based index step.
+//
+//   - np: constant η0.
+//   - dpsgd: η0 + (η_final − η0)·min(1, step/(DecayEpochs·stepsPerEpoch)),
+//     i.e. linear in the epoch over DecayEpochs epochs, then constant (Abadi
+//     §5.2: 0.1 → 0.052 over 10 epochs).
+//   - dpd, dpvd, sgld: η0/t^γ with t the 1-based epoch (DPD §5, DPVD §5:
+//     "update it per round as η_t = η0/t^γ"). We read "round" as a data pass:
+//     with γ = 1 per iteration, η would fall below 1% of η0 after 100 of the
+//     paper's 1,400–20,000 iterations, freezing training.
+func (t *Trainer) learningRate(step int) float64 {
+	c := &t.cfg
+	spe := c.StepsPerEpoch(t.train.N)
+	switch c.Method {
+	case MethodDPSGD:
+		if c.DecayEpochs == 0 {
+			return c.LearningRateFinal
+		}
+		f := min(1, float64(step)/float64(c.DecayEpochs*spe))
+		return c.LearningRate + (c.LearningRateFinal-c.LearningRate)*f
+	case MethodDPD, MethodDPVD, MethodSGLD:
+		epoch := step/spe + 1
+		return c.LearningRate / math.Pow(float64(epoch), c.Gamma)
+	}
+	return c.LearningRate
+}
+
+// epsilonAfter returns ε(δ) of the ledger followed by extra more steps,
+// from a fresh accountant.
+func (t *Trainer) epsilonAfter(extra int, delta float64) (float64, error) {
+	acc := t.opts.NewAccountant()
+	if err := t.ledger.Replay(acc); err != nil {
+		return 0, err
+	}
+	if extra > 0 {
+		if err := acc.Compose(t.cfg.StepEvent(t.train.N), extra); err != nil {
+			return 0, err
+		}
+	}
+	return acc.Epsilon(delta)
+}
+
+// budgetSteps returns the largest k ≤ remaining such that the ledger plus k
+// more steps keeps ε(TargetDelta) ≤ TargetEpsilon, by bisection over k with
+// fresh accountants (O(log remaining) accountant evaluations, not O(T²)).
+func (t *Trainer) budgetSteps(remaining int) (int, error) {
+	c := &t.cfg
+	ok := func(k int) (bool, error) {
+		e, err := t.epsilonAfter(k, c.TargetDelta)
+		if err != nil {
+			return false, err
+		}
+		return e <= c.TargetEpsilon, nil
+	}
+	good, err := ok(0)
+	if err != nil {
+		return 0, err
+	}
+	if !good {
+		e, _ := t.epsilonAfter(0, c.TargetDelta)
+		return 0, fmt.Errorf("trainer: privacy budget ε=%g at δ=%g already exceeded before training (ε spent %g)", c.TargetEpsilon, c.TargetDelta, e)
+	}
+	if good, err = ok(remaining); err != nil || good {
+		return remaining, err
+	}
+	lo, hi := 0, remaining // ok(lo), !ok(hi)
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		g, err := ok(mid)
+		if err != nil {
+			return 0, err
+		}
+		if g {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
+}
+
+// Run trains until the configured number of epochs is complete or the
+// privacy budget would be exceeded by the next step, whichever is first. It
+// may be called once per Trainer (or once after [LoadCheckpoint]). If ctx is
+// cancelled, Run returns the partial result with ctx's error; every step
+// taken is in its ledger.
+//
+// Per step (lot): sample the lot (Poisson with q = L/N, or the next slice of
+// the epoch's shuffle); for every example compute its gradient, its norm
+// over all parameters and its clipping factor; sum the clipped gradients;
+// add noise; divide by the expected lot size L = qN; update:
+//
+//   - np: θ ← θ − η·Σ∇_i/|lot| (no clipping, no noise).
+//   - dpsgd (Abadi et al. 2016, Algorithm 1): θ ← θ − η_t·(Σ clip(∇_i) + N(0,
+//     σ²S²I))/L. Event PoissonSampled{q, Gaussian{σ}}.
+//   - dpd (DPD Algorithm 1, eqs. 3–5): θ ← θ − η_t·(Σ clip(∇_i) + ξ)/L with ξ ~
+//     N(0, 4σ²S²I). The paper writes ascent on log p with step η_t/2 and the
+//     N/S-scaled sum of eq. 5; we write descent on the mean loss and fold the
+//     1/2 and N/S into η (the update direction is the same, η's scale
+//     differs). The Gaussian-dropout noise of eq. 4 is exactly ξ (η_t·ξ/L in
+//     parameter space), so no separate dropout is applied. Event
+//     PoissonSampled{q, Gaussian{2σ}} (see [Config.StepEvent]).
+//   - dpvd (DPVD Algorithm 1, eqs. 10–12): as dpd, but the gradient is taken
+//     at θ = φ + ζε sampled with the local reparameterisation trick, ζ being
+//     the per-weight std of the privacy noise in parameter space at this step
+//     (ζ_t = η_t·2σS/L, "the amount of noise is chosen to be equal to the ζε
+//     in (12)"); ∂θ/∂φ = 1 (eq. 10) so the clipped gradient is applied to φ.
+//     We read eq. 12's "θ^{t+1} ← φ^t + ζε − η_t ḡ" with the noise entering
+//     the state, φ^{t+1} = θ^{t+1}: if the stored φ were updated without
+//     noise (eq. 11) it would be a non-private function of all past
+//     gradients. Event PoissonSampled{q, Gaussian{2σ}}.
+//   - sgld: the dpd gradient (same noise, same event) in Welling–Teh SGLD
+//     form with a N(0, λ⁻¹I) prior and ε = 2η_t/N: θ ← θ − η_t·(ĝ + λθ/N) +
+//     N(0, 2η_t·T/N·I), T = SGLDTemperature. The Langevin noise is
+//     data-independent, so it is post-processing and costs no privacy.
+func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) {
+	if t.st != nil {
+		return nil, errors.New("trainer: Run called twice")
+	}
+	c := &t.cfg
+	n := t.train.N
+	if test != nil {
+		if err := checkDataset(test); err != nil {
+			return nil, err
+		}
+		if test.D != t.train.D || test.Classes != t.train.Classes {
+			return nil, fmt.Errorf("trainer: test set is %d features × %d classes, training set %d × %d", test.D, test.Classes, t.train.D, t.train.Classes)
+		}
+	}
+	total := c.TotalSteps(n)
+	t.maxStep = total
+	if c.TargetEpsilon > 0 && t.step < total {
+		k, err := t.budgetSteps(total - t.step)
+		if err != nil {
+			return nil, err
+		}
+		t.maxStep = t.step + k
+	}
+	t.st = newStepper(c, t.model, n)
+	spe := c.StepsPerEpoch(n)
+	q := c.SamplingRate(n)
+	event := c.StepEvent(n)
+	private := c.Method.Private()
+	noiseStd := c.Method.noiseFactor() * c.NoiseMultiplier * c.Sensitivity()
+	start := time.Now()
+	base := t.elapsed
+	var runErr error
+
+	var lossSum float64
+	var correct, seen, clipped int
+	for t.step < t.maxStep {
+		if err := ctx.Err(); err != nil {
+			runErr = err
+			break
+		}
+		inEpoch := t.step % spe
+		if inEpoch == 0 {
+			lossSum, correct, seen, clipped = 0, 0, 0, 0
+			if c.Sampling == SamplingShuffle {
+				t.perm = t.rng.Perm(n)
+			}
+		}
+		if c.Sampling == SamplingPoisson {
+			t.lot = poissonLot(t.lot, n, q, t.rng)
+		} else {
+			if t.perm == nil { // resumed mid-epoch cannot happen: checkpoints are at epoch ends
+				t.perm = t.rng.Perm(n)
+			}
+			t.lot = append(t.lot[:0], t.perm[inEpoch*c.LotSize:min(n, (inEpoch+1)*c.LotSize)]...)
+		}
+		lr := t.learningRate(t.step)
+		zeta := 0.0
+		if c.Method == MethodDPVD {
+			zeta = lr * noiseStd / float64(c.LotSize)
+		}
+		st := t.st
+		st.zero()
+		st.accumulate(t.train, t.lot, zeta, t.rng, private)
+		denom := float64(c.LotSize)
+		if private {
+			st.addNoise(noiseStd, t.rng)
+		} else if len(t.lot) > 0 {
+			denom = float64(len(t.lot))
+		}
+		st.apply(lr, denom, t.rng)
+		if err := t.ledger.Record(event, 1); err != nil {
+			return nil, err
+		}
+		t.step++
+		lossSum += st.lossSum
+		correct += st.correct
+		seen += st.examples
+		clipped += st.clipped
+
+		if t.step%spe == 0 || t.step == t.maxStep {
+			t.elapsed = base + time.Since(start)
+			p, err := t.progress(test, lossSum, correct, seen, clipped, lr)
+			if err != nil {
+				return nil, err
+			}
+			t.history = append(t.history, p)
+			if t.opts.Progress != nil {
+				t.opts.Progress(p)
+			}
+			epochDone := t.step%spe == 0
+			if t.opts.CheckpointPath != "" && t.opts.CheckpointEvery > 0 && epochDone &&
+				((t.step/spe)%t.opts.CheckpointEvery == 0 || t.step == t.maxStep) {
+				if err := t.SaveCheckpoint(t.opts.CheckpointPath); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	t.elapsed = base + time.Since(start)
+	t.stopped = t.maxStep < total && t.step == t.maxStep
+	res, err := t.result(test)
+	if err != nil {
+		return nil, err
+	}
+	return res, runErr
+}
+
+func (t *Trainer) progress(test *data.Dataset, lossSum float64, correct, seen, clipped int, lr float64) (Progress, error) {
+	n := t.train.N
+	p := Progress{
+		Epoch:        (t.step + t.cfg.StepsPerEpoch(n) - 1) / t.cfg.StepsPerEpoch(n),
+		Epochs:       t.cfg.Epochs,
+		Step:         t.step,
+		TotalSteps:   t.cfg.TotalSteps(n),
+		MaxSteps:     t.maxStep,
+		LearningRate: lr,
+		Elapsed:      t.elapsed,
+	}
+	if seen > 0 {
+		p.Loss = lossSum / float64(seen)
+		p.TrainAccuracy = float64(correct) / float64(seen)
+		p.ClippedFraction = float64(clipped) / float64(seen)
+	}
+	if test != nil {
+		a := Accuracy(t.model, test)
+		p.TestAccuracy = &a
+	}
+	if t.opts.NewAccountant != nil {
+		e, err := t.epsilonAfter(0, t.opts.ReportDelta)
+		if err != nil {
+			return p, err
+		}
+		p.Epsilon, p.Delta = &e, t.opts.ReportDelta
+	}
+	return p, nil
+}
+
+func (t *Trainer) result(test *data.Dataset) (*Result, error) {
+	c := &t.cfg
+	n := t.train.N
+	r := &Result{
+		Config:                   *c,
+		NoiseMultiplier:          c.NoiseMultiplier,
+		EffectiveNoiseMultiplier: c.EffectiveNoiseMultiplier(),
+		SamplingRate:             c.SamplingRate(n),
+		Sensitivity:              c.Sensitivity(),
+		Steps:                    t.step,
+		TotalSteps:               c.TotalSteps(n),
+		EpochsCompleted:          t.step / c.StepsPerEpoch(n),
+		StoppedByBudget:          t.stopped,
+		TrainAccuracy:            Accuracy(t.model, t.train),
+		WallTime:                 t.elapsed,
+		Ledger:                   t.ledger.Clone(),
+		History:                  append([]Progress(nil), t.history...),
+		Model:                    t.model,
+	}
+	if test != nil {
+		a := Accuracy(t.model, test)
+		r.TestAccuracy = &a
+	}
+	if t.opts.NewAccountant != nil {
+		// Re-check the whole ledger at the end with a fresh accountant.
+		e, err := t.epsilonAfter(0, t.opts.ReportDelta)
+		if err != nil {
+			return nil, err
+		}
+		r.Epsilon, r.Delta = &e, t.opts.ReportDelta
+		if c.TargetEpsilon > 0 {
+			eb, err := t.epsilonAfter(0, c.TargetDelta)
+			if err != nil {
+				return nil, err
+			}
+			if eb > c.TargetEpsilon {
+				return nil, fmt.Errorf("trainer: internal error: ε=%g spent exceeds budget %g", eb, c.TargetEpsilon)
+			}
+		}
+	}
+	return r, nil
+}
+
+// Accuracy returns the fraction of ds that m classifies correctly.
+func Accuracy(m *MLP, ds *data.Dataset) float64 {
+	if ds.N == 0 {
+		return 0
+	}
+	pred := m.Predict(ds.X, ds.N)
+	ok := 0
+	for i, p := range pred {
+		if p == ds.Y[i] {
+			ok++
+		}
+	}
+	return float64(ok) / float64(ds.N)
+}
