@@ -72,6 +72,13 @@ func Sigma(newAcc Factory, t Training, eps, delta float64, opt Options) (Result,
 	if err := t.check(); err != nil {
 		return Result{}, err
 	}
+	return SigmaFor(newAcc, t.Event, eps, delta, opt)
+}
+
+// SigmaFor is [Sigma] for any family of events indexed by a noise
+// multiplier, e.g. a training run preceded by a DP-PCA release. event(σ)
+// must become more private as σ grows.
+func SigmaFor(newAcc Factory, event func(sigma float64) accounting.Event, eps, delta float64, opt Options) (Result, error) {
 	if err := accounting.CheckEpsilon(eps); err != nil {
 		return Result{}, err
 	}
@@ -81,7 +88,7 @@ func Sigma(newAcc Factory, t Training, eps, delta float64, opt Options) (Result,
 	if opt.Min <= 0 {
 		opt.Min = 1e-3
 	}
-	f := func(sigma float64) (float64, error) { return Epsilon(newAcc, t.Event(sigma), delta) }
+	f := func(sigma float64) (float64, error) { return Epsilon(newAcc, event(sigma), delta) }
 	r, err := Smallest(f, eps, 1, opt)
 	if err != nil {
 		return r, err

@@ -297,3 +297,17 @@ func TestDPPCARecoversDominantDirections(t *testing.T) {
 		t.Errorf("PCA not recorded in the ledger")
 	}
 }
+
+func TestRunEvent(t *testing.T) {
+	c := Config{Method: MethodDPD, NoiseMultiplier: 3, LotSize: 100, Epochs: 7, PCADim: 10, PCANoiseMultiplier: 5}.WithDefaults(1000)
+	e := c.RunEvent(1000)
+	comp, ok := e.(accounting.Composed)
+	if !ok || len(comp.Events) != 2 {
+		t.Fatalf("RunEvent = %#v, want Composed of PCA and steps", e)
+	}
+	steps := comp.Events[1].(accounting.SelfComposed)
+	ps := steps.Event.(accounting.PoissonSampled)
+	if steps.Count != 70 || ps.SamplingRate != 0.1 || ps.Event.(accounting.Gaussian).NoiseMultiplier != 6 {
+		t.Errorf("steps = %#v, want 70 × PoissonSampled{0.1, Gaussian{6}} (dpd noise is 2σ)", steps)
+	}
+}

@@ -47,6 +47,7 @@ type CLI struct {
 	Gaussian GaussianCmd `cmd:"" help:"σ of one Gaussian release: exact analytic calibration (Balle–Wang 2018) next to the classic bound."`
 	Audit    AuditCmd    `cmd:"" help:"Does a published (σ, q, epochs) deliver its claimed (ε, δ)? Certified interval and verdict."`
 	Curve    CurveCmd    `cmd:"" help:"Curves: ε against epochs, σ against ε; table, CSV, JSON or a plot."`
+	Train    TrainCmd    `cmd:"" help:"Train an MLP with DP-SGD, DP dropout, DP variational dropout, SGLD or no privacy."`
 	Moments  MomentsCmd  `cmd:"" help:"Log moments log E1, log E2 and α(λ) of the subsampled Gaussian (Abadi et al. eqs. 3-4)."`
 }
 
