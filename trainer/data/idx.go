@@ -31,11 +31,23 @@ func openMaybeGzip(path string) (r io.Reader, close func() error, err error) {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			f.Close()
-			return nil, nil, fmt.Errorf("data: %s: corrupt gzip stream: %v", path, err)
+			return nil, nil, fileErrorf(path, "corrupt gzip stream: %v", err)
 		}
 		return zr, f.Close, nil
 	}
 	return br, f.Close, nil
+}
+
+// fileError is a problem with one file: "data: <path>: <reason>".
+type fileError struct {
+	Path   string
+	Reason string
+}
+
+func (e *fileError) Error() string { return "data: " + e.Path + ": " + e.Reason }
+
+func fileErrorf(path, format string, args ...any) error {
+	return &fileError{Path: path, Reason: fmt.Sprintf(format, args...)}
 }
 
 // readErr turns an error from reading the content of path into a one-line
@@ -44,11 +56,11 @@ func readErr(path string, err error, what string, got, want int) error {
 	var ce flate.CorruptInputError
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("data: %s: truncated: %s has %d of %d bytes", path, what, got, want)
+		return fileErrorf(path, "truncated: %s has %d of %d bytes", what, got, want)
 	case errors.As(err, &ce), errors.Is(err, gzip.ErrChecksum), errors.Is(err, gzip.ErrHeader):
-		return fmt.Errorf("data: %s: corrupt gzip stream: %v", path, err)
+		return fileErrorf(path, "corrupt gzip stream: %v", err)
 	}
-	return fmt.Errorf("data: %s: reading %s: %v", path, what, err)
+	return fileErrorf(path, "reading %s: %v", what, err)
 }
 
 // readIdx reads and validates one idx file against spec: magic, dimensions,
@@ -148,10 +160,10 @@ func verifyFile(path string, spec fileSpec) error {
 		return readErr(path, err, "content", int(n), int(spec.Size))
 	}
 	if n != spec.Size {
-		return fmt.Errorf("data: %s: decompressed content has %d bytes, want %d", path, n, spec.Size)
+		return fileErrorf(path, "decompressed content has %d bytes, want %d", n, spec.Size)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != spec.SHA256 {
-		return fmt.Errorf("data: %s: sha-256 of decompressed content is %s, want %s (corrupt or not the expected file)", path, got, spec.SHA256)
+		return fileErrorf(path, "sha-256 of decompressed content is %s, want %s (corrupt or not the expected file)", got, spec.SHA256)
 	}
 	return nil
 }

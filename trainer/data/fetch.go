@@ -1,0 +1,283 @@
+package data
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dpcalc/dpcalc/internal/atomicfile"
+)
+
+// DefaultRetries is the number of retries per mirror used when
+// FetchOptions.Retries is 0.
+const DefaultRetries = 3
+
+// FetchOptions configures [Fetch]. The zero value is ready to use.
+type FetchOptions struct {
+	// Mirrors are base URLs, tried in order; each file is fetched from
+	// <mirror>/<file>.gz. They must be https URLs. Nil means the data set's
+	// defaults: for MNIST the ossci-datasets S3 mirror and Google's
+	// cvdf-datasets bucket; for Fashion-MNIST the upstream repository.
+	Mirrors []string
+	// Client makes the requests; nil means http.DefaultClient.
+	Client *http.Client
+	// Retries is how many times a transient failure (network error, a
+	// truncated body, HTTP 408, 429 or 5xx) is retried on the same mirror
+	// before moving to the next; 0 means DefaultRetries and a negative value
+	// means no retries. A permanent failure (other 4xx) or a file that fails
+	// verification moves to the next mirror at once.
+	Retries int
+	// Backoff is the wait before the first retry; it doubles with every
+	// further retry, up to 30 s. 0 means 1 s.
+	Backoff time.Duration
+	// Progress, if set, is called as bytes of each file arrive with the
+	// compressed file's name (e.g. "train-images-idx3-ubyte.gz"), the bytes
+	// so far and the total, or -1 if the server did not say.
+	Progress func(file string, done, total int64)
+}
+
+// Fetch downloads the four gzip-compressed idx files of the named data set
+// ("mnist" or "fashion-mnist"; "digits" is embedded and needs nothing) into
+// dir (dir "" means [DefaultDir](name)), creating it if needed.
+//
+// A file already present in dir (compressed or not) whose decompressed
+// content has the expected SHA-256 is skipped. Otherwise the file is
+// downloaded into <file>.gz.part; an existing .part is resumed with an HTTP
+// Range request, and the download restarts from scratch if the server
+// ignores the range or the completed file fails verification. A file is
+// renamed to its final name only after its decompressed SHA-256 matches and
+// the data is fsynced, so the final path never holds unverified data. A .part
+// left by an interrupted transfer is kept so that the next Fetch resumes it.
+//
+// Concurrent Fetch calls on the same directory are not supported.
+func Fetch(ctx context.Context, name, dir string, opt FetchOptions) error {
+	if name == "digits" {
+		return nil
+	}
+	spec, ok := specFor(name)
+	if !ok {
+		return fmt.Errorf("data: unknown data set %q (want digits, mnist or fashion-mnist)", name)
+	}
+	if dir == "" {
+		dir = DefaultDir(name)
+	}
+	return fetchSet(ctx, spec, dir, opt)
+}
+
+func fetchSet(ctx context.Context, spec *setSpec, dir string, opt FetchOptions) error {
+	if opt.Mirrors == nil {
+		opt.Mirrors = spec.Mirrors
+	}
+	if len(opt.Mirrors) == 0 {
+		return errors.New("data: fetch: no mirrors given")
+	}
+	for _, m := range opt.Mirrors {
+		if !strings.HasPrefix(m, "https://") {
+			return fmt.Errorf("data: fetch: mirror %q is not an https URL", m)
+		}
+	}
+	if opt.Client == nil {
+		opt.Client = http.DefaultClient
+	}
+	switch {
+	case opt.Retries == 0:
+		opt.Retries = DefaultRetries
+	case opt.Retries < 0:
+		opt.Retries = 0
+	}
+	if opt.Backoff <= 0 {
+		opt.Backoff = time.Second
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("data: fetch: %w", err)
+	}
+	for _, f := range spec.files() {
+		if err := fetchFile(ctx, dir, f, &opt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// permanentError marks a failure that retrying the same mirror cannot fix.
+type permanentError struct{ error }
+
+func fetchFile(ctx context.Context, dir string, spec fileSpec, opt *FetchOptions) error {
+	file := spec.Base + ".gz"
+	final := filepath.Join(dir, file)
+	for _, p := range []string{final, filepath.Join(dir, spec.Base)} {
+		if _, err := os.Stat(p); err == nil && verifyFile(p, spec) == nil {
+			return nil // present and valid
+		}
+	}
+	part := final + ".part"
+	// A gzip stream is never much larger than its content; refuse anything
+	// far larger so a broken mirror cannot fill the disk.
+	limit := spec.Size + spec.Size/64 + 1<<16
+	var failures []string
+	for _, mirror := range opt.Mirrors {
+		url := strings.TrimRight(mirror, "/") + "/" + file
+		delay := opt.Backoff
+		for attempt := 0; attempt <= opt.Retries; attempt++ {
+			if attempt > 0 {
+				select {
+				case <-ctx.Done():
+					return fmt.Errorf("data: fetch %s: %w", file, ctx.Err())
+				case <-time.After(delay):
+				}
+				delay = min(2*delay, 30*time.Second)
+			}
+			resumed, err := download(ctx, opt, url, part, file, limit)
+			if ctx.Err() != nil {
+				return fmt.Errorf("data: fetch %s: %w", file, ctx.Err())
+			}
+			if err == nil {
+				verr := verifyFile(part, spec)
+				if verr == nil {
+					if err := atomicfile.Publish(part, final); err != nil {
+						return fmt.Errorf("data: fetch %s: %w", file, err)
+					}
+					return nil
+				}
+				os.Remove(part)
+				reason := verr.Error()
+				var fe *fileError
+				if errors.As(verr, &fe) {
+					reason = fe.Reason
+				}
+				if resumed {
+					// The earlier partial data may be what is wrong: retry
+					// from scratch on the same mirror.
+					failures = append(failures, fmt.Sprintf("%s: resumed download failed verification (%s); restarting", url, reason))
+					continue
+				}
+				failures = append(failures, fmt.Sprintf("%s: %s", url, reason))
+				break // this mirror serves wrong content
+			}
+			failures = append(failures, fmt.Sprintf("%s: %v", url, err))
+			var perm permanentError
+			if errors.As(err, &perm) {
+				break
+			}
+		}
+	}
+	return fmt.Errorf("data: fetch %s into %s failed: %s", file, dir, strings.Join(failures, "; "))
+}
+
+// download fetches url into part, resuming from part's current length when it
+// exists. It returns nil when the whole body arrived; resumed reports whether
+// part's earlier content was kept.
+func download(ctx context.Context, opt *FetchOptions, url, part, file string, limit int64) (resumed bool, err error) {
+	var offset int64
+	if fi, err := os.Stat(part); err == nil {
+		offset = fi.Size()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false, permanentError{err}
+	}
+	if offset > 0 {
+		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", offset))
+	}
+	resp, err := opt.Client.Do(req)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+
+	total := int64(-1)
+	flags := os.O_WRONLY | os.O_CREATE
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		offset = 0
+		flags |= os.O_TRUNC
+		total = resp.ContentLength
+	case resp.StatusCode == http.StatusPartialContent && offset > 0:
+		start, size, ok := parseContentRange(resp.Header.Get("Content-Range"))
+		if !ok || start != offset {
+			os.Remove(part)
+			return false, fmt.Errorf("unexpected Content-Range %q for a request from byte %d; restarting", resp.Header.Get("Content-Range"), offset)
+		}
+		flags |= os.O_APPEND
+		total = size
+	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && offset > 0:
+		// The .part is at least as long as the file: it may be complete.
+		return true, nil
+	case resp.StatusCode == http.StatusRequestTimeout || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
+		return false, fmt.Errorf("HTTP %s", resp.Status)
+	default:
+		return false, permanentError{fmt.Errorf("HTTP %s", resp.Status)}
+	}
+	if total > limit {
+		return false, permanentError{fmt.Errorf("server announces %d bytes, more than the %d a compressed copy can have", total, limit)}
+	}
+	f, err := os.OpenFile(part, flags, 0o644)
+	if err != nil {
+		return false, permanentError{err}
+	}
+	w := &progressWriter{w: f, file: file, done: offset, total: total, fn: opt.Progress}
+	n, err := io.Copy(w, io.LimitReader(resp.Body, limit-offset+1))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	switch {
+	case err != nil:
+		return false, fmt.Errorf("after %d bytes: %w", offset+n, err)
+	case offset+n > limit:
+		os.Remove(part)
+		return false, permanentError{fmt.Errorf("body exceeds %d bytes, more than a compressed copy can have", limit)}
+	case total >= 0 && offset+n != total:
+		return false, fmt.Errorf("body ended after %d of %d bytes", offset+n, total)
+	}
+	return offset > 0, nil
+}
+
+// parseContentRange parses "bytes start-end/size"; size is -1 for "*".
+func parseContentRange(s string) (start, size int64, ok bool) {
+	rest, found := strings.CutPrefix(s, "bytes ")
+	if !found {
+		return 0, 0, false
+	}
+	rng, sz, found := strings.Cut(rest, "/")
+	if !found {
+		return 0, 0, false
+	}
+	a, _, found := strings.Cut(rng, "-")
+	if !found {
+		return 0, 0, false
+	}
+	start, err := strconv.ParseInt(a, 10, 64)
+	if err != nil {
+		return 0, 0, false
+	}
+	size = -1
+	if sz != "*" {
+		if size, err = strconv.ParseInt(sz, 10, 64); err != nil {
+			return 0, 0, false
+		}
+	}
+	return start, size, true
+}
+
+type progressWriter struct {
+	w           io.Writer
+	file        string
+	done, total int64
+	fn          func(string, int64, int64)
+}
+
+func (p *progressWriter) Write(b []byte) (int, error) {
+	n, err := p.w.Write(b)
+	p.done += int64(n)
+	if p.fn != nil {
+		p.fn(p.file, p.done, p.total)
+	}
+	return n, err
+}
