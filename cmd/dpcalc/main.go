@@ -50,6 +50,7 @@ type CLI struct {
 	Train    TrainCmd    `cmd:"" help:"Train an MLP with DP-SGD, DP dropout, DP variational dropout, SGLD or no privacy."`
 	Data     DataCmd     `cmd:"" help:"Fetch and verify the training data sets."`
 	Moments  MomentsCmd  `cmd:"" help:"Log moments log E1, log E2 and α(λ) of the subsampled Gaussian (Abadi et al. eqs. 3-4)."`
+	Repro    ReproCmd    `cmd:"" name:"reproduce" help:"Reproduce the papers' tables and figures (Abadi, DPD, DPVD) with our numbers beside theirs."`
 }
 
 // exitError carries an exit code with a message.

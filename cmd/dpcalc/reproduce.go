@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/reproduce"
+)
+
+// ReproCmd regenerates the papers' tables and figures with our numbers
+// beside theirs.
+type ReproCmd struct {
+	Paper   string  `name:"paper" default:"all" enum:"abadi,dpd,dpvd,all" help:"Paper: abadi, dpd, dpvd or all (default: ${default})."`
+	Profile string  `name:"profile" default:"quick" enum:"tiny,quick,full" help:"tiny (DIGITS, 1 epoch: seconds), quick (every table, ≤ 15 min on 2 cores), full (papers' epochs, 10 runs) (default: ${default})."`
+	Out     string  `name:"out" default:"results" placeholder:"DIR" help:"Output directory for tables, figures and the cache of finished cells (default: ${default})."`
+	DataDir string  `name:"data-dir" placeholder:"DIR" help:"MNIST directory, or a parent with mnist/ (default: $DPCALC_DATA_DIR/mnist)."`
+	Seed    uint64  `name:"seed" default:"1" help:"Seed of the first run of every cell; run r uses seed+r (default: ${default})."`
+	PLDGrid float64 `name:"pld-grid" help:"Discretisation width of the pld accountant (default: adaptive)."`
+	Quiet   bool    `name:"quiet" help:"No plan or progress lines on stderr."`
+
+	stderr io.Writer
+}
+
+// Run implements the command.
+func (c *ReproCmd) Run(e *env) error {
+	stderr := c.stderr
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	if err := (&accountantFlags{PLDGrid: c.PLDGrid}).check(); err != nil {
+		return err
+	}
+	if c.Seed == 0 {
+		return usageError("invalid --seed: 0, want >= 1")
+	}
+	if c.Out == "" {
+		return usageError("invalid --out: empty, want a directory")
+	}
+	opt := reproduce.Options{
+		Profile: reproduce.Profile(c.Profile), OutDir: c.Out, DataDir: c.DataDir, Seed: c.Seed,
+		Accounting: accounting.Options{PLDGridWidth: c.PLDGrid},
+	}
+	if c.Paper != "all" {
+		p, err := reproduce.ParsePaper(c.Paper)
+		if err != nil {
+			return usageError("invalid --paper: %q, want abadi, dpd, dpvd or all", c.Paper)
+		}
+		opt.Papers = []reproduce.Paper{p}
+	}
+	if !c.Quiet {
+		opt.OnPlan = func(p reproduce.Plan) {
+			fmt.Fprintf(stderr, "dpcalc: reproduce: profile %s: %d training runs (%d cached); expected wall time %s\n",
+				p.Profile, p.Runs, p.Cached, p.Estimate.Round(time.Second))
+			for _, n := range p.Notes {
+				fmt.Fprintf(stderr, "dpcalc: reproduce: %s\n", n)
+			}
+		}
+		opt.Progress = func(p reproduce.Progress) {
+			switch p.Stage {
+			case "train":
+				if p.Item == "done" {
+					fmt.Fprintf(stderr, "dpcalc: reproduce: [%s] training done (%d runs, %d cached)\n", p.Elapsed.Round(time.Second), p.Total, p.Cached)
+					return
+				}
+				fmt.Fprintf(stderr, "dpcalc: reproduce: [%s] run %d/%d: %s (about %s left)\n",
+					p.Elapsed.Round(time.Second), p.Done+1, p.Total, p.Item, p.Remaining.Round(time.Second))
+			default:
+				fmt.Fprintf(stderr, "dpcalc: reproduce: [%s] %s %s\n", p.Elapsed.Round(time.Second), p.Stage, p.Item)
+			}
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := reproduce.Run(ctx, opt)
+	if err != nil {
+		var ie *reproduce.InputError
+		if errors.As(err, &ie) {
+			return &exitError{code: 2, err: err}
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted; finished cells are cached in %s and the next run resumes: %w", c.Out, err)
+		}
+		return err
+	}
+	if e.json {
+		return writeJSON(e.stdout, rep)
+	}
+	for _, t := range rep.Tables {
+		if _, err := e.stdout.Write(append(t.Markdown(), '\n')); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(e.stdout, "Wrote %d files to %s in %s.\n", len(rep.Files), c.Out, rep.WallTime.Round(time.Second))
+	return nil
+}

@@ -1,0 +1,226 @@
+package reproduce
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/calibrate"
+	"github.com/dpcalc/dpcalc/internal/atomicfile"
+)
+
+// cacheVersion is part of every cache key: bump it when the meaning of a
+// cached value changes.
+const cacheVersion = 1
+
+// cache stores finished results as one JSON file per key under dir, named
+// by a hash of the key's JSON. A file whose stored key differs from the
+// requested one (a hash collision, or a hand-edited file) is ignored.
+type cache struct{ dir string }
+
+type cacheEntry struct {
+	Key   json.RawMessage `json:"key"`
+	Value json.RawMessage `json:"value"`
+}
+
+func (c cache) path(prefix string, key any) (string, []byte, error) {
+	k, err := json.Marshal(struct {
+		V   int `json:"v"`
+		Key any `json:"key"`
+	}{cacheVersion, key})
+	if err != nil {
+		return "", nil, err
+	}
+	h := sha256.Sum256(k)
+	return filepath.Join(c.dir, prefix+"-"+hex.EncodeToString(h[:8])+".json"), k, nil
+}
+
+// get loads the value stored for key into v and reports whether it was
+// there.
+func (c cache) get(prefix string, key, v any) bool {
+	if c.dir == "" {
+		return false
+	}
+	p, k, err := c.path(prefix, key)
+	if err != nil {
+		return false
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return false
+	}
+	var e cacheEntry
+	if json.Unmarshal(b, &e) != nil || string(e.Key) != string(k) {
+		return false
+	}
+	return json.Unmarshal(e.Value, v) == nil
+}
+
+// put stores v for key atomically.
+func (c cache) put(prefix string, key, v any) error {
+	if c.dir == "" {
+		return nil
+	}
+	p, k, err := c.path(prefix, key)
+	if err != nil {
+		return err
+	}
+	val, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(cacheEntry{Key: k, Value: val}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(p, append(b, '\n'), 0o644)
+}
+
+// errNotBuilt marks a value that needs an accountant this build lacks.
+var errNotBuilt = errors.New("accountant not built")
+
+// accountants makes accountants and remembers which kinds exist.
+type accountants struct {
+	opt   accounting.Options
+	built map[accounting.Kind]bool
+}
+
+func newAccountants(opt accounting.Options) *accountants {
+	a := &accountants{opt: opt, built: map[accounting.Kind]bool{}}
+	for _, k := range accounting.Kinds {
+		_, err := accounting.New(k, opt)
+		a.built[k] = err == nil
+	}
+	return a
+}
+
+func (a *accountants) factory(k accounting.Kind) calibrate.Factory {
+	return func() (accounting.Accountant, error) { return accounting.New(k, a.opt) }
+}
+
+// sound is the tight, sound accountant used for "true ε" and the sound σ:
+// pld (certified bounds) if built, else rdp; "" if neither is.
+func (a *accountants) sound() accounting.Kind {
+	switch {
+	case a.built[accounting.KindPLD]:
+		return accounting.KindPLD
+	case a.built[accounting.KindRDP]:
+		return accounting.KindRDP
+	}
+	return ""
+}
+
+// epsResult is ε(δ) of an event under one accountant; Lower is set for
+// accountants that certify a lower bound (pld).
+type epsResult struct {
+	Epsilon float64  `json:"epsilon"`
+	Lower   *float64 `json:"lower,omitempty"`
+	Err     string   `json:"error,omitempty"`
+}
+
+func (e epsResult) String() string {
+	if e.Err != "" {
+		return e.Err
+	}
+	if e.Lower != nil {
+		return fmt.Sprintf("%s [%s, %s]", f4(e.Epsilon), f4(*e.Lower), f4(e.Epsilon))
+	}
+	return f4(e.Epsilon)
+}
+
+// epsilon returns ε(δ) of e under kind k, cached.
+func (r *runner) epsilon(k accounting.Kind, e accounting.Event, delta float64) epsResult {
+	if !r.acc.built[k] {
+		return epsResult{Epsilon: math.NaN(), Err: NotBuilt}
+	}
+	key := struct {
+		Kind  accounting.Kind  `json:"kind"`
+		Event accounting.Event `json:"event"`
+		Delta float64          `json:"delta"`
+		Grid  float64          `json:"pld_grid"`
+	}{k, e, delta, r.acc.opt.PLDGridWidth}
+	var out epsResult
+	if r.cache.get("eps", key, &out) {
+		return out
+	}
+	acc, err := accounting.New(k, r.acc.opt)
+	if err == nil {
+		err = acc.Compose(e, 1)
+	}
+	if err == nil {
+		if b, ok := acc.(accounting.BoundsReporter); ok {
+			var lo, hi float64
+			lo, hi, err = b.EpsilonBounds(delta)
+			out = epsResult{Epsilon: hi, Lower: &lo}
+		} else {
+			out.Epsilon, err = acc.Epsilon(delta)
+		}
+	}
+	if err != nil {
+		return epsResult{Epsilon: math.NaN(), Err: "error: " + err.Error()}
+	}
+	if math.IsInf(out.Epsilon, 0) || (out.Lower != nil && math.IsInf(*out.Lower, 0)) {
+		return epsResult{Epsilon: math.Inf(1), Lower: out.Lower}
+	}
+	_ = r.cache.put("eps", key, out)
+	return out
+}
+
+// sigmaResult is a calibrated noise multiplier.
+type sigmaResult struct {
+	Sigma   float64 `json:"sigma"`
+	Epsilon float64 `json:"epsilon"` // ε(δ) at Sigma under the calibrating accountant
+	Err     string  `json:"error,omitempty"`
+}
+
+func (s sigmaResult) ok() bool { return s.Err == "" }
+
+func (s sigmaResult) String() string {
+	if s.Err != "" {
+		return s.Err
+	}
+	return f4(s.Sigma)
+}
+
+// calibrateSigma returns the smallest σ with ε(event(σ)) ≤ eps at delta
+// under kind k (the safe end, calibrate.SigmaFor), cached by the events at
+// σ = 1 and σ = 2 (which pin down the family for the trainer's runs, whose
+// events are linear in σ).
+func (r *runner) calibrateSigma(k accounting.Kind, event func(float64) accounting.Event, eps, delta float64) sigmaResult {
+	if !r.acc.built[k] {
+		return sigmaResult{Sigma: math.NaN(), Err: NotBuilt}
+	}
+	key := struct {
+		Kind  accounting.Kind  `json:"kind"`
+		E1    accounting.Event `json:"event_sigma1"`
+		E2    accounting.Event `json:"event_sigma2"`
+		Eps   float64          `json:"epsilon"`
+		Delta float64          `json:"delta"`
+		Grid  float64          `json:"pld_grid"`
+		Tol   float64          `json:"rel_tol"`
+	}{k, event(1), event(2), eps, delta, r.acc.opt.PLDGridWidth, sigmaRelTol}
+	var out sigmaResult
+	if r.cache.get("sigma", key, &out) {
+		return out
+	}
+	res, err := calibrate.SigmaFor(r.acc.factory(k), event, eps, delta, calibrate.Options{RelTol: sigmaRelTol})
+	if err != nil {
+		return sigmaResult{Sigma: math.NaN(), Err: "error: " + err.Error()}
+	}
+	out = sigmaResult{Sigma: res.X, Epsilon: res.Value}
+	_ = r.cache.put("sigma", key, out)
+	return out
+}
+
+// sigmaRelTol is the relative tolerance of every σ calibration: the papers
+// print σ to 3–4 significant digits.
+const sigmaRelTol = 1e-5

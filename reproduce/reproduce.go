@@ -1,0 +1,326 @@
+package reproduce
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/internal/atomicfile"
+	"github.com/dpcalc/dpcalc/trainer/data"
+)
+
+// Profile says how much training a reproduction does. Accounting tables
+// and figures are always complete.
+type Profile string
+
+// The profiles.
+const (
+	// ProfileTiny: DIGITS only, one epoch, one run per cell. Seconds; for CI.
+	ProfileTiny Profile = "tiny"
+	// ProfileQuick: every table filled within QuickBudget on 2 cores: DIGITS
+	// at the papers' settings (2 runs, or 1 if the estimate exceeds the
+	// budget), MNIST cells with 1 epoch and 1 run (marked in the tables).
+	ProfileQuick Profile = "quick"
+	// ProfileFull: the papers' epochs and 10 runs per cell.
+	ProfileFull Profile = "full"
+)
+
+// Profiles lists the profiles.
+var Profiles = []Profile{ProfileTiny, ProfileQuick, ProfileFull}
+
+// QuickBudget is the wall-time budget of ProfileQuick.
+const QuickBudget = 15 * time.Minute
+
+// Options configure a reproduction.
+type Options struct {
+	// Papers to reproduce; nil means all.
+	Papers  []Paper
+	Profile Profile
+	// OutDir receives the tables (Markdown and CSV), figures (PNG) and the
+	// cache of finished cells (OutDir/cache). Required.
+	OutDir string
+	// DataDir holds MNIST: either the idx files themselves or a parent with
+	// an mnist/ subdirectory (the layout of $DPCALC_DATA_DIR). "" means
+	// data.DefaultDir("mnist").
+	DataDir string
+	// Seed is the first run's seed; run r of every cell uses Seed+r. Zero
+	// means 1.
+	Seed uint64
+	// Accounting configures every accountant (e.g. the PLD grid).
+	Accounting accounting.Options
+	// OnPlan, if set, is called once the training plan and its estimated
+	// wall time are known, before any training starts.
+	OnPlan func(Plan)
+	// Progress, if set, is called as work proceeds (on the calling
+	// goroutine).
+	Progress func(Progress)
+}
+
+// Progress reports work done.
+type Progress struct {
+	Stage string `json:"stage"` // "accounting", "calibrate", "train", "tables"
+	Item  string `json:"item"`
+	// Done and Total count training runs (stage "train"); Cached counts
+	// those found in the cache.
+	Done   int `json:"done"`
+	Total  int `json:"total"`
+	Cached int `json:"cached"`
+	// Elapsed since Run started; Remaining is the estimate for the runs not
+	// yet done (stage "train").
+	Elapsed   time.Duration `json:"elapsed_ns"`
+	Remaining time.Duration `json:"remaining_ns"`
+}
+
+// Plan is the training work a reproduction will do.
+type Plan struct {
+	Profile Profile `json:"profile"`
+	// Runs is the number of training runs; Cached of them are finished
+	// already (in OutDir/cache) and cost nothing.
+	Runs   int `json:"runs"`
+	Cached int `json:"cached"`
+	// DigitsRuns and MNISTRuns are runs per cell; MNISTEpochs, if > 0,
+	// replaces the papers' MNIST epochs (quick profile).
+	DigitsRuns  int `json:"digits_runs"`
+	MNISTRuns   int `json:"mnist_runs"`
+	MNISTEpochs int `json:"mnist_epochs,omitempty"`
+	// Estimate is the expected wall time of the runs not cached, from
+	// measured step times (StepSeconds, per data set at its shape).
+	Estimate    time.Duration      `json:"estimate_ns"`
+	StepSeconds map[string]float64 `json:"step_seconds"`
+	Notes       []string           `json:"notes,omitempty"`
+}
+
+// Report is what Run produced.
+type Report struct {
+	Plan   Plan     `json:"plan"`
+	Tables []*Table `json:"tables"`
+	// Files lists every file written (absolute or relative to the working
+	// directory, as OutDir was given).
+	Files    []string      `json:"files"`
+	WallTime time.Duration `json:"wall_time_ns"`
+}
+
+// Table returns the table with the given name, or nil.
+func (r *Report) Table(name string) *Table {
+	for _, t := range r.Tables {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// InputError reports bad options or missing input data; the CLI maps it to
+// exit code 2.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return "reproduce: " + e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+func inputErr(format string, args ...any) error {
+	return &InputError{fmt.Errorf(format, args...)}
+}
+
+// ParsePaper returns the paper named s ("abadi", "dpd", "dpvd").
+func ParsePaper(s string) (Paper, error) {
+	for _, p := range Papers {
+		if string(p) == s {
+			return p, nil
+		}
+	}
+	return "", inputErr("unknown paper %q, want abadi, dpd, dpvd or all", s)
+}
+
+func (o *Options) check() error {
+	if o.OutDir == "" {
+		return inputErr("no output directory")
+	}
+	if !slices.Contains(Profiles, o.Profile) {
+		return inputErr("unknown profile %q, want tiny, quick or full", o.Profile)
+	}
+	if len(o.Papers) == 0 {
+		o.Papers = Papers
+	}
+	for _, p := range o.Papers {
+		if !slices.Contains(Papers, p) {
+			return inputErr("unknown paper %q, want abadi, dpd or dpvd", p)
+		}
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	return nil
+}
+
+// runner holds one reproduction's state.
+type runner struct {
+	opt   Options
+	acc   *accountants
+	cache cache
+	start time.Time
+	// data sets, loaded on first use
+	digitsTrain, digitsTest *data.Dataset
+	mnistTrain, mnistTest   *data.Dataset
+	plan                    Plan
+	jobs                    []*job
+}
+
+// Run reproduces the selected papers' tables into opt.OutDir. It is
+// resumable: every finished training run and accounting value is cached in
+// OutDir/cache and reused, so an interrupted run continues where it
+// stopped, and a second run with the same options recomputes nothing
+// (same seeds give the same tables). On ctx cancellation it returns ctx's
+// error; runs finished so far stay cached.
+func Run(ctx context.Context, opt Options) (*Report, error) {
+	if err := opt.check(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
+		return nil, inputErr("%v", err)
+	}
+	r := &runner{opt: opt, acc: newAccountants(opt.Accounting), cache: cache{filepath.Join(opt.OutDir, "cache")}, start: time.Now()}
+	rep := &Report{}
+
+	// 1. Accounting tables and figures (no training).
+	var acct []*Table
+	for _, p := range opt.Papers {
+		r.progress(Progress{Stage: "accounting", Item: string(p)})
+		ts, err := r.accountingTables(p)
+		if err != nil {
+			return nil, err
+		}
+		acct = append(acct, ts...)
+	}
+	// 2. Plan the training runs (calibrates every σ), estimate, train.
+	specs, err := r.trainingSpecs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.estimate(ctx); err != nil {
+		return nil, err
+	}
+	if opt.OnPlan != nil {
+		opt.OnPlan(r.plan)
+	}
+	if err := r.train(ctx); err != nil {
+		return nil, err
+	}
+	// 3. Training tables from the cached runs.
+	r.progress(Progress{Stage: "tables"})
+	var trained []*Table
+	for _, s := range specs {
+		trained = append(trained, s.table(r))
+	}
+	// Order: per paper, accounting first.
+	for _, p := range opt.Papers {
+		for _, t := range append(acct, trained...) {
+			if tablePaper(t) == p {
+				rep.Tables = append(rep.Tables, t)
+			}
+		}
+	}
+	for _, t := range rep.Tables {
+		files, err := t.save(opt.OutDir)
+		if err != nil {
+			return nil, err
+		}
+		rep.Files = append(rep.Files, files...)
+		for _, f := range t.Figures {
+			rep.Files = append(rep.Files, filepath.Join(opt.OutDir, f))
+		}
+	}
+	rep.Plan = r.plan
+	rep.WallTime = time.Since(r.start)
+	idx := filepath.Join(opt.OutDir, "README.md")
+	if err := atomicfile.WriteFile(idx, r.index(rep), 0o644); err != nil {
+		return nil, err
+	}
+	rep.Files = append(rep.Files, idx)
+	return rep, nil
+}
+
+// tablePaper reads the paper from a table name ("dpd-table1" → dpd).
+func tablePaper(t *Table) Paper {
+	for _, p := range Papers {
+		if len(t.Name) > len(p) && t.Name[:len(p)+1] == string(p)+"-" {
+			return p
+		}
+	}
+	return ""
+}
+
+func (r *runner) progress(p Progress) {
+	if r.opt.Progress != nil {
+		p.Elapsed = time.Since(r.start)
+		r.opt.Progress(p)
+	}
+}
+
+// index is OutDir/README.md: every table, in order, with the profile and
+// wall time.
+func (r *runner) index(rep *Report) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# Paper reproduction (profile %s)\n\n", r.opt.Profile)
+	fmt.Fprintf(&b, "Generated by `dpcalc reproduce --profile %s`; wall time %s (training runs: %d, of which %d were cached). ",
+		r.opt.Profile, rep.WallTime.Round(time.Second), r.plan.Runs, r.plan.Cached)
+	fmt.Fprintf(&b, "Accountants built: ")
+	first := true
+	for _, k := range accounting.Kinds {
+		if r.acc.built[k] {
+			if !first {
+				b.WriteString(", ")
+			}
+			b.WriteString(string(k))
+			first = false
+		}
+	}
+	if first {
+		b.WriteString("none")
+	}
+	b.WriteString(".\n\n")
+	for _, n := range r.plan.Notes {
+		fmt.Fprintf(&b, "- %s\n", n)
+	}
+	if len(r.plan.Notes) > 0 {
+		b.WriteString("\n")
+	}
+	for _, t := range rep.Tables {
+		b.Write(t.Markdown())
+		b.WriteString("\n")
+	}
+	return b.Bytes()
+}
+
+// loadData returns the named data set's splits, loading it once.
+func (r *runner) loadData(name string) (train, test *data.Dataset, err error) {
+	switch name {
+	case "digits":
+		if r.digitsTrain == nil {
+			if r.digitsTrain, r.digitsTest, err = data.Digits(); err != nil {
+				return nil, nil, err
+			}
+		}
+		return r.digitsTrain, r.digitsTest, nil
+	case "mnist":
+		if r.mnistTrain == nil {
+			dir := r.opt.DataDir
+			if dir == "" {
+				dir = data.DefaultDir("mnist")
+			} else if fi, err := os.Stat(filepath.Join(dir, "mnist")); err == nil && fi.IsDir() {
+				dir = filepath.Join(dir, "mnist")
+			}
+			r.mnistTrain, r.mnistTest, err = data.Load("mnist", dir)
+			if err != nil {
+				return nil, nil, &InputError{fmt.Errorf("MNIST is needed for profile %s (set --data-dir or $%s): %w", r.opt.Profile, data.DataDirEnv, err)}
+			}
+		}
+		return r.mnistTrain, r.mnistTest, nil
+	}
+	return nil, nil, errors.New("reproduce: unknown data set " + name)
+}

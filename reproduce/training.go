@@ -1,0 +1,419 @@
+package reproduce
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/calibrate"
+	"github.com/dpcalc/dpcalc/trainer"
+	"github.com/dpcalc/dpcalc/trainer/data"
+)
+
+// trainSizes are the training-split sizes the plan needs before a data set
+// is loaded (checked against the loaded set in job runs): DIGITS' fixed
+// split (data.DigitsTrainSize) and MNIST's 60,000 training images.
+var trainSizes = map[string]int{"digits": data.DigitsTrainSize, "mnist": 60000}
+
+// job is one training run: a data set and a complete, defaulted config
+// (seed included). Identical jobs are run once.
+type job struct {
+	Dataset string         `json:"dataset"`
+	Config  trainer.Config `json:"config"`
+	est     float64        // estimated seconds
+	res     *runRecord
+}
+
+// runRecord is a finished run, as cached in OutDir/cache/run-*.json.
+type runRecord struct {
+	TestAccuracy  float64 `json:"test_accuracy"`
+	TrainAccuracy float64 `json:"train_accuracy"`
+	Steps         int     `json:"steps"`
+	WallSeconds   float64 `json:"wall_seconds"`
+}
+
+func (j *job) key() any { return j }
+
+// addJob registers the runs of cfg with seeds Seed, Seed+1, … and returns
+// them; identical configs share jobs.
+func (r *runner) addJobs(dataset string, cfg trainer.Config, runs int) []*job {
+	var out []*job
+	for i := 0; i < runs; i++ {
+		c := cfg
+		s := r.opt.Seed + uint64(i)
+		c.Seed = &s
+		j := &job{Dataset: dataset, Config: c}
+		found := false
+		for _, o := range r.jobs {
+			if o.Dataset == j.Dataset && sameConfig(o.Config, j.Config) {
+				j, found = o, true
+				break
+			}
+		}
+		if !found {
+			var rec runRecord
+			if r.cache.get("run", j.key(), &rec) {
+				j.res = &rec
+			}
+			r.jobs = append(r.jobs, j)
+		}
+		out = append(out, j)
+	}
+	return out
+}
+
+func sameConfig(a, b trainer.Config) bool {
+	ka, _ := cacheKeyJSON(a)
+	kb, _ := cacheKeyJSON(b)
+	return ka == kb
+}
+
+// profileEpochs returns the epochs and runs of a cell on dataset whose paper
+// setting is paperEpochs, or a reason why the cell is not run.
+func (r *runner) profileEpochs(dataset string, paperEpochs int) (epochs, runs int, skip string) {
+	switch r.opt.Profile {
+	case ProfileTiny:
+		if dataset != "digits" {
+			return 0, 0, "not run (tiny profile: DIGITS only)"
+		}
+		return 1, 1, ""
+	case ProfileQuick:
+		if dataset == "mnist" {
+			return min(paperEpochs, r.plan.MNISTEpochs), r.plan.MNISTRuns, ""
+		}
+		return paperEpochs, r.plan.DigitsRuns, ""
+	}
+	return paperEpochs, 10, ""
+}
+
+func epochsCell(run, paper int) string {
+	if run == paper {
+		return fmt.Sprint(run)
+	}
+	return fmt.Sprintf("%d of %d (reduced by profile)", run, paper)
+}
+
+// trainingSpecs builds the training tables' cells (calibrating every σ) and
+// registers their jobs; in the quick profile it fits the plan to
+// QuickBudget.
+func (r *runner) trainingSpecs(ctx context.Context) ([]trainSpec, error) {
+	r.plan = Plan{Profile: r.opt.Profile, StepSeconds: map[string]float64{}}
+	switch r.opt.Profile {
+	case ProfileTiny:
+		r.plan.DigitsRuns = 1
+	case ProfileQuick:
+		r.plan.DigitsRuns, r.plan.MNISTRuns, r.plan.MNISTEpochs = 2, 1, 1
+	case ProfileFull:
+		r.plan.DigitsRuns, r.plan.MNISTRuns = 10, 10
+	}
+	build := func() ([]trainSpec, error) {
+		r.jobs = nil
+		var specs []trainSpec
+		for _, p := range r.opt.Papers {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			r.progress(Progress{Stage: "calibrate", Item: string(p)})
+			switch p {
+			case PaperAbadi:
+				s, err := r.abadiMNISTSpec()
+				if err != nil {
+					return nil, err
+				}
+				specs = append(specs, s)
+			case PaperDPD:
+				specs = append(specs, r.table1Spec(dpdTable1))
+			case PaperDPVD:
+				specs = append(specs, r.table1Spec(dpvdTable1))
+			}
+		}
+		return specs, nil
+	}
+	specs, err := build()
+	if err != nil {
+		return nil, err
+	}
+	if r.opt.Profile == ProfileQuick {
+		if err := r.estimate(ctx); err != nil {
+			return nil, err
+		}
+		if r.plan.Estimate > QuickBudget {
+			r.plan.Notes = append(r.plan.Notes, fmt.Sprintf("quick: the estimate with 2 DIGITS runs per cell (%s) exceeds the %s budget; using 1 run per cell.", r.plan.Estimate.Round(time.Second), QuickBudget))
+			r.plan.DigitsRuns = 1
+			if specs, err = build(); err != nil {
+				return nil, err
+			}
+		}
+		r.plan.Notes = append(r.plan.Notes, fmt.Sprintf("quick profile: DIGITS cells at the papers' settings with %d run(s) per cell; MNIST cells with %d epoch(s) and %d run per cell (the papers: 200 epochs, 10 runs), marked in the tables.", r.plan.DigitsRuns, r.plan.MNISTEpochs, r.plan.MNISTRuns))
+	}
+	return specs, nil
+}
+
+// estimate measures the step cost of every data set with uncached jobs and
+// sets r.plan's Runs, Cached and Estimate.
+func (r *runner) estimate(ctx context.Context) error {
+	r.plan.Runs, r.plan.Cached = len(r.jobs), 0
+	need := map[string]bool{}
+	for _, j := range r.jobs {
+		if j.res != nil {
+			r.plan.Cached++
+		} else {
+			need[j.Dataset] = true
+		}
+	}
+	for ds := range need {
+		if _, ok := r.plan.StepSeconds[ds]; ok {
+			continue
+		}
+		c, err := r.measure(ctx, ds)
+		if err != nil {
+			return err
+		}
+		r.plan.StepSeconds[ds] = c
+	}
+	total := 0.0
+	for _, j := range r.jobs {
+		if j.res == nil {
+			j.est = r.jobSeconds(j)
+			total += j.est
+		}
+	}
+	r.plan.Estimate = time.Duration(total * float64(time.Second))
+	return nil
+}
+
+// macs is the multiply-accumulates of one example's forward pass.
+func macs(d, classes int, c *trainer.Config) float64 {
+	in := d
+	m := 0.0
+	if c.PCADim > 0 {
+		m += float64(d * c.PCADim)
+		in = c.PCADim
+	}
+	for _, h := range c.Hidden {
+		m += float64(in * h)
+		in = h
+	}
+	return m + float64(in*classes)
+}
+
+// shapes of the data sets (features, classes, test size) for estimates.
+var shapes = map[string][3]int{"digits": {64, 10, data.DigitsTestSize}, "mnist": {784, 10, 10000}}
+
+// jobSeconds estimates a run's wall time: StepSeconds[ds] is the measured
+// time per (example × forward MAC) of a training step (forward, backward,
+// clipping, noise); evaluation passes (test set every epoch, train set once)
+// cost about a third of that per example.
+func (r *runner) jobSeconds(j *job) float64 {
+	sh := shapes[j.Dataset]
+	n := trainSizes[j.Dataset]
+	c := j.Config
+	m := macs(sh[0], sh[1], &c)
+	train := float64(c.TotalSteps(n)*c.LotSize) * m
+	eval := float64(c.Epochs*sh[2]+n) * m / 3
+	return r.plan.StepSeconds[j.Dataset] * (train + eval)
+}
+
+// measure times a short run at the data set's paper shape and returns
+// seconds per (example × forward MAC).
+func (r *runner) measure(ctx context.Context, ds string) (float64, error) {
+	train, _, err := r.loadData(ds)
+	if err != nil {
+		return 0, err
+	}
+	seed := uint64(0)
+	cfg := trainer.Config{Method: trainer.MethodDPD, Hidden: []int{1000}, LotSize: 100, Epochs: 1, ClipNorm: 2, NoiseMultiplier: 1, Seed: &seed}
+	sub := train
+	if ds == "mnist" {
+		// Two steps of the MNIST shape (lot 600, 784-1000-10) on the first
+		// 1,200 examples.
+		cfg.LotSize = 600
+		sub = &data.Dataset{Name: "mnist/sample", X: train.X[:1200*train.D], Y: train.Y[:1200], N: 1200, D: train.D, Classes: train.Classes}
+	}
+	cfg = cfg.WithDefaults(sub.N)
+	start := time.Now()
+	res, err := trainer.Train(ctx, cfg, sub, nil, trainer.Options{})
+	if err != nil {
+		return 0, err
+	}
+	el := time.Since(start).Seconds()
+	m := macs(sub.D, sub.Classes, &cfg)
+	work := float64(res.Steps*cfg.LotSize)*m + float64(sub.N)*m/3
+	return el / work, nil
+}
+
+// train runs every uncached job, caching each as it finishes.
+func (r *runner) train(ctx context.Context) error {
+	total := len(r.jobs)
+	done, cached := 0, 0
+	remaining := 0.0
+	for _, j := range r.jobs {
+		if j.res != nil {
+			done++
+			cached++
+		} else {
+			remaining += j.est
+		}
+	}
+	scale := 1.0 // measured / estimated, for the ETA
+	spentEst, spent := 0.0, 0.0
+	for _, j := range r.jobs {
+		if j.res != nil {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		r.progress(Progress{Stage: "train", Item: describeJob(j), Done: done, Total: total, Cached: cached,
+			Remaining: time.Duration(remaining * scale * float64(time.Second))})
+		tr, te, err := r.loadData(j.Dataset)
+		if err != nil {
+			return err
+		}
+		if tr.N != trainSizes[j.Dataset] {
+			return fmt.Errorf("reproduce: %s has %d training examples, the plan assumed %d", j.Dataset, tr.N, trainSizes[j.Dataset])
+		}
+		start := time.Now()
+		res, err := trainer.Train(ctx, j.Config, tr, te, trainer.Options{})
+		if err != nil {
+			return fmt.Errorf("reproduce: %s: %w", describeJob(j), err)
+		}
+		rec := runRecord{TrainAccuracy: res.TrainAccuracy, Steps: res.Steps, WallSeconds: time.Since(start).Seconds()}
+		if res.TestAccuracy != nil {
+			rec.TestAccuracy = *res.TestAccuracy
+		}
+		if err := r.cache.put("run", j.key(), rec); err != nil {
+			return err
+		}
+		j.res = &rec
+		done++
+		remaining -= j.est
+		spentEst += j.est
+		spent += rec.WallSeconds
+		if spentEst > 0 {
+			scale = spent / spentEst
+		}
+	}
+	r.progress(Progress{Stage: "train", Item: "done", Done: done, Total: total, Cached: cached})
+	return nil
+}
+
+func describeJob(j *job) string {
+	c := j.Config
+	return fmt.Sprintf("%s %s σ=%.4g epochs=%d seed=%d", j.Dataset, c.Method, c.NoiseMultiplier, c.Epochs, *c.Seed)
+}
+
+// cell is one trained configuration (one σ) of a table row: its runs and
+// the true ε of its run event.
+type cell struct {
+	sigma   sigmaResult
+	jobs    []*job
+	trueEps epsResult
+	event   accounting.Event
+}
+
+// accuracy returns the mean and sample standard deviation of the runs' test
+// accuracies.
+func (c *cell) accuracy() (mean, std float64, n int) {
+	var xs []float64
+	for _, j := range c.jobs {
+		if j.res != nil {
+			xs = append(xs, j.res.TestAccuracy)
+		}
+	}
+	n = len(xs)
+	if n == 0 {
+		return math.NaN(), math.NaN(), 0
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(n)
+	if n > 1 {
+		for _, x := range xs {
+			std += (x - mean) * (x - mean)
+		}
+		std = math.Sqrt(std / float64(n-1))
+	}
+	return mean, std, n
+}
+
+func (c *cell) accString(skip string) string {
+	if skip != "" {
+		return skip
+	}
+	if !c.sigma.ok() {
+		return c.sigma.Err
+	}
+	m, s, n := c.accuracy()
+	switch n {
+	case 0:
+		return "-"
+	case 1:
+		return fmt.Sprintf("%.4f (1 run)", m)
+	}
+	return fmt.Sprintf("%.4f ± %.4f (%d runs)", m, s, n)
+}
+
+func (c *cell) seeds() string {
+	var s []string
+	for _, j := range c.jobs {
+		s = append(s, fmt.Sprint(*j.Config.Seed))
+	}
+	return strings.Join(s, ";")
+}
+
+// trueEpsString is the true ε cell: the sound accountant's upper bound.
+func (c *cell) trueEpsString(skip string) string {
+	if skip != "" || !c.sigma.ok() {
+		return "-"
+	}
+	return f4(c.trueEps.Epsilon)
+}
+
+// runConfig returns cfg at noise multiplier sigma.
+func withSigma(cfg trainer.Config, sigma float64) trainer.Config {
+	cfg.NoiseMultiplier = sigma
+	return cfg
+}
+
+// makeCell registers the runs of cfg at σ and computes the true ε of its
+// run event under the sound accountant.
+func (r *runner) makeCell(dataset string, cfg trainer.Config, s sigmaResult, runs int, delta float64) *cell {
+	c := &cell{sigma: s}
+	if !s.ok() {
+		return c
+	}
+	n := trainSizes[dataset]
+	rc := withSigma(cfg, s.Sigma)
+	c.event = rc.RunEvent(n)
+	if k := r.acc.sound(); k != "" {
+		c.trueEps = r.epsilon(k, c.event, delta)
+	} else {
+		c.trueEps = epsResult{Epsilon: math.NaN(), Err: NotBuilt}
+	}
+	c.jobs = r.addJobs(dataset, rc, runs)
+	return c
+}
+
+// soundSigma calibrates cfg's σ against its whole run event
+// (trainer.Config.RunEvent) under the sound accountant.
+func (r *runner) soundSigma(dataset string, cfg trainer.Config, eps, delta float64) sigmaResult {
+	k := r.acc.sound()
+	if k == "" {
+		return sigmaResult{Sigma: math.NaN(), Err: NotBuilt}
+	}
+	n := trainSizes[dataset]
+	return r.calibrateSigma(k, func(s float64) accounting.Event { return withSigma(cfg, s).RunEvent(n) }, eps, delta)
+}
+
+// paperSigma applies the paper's own procedure (accountant kind) to the run
+// as the trainer makes it: q = S/N, T = epochs·⌈N/S⌉.
+func (r *runner) paperSigma(k accounting.Kind, dataset string, cfg trainer.Config, eps, delta float64) sigmaResult {
+	n := trainSizes[dataset]
+	tr := calibrate.Training{SamplingRate: cfg.SamplingRate(n), Steps: cfg.TotalSteps(n)}
+	return r.calibrateSigma(k, tr.Event, eps, delta)
+}
