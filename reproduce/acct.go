@@ -1,6 +1,7 @@
 package reproduce
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -56,7 +57,8 @@ func (c cache) get(prefix string, key, v any) bool {
 		return false
 	}
 	var e cacheEntry
-	if json.Unmarshal(b, &e) != nil || string(e.Key) != string(k) {
+	var stored bytes.Buffer
+	if json.Unmarshal(b, &e) != nil || json.Compact(&stored, e.Key) != nil || stored.String() != string(k) {
 		return false
 	}
 	return json.Unmarshal(e.Value, v) == nil
@@ -90,21 +92,25 @@ var errNotBuilt = errors.New("accountant not built")
 
 // accountants makes accountants and remembers which kinds exist.
 type accountants struct {
-	opt   accounting.Options
-	built map[accounting.Kind]bool
+	opt    accounting.Options
+	newAcc func(accounting.Kind, accounting.Options) (accounting.Accountant, error)
+	built  map[accounting.Kind]bool
 }
 
-func newAccountants(opt accounting.Options) *accountants {
-	a := &accountants{opt: opt, built: map[accounting.Kind]bool{}}
+func newAccountants(opt accounting.Options, newAcc func(accounting.Kind, accounting.Options) (accounting.Accountant, error)) *accountants {
+	if newAcc == nil {
+		newAcc = accounting.New
+	}
+	a := &accountants{opt: opt, newAcc: newAcc, built: map[accounting.Kind]bool{}}
 	for _, k := range accounting.Kinds {
-		_, err := accounting.New(k, opt)
+		_, err := newAcc(k, opt)
 		a.built[k] = err == nil
 	}
 	return a
 }
 
 func (a *accountants) factory(k accounting.Kind) calibrate.Factory {
-	return func() (accounting.Accountant, error) { return accounting.New(k, a.opt) }
+	return func() (accounting.Accountant, error) { return a.newAcc(k, a.opt) }
 }
 
 // sound is the tight, sound accountant used for "true ε" and the sound σ:
@@ -152,7 +158,7 @@ func (r *runner) epsilon(k accounting.Kind, e accounting.Event, delta float64) e
 	if r.cache.get("eps", key, &out) {
 		return out
 	}
-	acc, err := accounting.New(k, r.acc.opt)
+	acc, err := r.acc.newAcc(k, r.acc.opt)
 	if err == nil {
 		err = acc.Compose(e, 1)
 	}

@@ -54,6 +54,9 @@ type Options struct {
 	Seed uint64
 	// Accounting configures every accountant (e.g. the PLD grid).
 	Accounting accounting.Options
+	// NewAccountant makes accountants; nil means accounting.New. Tests
+	// inject closed-form accountants here.
+	NewAccountant func(accounting.Kind, accounting.Options) (accounting.Accountant, error)
 	// OnPlan, if set, is called once the training plan and its estimated
 	// wall time are known, before any training starts.
 	OnPlan func(Plan)
@@ -184,7 +187,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
 		return nil, inputErr("%v", err)
 	}
-	r := &runner{opt: opt, acc: newAccountants(opt.Accounting), cache: cache{filepath.Join(opt.OutDir, "cache")}, start: time.Now()}
+	r := &runner{opt: opt, acc: newAccountants(opt.Accounting, opt.NewAccountant), cache: cache{filepath.Join(opt.OutDir, "cache")}, start: time.Now()}
 	rep := &Report{}
 
 	// 1. Accounting tables and figures (no training).

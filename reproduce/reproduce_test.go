@@ -1,0 +1,299 @@
+package reproduce
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dpcalc/dpcalc/accounting"
+)
+
+// readCSV returns the header and rows of dir/name.csv.
+func readCSV(t *testing.T, dir, name string) ([]string, [][]string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name+".csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatalf("%s.csv: %v", name, err)
+	}
+	if len(recs) < 2 {
+		t.Fatalf("%s.csv: %d records, want a header and rows", name, len(recs))
+	}
+	return recs[0], recs[1:]
+}
+
+func col(t *testing.T, header []string, name string) int {
+	t.Helper()
+	i := slices.Index(header, name)
+	if i < 0 {
+		t.Fatalf("no column %q in %q", name, header)
+	}
+	return i
+}
+
+// TestTinyEndToEnd runs the whole pipeline on the tiny profile with the
+// accountants of this build, and checks every file, the columns, the paper
+// numbers, and that a value whose accountant is not built says so.
+func TestTinyEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	var stages []string
+	rep, err := Run(context.Background(), Options{Profile: ProfileTiny, OutDir: dir,
+		Progress: func(p Progress) { stages = append(stages, p.Stage) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"accounting", "calibrate", "train", "tables"} {
+		if !slices.Contains(stages, s) {
+			t.Errorf("no progress for stage %s (got %v)", s, stages)
+		}
+	}
+	for _, f := range []string{"README.md", "abadi-figure2.png", "dpd-sigma-mnist.png", "dpd-sigma-digits.png", "dpvd-sigma-mnist.png", "dpvd-sigma-digits.png"} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s missing or empty: %v", f, err)
+		}
+	}
+	for _, name := range []string{"abadi-5.1-epsilon", "abadi-figure2", "abadi-audit", "abadi-5.2-mnist",
+		"dpd-sigma", "dpd-audit", "dpd-sigma-curves", "dpd-table1",
+		"dpvd-sigma", "dpvd-audit", "dpvd-sigma-curves", "dpvd-table1"} {
+		if rep.Table(name) == nil {
+			t.Errorf("table %s not in the report", name)
+		}
+		md, err := os.ReadFile(filepath.Join(dir, name+".md"))
+		if err != nil || !bytes.Contains(md, []byte("Verdict (generated")) {
+			t.Errorf("%s.md missing or without a verdict: %v", name, err)
+		}
+	}
+	built := func(k accounting.Kind) bool { _, err := accounting.New(k, accounting.Options{}); return err == nil }
+
+	// Abadi §5.1: the paper's four numbers, and ours (or n/a).
+	h, rows := readCSV(t, dir, "abadi-5.1-epsilon")
+	ci, pi, oi := col(t, h, "accountant"), col(t, h, "paper ε"), col(t, h, "ours ε")
+	want := map[string]string{"100/ma": "1.26", "100/ac": "9.34", "400/ma": "2.55", "400/ac": "24.22"}
+	got := map[string]string{}
+	for _, r := range rows {
+		k := r[col(t, h, "E")] + "/" + r[ci]
+		if r[pi] != "-" {
+			got[k] = r[pi]
+		}
+		if !built(accounting.Kind(r[ci])) {
+			if r[oi] != NotBuilt {
+				t.Errorf("§5.1 %s: ours = %q, want %q", k, r[oi], NotBuilt)
+			}
+		} else if _, err := fmt.Sscanf(r[oi], "%g", new(float64)); err != nil {
+			t.Errorf("§5.1 %s: ours = %q, want a number", k, r[oi])
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("§5.1 paper column = %v, want %v", got, want)
+	}
+
+	// σ tables: the published σ values.
+	paperSigmas := map[string][]string{"dpd": {"10.88", "3.23"}, "dpvd": {"8.24", "2.68", "9.73", "2.97"}}
+	for p, ws := range paperSigmas {
+		h, rows := readCSV(t, dir, p+"-sigma")
+		var ps []string
+		for _, r := range rows {
+			if v := r[col(t, h, "paper σ")]; v != "-" {
+				ps = append(ps, v)
+			}
+			if k := accounting.Kind(r[col(t, h, "accountant")]); !built(k) && r[col(t, h, "ours σ")] != NotBuilt {
+				t.Errorf("%s-sigma %s: ours σ = %q, want %q", p, k, r[col(t, h, "ours σ")], NotBuilt)
+			}
+		}
+		if fmt.Sprint(ps) != fmt.Sprint(ws) {
+			t.Errorf("%s-sigma paper σ = %v, want %v", p, ps, ws)
+		}
+		// Audit: every published σ in both readings; verdict or n/a.
+		h, rows = readCSV(t, dir, p+"-audit")
+		if len(rows) != 2*len(ws) {
+			t.Errorf("%s-audit has %d rows, want %d", p, len(rows), 2*len(ws))
+		}
+		for _, r := range rows {
+			v := r[col(t, h, "verdict")]
+			if !built(accounting.KindPLD) && v != NotBuilt {
+				t.Errorf("%s-audit verdict %q without pld, want %q", p, v, NotBuilt)
+			}
+			if built(accounting.KindPLD) && !slices.Contains([]string{"holds", "violated", "undetermined"}, v) {
+				t.Errorf("%s-audit verdict %q", p, v)
+			}
+		}
+	}
+
+	// Table 1: paper accuracies, MNIST not run in tiny, DIGITS one epoch.
+	for _, tc := range []struct {
+		name  string
+		first string // first row's paper accuracy (MNIST ε = 10, first method)
+		n     int
+	}{{"dpd-table1", "0.9526", 24}, {"dpvd-table1", "0.9462", 24}} {
+		h, rows := readCSV(t, dir, tc.name)
+		if len(rows) != tc.n {
+			t.Fatalf("%s: %d rows, want %d", tc.name, len(rows), tc.n)
+		}
+		for _, c := range []string{"σ paper proc.", "acc (paper σ)", "acc (sound σ)", "seeds", "paper acc"} {
+			col(t, h, c)
+		}
+		if rows[0][col(t, h, "paper acc")] != tc.first {
+			t.Errorf("%s first paper accuracy %q, want %s", tc.name, rows[0][col(t, h, "paper acc")], tc.first)
+		}
+		for _, r := range rows {
+			acc := r[col(t, h, "acc (paper σ)")]
+			switch r[col(t, h, "dataset")] {
+			case "mnist":
+				if !strings.HasPrefix(acc, "not run (tiny") {
+					t.Errorf("%s MNIST cell %q, want not run", tc.name, acc)
+				}
+			case "digits":
+				kind := map[string]accounting.Kind{"dpd": accounting.KindDPDAC, "dpvd": accounting.KindDPDAC}[strings.Split(tc.name, "-")[0]]
+				_ = kind
+				if r[col(t, h, "epochs")] != "1 of 100 (reduced by profile)" {
+					t.Errorf("%s DIGITS epochs %q", tc.name, r[col(t, h, "epochs")])
+				}
+				if acc != NotBuilt && !strings.HasSuffix(acc, "(1 run)") {
+					t.Errorf("%s DIGITS cell %q, want one run or %q", tc.name, acc, NotBuilt)
+				}
+			}
+		}
+	}
+	h, rows = readCSV(t, dir, "abadi-5.2-mnist")
+	if len(rows) != 3 || rows[0][col(t, h, "paper acc")] != "0.90" || rows[2][col(t, h, "σ")] != "2" {
+		t.Errorf("abadi-5.2-mnist rows %v", rows)
+	}
+}
+
+// fakeAcc is a closed-form stand-in for every accountant kind, so the
+// training path is tested with numbers whatever this build contains. Each
+// step PoissonSampled{q, Gaussian{σ}} adds ρ = scale·q²/σ² (a heuristic, not
+// a privacy bound); ε = ρ + 2√(ρ log 1/δ). Its pld reports lower = 0.9·ε.
+type fakeAcc struct {
+	kind  accounting.Kind
+	scale float64
+	rho   float64
+}
+
+func (a *fakeAcc) Kind() accounting.Kind { return a.kind }
+
+func (a *fakeAcc) add(e accounting.Event, mult, q float64) error {
+	switch ev := e.(type) {
+	case accounting.Gaussian:
+		a.rho += mult * a.scale * q * q / (ev.NoiseMultiplier * ev.NoiseMultiplier)
+	case accounting.PoissonSampled:
+		return a.add(ev.Event, mult, q*ev.SamplingRate)
+	case accounting.SelfComposed:
+		return a.add(ev.Event, mult*float64(ev.Count), q)
+	case accounting.Composed:
+		for _, s := range ev.Events {
+			if err := a.add(s, mult, q); err != nil {
+				return err
+			}
+		}
+	default:
+		return errors.New("fake: unsupported event")
+	}
+	return nil
+}
+
+func (a *fakeAcc) Compose(e accounting.Event, count int) error { return a.add(e, float64(count), 1) }
+func (a *fakeAcc) Epsilon(delta float64) (float64, error) {
+	return a.rho + 2*math.Sqrt(a.rho*math.Log(1/delta)), nil
+}
+func (a *fakeAcc) Delta(eps float64) (float64, error) { return 0, errors.New("fake: no delta") }
+
+type fakePLD struct{ fakeAcc }
+
+func (a *fakePLD) EpsilonBounds(delta float64) (float64, float64, error) {
+	e, _ := a.Epsilon(delta)
+	return 0.9 * e, e, nil
+}
+func (a *fakePLD) DeltaBounds(float64) (float64, float64, error) { return 0, 0, errors.New("fake") }
+
+func newFake(k accounting.Kind, _ accounting.Options) (accounting.Accountant, error) {
+	scale := map[accounting.Kind]float64{
+		accounting.KindMA: 2, accounting.KindRDP: 2, accounting.KindZCDP: 2.5, accounting.KindAC: 20,
+		accounting.KindDPDAC: 30, accounting.KindDPDZCDP: 3, accounting.KindPLD: 1.8,
+	}[k]
+	if k == accounting.KindPLD {
+		return &fakePLD{fakeAcc{kind: k, scale: scale}}, nil
+	}
+	return &fakeAcc{kind: k, scale: scale}, nil
+}
+
+// TestTinyTrainingResumable exercises the training cells with numbers (an
+// injected closed-form accountant for every kind): DIGITS cells are
+// trained, the sound σ meets its budget, and a second run into the same
+// directory recomputes nothing and writes identical tables.
+func TestTinyTrainingResumable(t *testing.T) {
+	dir := t.TempDir()
+	opt := Options{Profile: ProfileTiny, OutDir: dir, Papers: []Paper{PaperDPD}, NewAccountant: newFake}
+	var plan Plan
+	opt.OnPlan = func(p Plan) { plan = p }
+	if _, err := Run(context.Background(), opt); err != nil {
+		t.Fatal(err)
+	}
+	// 3 ε × (dpd AC, dpd zCDP, dpd sound, sgld paper, sgld sound, dpsgd
+	// paper, dpsgd sound) = 21 distinct runs; DPD-AC and DPD-zCDP share
+	// their sound-σ run.
+	if plan.Runs != 21 || plan.Cached != 0 {
+		t.Errorf("plan: %d runs, %d cached; want 21, 0", plan.Runs, plan.Cached)
+	}
+	first, _ := os.ReadFile(filepath.Join(dir, "dpd-table1.csv"))
+	h, rows := readCSV(t, dir, "dpd-table1")
+	for _, r := range rows {
+		if r[col(t, h, "dataset")] != "digits" {
+			continue
+		}
+		for _, c := range []string{"acc (paper σ)", "acc (sound σ)"} {
+			var a float64
+			if _, err := fmt.Sscanf(r[col(t, h, c)], "%g (1 run)", &a); err != nil || a < 0.05 || a > 1 {
+				t.Errorf("%s %s = %q, want an accuracy from one run", r[col(t, h, "method")], c, r[col(t, h, c)])
+			}
+		}
+		var eps, te float64
+		fmt.Sscanf(r[col(t, h, "ε")], "%g", &eps)
+		fmt.Sscanf(r[col(t, h, "true ε (sound σ, pld)")], "%g", &te)
+		if !(te <= eps) || te < 0.99*eps {
+			t.Errorf("%s ε = %g: sound σ's true ε = %g, want just below the budget", r[col(t, h, "method")], eps, te)
+		}
+		if r[col(t, h, "seeds")] != "1" {
+			t.Errorf("seeds = %q, want 1", r[col(t, h, "seeds")])
+		}
+	}
+	plan = Plan{}
+	if _, err := Run(context.Background(), opt); err != nil {
+		t.Fatal(err)
+	}
+	if plan.Cached != plan.Runs || plan.Runs != 21 {
+		t.Errorf("second run: %d of %d cached, want all", plan.Cached, plan.Runs)
+	}
+	second, _ := os.ReadFile(filepath.Join(dir, "dpd-table1.csv"))
+	if !bytes.Equal(first, second) {
+		t.Error("second run wrote a different dpd-table1.csv")
+	}
+}
+
+func TestBadOptions(t *testing.T) {
+	for _, o := range []Options{
+		{Profile: ProfileTiny},
+		{Profile: "huge", OutDir: t.TempDir()},
+		{Profile: ProfileTiny, OutDir: t.TempDir(), Papers: []Paper{"nope"}},
+	} {
+		_, err := Run(context.Background(), o)
+		var ie *InputError
+		if !errors.As(err, &ie) {
+			t.Errorf("%+v: err = %v, want InputError", o, err)
+		}
+	}
+	if _, err := ParsePaper("abadi"); err != nil {
+		t.Error(err)
+	}
+}
