@@ -62,6 +62,7 @@ type mirror struct {
 	notFound  bool              // every request gets 404
 	noRange   bool              // ignore Range headers
 	truncate  map[string]int    // file → serve only this many bytes on its first request
+	stall     map[string]int    // file → send this many bytes on its first request, then hang
 	status    int               // if non-zero, answer every request with this status
 	override  map[string][]byte // file → different content
 	mu        sync.Mutex
@@ -98,6 +99,14 @@ func (m *mirror) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Write(content[:n])
 		w.(http.Flusher).Flush()
 		panic(http.ErrAbortHandler)
+	}
+	if n, ok := m.stall[name]; ok && first {
+		w.Header().Set("Content-Length", fmt.Sprint(len(content)))
+		w.WriteHeader(http.StatusOK)
+		w.Write(content[:n])
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // hang until the client gives up
+		return
 	}
 	if m.noRange {
 		r.Header.Del("Range")
@@ -328,6 +337,42 @@ func TestFetchServerErrorsRetriedThenFail(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("dir not empty after failure: %v", ents)
+	}
+}
+
+func TestFetchStalledServerResumes(t *testing.T) {
+	fs := newFixtureSet(t)
+	const f = "train-images-idx3-ubyte.gz"
+	half := len(fs.gz[f]) / 2
+	m := &mirror{files: fs.gz, stall: map[string]int{f: half}}
+	c, urls := newMirrors(t, m)
+	dir := t.TempDir()
+	opt := fastOpts(c, urls)
+	opt.StallTimeout = 200 * time.Millisecond
+	if err := fetchSet(context.Background(), fs.spec, dir, opt); err != nil {
+		t.Fatal(err)
+	}
+	checkFetched(t, fs, dir)
+	want := []string{f + " ", fmt.Sprintf("%s bytes=%d-", f, half)}
+	if got := filterFile(m.log(), f); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("requests for %s = %q, want %q", f, got, want)
+	}
+}
+
+func TestFetchStallErrorMessage(t *testing.T) {
+	fs := newFixtureSet(t)
+	const f = "train-images-idx3-ubyte.gz"
+	m := &mirror{files: fs.gz, stall: map[string]int{f: 10}}
+	c, urls := newMirrors(t, m)
+	opt := fastOpts(c, urls)
+	opt.Retries = -1
+	opt.StallTimeout = 100 * time.Millisecond
+	err := fetchSet(context.Background(), fs.spec, t.TempDir(), opt)
+	if err == nil || !strings.Contains(err.Error(), f) || !strings.Contains(err.Error(), "no data for 100ms") {
+		t.Fatalf("err = %v, want a stall error naming %s", err, f)
+	}
+	if n := countFile(m.log(), f); n != 1 {
+		t.Errorf("%d requests with Retries -1, want 1", n)
 	}
 }
 
