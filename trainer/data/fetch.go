@@ -202,6 +202,10 @@ func download(ctx context.Context, opt *FetchOptions, url, part, file string, li
 	if err != nil {
 		return false, permanentError{err}
 	}
+	// Ask for the bytes as stored: with Go's default transparent
+	// decompression a server that labels .gz files Content-Encoding: gzip
+	// would hand over different bytes than a later Range request.
+	req.Header.Set("Accept-Encoding", "identity")
 	if offset > 0 {
 		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", offset))
 	}

@@ -80,6 +80,10 @@ func (m *mirror) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	m.truncated[name] = true
 	m.mu.Unlock()
+	if ae := r.Header.Get("Accept-Encoding"); ae != "identity" {
+		http.Error(w, "client must ask for Accept-Encoding: identity, got "+ae, http.StatusBadRequest)
+		return
+	}
 	if m.status != 0 {
 		http.Error(w, "failing", m.status)
 		return
