@@ -68,7 +68,8 @@ func isDir(p string) bool {
 // Every file is checked for the idx magic, dimensions, exact length, label
 // range and the SHA-256 of its decompressed content before any data is
 // returned; on error both results are nil. Pixels are scaled by 1/255.
-// The four files are read concurrently; MNIST loads in about 0.3 s.
+// The four files are read concurrently, pixels converted as they are
+// inflated; MNIST (train and test) takes about 0.5 s of CPU, mostly inflate.
 func Load(name, dir string) (train, test *Dataset, err error) {
 	if name == "digits" {
 		return Digits()

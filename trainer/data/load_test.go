@@ -19,7 +19,7 @@ func TestLoadMNIST(t *testing.T) {
 	elapsed, cpu := time.Since(start), cpuTime()-cpu0
 	t.Logf("Load(mnist) took %v wall, %v CPU", elapsed, cpu)
 	// CPU time, unlike wall time, does not grow when other tests share the
-	// machine. About 0.6 s of CPU is expected (mostly inflate), spread over
+	// machine. About 0.5 s of CPU is expected (mostly inflate), spread over
 	// up to four cores.
 	if !raceEnabled && cpu > 2*time.Second {
 		t.Errorf("Load(mnist) used %v of CPU, want about 0.6 s", cpu)
