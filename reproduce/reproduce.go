@@ -54,6 +54,9 @@ type Options struct {
 	Seed uint64
 	// Accounting configures every accountant (e.g. the PLD grid).
 	Accounting accounting.Options
+	// PlanOnly stops after the accounting tables and the plan: no training,
+	// no training tables (Report.Plan says what a real run would do).
+	PlanOnly bool
 	// NewAccountant makes accountants; nil means accounting.New. Tests
 	// inject closed-form accountants here.
 	NewAccountant func(accounting.Kind, accounting.Options) (accounting.Accountant, error)
@@ -210,6 +213,12 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	}
 	if opt.OnPlan != nil {
 		opt.OnPlan(r.plan)
+	}
+	if opt.PlanOnly {
+		rep.Plan = r.plan
+		rep.Tables = acct
+		rep.WallTime = time.Since(r.start)
+		return rep, nil
 	}
 	if err := r.train(ctx); err != nil {
 		return nil, err

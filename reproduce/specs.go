@@ -93,6 +93,7 @@ func (s *table1Spec) table(r *runner) *Table {
 			fmt.Sprintf("σ sound: the smallest σ for which the trainer's whole run event (trainer.Config.RunEvent: T steps of PoissonSampled{q, Gaussian{σ_eff}}, σ_eff = 2σ for dpd/dpvd/sgld and σ for dpsgd, add/remove adjacency) is (ε, δ)-DP under %s (calibrate.SigmaFor).", sk),
 			fmt.Sprintf("true ε: ε(δ) of the run event at that σ under %s (for pld the certified upper bound). A paper-σ true ε above the column ε means the paper's σ does not deliver the claimed ε in the run we make.", sk),
 			"Accuracy: test accuracy at the end of training, mean ± sample standard deviation over the runs made; run r uses seed (listed) and the same seed gives the same number. ours − paper: mean accuracy at the paper's σ minus the paper's, in percentage points.",
+			"Learning rate: η0 multiplies the mean noisy clipped gradient over the expected minibatch (the trainer's convention, trainer.Train). The papers' update (DPD eqs. 3–5) multiplies η_t/2 by an N/S-scaled sum, i.e. a step N/2 times larger on the mean gradient, which diverges at their η0; their effective step size is therefore not recoverable from the text, and this is a likely source of accuracy gaps.",
 			"Clipping: one flat norm bound C on the whole per-example gradient (the papers write \"each layer at C\" but derive the sensitivity 2C of the whole sum). η_t = η0/t with t the epoch; Poisson sampling with q = S/N (the papers use fixed-size minibatches).",
 		},
 	}

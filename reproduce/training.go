@@ -147,6 +147,12 @@ func (r *runner) trainingSpecs(ctx context.Context) ([]trainSpec, error) {
 				return nil, err
 			}
 		}
+		if err := r.estimate(ctx); err != nil {
+			return nil, err
+		}
+		if r.plan.Estimate > QuickBudget {
+			r.plan.Notes = append(r.plan.Notes, fmt.Sprintf("quick: the estimate (%s) still exceeds the %s budget at this machine's current speed (measured step cost in the plan); nothing more is cut, so that every cell keeps at least one run.", r.plan.Estimate.Round(time.Second), QuickBudget))
+		}
 		r.plan.Notes = append(r.plan.Notes, fmt.Sprintf("quick profile: DIGITS cells at the papers' settings with %d run(s) per cell; MNIST cells with %d epoch(s) and %d run per cell (the papers: 200 epochs, 10 runs), marked in the tables.", r.plan.DigitsRuns, r.plan.MNISTEpochs, r.plan.MNISTRuns))
 	}
 	return specs, nil

@@ -24,6 +24,7 @@ type ReproCmd struct {
 	Seed    uint64  `name:"seed" default:"1" help:"Seed of the first run of every cell; run r uses seed+r (default: ${default})."`
 	PLDGrid float64 `name:"pld-grid" help:"Discretisation width of the pld accountant (default: adaptive)."`
 	Quiet   bool    `name:"quiet" help:"No plan or progress lines on stderr."`
+	Plan    bool    `name:"plan" help:"Print the plan (runs, cached, expected wall time) and stop before training."`
 
 	stderr io.Writer
 }
@@ -45,7 +46,7 @@ func (c *ReproCmd) Run(e *env) error {
 	}
 	opt := reproduce.Options{
 		Profile: reproduce.Profile(c.Profile), OutDir: c.Out, DataDir: c.DataDir, Seed: c.Seed,
-		Accounting: accounting.Options{PLDGridWidth: c.PLDGrid},
+		Accounting: accounting.Options{PLDGridWidth: c.PLDGrid}, PlanOnly: c.Plan,
 	}
 	if c.Paper != "all" {
 		p, err := reproduce.ParsePaper(c.Paper)
@@ -91,6 +92,14 @@ func (c *ReproCmd) Run(e *env) error {
 	}
 	if e.json {
 		return writeJSON(e.stdout, rep)
+	}
+	if c.Plan {
+		p := rep.Plan
+		fmt.Fprintf(e.stdout, "profile %s: %d training runs, %d cached, expected wall time %s\n", p.Profile, p.Runs, p.Cached, p.Estimate.Round(time.Second))
+		for ds, s := range p.StepSeconds {
+			fmt.Fprintf(e.stdout, "measured %s: %.3g s per (example × forward MAC)\n", ds, s)
+		}
+		return nil
 	}
 	for _, t := range rep.Tables {
 		if _, err := e.stdout.Write(append(t.Markdown(), '\n')); err != nil {
