@@ -153,7 +153,7 @@ func (r *runner) trainingSpecs(ctx context.Context) ([]trainSpec, error) {
 		if r.plan.Estimate > QuickBudget {
 			r.plan.Notes = append(r.plan.Notes, fmt.Sprintf("quick: the estimate (%s) still exceeds the %s budget at this machine's current speed (measured step cost in the plan); nothing more is cut, so that every cell keeps at least one run.", r.plan.Estimate.Round(time.Second), QuickBudget))
 		}
-		r.plan.Notes = append(r.plan.Notes, fmt.Sprintf("quick profile: DIGITS cells at the papers' settings with %d run(s) per cell; MNIST cells with %d epoch(s) and %d run per cell (the papers: 200 epochs, 10 runs), marked in the tables.", r.plan.DigitsRuns, r.plan.MNISTEpochs, r.plan.MNISTRuns))
+		r.plan.Notes = append(r.plan.Notes, fmt.Sprintf("quick profile: DIGITS cells at the papers' settings with %d run(s) per cell; MNIST cells with %d epoch(s) and %d run per cell (the papers: their full epochs, 10 runs), marked in the tables.", r.plan.DigitsRuns, r.plan.MNISTEpochs, r.plan.MNISTRuns))
 	}
 	return specs, nil
 }
@@ -220,7 +220,16 @@ func (r *runner) jobSeconds(j *job) float64 {
 	m := macs(sh[0], sh[1], &c)
 	train := float64(c.TotalSteps(n)*c.LotSize) * m
 	eval := float64(c.Epochs*sh[2]+n) * m / 3
-	return r.plan.StepSeconds[j.Dataset] * (train + eval)
+	pca := 0.0
+	if c.PCADim > 0 {
+		// DP-PCA: the covariance of the q_p·N sample (one gemm) and a dense
+		// symmetric eigendecomposition in pure Go, which runs far below
+		// gemm speed; 30·D³ is its cost in gemm-MAC equivalents, fitted to
+		// one measured MNIST run (D = 784).
+		d := float64(sh[0])
+		pca = c.PCASamplingRate*float64(n)*d*d + 30*d*d*d
+	}
+	return r.plan.StepSeconds[j.Dataset] * (train + eval + pca)
 }
 
 // measure times a short run at the data set's paper shape and returns
