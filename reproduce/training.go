@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -292,9 +294,38 @@ func (r *runner) train(ctx context.Context) error {
 			return fmt.Errorf("reproduce: %s has %d training examples, the plan assumed %d", j.Dataset, tr.N, trainSizes[j.Dataset])
 		}
 		start := time.Now()
-		res, err := trainer.Train(ctx, j.Config, tr, te, trainer.Options{})
+		item := describeJob(j)
+		topt := trainer.Options{Progress: func(p trainer.Progress) {
+			if p.Epochs > 1 && p.Step < p.TotalSteps {
+				r.progress(Progress{Stage: "train", Item: fmt.Sprintf("%s: epoch %d/%d", item, p.Epoch, p.Epochs), Done: done, Total: total, Cached: cached,
+					Remaining: time.Duration((remaining - j.est*float64(p.Step)/float64(p.TotalSteps)) * scale * float64(time.Second))})
+			}
+		}}
+		// Long runs checkpoint every checkpointEvery epochs into the cache,
+		// so an interrupted run resumes mid-way (the checkpoint carries the
+		// random stream and the ledger, so the result is the same).
+		var ckpt string
+		if j.Config.Epochs >= 2*checkpointEvery {
+			p, _, err := r.cache.path("ckpt", j.key())
+			if err != nil {
+				return err
+			}
+			ckpt = strings.TrimSuffix(p, ".json") + ".ckpt"
+			topt.CheckpointPath, topt.CheckpointEvery = ckpt, checkpointEvery
+		}
+		var res *trainer.Result
+		if _, statErr := os.Stat(ckpt); ckpt != "" && statErr == nil {
+			res, err = trainer.Resume(ctx, ckpt, tr, te, topt)
+		} else {
+			if ckpt != "" {
+				if err := os.MkdirAll(filepath.Dir(ckpt), 0o755); err != nil {
+					return err
+				}
+			}
+			res, err = trainer.Train(ctx, j.Config, tr, te, topt)
+		}
 		if err != nil {
-			return fmt.Errorf("reproduce: %s: %w", describeJob(j), err)
+			return fmt.Errorf("reproduce: %s: %w", item, err)
 		}
 		rec := runRecord{TrainAccuracy: res.TrainAccuracy, Steps: res.Steps, WallSeconds: time.Since(start).Seconds()}
 		if res.TestAccuracy != nil {
@@ -304,6 +335,9 @@ func (r *runner) train(ctx context.Context) error {
 			return err
 		}
 		j.res = &rec
+		if ckpt != "" {
+			_ = os.Remove(ckpt) // the run record supersedes it
+		}
 		done++
 		remaining -= j.est
 		spentEst += j.est
@@ -315,6 +349,9 @@ func (r *runner) train(ctx context.Context) error {
 	r.progress(Progress{Stage: "train", Item: "done", Done: done, Total: total, Cached: cached})
 	return nil
 }
+
+// checkpointEvery is the checkpoint interval (epochs) of long runs.
+const checkpointEvery = 10
 
 func describeJob(j *job) string {
 	c := j.Config

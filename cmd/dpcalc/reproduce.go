@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -63,7 +64,15 @@ func (c *ReproCmd) Run(e *env) error {
 				fmt.Fprintf(stderr, "dpcalc: reproduce: %s\n", n)
 			}
 		}
+		var last time.Duration
 		opt.Progress = func(p reproduce.Progress) {
+			if strings.Contains(p.Item, ": epoch ") {
+				// Epoch lines of long runs, at most one every 30 s.
+				if p.Elapsed-last < 30*time.Second {
+					return
+				}
+			}
+			last = p.Elapsed
 			switch p.Stage {
 			case "train":
 				if p.Item == "done" {
