@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/trainer"
+	"github.com/dpcalc/dpcalc/trainer/data"
 )
 
 // readCSV returns the header and rows of dir/name.csv.
@@ -308,5 +310,48 @@ func TestBadOptions(t *testing.T) {
 	}
 	if _, err := ParsePaper("abadi"); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestInterruptedRunResumes cancels a 25-epoch run after epoch 15 (it has
+// checkpointed at epoch 10) and checks that the next run resumes from the
+// checkpoint to exactly the uninterrupted result.
+func TestInterruptedRunResumes(t *testing.T) {
+	mk := func(dir string) *runner {
+		return &runner{opt: Options{OutDir: dir, Seed: 1, Profile: ProfileQuick}, cache: cache{filepath.Join(dir, "cache")}}
+	}
+	cfg := trainer.Config{Method: trainer.MethodDPD, Hidden: []int{100}, LotSize: 100, Epochs: 25, ClipNorm: 2, LearningRate: 0.5, NoiseMultiplier: 1}.WithDefaults(data.DigitsTrainSize)
+	a := mk(t.TempDir())
+	ja := a.addJobs("digits", cfg, 1)
+	if err := a.train(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	b := mk(dir)
+	b.addJobs("digits", cfg, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b.opt.Progress = func(p Progress) {
+		if strings.Contains(p.Item, "epoch 15/") {
+			cancel()
+		}
+	}
+	if err := b.train(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: err = %v, want context.Canceled", err)
+	}
+	ckpts, _ := filepath.Glob(filepath.Join(dir, "cache", "ckpt-*.ckpt"))
+	if len(ckpts) != 1 {
+		t.Fatalf("checkpoints after the interruption: %v, want one", ckpts)
+	}
+	c := mk(dir)
+	jc := c.addJobs("digits", cfg, 1)
+	if err := c.train(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if ja[0].res.TestAccuracy != jc[0].res.TestAccuracy || ja[0].res.Steps != jc[0].res.Steps {
+		t.Errorf("resumed run: accuracy %v after %d steps, uninterrupted %v after %d", jc[0].res.TestAccuracy, jc[0].res.Steps, ja[0].res.TestAccuracy, ja[0].res.Steps)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "cache", "ckpt-*.ckpt")); len(left) != 0 {
+		t.Errorf("checkpoint left after the run finished: %v", left)
 	}
 }
