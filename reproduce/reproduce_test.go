@@ -169,13 +169,41 @@ func TestTinyEndToEnd(t *testing.T) {
 					t.Errorf("%s MNIST cell %q, want not run", tc.name, acc)
 				}
 			case "digits":
-				kind := map[string]accounting.Kind{"dpd": accounting.KindDPDAC, "dpvd": accounting.KindDPDAC}[strings.Split(tc.name, "-")[0]]
-				_ = kind
 				if r[col(t, h, "epochs")] != "1 of 100 (reduced by profile)" {
 					t.Errorf("%s DIGITS epochs %q", tc.name, r[col(t, h, "epochs")])
 				}
-				if acc != NotBuilt && !strings.HasSuffix(acc, "(1 run)") {
-					t.Errorf("%s DIGITS cell %q, want one run or %q", tc.name, acc, NotBuilt)
+				// The paper-σ cell needs the paper's accountant, the
+				// sound one pld or rdp: a number and one run, or n/a.
+				tab := map[string]table1{"dpd-table1": dpdTable1, "dpvd-table1": dpvdTable1}[tc.name]
+				var kind accounting.Kind
+				for _, mr := range tab.Rows {
+					if mr.Name == r[col(t, h, "method")] {
+						kind = mr.PaperKind
+					}
+				}
+				sound := built(accounting.KindPLD) || built(accounting.KindRDP)
+				for _, cc := range []struct {
+					sigma, acc string
+					ok         bool
+				}{{"σ paper proc.", "acc (paper σ)", built(kind)}, {"σ sound (pld)", "acc (sound σ)", sound}} {
+					sc := cc.sigma
+					if !built(accounting.KindPLD) {
+						sc = strings.Replace(sc, "pld", map[bool]string{true: "rdp", false: "sound accountant"}[built(accounting.KindRDP)], 1)
+					}
+					sig, acc := r[col(t, h, sc)], r[col(t, h, cc.acc)]
+					if !cc.ok {
+						if sig != NotBuilt || acc != NotBuilt {
+							t.Errorf("%s %s: σ %q, accuracy %q; want %q", tc.name, r[col(t, h, "method")], sig, acc, NotBuilt)
+						}
+						continue
+					}
+					var sv, av float64
+					if _, err := fmt.Sscanf(sig, "%g", &sv); err != nil || !(sv > 0) {
+						t.Errorf("%s %s: σ %q, want > 0", tc.name, r[col(t, h, "method")], sig)
+					}
+					if _, err := fmt.Sscanf(acc, "%g (1 run)", &av); err != nil || av < 0 || av > 1 {
+						t.Errorf("%s %s: accuracy %q, want one run", tc.name, r[col(t, h, "method")], acc)
+					}
 				}
 			}
 		}
