@@ -322,6 +322,18 @@ func TestTinyTrainingResumable(t *testing.T) {
 	if !bytes.Equal(first, second) {
 		t.Error("second run wrote a different dpd-table1.csv")
 	}
+	// A fresh run (empty cache) with the same seeds gives the same table.
+	opt.OutDir = t.TempDir()
+	if _, err := Run(context.Background(), opt); err != nil {
+		t.Fatal(err)
+	}
+	if plan.Cached != 0 {
+		t.Errorf("fresh directory: %d runs cached", plan.Cached)
+	}
+	fresh, _ := os.ReadFile(filepath.Join(opt.OutDir, "dpd-table1.csv"))
+	if !bytes.Equal(first, fresh) {
+		t.Error("a fresh run with the same seeds wrote a different dpd-table1.csv")
+	}
 }
 
 func TestBadOptions(t *testing.T) {
