@@ -154,15 +154,15 @@ func (s *table1Spec) table(r *runner) *Table {
 			}
 		}
 		v := fmt.Sprintf("%s ε = %g: the paper's best method is %s (%.4f); ours at the paper's σ is %s (%.4f)", k.ds, k.eps, bestPaper, bp, bestOurs, bo)
-		if bestOurs == "" {
+		switch {
+		case bestOurs == "":
 			v = fmt.Sprintf("%s ε = %g: no run at a paper σ (the papers' accountants are not built), so the paper's ranking (best: %s) is not tested.", k.ds, k.eps, bestPaper)
-		} else if bestOurs == bestPaper {
+		case reduced:
+			v += fmt.Sprintf(" — not a test of the ranking: profile-reduced runs (%d of %d epochs) are not comparable to the paper's.", cs[0].epochs, cs[0].set.Epochs)
+		case bestOurs == bestPaper:
 			v += " — the ranking claim reproduces."
-		} else {
+		default:
 			v += " — the ranking claim does not reproduce here."
-		}
-		if reduced {
-			v += fmt.Sprintf(" (Profile-reduced run: %d of %d epochs; accuracies are not comparable to the paper's.)", cs[0].epochs, cs[0].set.Epochs)
 		}
 		t.Verdict = append(t.Verdict, v)
 		for _, c := range cs {
