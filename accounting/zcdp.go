@@ -127,9 +127,12 @@ func ZCDPDelta(rho, xi, epsilon float64) float64 {
 	return math.Min(1, zcUp(math.Exp(-t*t/(4*rho))))
 }
 
-// zcUp rounds x up by four ulps (x ≥ 0), covering the rounding error of the
+// zcUp rounds x > 0 up by four ulps (0 stays 0), covering the rounding error of the
 // few floating-point operations in a closed-form bound.
 func zcUp(x float64) float64 {
+	if x == 0 {
+		return 0
+	}
 	for i := 0; i < 4; i++ {
 		x = math.Nextafter(x, math.Inf(1))
 	}
