@@ -288,7 +288,7 @@ func (a *ACAccountant) epsilon(delta float64) float64 {
 	// Grid over x = logit f, then golden-section refinement around the best
 	// grid point. Soundness does not depend on finding the true minimum.
 	logistic := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
-	const lo, hi, step = -40.0, 40.0, 0.5
+	const lo, hi, step = -30.0, 30.0, 1.0
 	bx, bv := 0.0, math.Inf(1)
 	for x := lo; x <= hi; x += step {
 		if v := eval(logistic(x), false); v < bv {
@@ -299,7 +299,7 @@ func (a *ACAccountant) epsilon(delta float64) float64 {
 	g := (math.Sqrt(5) - 1) / 2
 	x1, x2 := r-g*(r-l), l+g*(r-l)
 	v1, v2 := eval(logistic(x1), false), eval(logistic(x2), false)
-	for i := 0; i < 60; i++ {
+	for i := 0; i < 35; i++ {
 		if v1 <= v2 {
 			r, x2, v2 = x2, x1, v1
 			x1 = r - g*(r-l)
@@ -386,30 +386,50 @@ func ClassicalGaussianEpsilon(sigma, delta float64) float64 {
 //	δ(ε) = Φ(1/(2σ) − εσ) − e^ε Φ(−1/(2σ) − εσ).
 //
 // The profile is evaluated in log space with a margin for the rounding error
-// of log Φ, and the bisection returns the upper end of its bracket.
+// of log Φ. The root is bracketed by 0 and the tail bound
+// 1/(2σ²) + √(2 ln(1/δ))/σ (the privacy loss is N(1/(2σ²), 1/σ²)), refined
+// by the Illinois variant of false position, and the upper end of the
+// bracket, where the profile has been checked, is returned.
 func acAnalyticGaussianEpsilon(sigma, delta float64) float64 {
 	ld := math.Log(delta)
-	ok := func(eps float64) bool { return acLogGaussianDeltaUpper(sigma, eps) <= ld }
-	if ok(0) {
+	g := func(eps float64) float64 { return acLogGaussianDeltaUpper(sigma, eps) - ld }
+	glo := g(0)
+	if glo <= 0 {
 		return 0
 	}
-	hi := 1.0
-	for !ok(hi) {
+	lo := 0.0
+	hi := 1/(2*sigma*sigma) + math.Sqrt(-2*ld)/sigma
+	ghi := g(hi)
+	for ghi > 0 { // the margin can push g above 0 at the tail bound
+		lo, glo = hi, ghi
 		hi *= 2
 		if hi > 1e300 {
 			return math.Inf(1)
 		}
+		ghi = g(hi)
 	}
-	lo := 0.0
-	if hi > 1 {
-		lo = hi / 2
-	}
+	side := 0
 	for i := 0; i < 200 && hi-lo > 1e-13*hi; i++ {
-		mid := lo + (hi-lo)/2
-		if ok(mid) {
-			hi = mid
+		x := hi - ghi*(hi-lo)/(ghi-glo)
+		if !(x > lo && x < hi) {
+			x = lo + (hi-lo)/2
+		}
+		// Keep the step away from the ends so the bracket always shrinks.
+		w := hi - lo
+		x = math.Min(math.Max(x, lo+w*1e-3), hi-w*1e-3)
+		gx := g(x)
+		if gx <= 0 {
+			hi, ghi = x, gx
+			if side == -1 {
+				glo /= 2
+			}
+			side = -1
 		} else {
-			lo = mid
+			lo, glo = x, gx
+			if side == 1 {
+				ghi /= 2
+			}
+			side = 1
 		}
 	}
 	return hi

@@ -198,7 +198,7 @@ func dpdMinimise(eval func(float64) float64) float64 {
 	g := (math.Sqrt(5) - 1) / 2
 	x1, x2 := r-g*(r-l), l+g*(r-l)
 	v1, v2 := eval(x1), eval(x2)
-	for i := 0; i < 60; i++ {
+	for i := 0; i < 35; i++ {
 		if v1 <= v2 {
 			r, x2, v2 = x2, x1, v1
 			x1 = r - g*(r-l)
