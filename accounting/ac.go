@@ -338,7 +338,7 @@ func (a *ACAccountant) gaussStepEpsilon(sigma, q, deltaS float64) float64 {
 		return math.Inf(1)
 	}
 	if a.amp == AmplificationLinear {
-		return q * ClassicalGaussianEpsilon(sigma, d0)
+		return q * acClassicalGaussianEpsilon(sigma, d0)
 	}
 	return acAmplifyLog(acAnalyticGaussianEpsilon(sigma, d0), q)
 }
@@ -368,13 +368,13 @@ func acAmplifyLog(eps, q float64) float64 {
 	return zcUp(v)
 }
 
-// ClassicalGaussianEpsilon returns √(2 ln(1.25/δ))/σ, the ε for which Dwork
+// acClassicalGaussianEpsilon returns √(2 ln(1.25/δ))/σ, the ε for which Dwork
 // and Roth (2014) Theorem A.1 calls the Gaussian mechanism with noise
 // multiplier σ (ε, δ)-DP. The theorem assumes ε < 1; for larger values this
 // is the formula as Abadi et al. (2016) §3.1 and the DPD paper (§4.3,
 // Theorem 2) apply it, not a proven bound. The caller validates σ > 0 and
 // δ ∈ (0, 1).
-func ClassicalGaussianEpsilon(sigma, delta float64) float64 {
+func acClassicalGaussianEpsilon(sigma, delta float64) float64 {
 	return zcUp(math.Sqrt(2*math.Log(1.25/delta)) / sigma)
 }
 

@@ -355,7 +355,7 @@ func dpdZCDPEpsilon(sigma, q, steps, delta float64) float64 {
 	e1 := acAmplifyLog(eIter, q)
 	tau := 2 * math.Log(1.25/delta) / (e1 * e1)
 	rho := steps / (2 * tau)
-	return ZCDPEpsilon(rho, 0, delta)
+	return zcdpEpsilon(rho, 0, delta)
 }
 
 // DPDZCDPSigma returns the noise multiplier σ that the DPD paper's DPD-zCDP

@@ -87,7 +87,7 @@ func (a *ZCDPAccountant) Epsilon(delta float64) (float64, error) {
 	if a.nonPrivate || math.IsInf(a.rho, 1) || math.IsInf(a.xi, 1) {
 		return math.Inf(1), nil
 	}
-	return ZCDPEpsilon(a.rho, a.xi, delta), nil
+	return zcdpEpsilon(a.rho, a.xi, delta), nil
 }
 
 // Delta returns δ(ε), the inverse of Proposition 1.3 of Bun and Steinke
@@ -100,20 +100,20 @@ func (a *ZCDPAccountant) Delta(epsilon float64) (float64, error) {
 	if a.nonPrivate || math.IsInf(a.rho, 1) || math.IsInf(a.xi, 1) {
 		return 1, nil
 	}
-	return ZCDPDelta(a.rho, a.xi, epsilon), nil
+	return zcdpDelta(a.rho, a.xi, epsilon), nil
 }
 
-// ZCDPEpsilon returns ξ + ρ + 2√(ρ log(1/δ)), the ε of Bun and Steinke (2016)
+// zcdpEpsilon returns ξ + ρ + 2√(ρ log(1/δ)), the ε of Bun and Steinke (2016)
 // Proposition 1.3 for (ξ, ρ)-zCDP, rounded up by four ulps. The caller
 // validates ρ, ξ ≥ 0 and δ ∈ (0, 1).
-func ZCDPEpsilon(rho, xi, delta float64) float64 {
+func zcdpEpsilon(rho, xi, delta float64) float64 {
 	return zcUp(xi + rho + 2*math.Sqrt(rho*-math.Log(delta)))
 }
 
-// ZCDPDelta returns exp(−(ε−ξ−ρ)²/(4ρ)) for ε ≥ ξ + ρ and 1 otherwise, the
+// zcdpDelta returns exp(−(ε−ξ−ρ)²/(4ρ)) for ε ≥ ξ + ρ and 1 otherwise, the
 // inverse of Bun and Steinke (2016) Proposition 1.3, rounded up by four
 // ulps. The caller validates ρ, ξ ≥ 0 and ε ≥ 0.
-func ZCDPDelta(rho, xi, epsilon float64) float64 {
+func zcdpDelta(rho, xi, epsilon float64) float64 {
 	if math.IsInf(epsilon, 1) {
 		return 0
 	}
