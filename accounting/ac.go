@@ -14,8 +14,8 @@ type Amplification string
 
 const (
 	// AmplificationLog is the amplification theorem for Poisson sampling
-	// (Li, Qardaji and Su 2012, Theorem 1; Balle, Barthe and Gaboardi 2018,
-	// Theorem 8): (log(1+q(e^ε0−1)), qδ0). It is a theorem for every ε0, and
+	// (Li, Qardaji and Su 2012, Theorem 1, as quoted by the DPD paper's
+	// Theorem 3): (log(1+q(e^ε0−1)), qδ0). It is a theorem for every ε0, and
 	// in this mode the per-step ε0 of a Gaussian is the exact analytic
 	// Gaussian bound (Balle and Wang 2018, Theorem 8), so every number is a
 	// proven upper bound. This is the default.
@@ -59,8 +59,9 @@ type ACOptions struct {
 //
 // Heterogeneous steps. Steps with different (ε_i, δ_i) are composed with the
 // bound that the proof of Dwork and Roth Theorem 3.20 gives when Azuma's
-// inequality is applied with per-step ranges (Dwork, Rothblum and Vadhan
-// 2010, Theorem III.3; Kairouz, Oh and Viswanath 2015, §3.3):
+// inequality is applied with per-step ranges [−ε_i, ε_i] (the privacy loss
+// of step i, outside its δ_i event, lies there and has conditional mean at
+// most ε_i(e^{ε_i}−1), Dwork and Roth Lemma 3.18's argument):
 // ε = √(2 ln(1/δ') Σ ε_i²) + Σ ε_i(e^{ε_i}−1), δ = Σ δ_i + δ'. For k equal
 // steps it is Theorem 3.20 exactly. The result is also capped by basic
 // composition (Σ ε_i, Σ δ_i) (Dwork and Roth Theorem 3.16) with δ' = 0.

@@ -17,7 +17,7 @@ import (
 //     is sound under add/remove adjacency: with Poisson sampling the two
 //     output distributions are mixtures, with equal weights, of the outputs
 //     of e on identical or on neighbouring subsamples, and Rényi divergence
-//     is jointly quasi-convex (van Erven and Harremoës 2014, Theorem 13), so
+//     is jointly quasi-convex (van Erven and Harremoës 2014), so
 //     sampling never increases any D_α.
 //   - EpsilonDelta{ε, 0} (pure ε-DP): ρ = ε²/2 (Proposition 1.4).
 //     EpsilonDelta with δ > 0 has no zCDP bound and is rejected.
