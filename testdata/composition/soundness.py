@@ -52,7 +52,7 @@ def lb_delta(sigma, q, T, eps):
             hi = m2
         else:
             lo = m1
-    return max(g, gap((lo + hi) / 2))
+    return max(mp.mpf(0), g, gap((lo + hi) / 2))  # delta >= 0 is always a valid lower bound
 
 
 def rdp_eps(sigma, q, T, delta, amax=256):
