@@ -91,3 +91,28 @@ for name, tm, dpm in Z:
         s, st = z_sigma(eps, d, q, T, dp)
         row.append(mp.nstr(st if dpm == 0 else s, 5))
     print('| %s | %s |' % (name, ' | '.join(row)))
+
+# ---- Abadi et al. (2016) §5.1 readings (q = 0.01, sigma = 4, delta = 1e-5) ----
+def abadi(T, split, per_step_q, amplification):
+    """split: 'opt' or a fixed fraction of delta spent on the steps."""
+    q, d, s = mp.mpf('0.01'), mp.mpf('1e-5'), 4
+
+    def eps(fr):
+        d0 = fr * d / (T * q if per_step_q else T)
+        e0 = mp.sqrt(2 * L(mp.mpf(1.25) / d0)) / s
+        es = q * e0 if amplification == 'linear' else amp(e0, q)
+        return mp.sqrt(2 * T * L(1 / ((1 - fr) * d))) * es + T * es * mp.expm1(es)
+    if split == 'opt':
+        return min(eps(mp.mpf(i) / 1000) for i in range(1, 1000))
+    return eps(mp.mpf(split))
+
+
+print()
+print('| Abadi reading | E=100 (paper 9.34) | E=400 (paper 24.22) |')
+print('|---|---|---|')
+for name, split, pq, ampl in [
+        ('linear, delta split optimised, T*q*delta0 + delta\' = delta', 'opt', True, 'linear'),
+        ('linear, even split', '0.5', True, 'linear'),
+        ('linear, optimised, T*delta0 + delta\' = delta (no q on delta0)', 'opt', False, 'linear'),
+        ('log amplification with the classical formula at eps0 >= 1 (not a theorem)', 'opt', True, 'log')]:
+    print('| %s | %s | %s |' % (name, mp.nstr(abadi(10000, split, pq, ampl), 6), mp.nstr(abadi(40000, split, pq, ampl), 6)))
