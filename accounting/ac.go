@@ -476,3 +476,5 @@ func acAdvanced(epsS, counts []float64, slack float64) float64 {
 	}
 	return zcUp(math.Sqrt(2*-math.Log(slack)*sq) + drift)
 }
+
+var _ Accountant = (*ACAccountant)(nil)

@@ -393,3 +393,8 @@ func DPDZCDPSigma(eps, delta, q float64, steps int) (float64, error) {
 	}
 	return zcUp(math.Sqrt(2*math.Log(1.25*q/delta)) / eIter), nil
 }
+
+var (
+	_ Accountant = (*DPDACAccountant)(nil)
+	_ Accountant = (*DPDZCDPAccountant)(nil)
+)

@@ -235,3 +235,5 @@ func (e *zcParamError) Error() string {
 }
 
 func (e *zcParamError) Unwrap() error { return e.ParamError }
+
+var _ Accountant = (*ZCDPAccountant)(nil)
