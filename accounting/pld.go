@@ -1,0 +1,377 @@
+package accounting
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// PLDOptions configures a PLDAccountant.
+type PLDOptions struct {
+	// GridWidth is the spacing h of the privacy-loss grid. 0 picks
+	// h = 0.1·√(V/T), where V is the variance of the composed privacy loss
+	// and T the number of steps, i.e. a tenth of the RMS per-step standard
+	// deviation: the discretisation error is of second order in h relative
+	// to that deviation, which keeps the gap between the bounds well under
+	// 1% of ε in the common regime, with an FFT length that grows like √T.
+	GridWidth float64
+}
+
+// defaultGridFactor is h/√(V/T) for GridWidth = 0.
+const defaultGridFactor = 0.1
+
+// PLDAccountant is a privacy loss distribution accountant for
+// Poisson-subsampled Gaussian mechanisms under add/remove adjacency
+// (Koskela, Jälkö, Honkela 2020, "Computing Tight Differential Privacy
+// Guarantees Using FFT", AISTATS; Gopi, Lee, Wutschitz 2021, "Numerical
+// Composition of Differential Privacy", NeurIPS), with certified lower and
+// upper bounds.
+//
+// For each direction (remove: P = (1−q)N(1,σ²)… vs Q = N(0,σ²); add: the
+// reverse) the per-step privacy loss is discretised twice on a grid of
+// width h: a dominating distribution (connect-the-dots split, for the upper
+// bound) and a dominated one (a merge of the output space, for the lower
+// bound), see discretise. Each is composed by FFT with powers in the
+// frequency domain; truncated tails, FFT aliasing and FFT round-off are
+// bounded explicitly (see compose). δ(ε) is the hockey-stick divergence
+// E_P[(1 − e^{ε−L})₊] + P(L = ∞), and the reported bound is the worse of
+// the two directions. Compositions of plain Gaussians (q = 1 throughout)
+// are answered in closed form (T Gaussians with σ_i equal one with
+// σ = (Σ σ_i^{−2})^{−1/2}; Balle and Wang 2018, Theorem 8).
+//
+// Supported events: Gaussian, PoissonSampled{Gaussian}, SelfComposed,
+// Composed, NoOp, NonPrivate. A PLDAccountant is not safe for concurrent
+// use.
+type PLDAccountant struct {
+	h       float64 // user grid width, 0 = adaptive
+	counts  map[[2]float64]int
+	private bool // false once NonPrivate was composed
+	steps   int
+
+	res *pldResult // cached, nil after Compose
+}
+
+// pldResult holds the composed bounds for both directions.
+type pldResult struct {
+	closedSigma float64 // > 0: all q = 1, one Gaussian with this σ
+	up, low     []*pldComposed
+}
+
+// maxPLDSteps caps the total number of composed steps.
+const maxPLDSteps = 1 << 40
+
+// NewPLD returns an empty PLD accountant.
+func NewPLD(opt PLDOptions) (*PLDAccountant, error) {
+	if math.IsNaN(opt.GridWidth) || math.IsInf(opt.GridWidth, 0) || opt.GridWidth < 0 {
+		return nil, &ParamError{Name: "GridWidth", Value: opt.GridWidth, Want: "finite and >= 0"}
+	}
+	return &PLDAccountant{h: opt.GridWidth, counts: map[[2]float64]int{}, private: true}, nil
+}
+
+// Kind returns KindPLD.
+func (a *PLDAccountant) Kind() Kind { return KindPLD }
+
+// Compose adds count adaptive repetitions of e. It validates e completely
+// before changing any state.
+func (a *PLDAccountant) Compose(e Event, count int) error {
+	if count < 1 {
+		return &ParamError{Name: "count", Value: float64(count), Want: ">= 1"}
+	}
+	add := map[[2]float64]int{}
+	nonPrivate := false
+	if err := pldWalk(e, count, "", add, &nonPrivate); err != nil {
+		return err
+	}
+	total := a.steps
+	for _, n := range add {
+		if total += n; total > maxPLDSteps || total < 0 {
+			return &ParamError{Name: "count", Value: float64(count), Want: fmt.Sprintf("total steps <= %g", float64(maxPLDSteps))}
+		}
+	}
+	for k, n := range add {
+		a.counts[k] += n
+	}
+	a.steps = total
+	if nonPrivate {
+		a.private = false
+	}
+	a.res = nil
+	return nil
+}
+
+// pldWalk collects (σ, q) → count for e repeated mult times.
+func pldWalk(e Event, mult int, path string, acc map[[2]float64]int, nonPrivate *bool) error {
+	name := func(s string) string {
+		if path == "" {
+			return s
+		}
+		return path + "." + s
+	}
+	mul := func(n int) (int, error) {
+		if n < 1 {
+			return 0, &ParamError{Name: "count", Value: float64(n), Want: ">= 1"}
+		}
+		if mult > maxPLDSteps/n {
+			return 0, &ParamError{Name: "count", Value: float64(n), Want: fmt.Sprintf("total steps <= %g", float64(maxPLDSteps))}
+		}
+		return mult * n, nil
+	}
+	switch ev := e.(type) {
+	case NoOp:
+		return nil
+	case NonPrivate:
+		*nonPrivate = true
+		return nil
+	case Gaussian:
+		return pldAddGaussian(ev.NoiseMultiplier, 1, mult, acc, nonPrivate)
+	case PoissonSampled:
+		g, ok := ev.Event.(Gaussian)
+		if !ok {
+			return &UnsupportedEventError{Event: ev.Event, Path: name("PoissonSampled.Event"), Reason: "pld supports Poisson sampling of a Gaussian only"}
+		}
+		q := ev.SamplingRate
+		if math.IsNaN(q) || q < 0 || q > 1 {
+			return &ParamError{Name: "q", Value: q, Want: "in [0, 1]"}
+		}
+		if q == 0 {
+			return nil
+		}
+		return pldAddGaussian(g.NoiseMultiplier, q, mult, acc, nonPrivate)
+	case SelfComposed:
+		n, err := mul(ev.Count)
+		if err != nil {
+			return err
+		}
+		return pldWalk(ev.Event, n, name("SelfComposed.Event"), acc, nonPrivate)
+	case Composed:
+		for i, sub := range ev.Events {
+			if err := pldWalk(sub, mult, name(fmt.Sprintf("Composed.Events[%d]", i)), acc, nonPrivate); err != nil {
+				return err
+			}
+		}
+		return nil
+	case nil:
+		return &UnsupportedEventError{Event: e, Path: path, Reason: "nil event"}
+	}
+	return &UnsupportedEventError{Event: e, Path: path, Reason: "pld supports Gaussian, PoissonSampled{Gaussian}, SelfComposed, Composed, NoOp and NonPrivate"}
+}
+
+func pldAddGaussian(sigma, q float64, n int, acc map[[2]float64]int, nonPrivate *bool) error {
+	switch {
+	case math.IsNaN(sigma) || sigma < 0:
+		return &ParamError{Name: "sigma", Value: sigma, Want: ">= 0"}
+	case sigma == 0:
+		*nonPrivate = true // no noise: no privacy
+		return nil
+	case math.IsInf(sigma, 1):
+		return nil // infinite noise: no privacy loss
+	}
+	acc[[2]float64{sigma, q}] += n
+	return nil
+}
+
+// EpsilonBounds returns a certified lower and upper bound on the smallest ε
+// for which the composition is (ε, δ)-DP. The upper bound may be +Inf.
+func (a *PLDAccountant) EpsilonBounds(delta float64) (lower, upper float64, err error) {
+	if err := CheckDelta(delta); err != nil {
+		return 0, 0, err
+	}
+	if !a.private {
+		return math.Inf(1), math.Inf(1), nil
+	}
+	r, err := a.result()
+	if err != nil {
+		return 0, 0, err
+	}
+	if r == nil {
+		return 0, 0, nil
+	}
+	if r.closedSigma > 0 {
+		lo, hi := gaussianEpsilon(r.closedSigma, delta)
+		return lo, hi, nil
+	}
+	for i := range r.up {
+		upper = math.Max(upper, r.up[i].epsilon(delta, true))
+		lower = math.Max(lower, r.low[i].epsilon(delta, false))
+	}
+	return lower, upper, nil
+}
+
+// DeltaBounds returns a certified lower and upper bound on the smallest δ
+// for which the composition is (eps, δ)-DP, for eps ≥ 0.
+func (a *PLDAccountant) DeltaBounds(eps float64) (lower, upper float64, err error) {
+	if math.IsNaN(eps) || eps < 0 {
+		return 0, 0, &ParamError{Name: "eps", Value: eps, Want: ">= 0"}
+	}
+	if !a.private {
+		return 1, 1, nil
+	}
+	if math.IsInf(eps, 1) {
+		return 0, 0, nil
+	}
+	r, err := a.result()
+	if err != nil {
+		return 0, 0, err
+	}
+	if r == nil {
+		return 0, 0, nil
+	}
+	if r.closedSigma > 0 {
+		d := math.Exp(logGaussianDelta(r.closedSigma, 1, eps))
+		return d * (1 - 1e-11), math.Min(1, d*(1+1e-11)), nil
+	}
+	for i := range r.up {
+		upper = math.Max(upper, r.up[i].delta(eps, true))
+		lower = math.Max(lower, r.low[i].delta(eps, false))
+	}
+	return lower, upper, nil
+}
+
+// Epsilon returns the certified upper bound of EpsilonBounds.
+func (a *PLDAccountant) Epsilon(delta float64) (float64, error) {
+	_, u, err := a.EpsilonBounds(delta)
+	return u, err
+}
+
+// Delta returns the certified upper bound of DeltaBounds.
+func (a *PLDAccountant) Delta(eps float64) (float64, error) {
+	_, u, err := a.DeltaBounds(eps)
+	return u, err
+}
+
+// gaussianEpsilon returns a bracket [lo, hi] of relative width 1e-13 around
+// the ε at which the Gaussian mechanism with noise σ (sensitivity 1) has
+// δ(ε) = delta (δ is decreasing in ε).
+func gaussianEpsilon(sigma, delta float64) (lo, hi float64) {
+	ld := math.Log(delta)
+	f := func(e float64) float64 { return logGaussianDelta(sigma, 1, e) }
+	if f(0) <= ld {
+		return 0, 0
+	}
+	lo, hi = 0, 1
+	for f(hi) > ld {
+		lo = hi
+		hi *= 2
+		if hi > 1e300 {
+			return lo, math.Inf(1)
+		}
+	}
+	for hi-lo > 1e-13*hi {
+		mid := lo + (hi-lo)/2
+		if mid <= lo || mid >= hi {
+			break
+		}
+		if f(mid) > ld {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, hi
+}
+
+// result composes the recorded steps (cached until the next Compose). It
+// returns nil when nothing with privacy loss has been composed.
+func (a *PLDAccountant) result() (*pldResult, error) {
+	if a.res != nil {
+		return a.res, nil
+	}
+	if len(a.counts) == 0 {
+		return nil, nil
+	}
+	keys := make([][2]float64, 0, len(a.counts))
+	allGaussian := true
+	var inv float64
+	for k, n := range a.counts {
+		keys = append(keys, k)
+		if k[1] != 1 {
+			allGaussian = false
+		}
+		inv += float64(n) / (k[0] * k[0])
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i][0] != keys[j][0] {
+			return keys[i][0] < keys[j][0]
+		}
+		return keys[i][1] < keys[j][1]
+	})
+	if allGaussian && !pldNoClosedForm {
+		a.res = &pldResult{closedSigma: 1 / math.Sqrt(inv)}
+		return a.res, nil
+	}
+	r, err := composePLD(keys, a.counts, a.h)
+	if err != nil {
+		return nil, err
+	}
+	a.res = r
+	return r, nil
+}
+
+// pldNoClosedForm disables the Gaussian closed form (tests of the FFT path).
+var pldNoClosedForm = false
+
+// composePLD discretises and composes both directions.
+func composePLD(keys [][2]float64, counts map[[2]float64]int, h float64) (*pldResult, error) {
+	steps := 0
+	for _, k := range keys {
+		steps += counts[k]
+	}
+	dirs := []bool{false, true}
+	allSym := true
+	for _, k := range keys {
+		if k[1] != 1 {
+			allSym = false
+		}
+	}
+	if allSym {
+		dirs = dirs[:1] // q = 1: both directions have the same loss distribution
+	}
+	pairs := make([][]pldPair, len(dirs))
+	var vTot float64
+	var rangeMax float64
+	for d, add := range dirs {
+		var v float64
+		for _, k := range keys {
+			p := newPLDPair(k[0], k[1], add)
+			pairs[d] = append(pairs[d], p)
+			_, vk := p.moments()
+			v += float64(counts[k]) * vk
+			lo, hi := p.truncation(1e-20)
+			rangeMax = math.Max(rangeMax, hi-lo)
+		}
+		vTot = math.Max(vTot, v)
+	}
+	if h == 0 {
+		h = defaultGridFactor * math.Sqrt(vTot/float64(steps))
+		// Keep the per-step grid and the composed window within bounds.
+		h = math.Max(h, rangeMax/(1<<20))
+		h = math.Max(h, 24*math.Sqrt(vTot)/(1<<22))
+		if !(h > 0) || math.IsInf(h, 0) {
+			h = 1e-3
+		}
+	}
+	if rangeMax/h > 1<<22 {
+		return nil, errPLDTooLarge
+	}
+	eta := 1e-20 / float64(steps)
+	r := &pldResult{}
+	for d := range dirs {
+		var ups, lows []pldPart
+		for i, k := range keys {
+			u, l := discretise(&pairs[d][i], h, eta)
+			ups = append(ups, pldPart{u, counts[k]})
+			lows = append(lows, pldPart{l, counts[k]})
+		}
+		cu, err := compose(ups, h, true)
+		if err != nil {
+			return nil, err
+		}
+		cl, err := compose(lows, h, true)
+		if err != nil {
+			return nil, err
+		}
+		r.up = append(r.up, cu)
+		r.low = append(r.low, cl)
+	}
+	return r, nil
+}

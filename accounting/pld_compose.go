@@ -1,0 +1,405 @@
+package accounting
+
+import (
+	"errors"
+	"math"
+	"math/bits"
+
+	"gonum.org/v1/gonum/dsp/fourier"
+)
+
+// pldPart is count adaptive repetitions of one discretised step.
+type pldPart struct {
+	pmf   pldPMF
+	count int
+}
+
+// pldComposed is a composed privacy loss distribution with the bookkeeping
+// needed for certified bounds on δ(ε):
+//
+//	c[i]     computed mass at loss (lo+i)·h, negatives clamped to 0;
+//	inf      mass at +∞;
+//	tailTop  bound on the mass above the window (aliased into it);
+//	tailBot  bound on the mass below the window (aliased into it);
+//	e2       bound on the ℓ2 norm of the FFT error in c.
+type pldComposed struct {
+	h                float64
+	lo               int
+	c                []float64
+	inf              float64
+	tailTop, tailBot float64
+	e2               float64
+
+	// Suffix sums over i ≥ i0 (losses > 0): sA[i] = Σ_{k≥i} c[k],
+	// sB[i] = Σ_{k≥i} c[k]·e^{−loss_k}; index i−i0.
+	i0     int
+	sA, sB []float64
+}
+
+// logEta is log of the mass allowed outside the FFT window on each side.
+var logEta = math.Log(1e-20)
+
+// maxFFT caps the FFT length.
+const maxFFT = 1 << 23
+
+var errPLDTooLarge = errors.New("accounting: pld grid too large; set a larger GridWidth")
+
+// logMGF returns log Σ p_k e^{λ·k·h} over the finite part of m.
+func logMGF(m *pldPMF, h, lambda float64) float64 {
+	if len(m.p) == 0 {
+		return math.Inf(-1)
+	}
+	// Shift by the largest exponent so the sum cannot overflow.
+	ref := m.lo
+	if lambda > 0 {
+		ref = m.lo + len(m.p) - 1
+	}
+	var s float64
+	for i, v := range m.p {
+		if v > 0 {
+			s += v * math.Exp(lambda*float64(m.lo+i-ref)*h)
+		}
+	}
+	return lambda*float64(ref)*h + math.Log(s)
+}
+
+// cumulant returns Σ count·log M(λ), the log-MGF of the composed finite part.
+func cumulant(parts []pldPart, h, lambda float64) float64 {
+	var k float64
+	for _, pt := range parts {
+		k += float64(pt.count) * logMGF(&pt.pmf, h, lambda)
+	}
+	return k * (1 + 1e-14) // logs of sums: allow rounding, upward
+}
+
+// goodSize returns the smallest n' ≥ n of the form 2^a·3^b·5^c.
+func goodSize(n int) int {
+	best := 1 << bits.Len(uint(n-1))
+	for p3 := 1; p3 < best; p3 *= 3 {
+		for p35 := p3; p35 < best; p35 *= 5 {
+			m := p35
+			for m < n {
+				m *= 2
+			}
+			if m < best {
+				best = m
+			}
+		}
+	}
+	return best
+}
+
+// compose convolves the parts with one real FFT per part plus one inverse
+// (powers by binary exponentiation in the frequency domain).
+//
+// The window of losses it keeps is chosen with Chernoff bounds from the
+// composed moment generating function K(λ) = Σ count·log M(λ): the mass
+// above top or below bottom is at most e^{K(±λ) ∓ λ·edge} ≤ 1e-20, and the
+// exact bound for the final window edges is recorded in tailTop/tailBot.
+// That mass wraps around (circular convolution) into the window, where it
+// can only raise the computed masses, so it is added for an upper bound
+// and subtracted for a lower bound (see deltaUpper and deltaLower).
+//
+// FFT round-off: each coefficient of a forward transform of a
+// sub-probability vector is in error by at most c·log2(N)·u (u = 2^−53,
+// componentwise bound of Higham 2002, §24.1, with c = 10 as a generous
+// constant), a power z^n amplifies an error e by n·|z|^{n−1}, and the
+// inverse transform is an isometry up to √N. Summed over frequencies this
+// gives ‖Δc‖₂ ≤ u·c·log2(N)·Σcount·‖c₋₁‖₂ plus the rounding of the powers
+// and of the inverse, where c₋₁ is the composition minus one step; e2 uses
+// 4·‖c‖₂ (capped at 1) for ‖c₋₁‖₂, which holds with a wide margin for the
+// smooth distributions composed here. Negative masses are clamped to 0,
+// which moves each entry toward its exact value. deltaUpper adds and
+// deltaLower subtracts e2·‖f‖₂, a Cauchy–Schwarz bound on the resulting
+// error of δ.
+func compose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) {
+	out := &pldComposed{h: h}
+	// Infinite mass: 1 − Π (1 − inf_s)^{n_s}.
+	var logFin float64
+	var minK, maxK, steps int
+	for _, pt := range parts {
+		logFin += float64(pt.count) * math.Log1p(-math.Min(pt.pmf.inf, 1))
+		minK += pt.count * pt.pmf.lo
+		maxK += pt.count * (pt.pmf.lo + len(pt.pmf.p) - 1)
+		steps += pt.count
+	}
+	out.inf = math.Min(1, -math.Expm1(logFin)*(1+1e-13))
+	if len(parts) == 0 {
+		out.c = []float64{1}
+		out.buildSums()
+		return out, nil
+	}
+
+	// Moments of the composition, for the λ search.
+	var mean, vr float64
+	for _, pt := range parts {
+		var s, s1, s2 float64
+		for i, v := range pt.pmf.p {
+			x := float64(pt.pmf.lo+i) * h
+			s += v
+			s1 += v * x
+			s2 += v * x * x
+		}
+		if s > 0 {
+			m := s1 / s
+			mean += float64(pt.count) * m
+			vr += float64(pt.count) * math.Max(s2/s-m*m, h*h)
+		}
+	}
+	sd := math.Sqrt(vr)
+	lam0 := math.Sqrt(-2*logEta) / sd
+	lams := make([]float64, 0, 17)
+	for i := -8; i <= 8; i++ {
+		lams = append(lams, lam0*math.Pow(2, float64(i)/2))
+	}
+	kPos := make([]float64, len(lams))
+	kNeg := make([]float64, len(lams))
+	top, bot := math.Inf(1), math.Inf(-1)
+	for i, l := range lams {
+		kPos[i] = cumulant(parts, h, l)
+		kNeg[i] = cumulant(parts, h, -l)
+		top = math.Min(top, (kPos[i]-logEta)/l)
+		bot = math.Max(bot, (logEta-kNeg[i])/l)
+	}
+	kTop := min(maxK, int(math.Ceil(top/h)))
+	kBot := max(minK, int(math.Floor(bot/h)))
+	if wantTop && kTop < 0 {
+		kTop = min(maxK, 0)
+	}
+	need := kTop - kBot + 1
+	for _, pt := range parts {
+		need = max(need, len(pt.pmf.p))
+	}
+	if need > maxFFT {
+		return nil, errPLDTooLarge
+	}
+	n := goodSize(need)
+	// Spare room goes to the top, where δ is decided.
+	kTop = kBot + n - 1
+	out.lo = kBot
+	out.tailTop = tailBound(kPos, lams, h, kTop+1, maxK)
+	out.tailBot = tailBound(kNeg, lams, -h, kBot-1, -minK)
+
+	out.c = make([]float64, n)
+	if len(parts) == 1 && parts[0].count == 1 {
+		pm := &parts[0].pmf
+		for i, v := range pm.p {
+			out.c[pm.lo+i-kBot] = v
+		}
+		out.buildSums()
+		return out, nil
+	}
+	fft := fourier.NewFFT(n)
+	buf := make([]float64, n)
+	var z []complex128
+	coef := make([]complex128, n/2+1)
+	offset := 0 // Σ count·lo: composed index j ↔ loss index offset + j (mod n)
+	var powRound float64
+	for _, pt := range parts {
+		for i := range buf {
+			buf[i] = 0
+		}
+		copy(buf, pt.pmf.p)
+		offset += pt.count * pt.pmf.lo
+		fft.Coefficients(coef, buf)
+		if z == nil {
+			z = make([]complex128, len(coef))
+			for i := range z {
+				z[i] = 1
+			}
+		}
+		for i, v := range coef {
+			z[i] *= cpow(v, pt.count)
+		}
+		powRound += 2 * float64(bits.Len(uint(pt.count)))
+	}
+	fft.Sequence(buf, z)
+	var l2 float64
+	for j := 0; j < n; j++ {
+		k := kBot + j // loss index
+		src := ((k-offset)%n + n) % n
+		v := buf[src] / float64(n)
+		if v < 0 {
+			v = 0
+		}
+		out.c[j] = v
+		l2 += v * v
+	}
+	l2 = math.Sqrt(l2)
+	const u = 0x1p-53
+	lg := float64(bits.Len(uint(n)))
+	out.e2 = u * (10*lg*float64(steps)*math.Min(1, 4*l2) + (10*lg+powRound+4)*l2) * 1.01
+	out.buildSums()
+	return out, nil
+}
+
+// tailBound returns min over λ of exp(K(λ) − λ·edge·h), the Chernoff bound
+// on the composed mass at or beyond index edge (signed h selects the side),
+// or 0 when edge is beyond the support end lim (in the same orientation).
+func tailBound(ks, lams []float64, h float64, edge, lim int) float64 {
+	e := edge
+	if h < 0 {
+		e = -edge
+	}
+	if e > lim {
+		return 0
+	}
+	best := math.Inf(1)
+	for i, l := range lams {
+		best = math.Min(best, ks[i]-l*float64(edge)*h)
+	}
+	return math.Min(1, math.Exp(best)*(1+1e-12))
+}
+
+// cpow returns z^n by binary exponentiation.
+func cpow(z complex128, n int) complex128 {
+	r := complex(1, 0)
+	for n > 0 {
+		if n&1 == 1 {
+			r *= z
+		}
+		z *= z
+		n >>= 1
+	}
+	return r
+}
+
+// buildSums precomputes the suffix sums used by δ(ε) queries.
+func (c *pldComposed) buildSums() {
+	c.i0 = max(0, -c.lo+1) // first index with loss > 0
+	if c.i0 > len(c.c) {
+		c.i0 = len(c.c)
+	}
+	m := len(c.c) - c.i0
+	c.sA = make([]float64, m+1)
+	c.sB = make([]float64, m+1)
+	var a, ca, b, cb float64 // Neumaier sums
+	for i := len(c.c) - 1; i >= c.i0; i-- {
+		v := c.c[i]
+		w := v * math.Exp(-float64(c.lo+i)*c.h)
+		a, ca = neumaier(a, ca, v)
+		b, cb = neumaier(b, cb, w)
+		c.sA[i-c.i0] = a + ca
+		c.sB[i-c.i0] = b + cb
+	}
+}
+
+func neumaier(s, comp, x float64) (float64, float64) {
+	t := s + x
+	if math.Abs(s) >= math.Abs(x) {
+		comp += (s - t) + x
+	} else {
+		comp += (x - t) + s
+	}
+	return t, comp
+}
+
+// loss returns the loss at index i.
+func (c *pldComposed) loss(i int) float64 { return float64(c.lo+i) * c.h }
+
+// sums returns A = Σ c[k], B = Σ c[k]e^{−loss_k} over k ≥ i (i ≥ i0) and
+// the number of terms.
+func (c *pldComposed) sums(i int) (a, b float64, cnt int) {
+	if i < c.i0 {
+		i = c.i0
+	}
+	if i >= len(c.c) {
+		return 0, 0, 0
+	}
+	return c.sA[i-c.i0], c.sB[i-c.i0], len(c.c) - i
+}
+
+// linear returns k and b such that, for ε in the cell where the terms with
+// index ≥ i are those with loss > ε, the upper (or lower) bound on δ(ε)
+// before clamping to [0, 1] is k − e^ε·b.
+//
+// Upper: Σ c(1 − e^{ε−loss}) + relSlack·A (summation round-off) + inf +
+// tailTop + e2·√cnt. Lower: the same sum − relSlack·A₀ − tailTop − tailBot −
+// e2·√cnt₀; its corrections do not depend on i, so it stays monotone in ε.
+func (c *pldComposed) linear(i int, upper bool) (k, b float64) {
+	a, b, cnt := c.sums(i)
+	if upper {
+		return a + relSlack*a + c.inf + c.tailTop + c.e2*math.Sqrt(float64(cnt)), b
+	}
+	a0, _, cnt0 := c.sums(c.i0)
+	return a - relSlack*a0 - c.tailTop - c.tailBot - c.e2*math.Sqrt(float64(cnt0)), b
+}
+
+// at returns the clamped bound at ε with terms i... (see linear).
+func (c *pldComposed) at(eps float64, i int, upper bool) float64 {
+	k, b := c.linear(i, upper)
+	d := k
+	if b > 0 {
+		d = k - math.Exp(eps)*b
+	}
+	return math.Max(0, math.Min(d, 1))
+}
+
+// index returns the first index whose loss is > eps.
+func (c *pldComposed) index(eps float64) int {
+	i := int(math.Floor(eps/c.h)) - c.lo + 1
+	// Guard the floating floor both ways.
+	for i > 0 && i-1 < len(c.c) && c.loss(i-1) > eps {
+		i--
+	}
+	for i < len(c.c) && i >= 0 && c.loss(i) <= eps {
+		i++
+	}
+	return max(i, 0)
+}
+
+// delta returns δ(ε) bounded from above (upper = true) or below.
+func (c *pldComposed) delta(eps float64, upper bool) float64 {
+	return c.at(eps, c.index(eps), upper)
+}
+
+// epsilon returns inf{ε ≥ 0 : bound(ε) ≤ δ} where bound is the upper or
+// lower δ-bound; +Inf if there is none. bound is non-increasing in ε, so
+// the grid cell is found by bisection and ε inside it in closed form
+// (within a cell bound(ε) = const − e^ε·B). For the upper bound the result
+// is rounded up.
+func (c *pldComposed) epsilon(delta float64, upper bool) float64 {
+	at := func(eps float64, i int) float64 { return c.at(eps, i, upper) }
+	if at(0, c.index(0)) <= delta {
+		return 0
+	}
+	// g(j) = bound at ε = loss(j) (terms > loss(j) are j+1...).
+	lo, hi := c.i0, len(c.c)-1 // loss(lo) > 0
+	if hi < lo || at(c.loss(hi), hi+1) > delta {
+		return math.Inf(1)
+	}
+	if at(c.loss(lo), lo+1) <= delta {
+		hi = lo
+	} else {
+		for hi-lo > 1 {
+			mid := int(uint(lo+hi) >> 1)
+			if at(c.loss(mid), mid+1) <= delta {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+	}
+	// ε* ∈ (loss(hi−1), loss(hi)] (or (0, loss(hi)]), terms ≥ hi.
+	left := 0.0
+	if hi > c.i0 {
+		left = c.loss(hi - 1)
+	}
+	right := c.loss(hi)
+	// Solve bound(ε) = δ with the terms i ≥ hi: bound = K − e^ε·B.
+	kConst, b := c.linear(hi, upper)
+	var eps float64
+	if b <= 0 || kConst <= delta {
+		eps = left
+	} else {
+		eps = math.Log((kConst - delta) / b)
+	}
+	eps = math.Max(left, math.Min(eps, right))
+	if upper {
+		eps = math.Nextafter(eps*(1+1e-12), math.Inf(1))
+		eps = math.Min(eps, right)
+	} else {
+		eps = math.Max(left, eps*(1-1e-12))
+	}
+	return eps
+}
