@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/bits"
+	"sync"
 
 	"gonum.org/v1/gonum/dsp/fourier"
 )
@@ -36,28 +37,34 @@ type pldComposed struct {
 	sA, sB []float64
 }
 
-// logEta is log of the mass allowed outside the FFT window on each side.
-var logEta = math.Log(1e-20)
+// logEta is log of the mass allowed outside the FFT window on each side
+// (the exact Chernoff bound for the chosen window is then added to the
+// upper and subtracted from the lower δ).
+var logEta = math.Log(1e-15)
 
 // maxFFT caps the FFT length.
 const maxFFT = 1 << 23
 
 var errPLDTooLarge = errors.New("accounting: pld grid too large; set a larger GridWidth")
 
-// logMGF returns log Σ p_k e^{λ·k·h} over the finite part of m.
+// logMGF returns log Σ p_k e^{λ·k·h} over the finite part of m, by Horner's
+// rule in r = e^{−|λ|h} from the end with the largest exponent (so nothing
+// overflows).
 func logMGF(m *pldPMF, h, lambda float64) float64 {
 	if len(m.p) == 0 {
 		return math.Inf(-1)
 	}
-	// Shift by the largest exponent so the sum cannot overflow.
+	r := math.Exp(-math.Abs(lambda) * h)
+	var s float64
 	ref := m.lo
 	if lambda > 0 {
 		ref = m.lo + len(m.p) - 1
-	}
-	var s float64
-	for i, v := range m.p {
-		if v > 0 {
-			s += v * math.Exp(lambda*float64(m.lo+i-ref)*h)
+		for i := 0; i < len(m.p); i++ {
+			s = s*r + m.p[i]
+		}
+	} else {
+		for i := len(m.p) - 1; i >= 0; i-- {
+			s = s*r + m.p[i]
 		}
 	}
 	return lambda*float64(ref)*h + math.Log(s)
@@ -94,7 +101,7 @@ func goodSize(n int) int {
 //
 // The window of losses it keeps is chosen with Chernoff bounds from the
 // composed moment generating function K(λ) = Σ count·log M(λ): the mass
-// above top or below bottom is at most e^{K(±λ) ∓ λ·edge} ≤ 1e-20, and the
+// above top or below bottom is at most e^{K(±λ) ∓ λ·edge} ≤ 1e-15, and the
 // exact bound for the final window edges is recorded in tailTop/tailBot.
 // That mass wraps around (circular convolution) into the window, where it
 // can only raise the computed masses, so it is added for an upper bound
@@ -189,7 +196,8 @@ func compose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) {
 		out.buildSums()
 		return out, nil
 	}
-	fft := fourier.NewFFT(n)
+	fft := getFFT(n)
+	defer putFFT(fft)
 	buf := make([]float64, n)
 	var z []complex128
 	coef := make([]complex128, n/2+1)
@@ -231,6 +239,21 @@ func compose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) {
 	out.e2 = u * (10*lg*float64(steps)*math.Min(1, 4*l2) + (10*lg+powRound+4)*l2) * 1.01
 	out.buildSums()
 	return out, nil
+}
+
+// fftPlans caches FFT plans (their twiddle factors cost as much as a
+// transform) per length; a plan is used by one goroutine at a time.
+var fftPlans sync.Map // int → *sync.Pool
+
+func getFFT(n int) *fourier.FFT {
+	p, _ := fftPlans.LoadOrStore(n, &sync.Pool{New: func() any { return fourier.NewFFT(n) }})
+	return p.(*sync.Pool).Get().(*fourier.FFT)
+}
+
+func putFFT(f *fourier.FFT) {
+	if p, ok := fftPlans.Load(f.Len()); ok {
+		p.(*sync.Pool).Put(f)
+	}
 }
 
 // tailBound returns min over λ of exp(K(λ) − λ·edge·h), the Chernoff bound

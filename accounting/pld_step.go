@@ -43,6 +43,19 @@ const relSlack = 1e-13
 // truncation point is dropped. Both steps only lower δ(ε) for every ε, for
 // one step and (coupling the per-step losses) for any composition.
 func discretise(pair *pldPair, h, eta float64) (up, low pldPMF) {
+	g := newPLDGrid(pair, h, eta)
+	return g.upper(), g.lower()
+}
+
+// pldGrid holds the log tails of one pair at the grid points kLo..kHi.
+type pldGrid struct {
+	pair     *pldPair
+	h        float64
+	kLo, kHi int
+	tl       []pldTails
+}
+
+func newPLDGrid(pair *pldPair, h, eta float64) *pldGrid {
 	lLo, lHi := pair.truncation(eta)
 	kLo := int(math.Floor(lLo / h))
 	kHi := int(math.Ceil(lHi / h))
@@ -54,6 +67,13 @@ func discretise(pair *pldPair, h, eta float64) (up, low pldPMF) {
 	for i := range tl {
 		tl[i] = pair.tails(float64(kLo+i) * h)
 	}
+	return &pldGrid{pair: pair, h: h, kLo: kLo, kHi: kHi, tl: tl}
+}
+
+// upper returns the dominating per-step distribution (see discretise).
+func (gr *pldGrid) upper() (up pldPMF) {
+	h, kLo, tl := gr.h, gr.kLo, gr.tl
+	n := gr.kHi - gr.kLo
 
 	// Upper: split cell masses.
 	up.lo = kLo
@@ -98,7 +118,13 @@ func discretise(pair *pldPair, h, eta float64) (up, low pldPMF) {
 		up.inf = math.Min(miss, 1)
 	}
 
-	// Lower: greedy merge.
+	return up
+}
+
+// lower returns the dominated per-step distribution (see discretise).
+func (gr *pldGrid) lower() (low pldPMF) {
+	h, kLo, kHi, tl, pair := gr.h, gr.kLo, gr.kHi, gr.tl, gr.pair
+	n := kHi - kLo
 	var ks []int
 	var ms []float64
 	put := func(k int, m float64) {
@@ -229,5 +255,5 @@ func discretise(pair *pldPair, h, eta float64) (up, low pldPMF) {
 			low.p[k-kmin] += ms[i]
 		}
 	}
-	return up, low
+	return low
 }
