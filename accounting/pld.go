@@ -55,6 +55,7 @@ type PLDAccountant struct {
 type pldResult struct {
 	closedSigma float64 // > 0: all q = 1, one Gaussian with this σ
 	h, eta      float64
+	auto        bool // h chosen by default (may be refined or coarsened)
 	dirs        []*pldDir
 }
 
@@ -80,17 +81,32 @@ func (r *pldResult) get(d int, upper bool) (*pldComposed, error) {
 			dir.grids = append(dir.grids, newPLDGrid(&dir.pairs[i], r.h, r.eta))
 		}
 	}
-	parts := make([]pldPart, len(dir.grids))
-	for i, g := range dir.grids {
-		if upper {
-			parts[i] = pldPart{g.upper(), dir.counts[i]}
-		} else {
-			parts[i] = pldPart{g.lower(), dir.counts[i]}
+	grids := dir.grids
+	h := r.h
+	var c *pldComposed
+	for {
+		parts := make([]pldPart, len(grids))
+		for i, g := range grids {
+			if upper {
+				parts[i] = pldPart{g.upper(), dir.counts[i]}
+			} else {
+				parts[i] = pldPart{g.lower(), dir.counts[i]}
+			}
 		}
-	}
-	c, err := compose(parts, r.h, true)
-	if err != nil {
-		return nil, err
+		var err error
+		c, err = compose(parts, h, true)
+		if err == nil {
+			break
+		}
+		if err != errPLDTooLarge || !r.auto || h > 1e3 {
+			return nil, err
+		}
+		// The window does not fit: coarsen this direction's grid.
+		h *= 2
+		grids = nil
+		for i := range dir.pairs {
+			grids = append(grids, newPLDGrid(&dir.pairs[i], h, r.eta))
+		}
 	}
 	if upper {
 		dir.up = c
@@ -278,7 +294,20 @@ func (a *PLDAccountant) epsilonBounds(delta float64, wantLower bool) (lower, upp
 		lo, hi := gaussianEpsilon(r.closedSigma, delta)
 		return lo, hi, nil
 	}
-	return r.bounds(func(c *pldComposed, up bool) float64 { return c.epsilon(delta, up) }, wantLower)
+	f := func(c *pldComposed, up bool) float64 { return c.epsilon(delta, up) }
+	lower, upper, err = r.bounds(f, wantLower)
+	// With the default grid, refine while the bracket is wider than
+	// pldTargetGap·ε (the variance heuristic can be too coarse, e.g. for
+	// small σ where the loss distribution is lumpy).
+	for i := 0; err == nil && wantLower && r.auto && i < pldMaxRefine && upper-lower > pldTargetGap*upper && !math.IsInf(upper, 1); i++ {
+		finer, ferr := a.refine(r)
+		if ferr != nil {
+			break // keep the certified bracket we have
+		}
+		r = finer
+		lower, upper, err = r.bounds(f, true)
+	}
+	return lower, upper, err
 }
 
 // DeltaBounds returns a certified lower and upper bound on the smallest δ
@@ -311,8 +340,9 @@ func (a *PLDAccountant) deltaBounds(eps float64, wantLower bool) (lower, upper f
 	return r.bounds(func(c *pldComposed, up bool) float64 { return c.delta(eps, up) }, wantLower)
 }
 
-// Epsilon returns the certified upper bound of EpsilonBounds (without
-// computing the lower bound).
+// Epsilon returns the certified upper bound on ε(δ) from the finest grid
+// computed so far, without computing the lower bound (EpsilonBounds may
+// refine the grid, after which Epsilon returns the refined bound).
 func (a *PLDAccountant) Epsilon(delta float64) (float64, error) {
 	_, u, err := a.epsilonBounds(delta, false)
 	return u, err
@@ -393,6 +423,33 @@ func (a *PLDAccountant) result() (*pldResult, error) {
 	return r, nil
 }
 
+// pldTargetGap and pldMaxRefine control the grid refinement of
+// EpsilonBounds.
+const (
+	pldTargetGap = 0.005
+	pldMaxRefine = 4
+)
+
+// pldAutoFFT is the largest FFT length the default grid aims for.
+const pldAutoFFT = 1 << 19
+
+// refine recomposes r on a grid half as wide, caches and returns it.
+func (a *PLDAccountant) refine(r *pldResult) (*pldResult, error) {
+	finer := &pldResult{h: r.h / 2, eta: r.eta, auto: true}
+	for _, d := range r.dirs {
+		finer.dirs = append(finer.dirs, &pldDir{pairs: d.pairs, counts: d.counts})
+	}
+	// Refuse when the finer window would be too large: estimate from the
+	// current one.
+	for _, d := range r.dirs {
+		if d.up != nil && 2*len(d.up.c) > 2*pldAutoFFT {
+			return nil, errPLDTooLarge
+		}
+	}
+	a.res = finer
+	return finer, nil
+}
+
 // pldNoClosedForm disables the Gaussian closed form (tests of the FFT path).
 var pldNoClosedForm = false
 
@@ -427,7 +484,8 @@ func composePLD(keys [][2]float64, counts map[[2]float64]int, h float64) (*pldRe
 		}
 		vTot = math.Max(vTot, v)
 	}
-	if h == 0 {
+	auto := h == 0
+	if auto {
 		h = defaultGridFactor * math.Sqrt(vTot/float64(steps))
 		// Keep the per-step grid and the composed window within bounds.
 		h = math.Max(h, rangeMax/(1<<20))
@@ -435,11 +493,27 @@ func composePLD(keys [][2]float64, counts map[[2]float64]int, h float64) (*pldRe
 		if !(h > 0) || math.IsInf(h, 0) {
 			h = 1e-3
 		}
+		if rangeMax/h > 1<<16 {
+			// Heavy per-step tails relative to the standard deviation
+			// (tiny q, small σ): size the composed window on a coarse
+			// grid first and keep the FFT length at most pldAutoFFT.
+			h0 := rangeMax / 4096
+			for d, add := range dirs {
+				var parts []pldPart
+				for i, k := range keys {
+					_ = add
+					g := newPLDGrid(&pairs[d][i], h0, 1e-20/float64(steps))
+					parts = append(parts, pldPart{g.upper(), counts[k]})
+				}
+				_, _, _, top, bot := chernoffWindow(parts, h0)
+				h = math.Max(h, (top-bot)/pldAutoFFT)
+			}
+		}
 	}
 	if rangeMax/h > 1<<22 {
 		return nil, errPLDTooLarge
 	}
-	r := &pldResult{h: h, eta: 1e-20 / float64(steps)}
+	r := &pldResult{h: h, eta: 1e-20 / float64(steps), auto: auto}
 	for d := range dirs {
 		dir := &pldDir{pairs: pairs[d]}
 		for _, k := range keys {

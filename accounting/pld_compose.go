@@ -137,36 +137,9 @@ func compose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) {
 		return out, nil
 	}
 
-	// Moments of the composition, for the λ search.
-	var mean, vr float64
-	for _, pt := range parts {
-		var s, s1, s2 float64
-		for i, v := range pt.pmf.p {
-			x := float64(pt.pmf.lo+i) * h
-			s += v
-			s1 += v * x
-			s2 += v * x * x
-		}
-		if s > 0 {
-			m := s1 / s
-			mean += float64(pt.count) * m
-			vr += float64(pt.count) * math.Max(s2/s-m*m, h*h)
-		}
-	}
-	sd := math.Sqrt(vr)
-	lam0 := math.Sqrt(-2*logEta) / sd
-	lams := make([]float64, 0, 17)
-	for i := -8; i <= 8; i++ {
-		lams = append(lams, lam0*math.Pow(2, float64(i)/2))
-	}
-	kPos := make([]float64, len(lams))
-	kNeg := make([]float64, len(lams))
-	top, bot := math.Inf(1), math.Inf(-1)
-	for i, l := range lams {
-		kPos[i] = cumulant(parts, h, l)
-		kNeg[i] = cumulant(parts, h, -l)
-		top = math.Min(top, (kPos[i]-logEta)/l)
-		bot = math.Max(bot, (logEta-kNeg[i])/l)
+	lams, kPos, kNeg, top, bot := chernoffWindow(parts, h)
+	if !(math.Abs(top/h) < maxFFT*4 && math.Abs(bot/h) < 1e15) || top-bot > maxFFT*h {
+		return nil, errPLDTooLarge
 	}
 	kTop := min(maxK, int(math.Ceil(top/h)))
 	kBot := max(minK, int(math.Floor(bot/h)))
@@ -191,7 +164,13 @@ func compose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) {
 	if len(parts) == 1 && parts[0].count == 1 {
 		pm := &parts[0].pmf
 		for i, v := range pm.p {
-			out.c[pm.lo+i-kBot] = v
+			// Mass below the window is moved up to its bottom (raises the
+			// upper bound; the lower bound subtracts tailBot ≥ it); mass
+			// above is dropped (tailTop is added to the upper bound).
+			j := max(pm.lo+i-kBot, 0)
+			if j < n {
+				out.c[j] += v
+			}
 		}
 		out.buildSums()
 		return out, nil
@@ -254,6 +233,42 @@ func putFFT(f *fourier.FFT) {
 	if p, ok := fftPlans.Load(f.Len()); ok {
 		p.(*sync.Pool).Put(f)
 	}
+}
+
+// chernoffWindow returns the λ values tried, the composed cumulants K(±λ)
+// there, and the loss range [bot, top] outside which the composed finite
+// part has mass at most e^{logEta} on each side (Chernoff).
+func chernoffWindow(parts []pldPart, h float64) (lams, kPos, kNeg []float64, top, bot float64) {
+	// Moments of the composition, for the λ search.
+	var vr float64
+	for _, pt := range parts {
+		var s, s1, s2 float64
+		for i, v := range pt.pmf.p {
+			x := float64(pt.pmf.lo+i) * h
+			s += v
+			s1 += v * x
+			s2 += v * x * x
+		}
+		if s > 0 {
+			m := s1 / s
+			vr += float64(pt.count) * math.Max(s2/s-m*m, h*h)
+		}
+	}
+	lam0 := math.Sqrt(-2*logEta) / math.Sqrt(vr)
+	lams = make([]float64, 0, 17)
+	for i := -8; i <= 8; i++ {
+		lams = append(lams, lam0*math.Pow(2, float64(i)/2))
+	}
+	kPos = make([]float64, len(lams))
+	kNeg = make([]float64, len(lams))
+	top, bot = math.Inf(1), math.Inf(-1)
+	for i, l := range lams {
+		kPos[i] = cumulant(parts, h, l)
+		kNeg[i] = cumulant(parts, h, -l)
+		top = math.Min(top, (kPos[i]-logEta)/l)
+		bot = math.Max(bot, (logEta-kNeg[i])/l)
+	}
+	return lams, kPos, kNeg, top, bot
 }
 
 // tailBound returns min over λ of exp(K(λ) − λ·edge·h), the Chernoff bound

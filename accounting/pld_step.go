@@ -13,6 +13,10 @@ type pldPMF struct {
 	inf float64
 }
 
+// pldMergeScan is how many grid cells beyond its target the lower-bound
+// merge may extend a cell before it falls back to rounding down.
+const pldMergeScan = 8
+
 // relSlack is the relative rounding slack allowed for a log-space mass or
 // tail computed from erfc, log and exp (a few hundred ulps).
 const relSlack = 1e-13
@@ -168,13 +172,31 @@ func (gr *pldGrid) lower() (low pldPMF) {
 		left, fl := t, math.NaN()
 		found := false
 		var fr float64
-		for ; j <= n; j++ {
+		j0 := j
+		for ; j <= n && j < j0+pldMergeScan; j++ {
 			f, _ := phi(tl[j])
 			if f >= 0 {
 				fr, found = f, true
 				break
 			}
 			left, fl = float64(kLo+j)*h, f
+		}
+		if !found && j <= n {
+			// The cells just above t cannot lift the merged loss to t
+			// (a concentrated mass well below t, coarse grid): merge
+			// only up to the first grid point above t and round its loss
+			// down to the grid (still a lower bound, but first-order in
+			// h; EpsilonBounds refines the grid when the gap shows it).
+			tb := tl[j0]
+			if f, lp := phi(tb); !math.IsInf(lp, -1) {
+				loss := t + f
+				if math.IsInf(f, 1) {
+					loss = float64(kHi) * h
+				}
+				putLoss(loss, math.Exp(lp))
+			}
+			a, ta, j = float64(kLo+j0)*h, tb, j0
+			continue
 		}
 		if !found {
 			// Merge the whole upper tail (a, ∞).
