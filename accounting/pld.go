@@ -430,8 +430,13 @@ const (
 	pldMaxRefine = 4
 )
 
-// pldAutoFFT is the largest FFT length the default grid aims for.
-const pldAutoFFT = 1 << 19
+// pldAutoFFT is the largest FFT length the default grid aims for, and
+// pldMaxStepGrid the most grid points per step (the per-step discretisation
+// costs a few erfc per point) before refinement.
+const (
+	pldAutoFFT     = 1 << 19
+	pldMaxStepGrid = 1 << 15
+)
 
 // refine recomposes r on a grid half as wide, caches and returns it.
 func (a *PLDAccountant) refine(r *pldResult) (*pldResult, error) {
@@ -444,6 +449,11 @@ func (a *PLDAccountant) refine(r *pldResult) (*pldResult, error) {
 	for _, d := range r.dirs {
 		if d.up != nil && 2*len(d.up.c) > 2*pldAutoFFT {
 			return nil, errPLDTooLarge
+		}
+		for _, g := range d.grids {
+			if 2*len(g.tl) > 4*pldMaxStepGrid {
+				return nil, errPLDTooLarge
+			}
 		}
 	}
 	a.res = finer
@@ -488,7 +498,7 @@ func composePLD(keys [][2]float64, counts map[[2]float64]int, h float64) (*pldRe
 	if auto {
 		h = defaultGridFactor * math.Sqrt(vTot/float64(steps))
 		// Keep the per-step grid and the composed window within bounds.
-		h = math.Max(h, rangeMax/(1<<20))
+		h = math.Max(h, rangeMax/pldMaxStepGrid)
 		h = math.Max(h, 24*math.Sqrt(vTot)/(1<<22))
 		if !(h > 0) || math.IsInf(h, 0) {
 			h = 1e-3

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/bits"
+	"math/cmplx"
 	"sync"
 
 	"gonum.org/v1/gonum/dsp/fourier"
@@ -112,10 +113,9 @@ func goodSize(n int) int {
 // componentwise bound of Higham 2002, §24.1, with c = 10 as a generous
 // constant), a power z^n amplifies an error e by n·|z|^{n−1}, and the
 // inverse transform is an isometry up to √N. Summed over frequencies this
-// gives ‖Δc‖₂ ≤ u·c·log2(N)·Σcount·‖c₋₁‖₂ plus the rounding of the powers
-// and of the inverse, where c₋₁ is the composition minus one step; e2 uses
-// 4·‖c‖₂ (capped at 1) for ‖c₋₁‖₂, which holds with a wide margin for the
-// smooth distributions composed here. Negative masses are clamped to 0,
+// gives ‖Δc‖₂ ≤ u·c·log2(N)·Σ_s count_s·‖c₋₁,s‖₂ plus the rounding of the
+// powers and of the inverse, where c₋₁,s is the composition minus one step
+// of part s; its ℓ2 norm is computed from the spectra by Parseval. Negative masses are clamped to 0,
 // which moves each entry toward its exact value. deltaUpper adds and
 // deltaLower subtracts e2·‖f‖₂, a Cauchy–Schwarz bound on the resulting
 // error of δ.
@@ -182,7 +182,10 @@ func compose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) {
 	coef := make([]complex128, n/2+1)
 	offset := 0 // Σ count·lo: composed index j ↔ loss index offset + j (mod n)
 	var powRound float64
-	for _, pt := range parts {
+	// amp[s][f] = |z_s,f|^{n_s−1}·Π_{r≠s}|z_r,f|^{n_r}: how an error in
+	// z_s,f reaches Z_f (first order).
+	amp := make([][]float64, len(parts))
+	for si, pt := range parts {
 		for i := range buf {
 			buf[i] = 0
 		}
@@ -195,8 +198,22 @@ func compose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) {
 				z[i] = 1
 			}
 		}
+		amp[si] = make([]float64, len(coef))
 		for i, v := range coef {
-			z[i] *= cpow(v, pt.count)
+			pw := cpow(v, pt.count)
+			// |z|^{n−1} = |z^n|/|z|, or exactly 0 when both vanish.
+			av := cmplx.Abs(v)
+			var a float64
+			if pt.count == 1 {
+				a = 1
+			} else if av > 0 {
+				a = cmplx.Abs(pw) / av
+			}
+			amp[si][i] = a * cmplx.Abs(z[i]) // × the parts before s
+			for r := 0; r < si; r++ {
+				amp[r][i] *= cmplx.Abs(pw) // × this part, for the earlier ones
+			}
+			z[i] *= pw
 		}
 		powRound += 2 * float64(bits.Len(uint(pt.count)))
 	}
@@ -215,7 +232,21 @@ func compose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) {
 	l2 = math.Sqrt(l2)
 	const u = 0x1p-53
 	lg := float64(bits.Len(uint(n)))
-	out.e2 = u * (10*lg*float64(steps)*math.Min(1, 4*l2) + (10*lg+powRound+4)*l2) * 1.01
+	// ‖c₋₁,s‖₂ = ‖amp_s‖₂/√n by Parseval (the real FFT stores half the
+	// spectrum: the inner frequencies count twice).
+	var fwd float64
+	for si, pt := range parts {
+		var ss float64
+		for i, a := range amp[si] {
+			w := 2.0
+			if i == 0 || (n%2 == 0 && i == len(amp[si])-1) {
+				w = 1
+			}
+			ss += w * a * a
+		}
+		fwd += float64(pt.count) * math.Sqrt(ss/float64(n))
+	}
+	out.e2 = u * (10*lg*fwd + (10*lg+powRound+4)*l2) * 1.01
 	out.buildSums()
 	return out, nil
 }
@@ -255,8 +286,8 @@ func chernoffWindow(parts []pldPart, h float64) (lams, kPos, kNeg []float64, top
 		}
 	}
 	lam0 := math.Sqrt(-2*logEta) / math.Sqrt(vr)
-	lams = make([]float64, 0, 17)
-	for i := -8; i <= 8; i++ {
+	lams = make([]float64, 0, 25)
+	for i := -16; i <= 8; i++ {
 		lams = append(lams, lam0*math.Pow(2, float64(i)/2))
 	}
 	kPos = make([]float64, len(lams))
