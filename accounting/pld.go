@@ -90,7 +90,7 @@ func (r *pldResult) get(d int, upper bool) (*pldComposed, error) {
 			if upper {
 				parts[i] = pldPart{g.upper(), dir.counts[i]}
 			} else {
-				parts[i] = pldPart{g.lower(), dir.counts[i]}
+				parts[i] = pldPart{lowerBestOffset(g, dir.counts[i], r.eta), dir.counts[i]}
 			}
 		}
 		var err error
@@ -458,6 +458,33 @@ func (a *PLDAccountant) refine(r *pldResult) (*pldResult, error) {
 	}
 	a.res = finer
 	return finer, nil
+}
+
+// lowerBestOffset returns the lower per-step distribution of g's pair. When
+// the merge had to round a noticeable mass down (a concentrated loss
+// between grid points), it retries on grids shifted by multiples of h/8 and
+// keeps the one with the largest mean loss, i.e. the least rounding. Any
+// offset gives a valid lower bound.
+func lowerBestOffset(g *pldGrid, count int, eta float64) pldPMF {
+	best := g.lower()
+	if best.fallback*float64(count) < 1e-6 {
+		return best
+	}
+	mean := func(m *pldPMF) float64 {
+		var s float64
+		for i, v := range m.p {
+			s += v * (float64(m.lo+i)*g.h + m.off)
+		}
+		return s
+	}
+	bestMean := mean(&best)
+	for k := 1; k < 8; k++ {
+		o := newPLDGridOffset(g.pair, g.h, eta, float64(k)*g.h/8).lower()
+		if m := mean(&o); m > bestMean {
+			best, bestMean = o, m
+		}
+	}
+	return best
 }
 
 // pldNoClosedForm disables the Gaussian closed form (tests of the FFT path).

@@ -26,6 +26,7 @@ type pldPart struct {
 //	e2       bound on the ℓ2 norm of the FFT error in c.
 type pldComposed struct {
 	h                float64
+	shift            float64 // loss of index i is (lo+i)·h + shift
 	lo               int
 	c                []float64
 	inf              float64
@@ -126,6 +127,7 @@ func compose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) {
 	var minK, maxK, steps int
 	for _, pt := range parts {
 		logFin += float64(pt.count) * math.Log1p(-math.Min(pt.pmf.inf, 1))
+		out.shift += float64(pt.count) * pt.pmf.off
 		minK += pt.count * pt.pmf.lo
 		maxK += pt.count * (pt.pmf.lo + len(pt.pmf.p) - 1)
 		steps += pt.count
@@ -143,8 +145,8 @@ func compose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) {
 	}
 	kTop := min(maxK, int(math.Ceil(top/h)))
 	kBot := max(minK, int(math.Floor(bot/h)))
-	if wantTop && kTop < 0 {
-		kTop = min(maxK, 0)
+	if k0 := int(math.Ceil(-out.shift / h)); wantTop && kTop < k0 {
+		kTop = min(maxK, k0) // keep losses ≥ 0 in the window
 	}
 	need := kTop - kBot + 1
 	for _, pt := range parts {
@@ -335,7 +337,13 @@ func cpow(z complex128, n int) complex128 {
 
 // buildSums precomputes the suffix sums used by δ(ε) queries.
 func (c *pldComposed) buildSums() {
-	c.i0 = max(0, -c.lo+1) // first index with loss > 0
+	c.i0 = max(0, int(math.Floor(-c.shift/c.h))-c.lo) // first index with loss > 0
+	for c.i0 > 0 && c.i0-1 < len(c.c) && c.loss(c.i0-1) > 0 {
+		c.i0--
+	}
+	for c.i0 < len(c.c) && c.loss(c.i0) <= 0 {
+		c.i0++
+	}
 	if c.i0 > len(c.c) {
 		c.i0 = len(c.c)
 	}
@@ -345,7 +353,7 @@ func (c *pldComposed) buildSums() {
 	var a, ca, b, cb float64 // Neumaier sums
 	for i := len(c.c) - 1; i >= c.i0; i-- {
 		v := c.c[i]
-		w := v * math.Exp(-float64(c.lo+i)*c.h)
+		w := v * math.Exp(-c.loss(i))
 		a, ca = neumaier(a, ca, v)
 		b, cb = neumaier(b, cb, w)
 		c.sA[i-c.i0] = a + ca
@@ -364,7 +372,7 @@ func neumaier(s, comp, x float64) (float64, float64) {
 }
 
 // loss returns the loss at index i.
-func (c *pldComposed) loss(i int) float64 { return float64(c.lo+i) * c.h }
+func (c *pldComposed) loss(i int) float64 { return float64(c.lo+i)*c.h + c.shift }
 
 // sums returns A = Σ c[k], B = Σ c[k]e^{−loss_k} over k ≥ i (i ≥ i0) and
 // the number of terms.
@@ -406,7 +414,7 @@ func (c *pldComposed) at(eps float64, i int, upper bool) float64 {
 
 // index returns the first index whose loss is > eps.
 func (c *pldComposed) index(eps float64) int {
-	i := int(math.Floor(eps/c.h)) - c.lo + 1
+	i := int(math.Floor((eps-c.shift)/c.h)) - c.lo + 1
 	// Guard the floating floor both ways.
 	for i > 0 && i-1 < len(c.c) && c.loss(i-1) > eps {
 		i--

@@ -9,8 +9,11 @@ import (
 // sub-probability (mass dropped for a lower bound).
 type pldPMF struct {
 	lo  int
+	off float64 // losses are (lo+i)·h + off
 	p   []float64
 	inf float64
+	// fallback is the P-mass the lower-bound merge had to round down.
+	fallback float64
 }
 
 // pldMergeScan is how many grid cells beyond its target the lower-bound
@@ -56,22 +59,31 @@ type pldGrid struct {
 	pair     *pldPair
 	h        float64
 	kLo, kHi int
+	off      float64 // grid point k is at loss k·h + off
 	tl       []pldTails
 }
 
+// at returns the loss of grid point k.
+func (gr *pldGrid) at(k int) float64 { return float64(k)*gr.h + gr.off }
+
 func newPLDGrid(pair *pldPair, h, eta float64) *pldGrid {
+	return newPLDGridOffset(pair, h, eta, 0)
+}
+
+// newPLDGridOffset is newPLDGrid on the shifted grid {k·h + off}.
+func newPLDGridOffset(pair *pldPair, h, eta, off float64) *pldGrid {
 	lLo, lHi := pair.truncation(eta)
-	kLo := int(math.Floor(lLo / h))
-	kHi := int(math.Ceil(lHi / h))
+	kLo := int(math.Floor((lLo - off) / h))
+	kHi := int(math.Ceil((lHi - off) / h))
 	if kHi <= kLo {
 		kHi = kLo + 1
 	}
 	n := kHi - kLo
 	tl := make([]pldTails, n+1)
 	for i := range tl {
-		tl[i] = pair.tails(float64(kLo+i) * h)
+		tl[i] = pair.tails(float64(kLo+i)*h + off)
 	}
-	return &pldGrid{pair: pair, h: h, kLo: kLo, kHi: kHi, tl: tl}
+	return &pldGrid{pair: pair, h: h, kLo: kLo, kHi: kHi, off: off, tl: tl}
 }
 
 // upper returns the dominating per-step distribution (see discretise).
@@ -80,7 +92,7 @@ func (gr *pldGrid) upper() (up pldPMF) {
 	n := gr.kHi - gr.kLo
 
 	// Upper: split cell masses.
-	up.lo = kLo
+	up.lo, up.off = kLo, gr.off
 	up.p = make([]float64, n+1)
 	em1 := math.Expm1(h)
 	var sum, comp float64
@@ -101,7 +113,7 @@ func (gr *pldGrid) upper() (up pldPMF) {
 			continue
 		}
 		lq, refQ := binMass(tl[i].qT, tl[i+1].qT, tl[i].qH, tl[i+1].qH)
-		b := float64(kLo+i+1) * h
+		b := gr.at(kLo + i + 1)
 		pm := math.Exp(lp)
 		// P-mass at the lower end: (e^{b}·Q(cell) − P(cell))/(e^h − 1).
 		var mLo float64
@@ -127,7 +139,7 @@ func (gr *pldGrid) upper() (up pldPMF) {
 
 // lower returns the dominated per-step distribution (see discretise).
 func (gr *pldGrid) lower() (low pldPMF) {
-	h, kLo, kHi, tl, pair := gr.h, gr.kLo, gr.kHi, gr.tl, gr.pair
+	h, kLo, kHi, tl, pair, at := gr.h, gr.kLo, gr.kHi, gr.tl, gr.pair, gr.at
 	n := kHi - kLo
 	var ks []int
 	var ms []float64
@@ -140,17 +152,17 @@ func (gr *pldGrid) lower() (low pldPMF) {
 	// putLoss puts mass m at floor(loss/h), loss already lowered by its
 	// rounding error bound.
 	putLoss := func(loss, m float64) {
-		if loss > float64(math.MaxInt32)*h {
-			loss = float64(kHi) * h
+		if loss > at(math.MaxInt32) {
+			loss = at(kHi)
 		}
-		put(int(math.Floor(loss/h)), m)
+		put(int(math.Floor((loss-gr.off)/h)), m)
 	}
-	a := float64(kLo) * h
+	a := at(kLo)
 	ta := tl[0]
 	j := 1 // next grid index (into tl) above a
 	for {
-		kt := int(math.Floor(a/h)) + 1
-		t := float64(kt) * h
+		kt := int(math.Floor((a-gr.off)/h)) + 1
+		t := at(kt)
 		// φ(b) = (merged loss of (a, b] less its rounding error) − t; it
 		// is negative for b ≤ t and increasing beyond.
 		phi := func(tb pldTails) (float64, float64) {
@@ -166,7 +178,7 @@ func (gr *pldGrid) lower() (low pldPMF) {
 			errL := relSlack * (1 + refP/math.Exp(lp) + refQ/math.Exp(lq))
 			return lp - lq - errL - t, lp
 		}
-		for j <= n && float64(kLo+j)*h <= t {
+		for j <= n && at(kLo+j) <= t {
 			j++
 		}
 		left, fl := t, math.NaN()
@@ -179,7 +191,7 @@ func (gr *pldGrid) lower() (low pldPMF) {
 				fr, found = f, true
 				break
 			}
-			left, fl = float64(kLo+j)*h, f
+			left, fl = at(kLo+j), f
 		}
 		if !found && j <= n {
 			// The cells just above t cannot lift the merged loss to t
@@ -191,11 +203,12 @@ func (gr *pldGrid) lower() (low pldPMF) {
 			if f, lp := phi(tb); !math.IsInf(lp, -1) {
 				loss := t + f
 				if math.IsInf(f, 1) {
-					loss = float64(kHi) * h
+					loss = at(kHi)
 				}
 				putLoss(loss, math.Exp(lp))
+				low.fallback += math.Exp(lp)
 			}
-			a, ta, j = float64(kLo+j0)*h, tb, j0
+			a, ta, j = at(kLo+j0), tb, j0
 			continue
 		}
 		if !found {
@@ -203,13 +216,13 @@ func (gr *pldGrid) lower() (low pldPMF) {
 			if !math.IsInf(ta.pT, -1) {
 				loss := ta.pT - ta.qT
 				if math.IsInf(ta.qT, -1) {
-					loss = float64(kHi) * h // Q-mass 0: loss +∞; any value is lower
+					loss = at(kHi) // Q-mass 0: loss +∞; any value is lower
 				}
 				putLoss(loss-relSlack*(1+math.Abs(loss)), math.Exp(ta.pT))
 			}
 			break
 		}
-		tb, lb := tl[j], float64(kLo+j)*h
+		tb, lb := tl[j], at(kLo+j)
 		if math.IsNaN(fl) {
 			fl, _ = phi(pair.tails(t))
 		}
@@ -244,16 +257,16 @@ func (gr *pldGrid) lower() (low pldPMF) {
 		}
 		fr, lp := phi(tb) // undo Illinois scaling
 		if !math.IsInf(lp, -1) {
-			off := 0
+			extra := 0
 			if math.IsInf(fr, 1) {
-				off = kHi - kt
+				extra = kHi - kt
 			} else if fr >= h {
-				off = int(math.Floor(fr / h))
+				extra = int(math.Floor(fr / h))
 			}
-			put(kt+max(off, 0), math.Exp(lp))
+			put(kt+max(extra, 0), math.Exp(lp))
 		}
 		a, ta = lb, tb
-		if a >= float64(kHi)*h {
+		if a >= at(kHi) {
 			// Remaining tail above the grid.
 			if !math.IsInf(ta.pT, -1) {
 				loss := ta.pT - ta.qT
@@ -271,7 +284,7 @@ func (gr *pldGrid) lower() (low pldPMF) {
 			kmin = min(kmin, k)
 			kmax = max(kmax, k)
 		}
-		low.lo = kmin
+		low.lo, low.off = kmin, gr.off
 		low.p = make([]float64, kmax-kmin+1)
 		for i, k := range ks {
 			low.p[k-kmin] += ms[i]
