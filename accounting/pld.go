@@ -135,8 +135,8 @@ func (r *pldResult) bounds(f func(c *pldComposed, upper bool) float64, wantLower
 		}
 		upper = math.Max(upper, ups[d])
 	}
-	if !wantLower {
-		return 0, upper, nil
+	if !wantLower || upper == 0 {
+		return 0, upper, nil // lower ≤ upper = 0 needs no work
 	}
 	order := []int{best}
 	for d := range r.dirs {
