@@ -59,9 +59,8 @@ func (p *pldPair) tails(l float64) pldTails {
 		if math.IsInf(x, 1) {
 			return pldTails{ninf, ninf, 0, 0}
 		}
-		z0, z1 := x/p.sigma, (x-1)/p.sigma
-		s0, s1 := logmath.NormSF(z0), logmath.NormSF(z1)
-		c0, c1 := logmath.NormCDF(z0), logmath.NormCDF(z1)
+		c0, s0 := logPhiBoth(x / p.sigma)
+		c1, s1 := logPhiBoth((x - 1) / p.sigma)
 		return pldTails{pT: p.logMix(s0, s1), qT: s0, pH: p.logMix(c0, c1), qH: c0}
 	}
 	// add: L > l  ⇔  L_remove < −l  ⇔  x < xRemove(−l).
@@ -72,10 +71,21 @@ func (p *pldPair) tails(l float64) pldTails {
 	if math.IsInf(x, 1) {
 		return pldTails{0, 0, ninf, ninf}
 	}
-	z0, z1 := x/p.sigma, (x-1)/p.sigma
-	s0, s1 := logmath.NormSF(z0), logmath.NormSF(z1)
-	c0, c1 := logmath.NormCDF(z0), logmath.NormCDF(z1)
+	c0, s0 := logPhiBoth(x / p.sigma)
+	c1, s1 := logPhiBoth((x - 1) / p.sigma)
 	return pldTails{pT: c0, qT: p.logMix(c0, c1), pH: s0, qH: p.logMix(s0, s1)}
+}
+
+// logPhiBoth returns log Φ(z) and log Φ̄(z): the smaller of the two
+// directly (accurate deep in the tail), the other as log1p of minus it
+// (accurate because that probability is at least 1/2).
+func logPhiBoth(z float64) (lc, ls float64) {
+	if z < 0 {
+		lc = logmath.NormCDF(z)
+		return lc, math.Log1p(-math.Exp(lc))
+	}
+	ls = logmath.NormSF(z)
+	return math.Log1p(-math.Exp(ls)), ls
 }
 
 // binMass returns log of the mass of (a, b] given the log tails and heads at
