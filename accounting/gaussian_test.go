@@ -10,15 +10,15 @@ import (
 	"testing"
 )
 
-type gaussianRef struct {
+type gaussRef struct {
 	kind            string
 	a, b, c         float64
 	value, logValue float64
 }
 
-// loadGaussianRefs reads testdata/pld/gaussian_ref.csv, produced by
+// loadGaussRefs reads testdata/pld/gaussian_ref.csv, produced by
 // testdata/pld/gen_gaussian.py (mpmath, 60 digits).
-func loadGaussianRefs(t *testing.T) []gaussianRef {
+func loadGaussRefs(t *testing.T) []gaussRef {
 	t.Helper()
 	f, err := os.Open("../testdata/pld/gaussian_ref.csv")
 	if err != nil {
@@ -29,7 +29,7 @@ func loadGaussianRefs(t *testing.T) []gaussianRef {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var refs []gaussianRef
+	var refs []gaussRef
 	for _, r := range rows[1:] {
 		var v [5]float64
 		for i := range v {
@@ -39,7 +39,7 @@ func loadGaussianRefs(t *testing.T) []gaussianRef {
 			}
 			v[i] = x
 		}
-		refs = append(refs, gaussianRef{r[0], v[0], v[1], v[2], v[3], v[4]})
+		refs = append(refs, gaussRef{r[0], v[0], v[1], v[2], v[3], v[4]})
 	}
 	if len(refs) < 20 {
 		t.Fatalf("only %d reference rows", len(refs))
@@ -48,7 +48,7 @@ func loadGaussianRefs(t *testing.T) []gaussianRef {
 }
 
 func TestGaussianDeltaReference(t *testing.T) {
-	for _, r := range loadGaussianRefs(t) {
+	for _, r := range loadGaussRefs(t) {
 		if r.kind != "delta" {
 			continue
 		}
@@ -56,7 +56,7 @@ func TestGaussianDeltaReference(t *testing.T) {
 			// log δ to 1e-11 absolute, i.e. δ to 1e-11 relative, or 1e-13
 			// relative on log δ where |log δ| is in the thousands (the
 			// log itself carries that float64 rounding).
-			got := logGaussianDelta(r.a, r.b, r.c)
+			got := gaussLogDelta(r.a, r.b, r.c)
 			tol := 1e-11 + 1e-13*math.Abs(r.logValue)
 			if math.Abs(got-r.logValue) > tol {
 				t.Errorf("log delta = %.17g, want %.17g (tol %g)", got, r.logValue, tol)
@@ -73,7 +73,7 @@ func TestGaussianDeltaReference(t *testing.T) {
 }
 
 func TestAnalyticGaussianSigmaReference(t *testing.T) {
-	for _, r := range loadGaussianRefs(t) {
+	for _, r := range loadGaussRefs(t) {
 		if r.kind != "sigma" {
 			continue
 		}

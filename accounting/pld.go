@@ -22,8 +22,8 @@ type PLDOptions struct {
 	GridWidth float64
 }
 
-// defaultGridFactor is h/√(V/T) for GridWidth = 0.
-const defaultGridFactor = 0.15
+// pldDefaultGridFactor is h/√(V/T) for GridWidth = 0.
+const pldDefaultGridFactor = 0.15
 
 // PLDAccountant is a privacy loss distribution accountant for
 // Poisson-subsampled Gaussian mechanisms under add/remove adjacency
@@ -38,13 +38,13 @@ const defaultGridFactor = 0.15
 // reported. Per direction the per-step privacy loss L = log(dP/dQ) is
 // discretised twice on the grid {k·h}: a dominating distribution
 // ("connect the dots", for the upper bound) and a dominated one (a merge
-// of the output space, for the lower bound); see discretise. Each is
+// of the output space, for the lower bound); see pldDiscretise. Each is
 // composed by one real FFT per distinct (σ, q) and one inverse, with
 // powers taken in the frequency domain (so T = 1e6 costs no more FFTs than
 // T = 10). δ(ε) is the hockey-stick divergence E_P[(1 − e^{ε−L})₊] +
 // P(L = ∞).
 //
-// Soundness in floating point (see compose and discretise): tail mass cut
+// Soundness in floating point (see pldCompose and pldDiscretise): tail mass cut
 // off per step goes to the +∞ atom of the upper distribution (added to δ
 // directly) and is dropped from the lower one; mass outside the FFT window
 // is bounded by Chernoff bounds from the exact moment generating function
@@ -116,11 +116,11 @@ func (r *pldResult) get(d int, upper bool) (*pldComposed, error) {
 			if upper {
 				parts[i] = pldPart{g.upper(), dir.counts[i]}
 			} else {
-				parts[i] = pldPart{lowerBestOffset(g, dir.counts[i], r.eta), dir.counts[i]}
+				parts[i] = pldPart{pldLowerBestOffset(g, dir.counts[i], r.eta), dir.counts[i]}
 			}
 		}
 		var err error
-		c, err = compose(parts, h, true)
+		c, err = pldCompose(parts, h, true)
 		if err == nil {
 			break
 		}
@@ -317,7 +317,7 @@ func (a *PLDAccountant) epsilonBounds(delta float64, wantLower bool) (lower, upp
 		return 0, 0, nil
 	}
 	if r.closedSigma > 0 {
-		lo, hi := gaussianEpsilon(r.closedSigma, delta)
+		lo, hi := pldGaussianEpsilon(r.closedSigma, delta)
 		return lo, hi, nil
 	}
 	f := func(c *pldComposed, up bool) float64 { return c.epsilon(delta, up) }
@@ -360,7 +360,7 @@ func (a *PLDAccountant) deltaBounds(eps float64, wantLower bool) (lower, upper f
 		return 0, 0, nil
 	}
 	if r.closedSigma > 0 {
-		d := math.Exp(logGaussianDelta(r.closedSigma, 1, eps))
+		d := math.Exp(gaussLogDelta(r.closedSigma, 1, eps))
 		return d * (1 - 1e-11), math.Min(1, d*(1+1e-11)), nil
 	}
 	return r.bounds(func(c *pldComposed, up bool) float64 { return c.delta(eps, up) }, wantLower)
@@ -381,12 +381,12 @@ func (a *PLDAccountant) Delta(eps float64) (float64, error) {
 	return u, err
 }
 
-// gaussianEpsilon returns a bracket [lo, hi] of relative width 1e-13 around
+// pldGaussianEpsilon returns a bracket [lo, hi] of relative width 1e-13 around
 // the ε at which the Gaussian mechanism with noise σ (sensitivity 1) has
 // δ(ε) = delta (δ is decreasing in ε).
-func gaussianEpsilon(sigma, delta float64) (lo, hi float64) {
+func pldGaussianEpsilon(sigma, delta float64) (lo, hi float64) {
 	ld := math.Log(delta)
-	f := func(e float64) float64 { return logGaussianDelta(sigma, 1, e) }
+	f := func(e float64) float64 { return gaussLogDelta(sigma, 1, e) }
 	if f(0) <= ld {
 		return 0, 0
 	}
@@ -486,12 +486,12 @@ func (a *PLDAccountant) refine(r *pldResult) (*pldResult, error) {
 	return finer, nil
 }
 
-// lowerBestOffset returns the lower per-step distribution of g's pair. When
+// pldLowerBestOffset returns the lower per-step distribution of g's pair. When
 // the merge had to round a noticeable mass down (a concentrated loss
 // between grid points), it retries on grids shifted by multiples of h/8 and
 // keeps the one with the largest mean loss, i.e. the least rounding. Any
 // offset gives a valid lower bound.
-func lowerBestOffset(g *pldGrid, count int, eta float64) pldPMF {
+func pldLowerBestOffset(g *pldGrid, count int, eta float64) pldPMF {
 	best := g.lower()
 	if best.fallback*float64(count) < 1e-6 {
 		return best
@@ -549,7 +549,7 @@ func composePLD(keys [][2]float64, counts map[[2]float64]int, h float64) (*pldRe
 	}
 	auto := h == 0
 	if auto {
-		h = defaultGridFactor * math.Sqrt(vTot/float64(steps))
+		h = pldDefaultGridFactor * math.Sqrt(vTot/float64(steps))
 		// Keep the per-step grid and the composed window within bounds.
 		h = math.Max(h, rangeMax/pldMaxStepGrid)
 		h = math.Max(h, 24*math.Sqrt(vTot)/(1<<22))
@@ -568,7 +568,7 @@ func composePLD(keys [][2]float64, counts map[[2]float64]int, h float64) (*pldRe
 					g := newPLDGrid(&pairs[d][i], h0, 1e-20/float64(steps))
 					parts = append(parts, pldPart{g.upper(), counts[k]})
 				}
-				_, _, _, top, bot := chernoffWindow(parts, h0)
+				_, _, _, top, bot := pldChernoffWindow(parts, h0)
 				h = math.Max(h, (top-bot)/pldAutoFFT)
 			}
 		}

@@ -38,20 +38,20 @@ type pldComposed struct {
 	sA, sB []float64
 }
 
-// logEta is log of the mass allowed outside the FFT window on each side
+// pldLogEta is log of the mass allowed outside the FFT window on each side
 // (the exact Chernoff bound for the chosen window is then added to the
 // upper and subtracted from the lower δ).
-var logEta = math.Log(1e-15)
+var pldLogEta = math.Log(1e-15)
 
-// maxFFT caps the FFT length.
-const maxFFT = 1 << 23
+// pldMaxFFT caps the FFT length.
+const pldMaxFFT = 1 << 23
 
 var errPLDTooLarge = errors.New("accounting: pld grid too large; set a larger GridWidth")
 
-// logMGF returns log Σ p_k e^{λ·k·h} over the finite part of m, by Horner's
+// pldLogMGF returns log Σ p_k e^{λ·k·h} over the finite part of m, by Horner's
 // rule in r = e^{−|λ|h} from the end with the largest exponent (so nothing
 // overflows).
-func logMGF(m *pldPMF, h, lambda float64) float64 {
+func pldLogMGF(m *pldPMF, h, lambda float64) float64 {
 	if len(m.p) == 0 {
 		return math.Inf(-1)
 	}
@@ -71,17 +71,17 @@ func logMGF(m *pldPMF, h, lambda float64) float64 {
 	return lambda*float64(ref)*h + math.Log(s)
 }
 
-// cumulant returns Σ count·log M(λ), the log-MGF of the composed finite part.
-func cumulant(parts []pldPart, h, lambda float64) float64 {
+// pldCumulant returns Σ count·log M(λ), the log-MGF of the composed finite part.
+func pldCumulant(parts []pldPart, h, lambda float64) float64 {
 	var k float64
 	for _, pt := range parts {
-		k += float64(pt.count) * logMGF(&pt.pmf, h, lambda)
+		k += float64(pt.count) * pldLogMGF(&pt.pmf, h, lambda)
 	}
 	return k * (1 + 1e-14) // logs of sums: allow rounding, upward
 }
 
-// goodSize returns the smallest n' ≥ n of the form 2^a·3^b·5^c.
-func goodSize(n int) int {
+// pldGoodSize returns the smallest n' ≥ n of the form 2^a·3^b·5^c.
+func pldGoodSize(n int) int {
 	best := 1 << bits.Len(uint(n-1))
 	for p3 := 1; p3 < best; p3 *= 3 {
 		for p35 := p3; p35 < best; p35 *= 5 {
@@ -97,7 +97,7 @@ func goodSize(n int) int {
 	return best
 }
 
-// compose convolves the parts with one real FFT per part plus one inverse
+// pldCompose convolves the parts with one real FFT per part plus one inverse
 // (powers by binary exponentiation in the frequency domain).
 //
 // The window of losses it keeps is chosen with Chernoff bounds from the
@@ -106,20 +106,27 @@ func goodSize(n int) int {
 // exact bound for the final window edges is recorded in tailTop/tailBot.
 // That mass wraps around (circular convolution) into the window, where it
 // can only raise the computed masses, so it is added for an upper bound
-// and subtracted for a lower bound (see deltaUpper and deltaLower).
+// and subtracted for a lower bound (see linear).
 //
 // FFT round-off: each coefficient of a forward transform of a
-// sub-probability vector is in error by at most c·log2(N)·u (u = 2^−53,
-// componentwise bound of Higham 2002, §24.1, with c = 10 as a generous
-// constant), a power z^n amplifies an error e by n·|z|^{n−1}, and the
-// inverse transform is an isometry up to √N. Summed over frequencies this
-// gives ‖Δc‖₂ ≤ u·c·log2(N)·Σ_s count_s·‖c₋₁,s‖₂ plus the rounding of the
-// powers and of the inverse, where c₋₁,s is the composition minus one step
-// of part s; its ℓ2 norm is computed from the spectra by Parseval. Negative masses are clamped to 0,
-// which moves each entry toward its exact value. deltaUpper adds and
-// deltaLower subtracts e2·‖f‖₂, a Cauchy–Schwarz bound on the resulting
-// error of δ.
-func compose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) {
+// sub-probability vector x is taken to be in error by at most
+// c·log2(N)·u·‖x‖₁ (u = 2^−53, c = 10). This is the componentwise form of
+// the butterfly-by-butterfly analysis behind Higham (2002, "Accuracy and
+// Stability of Numerical Algorithms", Theorem 24.2): every output is
+// reached from every input through log2 N butterflies with unit-modulus
+// weights, each adding a few ulps (a radix-2 analysis gives c ≈ 5; FFTPACK's
+// mixed radices are covered by the factor 2). A power z^n amplifies an error
+// e by n·|z|^{n−1}, and the inverse transform is an isometry up to √N.
+// Summed over frequencies this gives ‖Δc‖₂ ≤ u·c·log2(N)·Σ_s count_s·
+// ‖c₋₁,s‖₂ plus the rounding of the powers and of the inverse, where c₋₁,s
+// is the composition less one step of part s, whose ℓ2 norm is computed
+// from the spectra (Parseval). Negative masses are clamped to 0, which
+// moves each entry toward its exact value. The upper δ adds and the lower
+// δ subtracts e2·‖f‖₂, a Cauchy–Schwarz bound on the resulting error of δ
+// (f = (1 − e^{ε−loss})₊, ‖f‖₂ ≤ √(number of terms)); see linear. This
+// a-priori bound is the one place where the certificate rests on an error
+// model rather than on exact inequalities.
+func pldCompose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) {
 	out := &pldComposed{h: h}
 	// Infinite mass: 1 − Π (1 − inf_s)^{n_s}.
 	var logFin float64
@@ -138,8 +145,8 @@ func compose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) {
 		return out, nil
 	}
 
-	lams, kPos, kNeg, top, bot := chernoffWindow(parts, h)
-	if !(math.Abs(top/h) < maxFFT*4 && math.Abs(bot/h) < 1e15) || top-bot > maxFFT*h {
+	lams, kPos, kNeg, top, bot := pldChernoffWindow(parts, h)
+	if !(math.Abs(top/h) < pldMaxFFT*4 && math.Abs(bot/h) < 1e15) || top-bot > pldMaxFFT*h {
 		return nil, errPLDTooLarge
 	}
 	kTop := min(maxK, int(math.Ceil(top/h)))
@@ -151,15 +158,15 @@ func compose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) {
 	for _, pt := range parts {
 		need = max(need, len(pt.pmf.p))
 	}
-	if need > maxFFT {
+	if need > pldMaxFFT {
 		return nil, errPLDTooLarge
 	}
-	n := goodSize(need)
+	n := pldGoodSize(need)
 	// Spare room goes to the top, where δ is decided.
 	kTop = kBot + n - 1
 	out.lo = kBot
-	out.tailTop = tailBound(kPos, lams, h, kTop+1, maxK)
-	out.tailBot = tailBound(kNeg, lams, -h, kBot-1, -minK)
+	out.tailTop = pldTailBound(kPos, lams, h, kTop+1, maxK)
+	out.tailBot = pldTailBound(kNeg, lams, -h, kBot-1, -minK)
 
 	out.c = make([]float64, n)
 	if len(parts) == 1 && parts[0].count == 1 {
@@ -176,8 +183,8 @@ func compose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) {
 		out.buildSums()
 		return out, nil
 	}
-	fft := getFFT(n)
-	defer putFFT(fft)
+	fft := pldGetFFT(n)
+	defer pldPutFFT(fft)
 	buf := make([]float64, n)
 	var z []complex128
 	coef := make([]complex128, n/2+1)
@@ -201,18 +208,18 @@ func compose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) {
 		}
 		amp[si] = make([]float64, len(coef))
 		for i, v := range coef {
-			pw := cpow(v, pt.count)
+			pw := pldCpow(v, pt.count)
 			// Squared amplitudes: |z|^{2(n−1)} = |z^n|²/|z|², or exactly 0
 			// when both vanish.
-			pw2 := abs2(pw)
+			pw2 := pldAbs2(pw)
 			a2 := 1.0
 			if pt.count > 1 {
 				a2 = 0
-				if v2 := abs2(v); v2 > 0 {
+				if v2 := pldAbs2(v); v2 > 0 {
 					a2 = pw2 / v2
 				}
 			}
-			amp[si][i] = a2 * abs2(z[i]) // × the parts before s
+			amp[si][i] = a2 * pldAbs2(z[i]) // × the parts before s
 			for r := 0; r < si; r++ {
 				amp[r][i] *= pw2 // × this part, for the earlier ones
 			}
@@ -254,25 +261,25 @@ func compose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) {
 	return out, nil
 }
 
-// fftPlans caches FFT plans (their twiddle factors cost as much as a
+// pldFFTPlans caches FFT plans (their twiddle factors cost as much as a
 // transform) per length; a plan is used by one goroutine at a time.
-var fftPlans sync.Map // int → *sync.Pool
+var pldFFTPlans sync.Map // int → *sync.Pool
 
-func getFFT(n int) *fourier.FFT {
-	p, _ := fftPlans.LoadOrStore(n, &sync.Pool{New: func() any { return fourier.NewFFT(n) }})
+func pldGetFFT(n int) *fourier.FFT {
+	p, _ := pldFFTPlans.LoadOrStore(n, &sync.Pool{New: func() any { return fourier.NewFFT(n) }})
 	return p.(*sync.Pool).Get().(*fourier.FFT)
 }
 
-func putFFT(f *fourier.FFT) {
-	if p, ok := fftPlans.Load(f.Len()); ok {
+func pldPutFFT(f *fourier.FFT) {
+	if p, ok := pldFFTPlans.Load(f.Len()); ok {
 		p.(*sync.Pool).Put(f)
 	}
 }
 
-// chernoffWindow returns the λ values tried, the composed cumulants K(±λ)
+// pldChernoffWindow returns the λ values tried, the composed cumulants K(±λ)
 // there, and the loss range [bot, top] outside which the composed finite
-// part has mass at most e^{logEta} on each side (Chernoff).
-func chernoffWindow(parts []pldPart, h float64) (lams, kPos, kNeg []float64, top, bot float64) {
+// part has mass at most e^{pldLogEta} on each side (Chernoff).
+func pldChernoffWindow(parts []pldPart, h float64) (lams, kPos, kNeg []float64, top, bot float64) {
 	// Moments of the composition, for the λ search.
 	var vr float64
 	for _, pt := range parts {
@@ -288,7 +295,7 @@ func chernoffWindow(parts []pldPart, h float64) (lams, kPos, kNeg []float64, top
 			vr += float64(pt.count) * math.Max(s2/s-m*m, h*h)
 		}
 	}
-	lam0 := math.Sqrt(-2*logEta) / math.Sqrt(vr)
+	lam0 := math.Sqrt(-2*pldLogEta) / math.Sqrt(vr)
 	lams = make([]float64, 0, 25)
 	for i := -16; i <= 8; i++ {
 		lams = append(lams, lam0*math.Pow(2, float64(i)/2))
@@ -297,18 +304,18 @@ func chernoffWindow(parts []pldPart, h float64) (lams, kPos, kNeg []float64, top
 	kNeg = make([]float64, len(lams))
 	top, bot = math.Inf(1), math.Inf(-1)
 	for i, l := range lams {
-		kPos[i] = cumulant(parts, h, l)
-		kNeg[i] = cumulant(parts, h, -l)
-		top = math.Min(top, (kPos[i]-logEta)/l)
-		bot = math.Max(bot, (logEta-kNeg[i])/l)
+		kPos[i] = pldCumulant(parts, h, l)
+		kNeg[i] = pldCumulant(parts, h, -l)
+		top = math.Min(top, (kPos[i]-pldLogEta)/l)
+		bot = math.Max(bot, (pldLogEta-kNeg[i])/l)
 	}
 	return lams, kPos, kNeg, top, bot
 }
 
-// tailBound returns min over λ of exp(K(λ) − λ·edge·h), the Chernoff bound
+// pldTailBound returns min over λ of exp(K(λ) − λ·edge·h), the Chernoff bound
 // on the composed mass at or beyond index edge (signed h selects the side),
 // or 0 when edge is beyond the support end lim (in the same orientation).
-func tailBound(ks, lams []float64, h float64, edge, lim int) float64 {
+func pldTailBound(ks, lams []float64, h float64, edge, lim int) float64 {
 	e := edge
 	if h < 0 {
 		e = -edge
@@ -323,11 +330,11 @@ func tailBound(ks, lams []float64, h float64, edge, lim int) float64 {
 	return math.Min(1, math.Exp(best)*(1+1e-12))
 }
 
-// abs2 returns |z|².
-func abs2(z complex128) float64 { return real(z)*real(z) + imag(z)*imag(z) }
+// pldAbs2 returns |z|².
+func pldAbs2(z complex128) float64 { return real(z)*real(z) + imag(z)*imag(z) }
 
-// cpow returns z^n by binary exponentiation.
-func cpow(z complex128, n int) complex128 {
+// pldCpow returns z^n by binary exponentiation.
+func pldCpow(z complex128, n int) complex128 {
 	r := complex(1, 0)
 	for n > 0 {
 		if n&1 == 1 {
@@ -357,7 +364,7 @@ func (c *pldComposed) buildSums() {
 	var a, ca, b, cb float64 // Neumaier sums
 	// e^{−loss} by recurrence (×e^h per step down), re-anchored with an
 	// exact exp every 64 entries: relative error < 100 ulps, far inside
-	// relSlack.
+	// pldRelSlack.
 	eh := math.Exp(c.h)
 	var ex float64
 	for i := len(c.c) - 1; i >= c.i0; i-- {
@@ -368,14 +375,14 @@ func (c *pldComposed) buildSums() {
 		}
 		v := c.c[i]
 		w := v * ex
-		a, ca = neumaier(a, ca, v)
-		b, cb = neumaier(b, cb, w)
+		a, ca = pldNeumaier(a, ca, v)
+		b, cb = pldNeumaier(b, cb, w)
 		c.sA[i-c.i0] = a + ca
 		c.sB[i-c.i0] = b + cb
 	}
 }
 
-func neumaier(s, comp, x float64) (float64, float64) {
+func pldNeumaier(s, comp, x float64) (float64, float64) {
 	t := s + x
 	if math.Abs(s) >= math.Abs(x) {
 		comp += (s - t) + x
@@ -404,16 +411,16 @@ func (c *pldComposed) sums(i int) (a, b float64, cnt int) {
 // index ≥ i are those with loss > ε, the upper (or lower) bound on δ(ε)
 // before clamping to [0, 1] is k − e^ε·b.
 //
-// Upper: Σ c(1 − e^{ε−loss}) + relSlack·A (summation round-off) + inf +
-// tailTop + e2·√cnt. Lower: the same sum − relSlack·A₀ − tailTop − tailBot −
+// Upper: Σ c(1 − e^{ε−loss}) + pldRelSlack·A (summation round-off) + inf +
+// tailTop + e2·√cnt. Lower: the same sum − pldRelSlack·A₀ − tailTop − tailBot −
 // e2·√cnt₀; its corrections do not depend on i, so it stays monotone in ε.
 func (c *pldComposed) linear(i int, upper bool) (k, b float64) {
 	a, b, cnt := c.sums(i)
 	if upper {
-		return a + relSlack*a + c.inf + c.tailTop + c.e2*math.Sqrt(float64(cnt)), b
+		return a + pldRelSlack*a + c.inf + c.tailTop + c.e2*math.Sqrt(float64(cnt)), b
 	}
 	a0, _, cnt0 := c.sums(c.i0)
-	return a - relSlack*a0 - c.tailTop - c.tailBot - c.e2*math.Sqrt(float64(cnt0)), b
+	return a - pldRelSlack*a0 - c.tailTop - c.tailBot - c.e2*math.Sqrt(float64(cnt0)), b
 }
 
 // at returns the clamped bound at ε with terms i... (see linear).

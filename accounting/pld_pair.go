@@ -59,8 +59,8 @@ func (p *pldPair) tails(l float64) pldTails {
 		if math.IsInf(x, 1) {
 			return pldTails{ninf, ninf, 0, 0}
 		}
-		c0, s0 := logPhiBoth(x / p.sigma)
-		c1, s1 := logPhiBoth((x - 1) / p.sigma)
+		c0, s0 := pldLogPhiBoth(x / p.sigma)
+		c1, s1 := pldLogPhiBoth((x - 1) / p.sigma)
 		return pldTails{pT: p.logMix(s0, s1), qT: s0, pH: p.logMix(c0, c1), qH: c0}
 	}
 	// add: L > l  ⇔  L_remove < −l  ⇔  x < xRemove(−l).
@@ -71,15 +71,15 @@ func (p *pldPair) tails(l float64) pldTails {
 	if math.IsInf(x, 1) {
 		return pldTails{0, 0, ninf, ninf}
 	}
-	c0, s0 := logPhiBoth(x / p.sigma)
-	c1, s1 := logPhiBoth((x - 1) / p.sigma)
+	c0, s0 := pldLogPhiBoth(x / p.sigma)
+	c1, s1 := pldLogPhiBoth((x - 1) / p.sigma)
 	return pldTails{pT: c0, qT: p.logMix(c0, c1), pH: s0, qH: p.logMix(s0, s1)}
 }
 
-// logPhiBoth returns log Φ(z) and log Φ̄(z): the smaller of the two
+// pldLogPhiBoth returns log Φ(z) and log Φ̄(z): the smaller of the two
 // directly (accurate deep in the tail), the other as log1p of minus it
 // (accurate because that probability is at least 1/2).
-func logPhiBoth(z float64) (lc, ls float64) {
+func pldLogPhiBoth(z float64) (lc, ls float64) {
 	if z < 0 {
 		lc = logmath.NormCDF(z)
 		return lc, math.Log1p(-math.Exp(lc))
@@ -88,11 +88,11 @@ func logPhiBoth(z float64) (lc, ls float64) {
 	return math.Log1p(-math.Exp(ls)), ls
 }
 
-// binMass returns log of the mass of (a, b] given the log tails and heads at
+// pldBinMass returns log of the mass of (a, b] given the log tails and heads at
 // its ends, differencing whichever of the two is smaller so that the
 // subtraction does not cancel, and ref, the larger operand of the
 // difference (its rounding error is a few ulps of ref).
-func binMass(tA, tB, hA, hB float64) (logMass, ref float64) {
+func pldBinMass(tA, tB, hA, hB float64) (logMass, ref float64) {
 	if hB < -math.Ln2 {
 		if hB <= hA {
 			return math.Inf(-1), hA
@@ -124,9 +124,9 @@ func (p *pldPair) truncation(eta float64) (lLo, lHi float64) {
 
 // hermite holds 40-point Gauss–Hermite nodes and weights, normalised so that
 // Σ w_i f(√2·t_i) = E f(Z) for Z ~ N(0, 1).
-var hermiteT, hermiteW = func() ([]float64, []float64) {
+var pldHermiteT, pldHermiteW = func() ([]float64, []float64) {
 	const n = 40
-	t, w := hermiteNodes(n)
+	t, w := pldHermiteNodes(n)
 	for i := range t {
 		t[i] *= math.Sqrt2
 		w[i] /= math.Sqrt(math.Pi)
@@ -147,10 +147,10 @@ func (p *pldPair) moments() (mean, variance float64) {
 		return l
 	}
 	comp := func(mu, weight float64) {
-		for i, t := range hermiteT {
+		for i, t := range pldHermiteT {
 			l := loss(mu + p.sigma*t)
-			m1 += weight * hermiteW[i] * l
-			m2 += weight * hermiteW[i] * l * l
+			m1 += weight * pldHermiteW[i] * l
+			m2 += weight * pldHermiteW[i] * l * l
 		}
 	}
 	if p.add {
@@ -166,8 +166,8 @@ func (p *pldPair) moments() (mean, variance float64) {
 	return m1, v
 }
 
-// hermiteNodes returns the n-point Gauss–Hermite rule for ∫ e^{−t²} f(t) dt.
-func hermiteNodes(n int) (t, w []float64) {
+// pldHermiteNodes returns the n-point Gauss–Hermite rule for ∫ e^{−t²} f(t) dt.
+func pldHermiteNodes(n int) (t, w []float64) {
 	t, w = make([]float64, n), make([]float64, n)
 	quad.Hermite{}.FixedLocations(t, w, math.Inf(-1), math.Inf(1))
 	return t, w

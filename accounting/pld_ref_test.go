@@ -40,7 +40,7 @@ func TestGeneratePLDReference(t *testing.T) {
 		if err := a.Compose(SubsampledGaussian(c.sigma, c.q, c.steps), 1); err != nil {
 			t.Fatal(err)
 		}
-		h := fineGrid(t, c.sigma, c.q, c.steps)
+		h := pldFineGrid(t, c.sigma, c.q, c.steps)
 		f, _ := NewPLD(PLDOptions{GridWidth: h})
 		if err := f.Compose(SubsampledGaussian(c.sigma, c.q, c.steps), 1); err != nil {
 			t.Fatal(err)
@@ -56,8 +56,8 @@ func TestGeneratePLDReference(t *testing.T) {
 	}
 }
 
-// fineGrid returns 0.01·√(V/T) for the remove direction.
-func fineGrid(t *testing.T, sigma, q float64, steps int) float64 {
+// pldFineGrid returns 0.01·√(V/T) for the remove direction.
+func pldFineGrid(t *testing.T, sigma, q float64, steps int) float64 {
 	t.Helper()
 	p := newPLDPair(sigma, q, false)
 	_, v := p.moments()

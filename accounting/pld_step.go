@@ -20,11 +20,11 @@ type pldPMF struct {
 // merge may extend a cell before it falls back to rounding down.
 const pldMergeScan = 8
 
-// relSlack is the relative rounding slack allowed for a log-space mass or
+// pldRelSlack is the relative rounding slack allowed for a log-space mass or
 // tail computed from erfc, log and exp (a few hundred ulps).
-const relSlack = 1e-13
+const pldRelSlack = 1e-13
 
-// discretise returns the per-step privacy loss distributions of pair on the
+// pldDiscretise returns the per-step privacy loss distributions of pair on the
 // grid of width h: an upper one (dominating) and a lower one (dominated).
 // Losses beyond the truncation points (P-mass at most eta on each side)
 // are treated as described below.
@@ -49,7 +49,7 @@ const relSlack = 1e-13
 // containing the upper tail is merged whole, and the P-mass below the lowest
 // truncation point is dropped. Both steps only lower δ(ε) for every ε, for
 // one step and (coupling the per-step losses) for any composition.
-func discretise(pair *pldPair, h, eta float64) (up, low pldPMF) {
+func pldDiscretise(pair *pldPair, h, eta float64) (up, low pldPMF) {
 	g := newPLDGrid(pair, h, eta)
 	return g.upper(), g.lower()
 }
@@ -86,7 +86,7 @@ func newPLDGridOffset(pair *pldPair, h, eta, off float64) *pldGrid {
 	return &pldGrid{pair: pair, h: h, kLo: kLo, kHi: kHi, off: off, tl: tl}
 }
 
-// upper returns the dominating per-step distribution (see discretise).
+// upper returns the dominating per-step distribution (see pldDiscretise).
 func (gr *pldGrid) upper() (up pldPMF) {
 	h, kLo, tl := gr.h, gr.kLo, gr.tl
 	n := gr.kHi - gr.kLo
@@ -108,18 +108,18 @@ func (gr *pldGrid) upper() (up pldPMF) {
 	}
 	add(0, math.Exp(tl[0].pH)) // mass below the grid, moved up
 	for i := 0; i < n; i++ {
-		lp, refP := binMass(tl[i].pT, tl[i+1].pT, tl[i].pH, tl[i+1].pH)
+		lp, refP := pldBinMass(tl[i].pT, tl[i+1].pT, tl[i].pH, tl[i+1].pH)
 		if math.IsInf(lp, -1) {
 			continue
 		}
-		lq, refQ := binMass(tl[i].qT, tl[i+1].qT, tl[i].qH, tl[i+1].qH)
+		lq, refQ := pldBinMass(tl[i].qT, tl[i+1].qT, tl[i].qH, tl[i+1].qH)
 		b := gr.at(kLo + i + 1)
 		pm := math.Exp(lp)
 		// P-mass at the lower end: (e^{b}·Q(cell) − P(cell))/(e^h − 1).
 		var mLo float64
 		if !math.IsInf(lq, -1) {
 			mLo = (math.Exp(b+lq) - pm) / em1
-			errLo := relSlack * (refP + math.Exp(b)*refQ + pm) / em1
+			errLo := pldRelSlack * (refP + math.Exp(b)*refQ + pm) / em1
 			mLo -= errLo
 		}
 		mLo = math.Max(0, math.Min(mLo, pm))
@@ -129,7 +129,7 @@ func (gr *pldGrid) upper() (up pldPMF) {
 	// Mass above the top grid point goes to +∞; so does any mass the cell
 	// differences failed to account for (round-off), so that the upper
 	// distribution always has total mass ≥ 1.
-	up.inf = math.Exp(tl[n].pT) * (1 + relSlack)
+	up.inf = math.Exp(tl[n].pT) * (1 + pldRelSlack)
 	if miss := 1 - (sum + comp) + 4e-16; miss > up.inf {
 		up.inf = math.Min(miss, 1)
 	}
@@ -137,7 +137,7 @@ func (gr *pldGrid) upper() (up pldPMF) {
 	return up
 }
 
-// lower returns the dominated per-step distribution (see discretise).
+// lower returns the dominated per-step distribution (see pldDiscretise).
 func (gr *pldGrid) lower() (low pldPMF) {
 	h, kLo, kHi, tl, pair, at := gr.h, gr.kLo, gr.kHi, gr.tl, gr.pair, gr.at
 	n := kHi - kLo
@@ -166,16 +166,16 @@ func (gr *pldGrid) lower() (low pldPMF) {
 		// φ(b) = (merged loss of (a, b] less its rounding error) − t; it
 		// is negative for b ≤ t and increasing beyond.
 		phi := func(tb pldTails) (float64, float64) {
-			lp, refP := binMass(ta.pT, tb.pT, ta.pH, tb.pH)
+			lp, refP := pldBinMass(ta.pT, tb.pT, ta.pH, tb.pH)
 			if math.IsInf(lp, -1) {
 				return math.Inf(-1), lp
 			}
-			lq, refQ := binMass(ta.qT, tb.qT, ta.qH, tb.qH)
+			lq, refQ := pldBinMass(ta.qT, tb.qT, ta.qH, tb.qH)
 			if math.IsInf(lq, -1) {
 				return math.Inf(1), lp
 			}
-			// Relative error of each mass is ≲ relSlack·ref/mass.
-			errL := relSlack * (1 + refP/math.Exp(lp) + refQ/math.Exp(lq))
+			// Relative error of each mass is ≲ pldRelSlack·ref/mass.
+			errL := pldRelSlack * (1 + refP/math.Exp(lp) + refQ/math.Exp(lq))
 			return lp - lq - errL - t, lp
 		}
 		for j <= n && at(kLo+j) <= t {
@@ -218,7 +218,7 @@ func (gr *pldGrid) lower() (low pldPMF) {
 				if math.IsInf(ta.qT, -1) {
 					loss = at(kHi) // Q-mass 0: loss +∞; any value is lower
 				}
-				putLoss(loss-relSlack*(1+math.Abs(loss)), math.Exp(ta.pT))
+				putLoss(loss-pldRelSlack*(1+math.Abs(loss)), math.Exp(ta.pT))
 			}
 			break
 		}
@@ -273,7 +273,7 @@ func (gr *pldGrid) lower() (low pldPMF) {
 				if math.IsInf(ta.qT, -1) || loss < a {
 					loss = a
 				}
-				putLoss(loss-relSlack*(1+math.Abs(loss)), math.Exp(ta.pT))
+				putLoss(loss-pldRelSlack*(1+math.Abs(loss)), math.Exp(ta.pT))
 			}
 			break
 		}

@@ -61,10 +61,10 @@ func newPLDFor(t testing.TB, e Event, opt PLDOptions) *PLDAccountant {
 	return a
 }
 
-// checkBracket fails unless lo ≤ want ≤ up (with rel slack for the
+// pldCheckBracket fails unless lo ≤ want ≤ up (with rel slack for the
 // reference's own last digit), up − lo ≤ gap·want (or gapAbs) and no value
 // is NaN.
-func checkBracket(t *testing.T, lo, up, want, slack, gap, gapAbs float64) {
+func pldCheckBracket(t *testing.T, lo, up, want, slack, gap, gapAbs float64) {
 	t.Helper()
 	if math.IsNaN(lo) || math.IsNaN(up) || lo > up {
 		t.Fatalf("bounds [%v, %v] malformed", lo, up)
@@ -90,7 +90,7 @@ func TestPLDGaussianClosedForm(t *testing.T) {
 			}
 			// The closed form is exact up to the 1e-13 bisection bracket;
 			// the brief asks for 1e-6 relative.
-			checkBracket(t, lo, up, r.eps, 1e-12, 1e-6, 0)
+			pldCheckBracket(t, lo, up, r.eps, 1e-12, 1e-6, 0)
 			if e, _ := a.Epsilon(r.delta); e != up {
 				t.Errorf("Epsilon = %v, EpsilonBounds upper = %v", e, up)
 			}
@@ -113,7 +113,7 @@ func TestPLDGaussianFFT(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkBracket(t, lo, up, r.eps, 1e-12, 0.01, 1e-4)
+			pldCheckBracket(t, lo, up, r.eps, 1e-12, 0.01, 1e-4)
 			// Upper bound within 0.5% of the exact value.
 			if up > r.eps*1.005+1e-4 {
 				t.Errorf("upper %v more than 0.5%% above exact %v", up, r.eps)
@@ -129,9 +129,9 @@ func TestPLDGaussianFFT(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		elo, ehi := gaussianEpsilon(1/math.Sqrt(30.0/9+50.0/25), 1e-6)
+		elo, ehi := pldGaussianEpsilon(1/math.Sqrt(30.0/9+50.0/25), 1e-6)
 		want := (elo + ehi) / 2
-		checkBracket(t, lo, up, want, 1e-12, 0.01, 0)
+		pldCheckBracket(t, lo, up, want, 1e-12, 0.01, 0)
 	})
 }
 
@@ -148,12 +148,12 @@ func TestPLDSingleStep(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkBracket(t, lo, up, r.eps, 1e-12, 0.01, 1e-3)
+			pldCheckBracket(t, lo, up, r.eps, 1e-12, 0.01, 1e-3)
 		})
 	}
 }
 
-func loadSubsampledRefs(t *testing.T) map[string][2]float64 {
+func loadPLDSubsampledRefs(t *testing.T) map[string][2]float64 {
 	t.Helper()
 	b, err := os.ReadFile("../testdata/pld/subsampled_ref.csv")
 	if err != nil {
@@ -176,7 +176,7 @@ func loadSubsampledRefs(t *testing.T) map[string][2]float64 {
 // external estimates and against the fine-grid brackets of
 // testdata/pld/subsampled_ref.csv.
 func TestPLDTableCases(t *testing.T) {
-	fine := loadSubsampledRefs(t)
+	fine := loadPLDSubsampledRefs(t)
 	for _, c := range pldTableCases {
 		t.Run(fmt.Sprintf("sigma=%g,q=%g,T=%d", c.sigma, c.q, c.steps), func(t *testing.T) {
 			a := newPLDFor(t, SubsampledGaussian(c.sigma, c.q, c.steps), PLDOptions{})
