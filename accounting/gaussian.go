@@ -7,15 +7,15 @@ import (
 	"github.com/dpcalc/dpcalc/internal/logmath"
 )
 
-// checkGaussSensitivity validates an L2 sensitivity Δ: finite and > 0.
-func checkGaussSensitivity(s float64) error {
+// checkSensitivity validates an L2 sensitivity Δ: finite and > 0.
+func checkSensitivity(s float64) error {
 	if !finite(s) || s <= 0 {
 		return &ParamError{Name: "sensitivity", Value: s, Want: "finite and > 0"}
 	}
 	return nil
 }
 
-// gaussLogDelta returns log δ(ε) for the Gaussian mechanism with noise
+// logGaussianDelta returns log δ(ε) for the Gaussian mechanism with noise
 // standard deviation sigma and L2 sensitivity sens (Balle and Wang 2018,
 // Theorem 8):
 //
@@ -27,7 +27,7 @@ func checkGaussSensitivity(s float64) error {
 // (c−d)² − (c+d)² = −4cd = −2ε, so the difference is formed from the
 // remaining small terms only and stays accurate for δ down to 1e-300 and
 // below.
-func gaussLogDelta(sigma, sens, eps float64) float64 {
+func logGaussianDelta(sigma, sens, eps float64) float64 {
 	c := sens / (2 * sigma)
 	d := eps * sigma / sens
 	a, b := c-d, -c-d
@@ -35,7 +35,7 @@ func gaussLogDelta(sigma, sens, eps float64) float64 {
 		// log δ = log Φ(a) + log(1 − e^{r}), r = ε + log Φ(b) − log Φ(a)
 		//       = log(a/b) + log S(b) − log S(a), with S the series factor
 		// of logmath.NormCDF (the Gaussian exponents cancel with ε).
-		r := math.Log1p((a-b)/b) + gaussLogSeries(b) - gaussLogSeries(a)
+		r := math.Log1p((a-b)/b) + logSeries(b) - logSeries(a)
 		if r >= 0 {
 			// Only round-off can get here (δ > 0 always); answer the safe
 			// side of the difference.
@@ -52,9 +52,9 @@ func gaussLogDelta(sigma, sens, eps float64) float64 {
 	return logmath.Sub(la, lb)
 }
 
-// gaussLogSeries is log(1 − 1/x² + 3/x⁴ − … + 10395/x¹²), the asymptotic factor
+// logSeries is log(1 − 1/x² + 3/x⁴ − … + 10395/x¹²), the asymptotic factor
 // used by logmath.NormCDF for x < −37.
-func gaussLogSeries(x float64) float64 {
+func logSeries(x float64) float64 {
 	z := 1 / (x * x)
 	return math.Log(1 + z*(-1+z*(3+z*(-15+z*(105+z*(-945+z*10395))))))
 }
@@ -74,13 +74,13 @@ func GaussianDelta(sigma, sensitivity, eps float64) (float64, error) {
 	if err := CheckNoiseMultiplier(sigma); err != nil {
 		return 0, err
 	}
-	if err := checkGaussSensitivity(sensitivity); err != nil {
+	if err := checkSensitivity(sensitivity); err != nil {
 		return 0, err
 	}
 	if !finite(eps) || eps < 0 {
 		return 0, &ParamError{Name: "eps", Value: eps, Want: "finite and >= 0"}
 	}
-	return math.Exp(gaussLogDelta(sigma, sensitivity, eps)), nil
+	return math.Exp(logGaussianDelta(sigma, sensitivity, eps)), nil
 }
 
 // AnalyticGaussianSigma returns the smallest noise standard deviation σ for
@@ -100,12 +100,12 @@ func AnalyticGaussianSigma(eps, delta, sensitivity float64) (float64, error) {
 	if err := CheckDelta(delta); err != nil {
 		return 0, err
 	}
-	if err := checkGaussSensitivity(sensitivity); err != nil {
+	if err := checkSensitivity(sensitivity); err != nil {
 		return 0, err
 	}
 	logDelta := math.Log(delta)
 	// Work with s = σ/Δ; δ is decreasing in s.
-	ok := func(s float64) bool { return gaussLogDelta(s, 1, eps) <= logDelta }
+	ok := func(s float64) bool { return logGaussianDelta(s, 1, eps) <= logDelta }
 	lo, hi := 1.0, 1.0
 	for i := 0; ok(lo); i++ {
 		if i > 2000 {
@@ -136,7 +136,7 @@ func AnalyticGaussianSigma(eps, delta, sensitivity float64) (float64, error) {
 	sigma := hi * sensitivity
 	// Re-check after scaling by the sensitivity; step up if rounding of the
 	// product lost the property.
-	for i := 0; gaussLogDelta(sigma, sensitivity, eps) > logDelta; i++ {
+	for i := 0; logGaussianDelta(sigma, sensitivity, eps) > logDelta; i++ {
 		if i > 100 {
 			return 0, fmt.Errorf("accounting: sigma re-check failed for eps = %g, delta = %g", eps, delta)
 		}
@@ -160,7 +160,7 @@ func ClassicGaussianSigma(eps, delta, sensitivity float64) (float64, error) {
 	if err := CheckDelta(delta); err != nil {
 		return 0, err
 	}
-	if err := checkGaussSensitivity(sensitivity); err != nil {
+	if err := checkSensitivity(sensitivity); err != nil {
 		return 0, err
 	}
 	return sensitivity * math.Sqrt(2*math.Log(1.25/delta)) / eps, nil

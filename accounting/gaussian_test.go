@@ -56,7 +56,7 @@ func TestGaussianDeltaReference(t *testing.T) {
 			// log δ to 1e-11 absolute, i.e. δ to 1e-11 relative, or 1e-13
 			// relative on log δ where |log δ| is in the thousands (the
 			// log itself carries that float64 rounding).
-			got := gaussLogDelta(r.a, r.b, r.c)
+			got := logGaussianDelta(r.a, r.b, r.c)
 			tol := 1e-11 + 1e-13*math.Abs(r.logValue)
 			if math.Abs(got-r.logValue) > tol {
 				t.Errorf("log delta = %.17g, want %.17g (tol %g)", got, r.logValue, tol)

@@ -360,7 +360,7 @@ func (a *PLDAccountant) deltaBounds(eps float64, wantLower bool) (lower, upper f
 		return 0, 0, nil
 	}
 	if r.closedSigma > 0 {
-		d := math.Exp(gaussLogDelta(r.closedSigma, 1, eps))
+		d := math.Exp(logGaussianDelta(r.closedSigma, 1, eps))
 		return d * (1 - 1e-11), math.Min(1, d*(1+1e-11)), nil
 	}
 	return r.bounds(func(c *pldComposed, up bool) float64 { return c.delta(eps, up) }, wantLower)
@@ -386,7 +386,7 @@ func (a *PLDAccountant) Delta(eps float64) (float64, error) {
 // δ(ε) = delta (δ is decreasing in ε).
 func pldGaussianEpsilon(sigma, delta float64) (lo, hi float64) {
 	ld := math.Log(delta)
-	f := func(e float64) float64 { return gaussLogDelta(sigma, 1, e) }
+	f := func(e float64) float64 { return logGaussianDelta(sigma, 1, e) }
 	if f(0) <= ld {
 		return 0, 0
 	}
