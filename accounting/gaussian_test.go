@@ -10,15 +10,15 @@ import (
 	"testing"
 )
 
-type gaussRef struct {
+type gaussianRef struct {
 	kind            string
 	a, b, c         float64
 	value, logValue float64
 }
 
-// loadGaussRefs reads testdata/pld/gaussian_ref.csv, produced by
+// loadGaussianRefs reads testdata/pld/gaussian_ref.csv, produced by
 // testdata/pld/gen_gaussian.py (mpmath, 60 digits).
-func loadGaussRefs(t *testing.T) []gaussRef {
+func loadGaussianRefs(t *testing.T) []gaussianRef {
 	t.Helper()
 	f, err := os.Open("../testdata/pld/gaussian_ref.csv")
 	if err != nil {
@@ -29,7 +29,7 @@ func loadGaussRefs(t *testing.T) []gaussRef {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var refs []gaussRef
+	var refs []gaussianRef
 	for _, r := range rows[1:] {
 		var v [5]float64
 		for i := range v {
@@ -39,7 +39,7 @@ func loadGaussRefs(t *testing.T) []gaussRef {
 			}
 			v[i] = x
 		}
-		refs = append(refs, gaussRef{r[0], v[0], v[1], v[2], v[3], v[4]})
+		refs = append(refs, gaussianRef{r[0], v[0], v[1], v[2], v[3], v[4]})
 	}
 	if len(refs) < 20 {
 		t.Fatalf("only %d reference rows", len(refs))
@@ -48,7 +48,7 @@ func loadGaussRefs(t *testing.T) []gaussRef {
 }
 
 func TestGaussianDeltaReference(t *testing.T) {
-	for _, r := range loadGaussRefs(t) {
+	for _, r := range loadGaussianRefs(t) {
 		if r.kind != "delta" {
 			continue
 		}
@@ -73,7 +73,7 @@ func TestGaussianDeltaReference(t *testing.T) {
 }
 
 func TestAnalyticGaussianSigmaReference(t *testing.T) {
-	for _, r := range loadGaussRefs(t) {
+	for _, r := range loadGaussianRefs(t) {
 		if r.kind != "sigma" {
 			continue
 		}
