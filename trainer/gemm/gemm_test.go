@@ -300,3 +300,62 @@ func TestSgemmPanics(t *testing.T) {
 		})
 	}
 }
+
+// TestPanels checks every kernel's packing routines against copyPanelGo and
+// transPanelGo semantics, element by element, including zero padding, and
+// that nothing past the panel is written.
+func TestPanels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, kern := range kernels {
+		for _, w := range []int{kern.mr, kern.nr} {
+			for _, tc := range []struct{ kc, n, ld int }{{1, 1, 1}, {3, w, w}, {7, w - 1, w + 5}, {40, 1, 3}, {17, 5, 40}} {
+				n := min(tc.n, w)
+				name := fmt.Sprintf("%s/w=%d/kc=%d,n=%d,ld=%d", kern.name, w, tc.kc, n, tc.ld)
+				t.Run(name, func(t *testing.T) {
+					src := make([]float32, (max(tc.kc, n)+1)*max(tc.ld, tc.kc))
+					for i := range src {
+						src[i] = rng.Float32() + 1
+					}
+					ld := max(tc.ld, n)
+					dst := make([]float32, tc.kc*w+3)
+					for i := range dst {
+						dst[i] = -1
+					}
+					kern.copyPanel(dst, src, ld, tc.kc, n, w)
+					for p := 0; p < tc.kc; p++ {
+						for j := 0; j < w; j++ {
+							want := float32(0)
+							if j < n {
+								want = src[p*ld+j]
+							}
+							if got := dst[p*w+j]; got != want {
+								t.Fatalf("copyPanel: dst[%d*%d+%d] = %v, want %v", p, w, j, got, want)
+							}
+						}
+					}
+					ldT := max(tc.ld, tc.kc)
+					for i := range dst {
+						dst[i] = -1
+					}
+					kern.transPanel(dst, src, ldT, tc.kc, n, w)
+					for p := 0; p < tc.kc; p++ {
+						for r := 0; r < w; r++ {
+							want := float32(0)
+							if r < n {
+								want = src[r*ldT+p]
+							}
+							if got := dst[p*w+r]; got != want {
+								t.Fatalf("transPanel: dst[%d*%d+%d] = %v, want %v", p, w, r, got, want)
+							}
+						}
+					}
+					for i := tc.kc * w; i < len(dst); i++ {
+						if dst[i] != -1 {
+							t.Fatalf("dst[%d] = %v written past the panel", i, dst[i])
+						}
+					}
+				})
+			}
+		}
+	}
+}

@@ -16,6 +16,11 @@ type microKernel struct {
 	name   string
 	mr, nr int
 	fn     func(k int, a, b, c []float32, ldc int, alpha, beta float32)
+
+	// copyPanel and transPanel pack one micro-panel; see copyPanelGo and
+	// transPanelGo for the contract.
+	copyPanel  func(dst, src []float32, ld, kc, cols, w int)
+	transPanel func(dst, src []float32, ld, kc, rows, w int)
 }
 
 // Cache blocking. A packed kc×nc block of op(B) (kc·nc·4 bytes, 1 MiB) stays
@@ -179,10 +184,10 @@ func (p *problem) run(m0, m1, n0, n1 int) {
 			if pc > 0 {
 				beta = 1 // later k blocks accumulate onto the first
 			}
-			packB(buf.b, p.transB, p.b, p.ldb, pc, kc, jc, nc, nr)
+			kern.packB(buf.b, p.transB, p.b, p.ldb, pc, kc, jc, nc)
 			for ic := m0; ic < m1; ic += mcMax {
 				mc := min(mcMax, m1-ic)
-				packA(buf.a, p.transA, p.a, p.lda, ic, mc, pc, kc, mr)
+				kern.packA(buf.a, p.transA, p.a, p.lda, ic, mc, pc, kc)
 				for ir := 0; ir < mc; ir += mr {
 					ap := buf.a[ir*kc : (ir+mr)*kc]
 					rows := min(mr, mc-ir)
@@ -220,30 +225,16 @@ func (p *problem) run(m0, m1, n0, n1 int) {
 // packA copies rows [i0, i0+mc) and columns [p0, p0+kc) of op(A) into dst as
 // ⌈mc/mr⌉ micro-panels of kc×mr values (for each k step, mr consecutive
 // rows), padding the last panel with zero rows.
-func packA(dst []float32, trans bool, a []float32, lda, i0, mc, p0, kc, mr int) {
+func (kern *microKernel) packA(dst []float32, trans bool, a []float32, lda, i0, mc, p0, kc int) {
+	mr := kern.mr
 	for ip := 0; ip < mc; ip += mr {
 		d := dst[ip*kc : (ip+mr)*kc]
 		rows := min(mr, mc-ip)
 		if trans {
 			// op(A)[i][p] = a[p*lda+i]: each k step is a contiguous run.
-			for p := 0; p < kc; p++ {
-				src := a[(p0+p)*lda+i0+ip:][:rows]
-				dp := d[p*mr : p*mr+mr]
-				copy(dp, src)
-				clear(dp[rows:])
-			}
-			continue
-		}
-		for r := 0; r < rows; r++ {
-			src := a[(i0+ip+r)*lda+p0:][:kc]
-			for p, v := range src {
-				d[p*mr+r] = v
-			}
-		}
-		if rows < mr {
-			for p := 0; p < kc; p++ {
-				clear(d[p*mr+rows : p*mr+mr])
-			}
+			kern.copyPanel(d, a[p0*lda+i0+ip:], lda, kc, rows, mr)
+		} else {
+			kern.transPanel(d, a[(i0+ip)*lda+p0:], lda, kc, rows, mr)
 		}
 	}
 }
@@ -251,30 +242,43 @@ func packA(dst []float32, trans bool, a []float32, lda, i0, mc, p0, kc, mr int) 
 // packB copies rows [p0, p0+kc) and columns [j0, j0+nc) of op(B) into dst as
 // ⌈nc/nr⌉ micro-panels of kc×nr values (for each k step, nr consecutive
 // columns), padding the last panel with zero columns.
-func packB(dst []float32, trans bool, b []float32, ldb, p0, kc, j0, nc, nr int) {
+func (kern *microKernel) packB(dst []float32, trans bool, b []float32, ldb, p0, kc, j0, nc int) {
+	nr := kern.nr
 	for jp := 0; jp < nc; jp += nr {
 		d := dst[jp*kc : (jp+nr)*kc]
 		cols := min(nr, nc-jp)
-		if !trans {
-			for p := 0; p < kc; p++ {
-				src := b[(p0+p)*ldb+j0+jp:][:cols]
-				dp := d[p*nr : p*nr+nr]
-				copy(dp, src)
-				clear(dp[cols:])
-			}
-			continue
+		if trans {
+			// op(B)[p][j] = b[j*ldb+p]: gather along each stored row.
+			kern.transPanel(d, b[(j0+jp)*ldb+p0:], ldb, kc, cols, nr)
+		} else {
+			kern.copyPanel(d, b[p0*ldb+j0+jp:], ldb, kc, cols, nr)
 		}
-		// op(B)[p][j] = b[j*ldb+p]: gather along each stored row.
-		for j := 0; j < cols; j++ {
-			src := b[(j0+jp+j)*ldb+p0:][:kc]
-			for p, v := range src {
-				d[p*nr+j] = v
-			}
+	}
+}
+
+// copyPanelGo sets dst[p*w+j] = src[p*ld+j] for p < kc and j < cols, and
+// dst[p*w+j] = 0 for cols ≤ j < w.
+func copyPanelGo(dst, src []float32, ld, kc, cols, w int) {
+	for p := 0; p < kc; p++ {
+		d := dst[p*w : p*w+w]
+		copy(d, src[p*ld:p*ld+cols])
+		clear(d[cols:])
+	}
+}
+
+// transPanelGo sets dst[p*w+r] = src[r*ld+p] for p < kc and r < rows, and
+// dst[p*w+r] = 0 for rows ≤ r < w.
+func transPanelGo(dst, src []float32, ld, kc, rows, w int) {
+	dst = dst[:kc*w]
+	for r := 0; r < rows; r++ {
+		s := src[r*ld : r*ld+kc]
+		for p, v := range s {
+			dst[p*w+r] = v
 		}
-		if cols < nr {
-			for p := 0; p < kc; p++ {
-				clear(d[p*nr+cols : p*nr+nr])
-			}
+	}
+	if rows < w {
+		for p := 0; p < kc; p++ {
+			clear(dst[p*w+rows : p*w+w])
 		}
 	}
 }
