@@ -110,6 +110,14 @@ func scaleC(m, n int, beta float32, c []float32, ldc int) {
 func sgemmTiled(kern microKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	p := &problem{kern: kern, transA: transA, transB: transB, k: k, alpha: alpha, beta: beta,
 		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc}
+	if tileUse(kern, n, m) > 1.25*tileUse(kern, m, n) {
+		// A narrow C (say n = 10 with nr = 32) wastes most of each tile;
+		// computing Cᵀ = op(B)ᵀ·op(A)ᵀ puts the long side along nr.
+		p.transA, p.transB = !transB, !transA
+		p.a, p.lda, p.b, p.ldb = b, ldb, a, lda
+		p.cT = true
+		m, n = n, m
+	}
 	workers := runtime.GOMAXPROCS(0)
 	if m*n*k < parallelMinWork {
 		workers = 1
@@ -154,8 +162,17 @@ func sgemmTiled(kern microKernel, transA, transB bool, m, n, k int, alpha float3
 	wg.Wait()
 }
 
-// problem is one checked Sgemm call.
+// tileUse is the fraction of the kernel's tiles that an m×n C fills.
+func tileUse(kern microKernel, m, n int) float64 {
+	tm := (m + kern.mr - 1) / kern.mr * kern.mr
+	tn := (n + kern.nr - 1) / kern.nr * kern.nr
+	return float64(m) / float64(tm) * float64(n) / float64(tn)
+}
+
+// problem is one checked Sgemm call, possibly transposed: with cT set it
+// computes Cᵀ, so element (i, j) of its result lives at c[j*ldc+i].
 type problem struct {
+	cT             bool
 	kern           microKernel
 	transA, transB bool
 	k              int
@@ -194,29 +211,48 @@ func (p *problem) run(m0, m1, n0, n1 int) {
 					for jr := 0; jr < nc; jr += nr {
 						bp := buf.b[jr*kc : (jr+nr)*kc]
 						cols := min(nr, nc-jr)
-						off := (ic+ir)*p.ldc + jc + jr
-						if rows == mr && cols == nr {
-							kern.fn(kc, ap, bp, p.c[off:], p.ldc, p.alpha, beta)
+						if !p.cT && rows == mr && cols == nr {
+							kern.fn(kc, ap, bp, p.c[(ic+ir)*p.ldc+jc+jr:], p.ldc, p.alpha, beta)
 							continue
 						}
-						// Edge tile: compute the full tile into a scratch
-						// buffer and copy the valid part.
+						// Edge or transposed tile: compute the full tile into
+						// a scratch buffer and copy the valid part.
 						kern.fn(kc, ap, bp, buf.tile, nr, 1, 0)
-						for i := 0; i < rows; i++ {
-							t := buf.tile[i*nr : i*nr+cols]
-							crow := p.c[off+i*p.ldc : off+i*p.ldc+cols]
-							if beta == 0 {
-								for j, v := range t {
-									crow[j] = p.alpha * v
-								}
-							} else {
-								for j, v := range t {
-									crow[j] = p.alpha*v + beta*crow[j]
-								}
-							}
-						}
+						p.storeTile(buf.tile[:rows*nr], nr, cols, ic+ir, jc+jr, beta)
 					}
 				}
+			}
+		}
+	}
+}
+
+// storeTile applies C = alpha·tile + beta·C (C not read if beta == 0) for a
+// rows×cols tile (row stride nr) whose top-left element is (i0, j0) of the
+// problem's result.
+func (p *problem) storeTile(tile []float32, nr, cols, i0, j0 int, beta float32) {
+	alpha, c, ldc := p.alpha, p.c, p.ldc
+	for i := 0; i*nr < len(tile); i++ {
+		t := tile[i*nr : i*nr+cols]
+		if p.cT {
+			off := j0*ldc + i0 + i
+			for j, v := range t {
+				k := off + j*ldc
+				if beta == 0 {
+					c[k] = alpha * v
+				} else {
+					c[k] = alpha*v + beta*c[k]
+				}
+			}
+			continue
+		}
+		crow := c[(i0+i)*ldc+j0:][:cols]
+		if beta == 0 {
+			for j, v := range t {
+				crow[j] = alpha * v
+			}
+		} else {
+			for j, v := range t {
+				crow[j] = alpha*v + beta*crow[j]
 			}
 		}
 	}
