@@ -277,6 +277,8 @@ func TestSgemmConcurrent(t *testing.T) {
 	}
 }
 
+func newRand() *rand.Rand { return rand.New(rand.NewPCG(11, 12)) }
+
 func TestSgemmPanics(t *testing.T) {
 	s := make([]float32, 12)
 	cases := []struct {
