@@ -89,3 +89,19 @@ func BenchmarkSgemmKernels(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBlocking varies the cache-blocking depth kc and block height mc
+// for the active kernel on the first-layer forward shape and 1024³.
+func BenchmarkBlocking(b *testing.B) {
+	defer func(old blockSizes) { blocks = old }(blocks)
+	for _, s := range []benchShape{benchShapes[0], benchShapes[7]} {
+		for _, kc := range []int{128, 256, 384} {
+			for _, mc := range []int{112, 224, 448} {
+				b.Run(fmt.Sprintf("%s/kc=%d/mc=%d", s.name, kc, mc), func(b *testing.B) {
+					blocks = blockSizes{k: kc, n: 1024, m: mc}
+					benchGemm(b, s, Sgemm)
+				})
+			}
+		}
+	}
+}

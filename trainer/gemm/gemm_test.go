@@ -184,17 +184,21 @@ func TestSgemm(t *testing.T) {
 		{"alpha=0 beta=3", 0, 3, false},
 		{"alpha=0 beta=0 NaN C", 0, 0, true},
 	}
+	defer func(b blockSizes) { blocks = b }(blocks)
 	withKernel(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))
-		for _, sh := range shapes {
-			for _, cf := range coeffs {
-				for _, ta := range []bool{false, true} {
-					for _, tb := range []bool{false, true} {
-						for _, pad := range []int{0, 3} {
-							name := fmt.Sprintf("%s/%s/ta=%v,tb=%v,pad=%d", sh.name, cf.name, ta, tb, pad)
-							t.Run(name, func(t *testing.T) {
-								newOperands(rng, ta, tb, sh.m, sh.n, sh.k, pad, cf.alpha, cf.beta, cf.nanC).check(t)
-							})
+		for _, blk := range []blockSizes{blocks, {k: 5, n: 40, m: 9}} {
+			blocks = blk
+			for _, sh := range shapes {
+				for _, cf := range coeffs {
+					for _, ta := range []bool{false, true} {
+						for _, tb := range []bool{false, true} {
+							for _, pad := range []int{0, 3} {
+								name := fmt.Sprintf("blocks=%v/%s/%s/ta=%v,tb=%v,pad=%d", blk, sh.name, cf.name, ta, tb, pad)
+								t.Run(name, func(t *testing.T) {
+									newOperands(rng, ta, tb, sh.m, sh.n, sh.k, pad, cf.alpha, cf.beta, cf.nanC).check(t)
+								})
+							}
 						}
 					}
 				}

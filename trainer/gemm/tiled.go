@@ -23,15 +23,16 @@ type microKernel struct {
 	transPanel func(dst, src []float32, ld, kc, rows, w int)
 }
 
-// Cache blocking. A packed kc×nc block of op(B) (kc·nc·4 bytes, 1 MiB) stays
-// in the per-core L2 cache; a packed kc×mr micro-panel of op(A) (at most
-// 14 KiB) stays in L1 while the kernel streams the B micro-panels past it.
-// The A block (mc×kc) is re-packed for every B block; mc bounds its buffer.
-const (
-	blockK = 256  // kc: depth of one packed block
-	blockN = 1024 // nc: columns of op(B) per packed block
-	blockM = 224  // mc: rows of op(A) per packed block, rounded down to a multiple of mr
-)
+// blockSizes are the cache-blocking parameters. A packed kc×nc block of
+// op(B) (kc·nc·4 bytes, 1 MiB by default) stays in the per-core L2 cache
+// (2 MiB on the development machine); a packed kc×mr micro-panel of op(A)
+// (at most 14 KiB) stays in L1 (48 KiB) while the kernel streams the B
+// micro-panels past it. The A block (mc×kc) is re-packed for every B block;
+// mc bounds its buffer and is rounded down to a multiple of mr.
+type blockSizes struct{ k, n, m int }
+
+// blocks is read once per Sgemm call; benchmarks vary it to tune.
+var blocks = blockSizes{k: 256, n: 1024, m: 224}
 
 // parallelMinWork is the number of multiply-adds (m·n·k) below which Sgemm
 // stays on the calling goroutine: goroutine start-up and the duplicated
@@ -108,7 +109,7 @@ func scaleC(m, n int, beta float32, c []float32, ldc int) {
 // goroutines when the problem is large enough. Arguments are checked and
 // m, n, k > 0.
 func sgemmTiled(kern microKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	p := &problem{kern: kern, transA: transA, transB: transB, k: k, alpha: alpha, beta: beta,
+	p := &problem{kern: kern, blk: blocks, transA: transA, transB: transB, k: k, alpha: alpha, beta: beta,
 		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc}
 	if tileUse(kern, n, m) > 1.25*tileUse(kern, m, n) {
 		// A narrow C (say n = 10 with nr = 32) wastes most of each tile;
@@ -172,6 +173,7 @@ func tileUse(kern microKernel, m, n int) float64 {
 // problem is one checked Sgemm call, possibly transposed: with cT set it
 // computes Cᵀ, so element (i, j) of its result lives at c[j*ldc+i].
 type problem struct {
+	blk            blockSizes
 	cT             bool
 	kern           microKernel
 	transA, transB bool
@@ -186,15 +188,16 @@ func (p *problem) run(m0, m1, n0, n1 int) {
 	kern := p.kern
 	mr, nr := kern.mr, kern.nr
 	// Balance the k blocks so that the last one is not a sliver.
-	kblocks := (p.k + blockK - 1) / blockK
+	blk := p.blk
+	kblocks := (p.k + blk.k - 1) / blk.k
 	kcMax := (p.k + kblocks - 1) / kblocks
-	ncMax := min(blockN, n1-n0)
-	mcMax := min(blockM/mr*mr, m1-m0)
+	ncMax := min(blk.n, n1-n0)
+	mcMax := min(max(blk.m/mr, 1)*mr, m1-m0)
 	buf := getBuf(kern, kcMax, ncMax, mcMax)
 	defer bufPool.Put(buf)
 
-	for jc := n0; jc < n1; jc += blockN {
-		nc := min(blockN, n1-jc)
+	for jc := n0; jc < n1; jc += ncMax {
+		nc := min(ncMax, n1-jc)
 		for pc := 0; pc < p.k; pc += kcMax {
 			kc := min(kcMax, p.k-pc)
 			beta := p.beta
