@@ -1,5 +1,3 @@
-// Package gemm multiplies dense row-major float32 matrices, the kernel behind
-// the trainer's forward and backward passes.
 package gemm
 
 import (
