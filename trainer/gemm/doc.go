@@ -10,7 +10,7 @@
 // that stay in L2, and kc×mc slabs of op(A) are packed into micro-panels of
 // mr rows. A register-tiled micro-kernel multiplies one A micro-panel (held
 // in L1) by each B micro-panel in turn, accumulating an mr×nr tile of C in
-// registers and writing it once per k block. Transposes cost nothing extra:
+// registers and writing it once per k block. Transposes are handled entirely by packing:
 // op(A) and op(B) panels are filled by contiguous copies or by gathers.
 // Edge tiles are computed in full from zero-padded panels into a scratch
 // tile and the valid part is copied out. When C is narrow (n = 10, say) the
