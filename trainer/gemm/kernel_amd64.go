@@ -37,7 +37,7 @@ var avx2Kernel = microKernel{
 		_, _, _ = a[k*6-1], b[k*16-1], c[5*ldc+15]
 		kernel6x16AVX2(k, &a[0], &b[0], &c[0], ldc, alpha, beta)
 	},
-	copyPanel: copyPanelGo, transPanel: transPanelGo,
+	copyPanel: copyPanelAVX2Checked, transPanel: transPanelAVX2Checked,
 }
 
 // availableKernels lists the kernels this CPU can run, fastest first.
@@ -95,4 +95,63 @@ func transPanelAVX512Checked(dst, src []float32, ld, kc, rows, w int) {
 		idx[r] = int32(r * ld)
 	}
 	transPanelAVX512(&dst[0], &src[0], &idx[0], kc, w, lowBits(rows), lowBits(w))
+}
+
+// copyPanelAVX2 is copyPanelGo for w ≤ 16 with AVX masked moves
+// (pack_amd64.s); masks holds the load masks (low and high 8 lanes) and the
+// store masks, each lane -1 (on) or 0.
+//
+//go:noescape
+func copyPanelAVX2(dst, src *float32, ld, kc, w int, masks *int32)
+
+// transPanelAVX2 is transPanelGo for w ≤ 16 with AVX2 gathers
+// (pack_amd64.s); idx holds the row offsets r*ld, masks the row masks and
+// store masks as for copyPanelAVX2.
+//
+//go:noescape
+func transPanelAVX2(dst, src *float32, idx *int32, kc, w int, masks *int32)
+
+// laneMasks returns 16-lane masks for the first n and the first w lanes.
+func laneMasks(n, w int) (m [32]int32) {
+	for i := range 16 {
+		if i < n {
+			m[i] = -1
+		}
+		if i < w {
+			m[16+i] = -1
+		}
+	}
+	return m
+}
+
+func copyPanelAVX2Checked(dst, src []float32, ld, kc, cols, w int) {
+	if kc == 0 {
+		return
+	}
+	_, _ = dst[kc*w-1], src[(kc-1)*ld+cols-1] // bounds: the asm trusts these
+	if w > 16 {
+		panic("gemm: panel wider than 16")
+	}
+	masks := laneMasks(cols, w)
+	copyPanelAVX2(&dst[0], &src[0], ld, kc, w, &masks[0])
+}
+
+func transPanelAVX2Checked(dst, src []float32, ld, kc, rows, w int) {
+	if kc == 0 {
+		return
+	}
+	_, _ = dst[kc*w-1], src[(rows-1)*ld+kc-1]
+	if w > 16 {
+		panic("gemm: panel wider than 16")
+	}
+	if (w-1)*ld > math.MaxInt32 {
+		transPanelGo(dst, src, ld, kc, rows, w) // offsets overflow the gather's int32 indices
+		return
+	}
+	var idx [16]int32
+	for r := range rows {
+		idx[r] = int32(r * ld)
+	}
+	masks := laneMasks(rows, w)
+	transPanelAVX2(&dst[0], &src[0], &idx[0], kc, w, &masks[0])
 }

@@ -95,3 +95,89 @@ trans_loop16:
 trans_done:
 	VZEROUPPER
 	RET
+
+// func copyPanelAVX2(dst, src *float32, ld, kc, w int, masks *int32)
+//
+// copyPanelAVX512 for AVX2: masks holds four 8-lane masks (load low/high
+// half, store low/high half); masked-off loads read 0 and touch no memory.
+TEXT ·copyPanelAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), DX
+	SHLQ $2, DX
+	MOVQ kc+24(FP), CX
+	MOVQ w+32(FP), R8
+	SHLQ $2, R8
+	MOVQ masks+40(FP), AX
+	VMOVDQU (AX), Y4
+	VMOVDQU 32(AX), Y5
+	VMOVDQU 64(AX), Y6
+	VMOVDQU 96(AX), Y7
+	TESTQ CX, CX
+	JEQ copy2_done
+
+copy2_loop:
+	VMASKMOVPS (SI), Y4, Y0
+	VMASKMOVPS 32(SI), Y5, Y1
+	VMASKMOVPS Y0, Y6, (DI)
+	VMASKMOVPS Y1, Y7, 32(DI)
+	ADDQ DX, SI
+	ADDQ R8, DI
+	DECQ CX
+	JNE copy2_loop
+
+copy2_done:
+	VZEROUPPER
+	RET
+
+// func transPanelAVX2(dst, src *float32, idx *int32, kc, w int, masks *int32)
+//
+// transPanelAVX512 for AVX2: idx holds 16 row offsets, masks four 8-lane
+// masks (rows low/high half, store low/high half).
+TEXT ·transPanelAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ idx+16(FP), AX
+	VMOVDQU (AX), Y2
+	VMOVDQU 32(AX), Y3
+	MOVQ kc+24(FP), CX
+	MOVQ w+32(FP), R8
+	SHLQ $2, R8
+	MOVQ masks+40(FP), AX
+	VMOVDQU (AX), Y8
+	VMOVDQU 32(AX), Y9
+	VMOVDQU 64(AX), Y6
+	VMOVDQU 96(AX), Y7
+	TESTQ CX, CX
+	JEQ trans2_done
+	CMPQ R8, $32
+	JLE trans2_loop8
+
+trans2_loop16:
+	VMOVDQU Y8, Y10
+	VMOVDQU Y9, Y11
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VGATHERDPS Y10, (SI)(Y2*4), Y0
+	VGATHERDPS Y11, (SI)(Y3*4), Y1
+	VMASKMOVPS Y0, Y6, (DI)
+	VMASKMOVPS Y1, Y7, 32(DI)
+	ADDQ $4, SI
+	ADDQ R8, DI
+	DECQ CX
+	JNE trans2_loop16
+	JMP trans2_done
+
+trans2_loop8:
+	VMOVDQU Y8, Y10
+	VPXOR Y0, Y0, Y0
+	VGATHERDPS Y10, (SI)(Y2*4), Y0
+	VMASKMOVPS Y0, Y6, (DI)
+	ADDQ $4, SI
+	ADDQ R8, DI
+	DECQ CX
+	JNE trans2_loop8
+
+trans2_done:
+	VZEROUPPER
+	RET

@@ -2,12 +2,14 @@ package gemm
 
 import "testing"
 
+// BenchmarkPack measures each kernel's panel packing of a 600×1000 operand
+// (A_N, B_T: gathers; A_T, B_N: contiguous copies), in elements per second.
 func BenchmarkPack(b *testing.B) {
 	const m, k = 600, 1000
 	src := make([]float32, m*k)
-	for _, kern := range kernels[:1] {
+	for _, kern := range kernels {
 		for _, tr := range []bool{false, true} {
-			b.Run(map[bool]string{false: "A_N", true: "A_T"}[tr], func(b *testing.B) {
+			b.Run(kern.name+map[bool]string{false: "/A_N", true: "/A_T"}[tr], func(b *testing.B) {
 				dst := make([]float32, (m+kern.mr)*256)
 				for b.Loop() {
 					for pc := 0; pc < k; pc += 250 {
@@ -23,7 +25,7 @@ func BenchmarkPack(b *testing.B) {
 				}
 				b.ReportMetric(float64(m*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gelem/s")
 			})
-			b.Run(map[bool]string{false: "B_N", true: "B_T"}[tr], func(b *testing.B) {
+			b.Run(kern.name+map[bool]string{false: "/B_N", true: "/B_T"}[tr], func(b *testing.B) {
 				dst := make([]float32, (m+kern.nr)*256)
 				for b.Loop() {
 					for pc := 0; pc < k; pc += 250 {
