@@ -298,10 +298,17 @@ func (kern *microKernel) packB(dst []float32, trans bool, b []float32, ldb, p0, 
 // copyPanelGo sets dst[p*w+j] = src[p*ld+j] for p < kc and j < cols, and
 // dst[p*w+j] = 0 for cols ≤ j < w.
 func copyPanelGo(dst, src []float32, ld, kc, cols, w int) {
+	// Element loops rather than copy/clear: the runs are short (w ≤ 32) and
+	// memmove's call overhead would dominate.
 	for p := 0; p < kc; p++ {
 		d := dst[p*w : p*w+w]
-		copy(d, src[p*ld:p*ld+cols])
-		clear(d[cols:])
+		s := src[p*ld : p*ld+cols]
+		for j, v := range s {
+			d[j] = v
+		}
+		for j := cols; j < w; j++ {
+			d[j] = 0
+		}
 	}
 }
 
