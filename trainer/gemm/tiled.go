@@ -7,7 +7,7 @@ import (
 )
 
 // microKernel is a register-tiled kernel together with its tile shape and
-// the cache-blocking parameters the driver uses with it.
+// the packing routines that fill its panels.
 //
 // fn multiplies a packed A micro-panel (k steps of mr values) by a packed B
 // micro-panel (k steps of nr values) into the mr×nr tile of C at c (row
