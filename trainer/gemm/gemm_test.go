@@ -365,3 +365,33 @@ func TestPanels(t *testing.T) {
 		}
 	}
 }
+
+// TestSgemmParallel forces the shared-packing parallel path onto small
+// shapes, with default and tiny cache blocks (many k, n and row blocks, so
+// the double-buffered B packing and the chunk counters are exercised) and
+// 2 to 4 goroutines.
+func TestSgemmParallel(t *testing.T) {
+	defer func(b blockSizes, w int) { blocks, parallelMinWork = b, w }(blocks, parallelMinWork)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	parallelMinWork = 0
+	withKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(13, 14))
+		for _, blk := range []blockSizes{blocks, {k: 5, n: 40, m: 9}, {k: 16, n: 64, m: 30}} {
+			for _, procs := range []int{2, 3, 4} {
+				for _, sh := range [][3]int{{64, 70, 33}, {9, 200, 21}, {150, 10, 40}, {33, 33, 1}, {100, 100, 100}} {
+					for _, ta := range []bool{false, true} {
+						for _, tb := range []bool{false, true} {
+							name := fmt.Sprintf("blocks=%v/procs=%d/%v/ta=%v,tb=%v", blk, procs, sh, ta, tb)
+							t.Run(name, func(t *testing.T) {
+								blocks = blk
+								runtime.GOMAXPROCS(procs)
+								newOperands(rng, ta, tb, sh[0], sh[1], sh[2], 2, 1.5, -0.5, false).check(t)
+								newOperands(rng, ta, tb, sh[0], sh[1], sh[2], 0, 0.5, 0, true).check(t)
+							})
+						}
+					}
+				}
+			}
+		}
+	})
+}

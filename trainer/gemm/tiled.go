@@ -35,9 +35,9 @@ type blockSizes struct{ k, n, m int }
 var blocks = blockSizes{k: 256, n: 1024, m: 224}
 
 // parallelMinWork is the number of multiply-adds (m·n·k) below which Sgemm
-// stays on the calling goroutine: goroutine start-up and the duplicated
-// packing cost more than they save on smaller products.
-const parallelMinWork = 1 << 20
+// stays on the calling goroutine: goroutine start-up and synchronisation
+// cost more than they save on smaller products. Tests lower it.
+var parallelMinWork = 1 << 20
 
 var (
 	kernels = availableKernels()
@@ -72,20 +72,23 @@ type packBuf struct {
 
 var bufPool = sync.Pool{New: func() any { return new(packBuf) }}
 
+// getBuf returns a pooled buffer with room for a kc×nc packed B block, a
+// kc×mc packed A block (each rounded up to whole micro-panels; 0 means none
+// needed) and one scratch tile.
 func getBuf(kern microKernel, kc, nc, mc int) *packBuf {
 	pb := bufPool.Get().(*packBuf)
-	ncp := (nc + kern.nr - 1) / kern.nr * kern.nr
-	mcp := (mc + kern.mr - 1) / kern.mr * kern.mr
-	if cap(pb.b) < kc*ncp {
-		pb.b = make([]float32, kc*ncp)
+	nb := kc * ((nc + kern.nr - 1) / kern.nr * kern.nr)
+	na := kc * ((mc + kern.mr - 1) / kern.mr * kern.mr)
+	if cap(pb.b) < nb {
+		pb.b = make([]float32, nb)
 	}
-	if cap(pb.a) < kc*mcp {
-		pb.a = make([]float32, kc*mcp)
+	if cap(pb.a) < na {
+		pb.a = make([]float32, na)
 	}
 	if cap(pb.tile) < kern.mr*kern.nr {
 		pb.tile = make([]float32, kern.mr*kern.nr)
 	}
-	pb.a, pb.b, pb.tile = pb.a[:kc*mcp], pb.b[:kc*ncp], pb.tile[:kern.mr*kern.nr]
+	pb.a, pb.b, pb.tile = pb.a[:na], pb.b[:nb], pb.tile[:kern.mr*kern.nr]
 	return pb
 }
 
@@ -123,44 +126,13 @@ func sgemmTiled(kern microKernel, transA, transB bool, m, n, k int, alpha float3
 	if m*n*k < parallelMinWork {
 		workers = 1
 	}
-	tilesM := (m + kern.mr - 1) / kern.mr
-	tilesN := (n + kern.nr - 1) / kern.nr
-	splitM := tilesM >= tilesN
-	tiles, step := tilesN, kern.nr
-	if splitM {
-		tiles, step = tilesM, kern.mr
-	}
-	workers = min(workers, tiles)
+	// Enough tiles for every worker to get a few.
+	workers = min(workers, (m+kern.mr-1)/kern.mr*((n+kern.nr-1)/kern.nr)/4)
 	if workers <= 1 {
 		p.run(0, m, 0, n)
 		return
 	}
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo := tiles * w / workers * step
-		hi := tiles * (w + 1) / workers * step
-		if splitM {
-			hi = min(hi, m)
-		} else {
-			hi = min(hi, n)
-		}
-		if lo >= hi {
-			continue
-		}
-		run := func() {
-			if splitM {
-				p.run(lo, hi, 0, n)
-			} else {
-				p.run(0, m, lo, hi)
-			}
-		}
-		if w == workers-1 {
-			run() // the calling goroutine takes the last share
-			continue
-		}
-		wg.Go(run)
-	}
-	wg.Wait()
+	p.runParallel(m, n, workers)
 }
 
 // tileUse is the fraction of the kernel's tiles that an m×n C fills.
@@ -186,7 +158,7 @@ type problem struct {
 // run computes rows [m0, m1) × columns [n0, n1) of C.
 func (p *problem) run(m0, m1, n0, n1 int) {
 	kern := p.kern
-	mr, nr := kern.mr, kern.nr
+	mr := kern.mr
 	// Balance the k blocks so that the last one is not a sliver.
 	blk := p.blk
 	kblocks := (p.k + blk.k - 1) / blk.k
@@ -208,24 +180,171 @@ func (p *problem) run(m0, m1, n0, n1 int) {
 			for ic := m0; ic < m1; ic += mcMax {
 				mc := min(mcMax, m1-ic)
 				kern.packA(buf.a, p.transA, p.a, p.lda, ic, mc, pc, kc)
-				for ir := 0; ir < mc; ir += mr {
-					ap := buf.a[ir*kc : (ir+mr)*kc]
-					rows := min(mr, mc-ir)
-					for jr := 0; jr < nc; jr += nr {
-						bp := buf.b[jr*kc : (jr+nr)*kc]
-						cols := min(nr, nc-jr)
-						if !p.cT && rows == mr && cols == nr {
-							kern.fn(kc, ap, bp, p.c[(ic+ir)*p.ldc+jc+jr:], p.ldc, p.alpha, beta)
-							continue
-						}
-						// Edge or transposed tile: compute the full tile into
-						// a scratch buffer and copy the valid part.
-						kern.fn(kc, ap, bp, buf.tile, nr, 1, 0)
-						p.storeTile(buf.tile[:rows*nr], nr, cols, ic+ir, jc+jr, beta)
-					}
-				}
+				p.macro(buf.a[:mc*kc], buf.b[:nc*kc], buf.tile, kc, ic, jc, beta)
 			}
 		}
+	}
+}
+
+// macro multiplies a packed A block (whole mr-row micro-panels, depth kc)
+// by a packed B block (whole nr-column micro-panels) into the C block whose
+// top-left element is (i0, j0) of the problem's result. a and b are cut to
+// the valid rows·kc and columns·kc; tile is mr·nr scratch.
+func (p *problem) macro(a, b, tile []float32, kc, i0, j0 int, beta float32) {
+	kern := p.kern
+	mr, nr := kern.mr, kern.nr
+	mc, nc := len(a)/kc, len(b)/kc
+	for ir := 0; ir < mc; ir += mr {
+		ap := a[ir*kc : ir*kc+mr*kc : ir*kc+mr*kc]
+		rows := min(mr, mc-ir)
+		for jr := 0; jr < nc; jr += nr {
+			bp := b[jr*kc : jr*kc+nr*kc : jr*kc+nr*kc]
+			cols := min(nr, nc-jr)
+			if !p.cT && rows == mr && cols == nr {
+				kern.fn(kc, ap, bp, p.c[(i0+ir)*p.ldc+j0+jr:], p.ldc, p.alpha, beta)
+				continue
+			}
+			// Edge or transposed tile: compute the full tile into the
+			// scratch buffer and copy the valid part.
+			kern.fn(kc, ap, bp, tile, nr, 1, 0)
+			p.storeTile(tile[:rows*nr], nr, cols, i0+ir, j0+jr, beta)
+		}
+	}
+}
+
+// runParallel computes all m×n of C with workers goroutines (the caller is
+// one of them). The k and n dimensions are blocked as in run, but each kc×nc
+// block of op(B) is packed once, cooperatively, into a buffer all workers
+// share; the workers then take chunks of C rows (and, when there are few
+// rows, of columns) from a shared counter, packing their own A panels. Chunks
+// taken on demand keep both cores busy on a machine where one of them is
+// also running something else. Two B buffers alternate, so one barrier per
+// block suffices: a worker that passed the barrier of block t has finished
+// computing block t−1, whose buffer block t+1 then reuses.
+func (p *problem) runParallel(m, n, workers int) {
+	kern := p.kern
+	mr, nr := kern.mr, kern.nr
+	blk := p.blk
+	kblocks := (p.k + blk.k - 1) / blk.k
+	kcMax := (p.k + kblocks - 1) / kblocks
+	ncMax := min(max(blk.n/nr, 1)*nr, n)
+	// Row chunks of at most mc rows, and at least 3 per worker if possible.
+	mcChunk := min(max(blk.m/mr, 1)*mr, max(1, (m+3*workers-1)/(3*workers)+mr-1)/mr*mr)
+	mcChunk = max(mcChunk, mr)
+	mChunks := (m + mcChunk - 1) / mcChunk
+
+	bufs := make([]*packBuf, workers)
+	for w := range bufs {
+		bufs[w] = getBuf(kern, kcMax, 0, mcChunk)
+	}
+	shared := [2]*packBuf{getBuf(kern, kcMax, ncMax, 0), getBuf(kern, kcMax, ncMax, 0)}
+	defer func() {
+		for _, b := range bufs {
+			bufPool.Put(b)
+		}
+		bufPool.Put(shared[0])
+		bufPool.Put(shared[1])
+	}()
+
+	type block struct {
+		jc, nc, pc, kc int
+		colChunks      int          // column chunks per row chunk
+		panelsPer      int          // B micro-panels per column chunk
+		packNext       atomic.Int64 // next group of B panels to pack
+		workNext       atomic.Int64 // next chunk of C to compute
+	}
+	var blocksList []*block
+	for jc := 0; jc < n; jc += ncMax {
+		nc := min(ncMax, n-jc)
+		panels := (nc + nr - 1) / nr
+		colChunks := 1
+		if mChunks < 2*workers {
+			colChunks = min(panels, (2*workers+mChunks-1)/mChunks)
+		}
+		panelsPer := (panels + colChunks - 1) / colChunks
+		colChunks = (panels + panelsPer - 1) / panelsPer
+		for pc := 0; pc < p.k; pc += kcMax {
+			blocksList = append(blocksList, &block{jc: jc, nc: nc, pc: pc, kc: min(kcMax, p.k-pc),
+				colChunks: colChunks, panelsPer: panelsPer})
+		}
+	}
+	const packGroup = 4 // B micro-panels per packing task
+	bar := newBarrier(workers)
+
+	work := func(w int) {
+		buf := bufs[w]
+		for t, bl := range blocksList {
+			bbuf := shared[t%2].b
+			kc := bl.kc
+			panels := (bl.nc + nr - 1) / nr
+			for {
+				g := int(bl.packNext.Add(1) - 1)
+				if g*packGroup >= panels {
+					break
+				}
+				j0 := g * packGroup * nr
+				cols := min(packGroup*nr, bl.nc-j0)
+				kern.packB(bbuf[j0*kc:], p.transB, p.b, p.ldb, bl.pc, kc, bl.jc+j0, cols)
+			}
+			bar.wait()
+			beta := p.beta
+			if bl.pc > 0 {
+				beta = 1
+			}
+			lastIC := -1
+			for {
+				ch := int(bl.workNext.Add(1) - 1)
+				if ch >= mChunks*bl.colChunks {
+					break
+				}
+				ic := ch / bl.colChunks * mcChunk
+				mc := min(mcChunk, m-ic)
+				if ic != lastIC {
+					kern.packA(buf.a, p.transA, p.a, p.lda, ic, mc, bl.pc, kc)
+					lastIC = ic
+				}
+				j0 := ch % bl.colChunks * bl.panelsPer * nr
+				cols := min(bl.panelsPer*nr, bl.nc-j0)
+				p.macro(buf.a[:mc*kc], bbuf[j0*kc:(j0+cols)*kc], buf.tile, kc, ic, bl.jc+j0, beta)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Go(func() { work(w) })
+	}
+	work(0)
+	wg.Wait()
+}
+
+// barrier blocks each of n goroutines in wait until all n have arrived; it
+// can be reused.
+type barrier struct {
+	mu         sync.Mutex
+	cond       sync.Cond
+	n, arrived int
+	generation int
+}
+
+func newBarrier(n int) *barrier {
+	b := &barrier{n: n}
+	b.cond.L = &b.mu
+	return b
+}
+
+func (b *barrier) wait() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	gen := b.generation
+	b.arrived++
+	if b.arrived == b.n {
+		b.arrived = 0
+		b.generation++
+		b.cond.Broadcast()
+		return
+	}
+	for gen == b.generation {
+		b.cond.Wait()
 	}
 }
 
