@@ -10,17 +10,20 @@
 // that stay in L2, and kc×mc slabs of op(A) are packed into micro-panels of
 // mr rows. A register-tiled micro-kernel multiplies one A micro-panel (held
 // in L1) by each B micro-panel in turn, accumulating an mr×nr tile of C in
-// registers and writing it once per k block. Transposes are handled entirely by packing:
-// op(A) and op(B) panels are filled by contiguous copies or by gathers.
+// registers and writing it once per k block. Transposes are handled
+// entirely by packing: op(A) and op(B) panels are filled by contiguous
+// copies or by gathers.
 // Edge tiles are computed in full from zero-padded panels into a scratch
 // tile and the valid part is copied out. When C is narrow (n = 10, say) the
 // driver computes Cᵀ = op(B)ᵀ·op(A)ᵀ instead, which fills the tiles better.
 // Packing buffers are reused through a sync.Pool.
 //
-// Products with at least 2²⁰ multiply-adds are split over GOMAXPROCS
-// goroutines by rows or by columns of C, whichever has more tiles; each
-// goroutine packs its own panels (the shared operand is packed once per
-// goroutine), so there is no shared mutable state.
+// Products with at least 2²⁰ multiply-adds run on GOMAXPROCS goroutines.
+// Each kc×nc block of op(B) is packed once, cooperatively, into one of two
+// alternating shared buffers; the goroutines then take chunks of C (row
+// ranges, split into column ranges when rows are few) from an atomic
+// counter, each packing its own op(A) panels. Taking chunks on demand keeps
+// all cores busy when one of them is shared with other work.
 //
 // # Kernels
 //
