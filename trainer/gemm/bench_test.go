@@ -17,13 +17,17 @@ type benchShape struct {
 	transA, transB bool
 }
 
-// benchShapes are the MLP trainer's products (batch 600, layers
-// 784→1000→10, plus a 60-wide bottleneck variant) and 1024³.
+// benchShapes are the MLP trainer's products for a batch of 600 (layers
+// 784→1000→10, and the PCA variant 784→60→1000→10 that trainer/mlp.go
+// runs: projection, two dense layers, input gradients G·Wᵀ, weight
+// gradients Aᵀ·G) and 1024³. Names give m×k×n of C(m×n) = op(A)(m×k)·op(B)(k×n).
 var benchShapes = []benchShape{
 	{name: "fwd_600x784x1000", m: 600, n: 1000, k: 784},
+	{name: "proj_600x784x60", m: 600, n: 60, k: 784},
 	{name: "fwd_600x1000x10", m: 600, n: 10, k: 1000},
 	{name: "fwd_600x60x1000", m: 600, n: 1000, k: 60},
 	{name: "wgrad_AtB_784x600x1000", m: 784, n: 1000, k: 600, transA: true},
+	{name: "wgrad_AtB_60x600x1000", m: 60, n: 1000, k: 600, transA: true},
 	{name: "wgrad_AtB_1000x600x10", m: 1000, n: 10, k: 600, transA: true},
 	{name: "igrad_ABt_600x1000x784", m: 600, n: 784, k: 1000, transB: true},
 	{name: "igrad_ABt_600x10x1000", m: 600, n: 1000, k: 10, transB: true},
@@ -81,7 +85,7 @@ func BenchmarkSgemm(b *testing.B) {
 func BenchmarkSgemmKernels(b *testing.B) {
 	defer setKernel(kernels[0].name)
 	for _, kern := range kernels {
-		for _, s := range []benchShape{benchShapes[0], benchShapes[7]} {
+		for _, s := range []benchShape{benchShapes[0], benchShapes[9]} {
 			b.Run(fmt.Sprintf("%s/%s", s.name, kern.name), func(b *testing.B) {
 				setKernel(kern.name)
 				benchGemm(b, s, Sgemm)
@@ -94,7 +98,7 @@ func BenchmarkSgemmKernels(b *testing.B) {
 // for the active kernel on the first-layer forward shape and 1024³.
 func BenchmarkBlocking(b *testing.B) {
 	defer func(old blockSizes) { blocks = old }(blocks)
-	for _, s := range []benchShape{benchShapes[0], benchShapes[7]} {
+	for _, s := range []benchShape{benchShapes[0], benchShapes[9]} {
 		for _, kc := range []int{128, 256, 384} {
 			for _, mc := range []int{112, 224, 448} {
 				b.Run(fmt.Sprintf("%s/kc=%d/mc=%d", s.name, kc, mc), func(b *testing.B) {
