@@ -17,6 +17,16 @@ func cacheKeyJSON(v any) (string, error) {
 	return string(b), err
 }
 
+// lrScale converts the DPD/DPVD papers' η0 to the trainer's convention (η
+// multiplies the mean clipped gradient). The papers' η multiplies a further
+// 1/2 and an N/S-scaled sum (DPD eqs. 3–5); taken literally that is a step
+// N/2 times larger, which diverges, so the papers' effective step is not
+// recoverable from the text. Measured on DIGITS (dpd and dpvd, 500 hidden,
+// σ = 0.5, 100 epochs, seed 1): η0 = 0.05 reaches 74–75% test accuracy,
+// 10·η0 = 0.5 reaches 92% (the papers report 93–95% at ε = 10). This is
+// our adjustment, not a paper number; it is applied to MNIST unvalidated.
+const lrScale = 10
+
 // trainSpec is a training table: its cells are registered as jobs when the
 // spec is built, and table renders it once the jobs have run.
 type trainSpec interface {
@@ -59,12 +69,13 @@ func (r *runner) table1Spec(tab table1) *table1Spec {
 				n := trainSizes[set.Dataset]
 				cfg := trainer.Config{
 					Method: row.Method, Hidden: []int{set.Hidden}, LotSize: set.Lot, Epochs: c.epochs,
-					ClipNorm: set.Clip, LearningRate: set.LR, Gamma: 1,
+					ClipNorm: set.Clip, LearningRate: lrScale * set.LR, Gamma: 1,
 				}
 				if row.Method == trainer.MethodDPSGD {
-					// Abadi's schedule (§5.2: 0.1 → 0.052 over 10 epochs),
-					// started from this data set's η0.
-					cfg.LearningRateFinal = set.LR * abadiMNIST.LRFinal / abadiMNIST.LR
+					// Abadi's own schedule (§5.2: 0.1 → 0.052 over 10
+					// epochs), already in the mean-gradient convention.
+					cfg.LearningRate = abadiMNIST.LR
+					cfg.LearningRateFinal = abadiMNIST.LRFinal
 					cfg.DecayEpochs = abadiMNIST.DecayEpochs
 				}
 				cfg = cfg.WithDefaults(n)
@@ -93,7 +104,7 @@ func (s *table1Spec) table(r *runner) *Table {
 			fmt.Sprintf("σ sound: the smallest σ for which the trainer's whole run event (trainer.Config.RunEvent: T steps of PoissonSampled{q, Gaussian{σ_eff}}, σ_eff = 2σ for dpd/dpvd/sgld and σ for dpsgd, add/remove adjacency) is (ε, δ)-DP under %s (calibrate.SigmaFor).", sk),
 			fmt.Sprintf("true ε: ε(δ) of the run event at that σ under %s (for pld the certified upper bound). A paper-σ true ε above the column ε means the paper's σ does not deliver the claimed ε in the run we make.", sk),
 			"Accuracy: test accuracy at the end of training, mean ± sample standard deviation over the runs made; run r uses seed (listed) and the same seed gives the same number. ours − paper: mean accuracy at the paper's σ minus the paper's, in percentage points.",
-			"Learning rate: η0 multiplies the mean noisy clipped gradient over the expected minibatch (the trainer's convention, trainer.Train). The papers' update (DPD eqs. 3–5) multiplies η_t/2 by an N/S-scaled sum, i.e. a step N/2 times larger on the mean gradient, which diverges at their η0; their effective step size is therefore not recoverable from the text, and this is a likely source of accuracy gaps.",
+			fmt.Sprintf("Learning rate: dpd/dpvd/sgld use η0 = %g × the paper's η0 (%g on MNIST, %g on DIGITS) with η_t = η0/t, t the epoch; η multiplies the mean noisy clipped gradient (the trainer's convention). The papers' update (DPD eqs. 3–5) multiplies η_t/2 by an N/S-scaled sum — N/2 times our step, which diverges — so their effective step is not recoverable; at the papers' η0 our DIGITS runs stall near 75%%, at %g× they reach about 92%% (measured, see reproduce.lrScale). The Abadi rows use Abadi's own schedule, 0.1 → 0.052 over 10 epochs.", float64(lrScale), lrScale*tab.Settings[0].LR, lrScale*tab.Settings[1].LR, float64(lrScale)),
 			"Clipping: one flat norm bound C on the whole per-example gradient (the papers write \"each layer at C\" but derive the sensitivity 2C of the whole sum). η_t = η0/t with t the epoch; Poisson sampling with q = S/N (the papers use fixed-size minibatches).",
 		},
 	}

@@ -459,7 +459,10 @@ func (r *runner) soundSigma(dataset string, cfg trainer.Config, eps, delta float
 		return sigmaResult{Sigma: math.NaN(), Err: NotBuilt}
 	}
 	n := trainSizes[dataset]
-	return r.calibrateSigma(k, func(s float64) accounting.Event { return withSigma(cfg, s).RunEvent(n) }, eps, delta)
+	return r.calibrateSigma(k, func(s float64) accounting.Event {
+		c := withSigma(cfg, s) // addressable: RunEvent may have a pointer receiver
+		return c.RunEvent(n)
+	}, eps, delta)
 }
 
 // paperSigma applies the paper's own procedure (accountant kind) to the run
