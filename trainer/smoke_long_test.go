@@ -158,7 +158,8 @@ func runLong(t *testing.T, train, test *data.Dataset, runs []longRun) {
 // σ_eff for (ε, δ=1e-5) under RDP with q = 100/1439: 30 epochs (450
 // steps) ε=1 → 7.36, ε=10 → 1.13 (a plausible calibration computed outside
 // the repo with the standard integer-order RDP bound; the lead calibrates
-// properly). dpd/dpvd/sgld get σ = σ_eff/2.
+// properly). dpd/dpvd/sgld get σ = σ_eff/2. Lot 200 (q = 0.139, 240
+// steps): ε=1 → 10.7, ε=10 → 1.49.
 func TestLongDigits(t *testing.T) {
 	longEnabled(t)
 	train, test := loadDigitsSplit(t)
@@ -172,6 +173,18 @@ func TestLongDigits(t *testing.T) {
 		{"np/e100", with(MethodNP, 100, 0, 0.1, 0), 0.95},
 		{"dpsgd/eps10", with(MethodDPSGD, 30, 1.13, 0.1, 2), 0},
 		{"dpsgd/eps1", with(MethodDPSGD, 30, 7.36, 0.1, 2), 0},
+		{"dpsgd/eps1/lot200", func() Config {
+			c := with(MethodDPSGD, 30, 10.7, 0.2, 2)
+			c.LotSize = 200
+			c.LearningRateFinal = 0.1
+			return c
+		}(), 0},
+		{"dpsgd/eps10/lot200", func() Config {
+			c := with(MethodDPSGD, 30, 1.49, 0.2, 2)
+			c.LotSize = 200
+			c.LearningRateFinal = 0.1
+			return c
+		}(), 0},
 		{"dpd/eps10/lr0.05", with(MethodDPD, 30, 1.13/2, 0.05, 2), 0},
 		{"dpd/eps10/lr0.5", with(MethodDPD, 30, 1.13/2, 0.5, 2), 0},
 		{"dpd/eps1/lr0.5", with(MethodDPD, 30, 7.36/2, 0.5, 2), 0},
