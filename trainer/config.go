@@ -371,3 +371,16 @@ func (c *Config) PCAEvent() accounting.Event {
 		Event:        accounting.Gaussian{NoiseMultiplier: c.PCANoiseMultiplier},
 	}
 }
+
+// RunEvent is the event of the whole planned run on n examples: the DP-PCA
+// event (if any) followed by TotalSteps(n) repetitions of StepEvent(n). A
+// calibrator finds σ by varying NoiseMultiplier on a defaulted copy of the
+// config and accounting RunEvent; note that dpd, dpvd and sgld report 2σ per
+// step (see [Config.StepEvent]), which RunEvent already includes.
+func (c *Config) RunEvent(n int) accounting.Event {
+	steps := accounting.SelfComposed{Event: c.StepEvent(n), Count: c.TotalSteps(n)}
+	if pca := c.PCAEvent(); pca != nil {
+		return accounting.Composed{Events: []accounting.Event{pca, steps}}
+	}
+	return steps
+}

@@ -297,3 +297,26 @@ func TestDPPCARecoversDominantDirections(t *testing.T) {
 		t.Errorf("PCA not recorded in the ledger")
 	}
 }
+
+func TestRunEventMatchesLedger(t *testing.T) {
+	train := blobs(100, 5, 2, 0.1, 3)
+	cfg := Config{Method: MethodDPVD, Hidden: []int{4}, LotSize: 30, Epochs: 3, NoiseMultiplier: 2,
+		PCADim: 2, PCANoiseMultiplier: 6, Seed: u64(2)}
+	res, err := Train(context.Background(), cfg, train, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc := cfg.WithDefaults(train.N)
+	a, b := newTestAccountant(), newTestAccountant()
+	if err := a.Compose(dc.RunEvent(train.N), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Ledger.Replay(b); err != nil {
+		t.Fatal(err)
+	}
+	ea, _ := a.Epsilon(1e-5)
+	eb, _ := b.Epsilon(1e-5)
+	if ea != eb || res.Steps != 12 {
+		t.Errorf("RunEvent ε %g, ledger ε %g, steps %d (want equal, 12)", ea, eb, res.Steps)
+	}
+}
