@@ -106,6 +106,7 @@ type Trainer struct {
 	perm    []int
 	maxStep int
 	stopped bool
+	stopAt  int // tests: stop after this many steps (0 = no limit)
 }
 
 // Train runs cfg on train and evaluates on test (which may be nil). It is
@@ -358,6 +359,10 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 		}
 		t.maxStep = t.step + k
 	}
+	budgetMax := t.maxStep
+	if t.stopAt > 0 {
+		t.maxStep = min(t.maxStep, t.stopAt)
+	}
 	t.st = newStepper(c, t.model, n)
 	spe := c.StepsPerEpoch(n)
 	q := c.SamplingRate(n)
@@ -385,7 +390,7 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 		if c.Sampling == SamplingPoisson {
 			t.lot = poissonLot(t.lot, n, q, t.rng)
 		} else {
-			if t.perm == nil { // resumed mid-epoch cannot happen: checkpoints are at epoch ends
+			if t.perm == nil { // defensive: a checkpoint always carries the order
 				t.perm = t.rng.Perm(n)
 			}
 			t.lot = append(t.lot[:0], t.perm[inEpoch*c.LotSize:min(n, (inEpoch+1)*c.LotSize)]...)
@@ -425,8 +430,8 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 				t.opts.Progress(p)
 			}
 			epochDone := t.step%spe == 0
-			if t.opts.CheckpointPath != "" && t.opts.CheckpointEvery > 0 && epochDone &&
-				((t.step/spe)%t.opts.CheckpointEvery == 0 || t.step == t.maxStep) {
+			if t.opts.CheckpointPath != "" && t.opts.CheckpointEvery > 0 &&
+				((epochDone && (t.step/spe)%t.opts.CheckpointEvery == 0) || t.step == t.maxStep) {
 				if err := t.SaveCheckpoint(t.opts.CheckpointPath); err != nil {
 					return nil, err
 				}
@@ -434,7 +439,7 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 		}
 	}
 	t.elapsed = base + time.Since(start)
-	t.stopped = t.maxStep < total && t.step == t.maxStep
+	t.stopped = budgetMax < total && t.step == budgetMax
 	res, err := t.result(test)
 	if err != nil {
 		return nil, err

@@ -320,3 +320,39 @@ func TestRunEventMatchesLedger(t *testing.T) {
 		t.Errorf("RunEvent ε %g, ledger ε %g, steps %d (want equal, 12)", ea, eb, res.Steps)
 	}
 }
+
+// TestResumeMidEpoch interrupts a shuffled, seeded run in the middle of an
+// epoch, saves, resumes, and checks the result is the uninterrupted run's.
+func TestResumeMidEpoch(t *testing.T) {
+	train := blobs(90, 5, 3, 0.1, 8)
+	cfg := Config{Method: MethodDPSGD, Hidden: []int{6}, LotSize: 20, Epochs: 3, NoiseMultiplier: 1,
+		Sampling: SamplingShuffle, Seed: u64(3)}
+	full, err := Train(context.Background(), cfg, train, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := New(cfg, train, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Stop after 7 steps: mid-way through the second 5-step epoch.
+	tr.stopAt = 7
+	part, err := tr.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if part.Steps != 7 {
+		t.Fatalf("partial run took %d steps, want 7", part.Steps)
+	}
+	path := filepath.Join(t.TempDir(), "mid.ckpt")
+	if err := tr.SaveCheckpoint(path); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Resume(context.Background(), path, train, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Steps != full.Steps || !reflect.DeepEqual(res.Model.Layers, full.Model.Layers) || !reflect.DeepEqual(res.Ledger, full.Ledger) {
+		t.Errorf("mid-epoch resume differs from the uninterrupted run (steps %d vs %d)", res.Steps, full.Steps)
+	}
+}
