@@ -298,3 +298,12 @@ func writeFileAtomic(path string, b []byte) (err error) {
 	}
 	return nil
 }
+
+// SaveResult writes r as indented JSON to path atomically.
+func SaveResult(path string, r *Result) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("trainer: encoding result: %w", err)
+	}
+	return writeFileAtomic(path, append(b, '\n'))
+}

@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -354,5 +355,35 @@ func TestResumeMidEpoch(t *testing.T) {
 	}
 	if res.Steps != full.Steps || !reflect.DeepEqual(res.Model.Layers, full.Model.Layers) || !reflect.DeepEqual(res.Ledger, full.Ledger) {
 		t.Errorf("mid-epoch resume differs from the uninterrupted run (steps %d vs %d)", res.Steps, full.Steps)
+	}
+}
+
+func TestSaveResultJSON(t *testing.T) {
+	train := blobs(60, 4, 2, 0.1, 1)
+	cfg := Config{Method: MethodDPD, Hidden: []int{4}, LotSize: 20, Epochs: 2, NoiseMultiplier: 1, Seed: u64(1)}
+	res, err := Train(context.Background(), cfg, train, train, Options{NewAccountant: newTestAccountant})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "result.json")
+	if err := SaveResult(path, res); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Config Config            `json:"config"`
+		Steps  int               `json:"steps"`
+		Ledger accounting.Ledger `json:"ledger"`
+		Eps    *float64          `json:"epsilon"`
+		Hist   []Progress        `json:"history"`
+	}
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Steps != 6 || back.Ledger.Len() != 6 || back.Eps == nil || *back.Eps != *res.Epsilon || len(back.Hist) != 2 || back.Config.Method != MethodDPD {
+		t.Errorf("round trip lost data: %+v", back)
 	}
 }
