@@ -190,6 +190,9 @@ func TestLongDigits(t *testing.T) {
 		{"dpd/eps1/lr0.5", with(MethodDPD, 30, 7.36/2, 0.5, 2), 0},
 		{"dpvd/eps10/lr0.5", with(MethodDPVD, 30, 1.13/2, 0.5, 2), 0},
 		{"dpvd/eps1/lr0.5", with(MethodDPVD, 30, 7.36/2, 0.5, 2), 0},
+		// DPD §5's clipping: each layer at C = 2, so S = 2√2.
+		{"dpd/eps10/perlayer", func() Config { c := with(MethodDPD, 30, 1.13/2, 0.5, 0); c.PerLayerClip = []float64{2, 2}; return c }(), 0},
+		{"dpd/eps1/perlayer", func() Config { c := with(MethodDPD, 30, 7.36/2, 0.5, 0); c.PerLayerClip = []float64{2, 2}; return c }(), 0},
 		{"sgld/eps10/lr0.5", with(MethodSGLD, 30, 1.13/2, 0.5, 2), 0},
 		{"sgld/eps1/lr0.5", with(MethodSGLD, 30, 7.36/2, 0.5, 2), 0},
 	}
