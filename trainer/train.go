@@ -70,21 +70,23 @@ type Result struct {
 	Config Config `json:"config"`
 	// NoiseMultiplier is σ from the config; EffectiveNoiseMultiplier the σ_eff
 	// reported to the ledger per step (see [Config.StepEvent]).
-	NoiseMultiplier          float64            `json:"noise_multiplier"`
-	EffectiveNoiseMultiplier float64            `json:"effective_noise_multiplier"`
-	SamplingRate             float64            `json:"sampling_rate"`
-	Sensitivity              float64            `json:"sensitivity"`
-	Steps                    int                `json:"steps"`
-	TotalSteps               int                `json:"total_steps"`
-	EpochsCompleted          int                `json:"epochs_completed"`
-	StoppedByBudget          bool               `json:"stopped_by_budget"`
-	TrainAccuracy            float64            `json:"train_accuracy"`
-	TestAccuracy             *float64           `json:"test_accuracy,omitempty"`
-	Epsilon                  *float64           `json:"epsilon,omitempty"`
-	Delta                    float64            `json:"delta,omitempty"`
-	WallTime                 time.Duration      `json:"wall_time_ns"`
-	Ledger                   *accounting.Ledger `json:"ledger"`
-	History                  []Progress         `json:"history"`
+	NoiseMultiplier          float64 `json:"noise_multiplier"`
+	EffectiveNoiseMultiplier float64 `json:"effective_noise_multiplier"`
+	SamplingRate             float64 `json:"sampling_rate"`
+	Sensitivity              float64 `json:"sensitivity"`
+	Steps                    int     `json:"steps"`
+	TotalSteps               int     `json:"total_steps"`
+	EpochsCompleted          int     `json:"epochs_completed"`
+	StoppedByBudget          bool    `json:"stopped_by_budget"`
+	// TrainAccuracy is measured on the private training set without noise:
+	// monitoring only, not covered by the privacy guarantee.
+	TrainAccuracy float64            `json:"train_accuracy"`
+	TestAccuracy  *float64           `json:"test_accuracy,omitempty"`
+	Epsilon       *float64           `json:"epsilon,omitempty"`
+	Delta         float64            `json:"delta,omitempty"`
+	WallTime      time.Duration      `json:"wall_time_ns"`
+	Ledger        *accounting.Ledger `json:"ledger"`
+	History       []Progress         `json:"history"`
 	// Model is the trained network (not serialised).
 	Model *MLP `json:"-"`
 }
