@@ -250,6 +250,12 @@ func newMomentGrid(sigma, q, maxL float64) *momentGrid {
 		n = need
 	}
 	g.zhi = g.boundary(int(n))
+	// Room for the initial nodes and some refinement without regrowing.
+	c := int(n) * 15 * 5 / 4
+	g.logphi, g.phi = make([]float64, 0, c), make([]float64, 0, c)
+	g.r, g.lr = make([]float64, 0, c), make([]float64, 0, c)
+	g.wk, g.wg = make([]float64, 0, c), make([]float64, 0, c)
+	g.panels = make([]momentPanel, 0, int(n)*5/4+1)
 	for k := 0; k < int(n); k++ {
 		g.addPanel(g.boundary(k), g.boundary(k+1))
 	}
@@ -374,6 +380,7 @@ func (g *momentGrid) integral(b, zmax float64, wantPerr bool) (logX, logErr, shi
 	S := math.Inf(-1)
 	for i := range g.panels {
 		p := &g.panels[i]
+		g.perr[i] = 0
 		if p.hi > zmax {
 			g.ub[i] = math.NaN()
 			continue
