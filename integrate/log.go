@@ -420,3 +420,31 @@ func gk15(logf func(float64) float64, tr transform, lo, hi float64) (logK, logE 
 	logE = m + lh + math.Log(d)
 	return logK, logE, true
 }
+
+// GaussKronrod15 returns the G7/K15 rule on [-1, 1]: the 15 Kronrod nodes
+// in increasing order, their Kronrod weights, and the Gauss weights (zero at
+// the 8 nodes that are Kronrod-only). Callers that integrate many related
+// functions on one shared partition (the moments accountant) use it to
+// build their own nodes.
+func GaussKronrod15() (x, wKronrod, wGauss [15]float64) {
+	for i := 0; i < 15; i++ {
+		j := i
+		sign := -1.0
+		if i > 7 {
+			j = 14 - i
+			sign = 1
+		}
+		x[i] = sign * gk15X[j]
+		if j == 7 {
+			x[i] = 0
+		}
+		wKronrod[i] = gk15WK[j]
+		switch {
+		case j == 7:
+			wGauss[i] = gk15WG[3]
+		case j%2 == 1:
+			wGauss[i] = gk15WG[j/2]
+		}
+	}
+	return x, wKronrod, wGauss
+}

@@ -133,3 +133,32 @@ func TestLogFailures(t *testing.T) {
 		t.Errorf("empty range: %v %v, want -Inf", res.LogValue, err)
 	}
 }
+
+func TestGaussKronrod15(t *testing.T) {
+	t.Parallel()
+	x, wk, wg := GaussKronrod15()
+	// Exactness: K15 integrates x^d exactly for d <= 22, G7 for d <= 13.
+	for d := 0; d <= 22; d++ {
+		want := 0.0
+		if d%2 == 0 {
+			want = 2 / float64(d+1)
+		}
+		var sk, sg float64
+		for i := range x {
+			p := math.Pow(x[i], float64(d))
+			sk += wk[i] * p
+			sg += wg[i] * p
+		}
+		if math.Abs(sk-want) > 1e-15 {
+			t.Errorf("K15 on x^%d: %g, want %g", d, sk, want)
+		}
+		if d <= 13 && math.Abs(sg-want) > 1e-15 {
+			t.Errorf("G7 on x^%d: %g, want %g", d, sg, want)
+		}
+	}
+	for i := 1; i < 15; i++ {
+		if !(x[i] > x[i-1]) {
+			t.Fatalf("nodes not increasing at %d", i)
+		}
+	}
+}
