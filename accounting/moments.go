@@ -78,8 +78,10 @@ const (
 // q = 1, α(λ) = λ(λ+1)/(2σ²) exactly.
 //
 // Orders whose integral fails (partition cap reached for a fractional λ,
-// non-finite values) get Alpha = +Inf: never a truncated value. Cost:
-// O(panels·orders), about 1 µs per order for σ ≥ 1.
+// non-finite values) get Alpha = +Inf: never a truncated value; so does
+// every order when σ is below about 0.012 (the partition would exceed its
+// cap). Cost: O(panels·orders); for σ = 4, q = 0.01 and the 53
+// [DefaultOrders] about 0.4 ms of CPU (7 µs per order), 25 µs for one order.
 func LogMoments(sigma, q float64, lambdas []float64) ([]Moment, error) {
 	if err := CheckNoiseMultiplier(sigma); err != nil {
 		return nil, err
@@ -226,6 +228,9 @@ type momentGrid struct {
 	ub        []float64 // scratch: per-panel bounds
 	perr      []float64 // scratch: per-panel error
 	logQ, l1q float64
+	// Cached pieces of the lower-tail bound at zlo.
+	lowCached                bool
+	lowCDF, lowPost, lowLogL float64
 }
 
 var gkX, gkWK, gkWG = integrate.GaussKronrod15()
@@ -287,7 +292,9 @@ func (g *momentGrid) upperLimit(z float64) float64 {
 // weight of μ1), which has its root in [−λ, 0].
 func (g *momentGrid) e1Mode(lambda float64) float64 {
 	lo, hi := -lambda-1, 0.0
-	for i := 0; i < 60; i++ {
+	// 40 halvings: the mode only places the partition's left end, to far
+	// better than the tail margin of momentTailSD·σ.
+	for i := 0; i < 40; i++ {
 		z := 0.5 * (lo + hi)
 		if -z-lambda*g.posterior(z) > 0 {
 			lo = z
@@ -500,14 +507,20 @@ func neumaierAdd(s, c, x float64) (float64, float64) {
 // tailLow bounds log ∫_{−∞}^{zlo} μ0·G(b, r) with r ∈ [−q, 0) there.
 func (g *momentGrid) tailLow(b float64) float64 {
 	z := g.zlo
+	s2 := g.sigma * g.sigma
+	if !g.lowCached {
+		g.lowCached = true
+		g.lowCDF = logmath.NormCDF(z / g.sigma)
+		g.lowPost = g.posterior(z)
+		g.lowLogL = g.logL(z)
+	}
 	// Taylor: G ≤ |b(b−1)|/2 · q² · max(1, (1−q)^{b−2}).
-	t := math.Log(math.Abs(b*(b-1))/2) + 2*g.logQ + math.Max(0, (b-2)*g.l1q) + logmath.NormCDF(z/g.sigma)
+	t := math.Log(math.Abs(b*(b-1))/2) + 2*g.logQ + math.Max(0, (b-2)*g.l1q) + g.lowCDF
 	if b < 0 {
 		// G ≤ L^b and μ0·L^b is log-concave: beyond a point where its log
 		// slope s is positive, the tail is at most μ0(z)L(z)^b/s.
-		s2 := g.sigma * g.sigma
-		if s := (-z + b*g.posterior(z)) / s2; s > 0 {
-			lc := -z*z/(2*s2) - math.Log(g.sigma) - 0.5*math.Log(2*math.Pi) + b*g.logL(z) - math.Log(s)
+		if s := (-z + b*g.lowPost) / s2; s > 0 {
+			lc := -z*z/(2*s2) - math.Log(g.sigma) - 0.5*math.Log(2*math.Pi) + b*g.lowLogL - math.Log(s)
 			t = math.Min(t, lc)
 		}
 	}
@@ -550,8 +563,9 @@ func (g *momentGrid) moments(lambdas []float64, out []Moment) {
 		err   float64
 	}
 	var cand []marked
+	var mark map[int]bool
 	for round := 0; len(pending) > 0; round++ {
-		mark := make(map[int]bool)
+		clear(mark)
 		next := pending[:0]
 		for _, ji := range pending {
 			jb := &jobs[ji]
@@ -573,6 +587,9 @@ func (g *momentGrid) moments(lambdas []float64, out []Moment) {
 				continue
 			}
 			next = append(next, ji)
+			if mark == nil {
+				mark = make(map[int]bool)
+			}
 			// Mark the largest contributors until they cover 90% of sE.
 			cand = cand[:0]
 			for pi, e := range g.perr {

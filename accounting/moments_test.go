@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dpcalc/dpcalc/integrate"
 )
 
 // relDiff returns |got − want| / |want| (or |got| when want is 0).
@@ -238,5 +240,43 @@ func BenchmarkLogMomentBinomial(b *testing.B) {
 		v, _ := LogMomentBinomial(4, 0.01, 32)
 		w, _ := LogMomentBinomial(4, 0.01, 256)
 		benchResultFloat64 = v + w
+	}
+}
+
+// TestLogMomentsIntegrateOracle cross-checks the shared-node integrator
+// against the general adaptive integrate.Log applied to eqs. 3–4 directly
+// (E1 = ∫μ0·L^{−λ}, E2 = ∫μ0·L^{λ+1}, L = μ/μ0): the two must agree within
+// the sum of their error estimates.
+func TestLogMomentsIntegrateOracle(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ sigma, q, lambda float64 }{
+		{4, 0.01, 8.5}, {1, 0.1, 20.5}, {10, 0.3, 100.25}, {0.7, 0.05, 3.75}, {30, 0.001, 1.5},
+	} {
+		m, err := LogMoment(c.sigma, c.q, c.lambda)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := &momentGrid{sigma: c.sigma, q: c.q, logQ: math.Log(c.q), l1q: math.Log1p(-c.q)}
+		logPhi := func(z float64) float64 {
+			return -z*z/(2*c.sigma*c.sigma) - math.Log(c.sigma) - 0.5*math.Log(2*math.Pi)
+		}
+		for _, k := range []struct {
+			name   string
+			b      float64
+			center float64
+			got    float64
+		}{{"log E1", -c.lambda, 0, m.LogE1}, {"log E2", c.lambda + 1, c.lambda + 1, m.LogE2}} {
+			res, err := integrate.Log(func(z float64) float64 { return logPhi(z) + k.b*g.logL(z) },
+				math.Inf(-1), math.Inf(1), &integrate.Options{Scale: c.sigma, Center: k.center, RelTol: 1e-13})
+			if err != nil {
+				t.Fatalf("%+v %s: %v", c, k.name, err)
+			}
+			d := math.Abs(k.got - res.LogValue)
+			t.Logf("%+v %s: diff %.3g, bounds %.3g + %.3g", c, k.name, d, m.AbsError, res.AbsErr)
+			if d > res.AbsErr+m.AbsError+1e-15 {
+				t.Errorf("%+v %s: %.17g vs integrate.Log %.17g: diff %g above error bounds %g + %g",
+					c, k.name, k.got, res.LogValue, d, m.AbsError, res.AbsErr)
+			}
+		}
 	}
 }

@@ -3,6 +3,7 @@ package integrate
 import (
 	"errors"
 	"math"
+	"strconv"
 	"testing"
 
 	"github.com/dpcalc/dpcalc/internal/logmath"
@@ -160,5 +161,20 @@ func TestGaussKronrod15(t *testing.T) {
 		if !(x[i] > x[i-1]) {
 			t.Fatalf("nodes not increasing at %d", i)
 		}
+	}
+}
+
+var benchResultFloat64 float64
+
+// BenchmarkLog integrates e^{λx}·φ(x) over the real line (log-value λ²/2).
+func BenchmarkLog(b *testing.B) {
+	for _, lambda := range []float64{1, 100} {
+		b.Run("lambda="+strconv.Itoa(int(lambda)), func(b *testing.B) {
+			f := func(x float64) float64 { return lambda*x + logNormPDF(x, 0, 1) }
+			for i := 0; i < b.N; i++ {
+				r, _ := Log(f, math.Inf(-1), math.Inf(1), nil)
+				benchResultFloat64 = r.LogValue
+			}
+		})
 	}
 }
