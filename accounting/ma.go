@@ -89,7 +89,9 @@ func (a *MomentsAccountant) DeltaAndOrder(epsilon float64) (delta, lambda float6
 	}
 	logD, lambda := 0.0, math.NaN()
 	for i, l := range a.s.orders {
-		if v := a.s.total[i] - l*epsilon; v < logD {
+		v := a.s.total[i] - l*epsilon
+		v += slack(a.s.total[i], l*epsilon) // rounding of log δ, upward
+		if v < logD {
 			logD, lambda = v, l
 		}
 	}

@@ -415,7 +415,10 @@ func (g *momentGrid) integral(b, zmax float64, wantPerr bool) (logX, logErr, shi
 		c *= (b - float64(k)) / float64(k+1)
 	}
 	thr := S - momentSkip
-	fast := S > -600 && S < 600
+	// Linear-scale shortcut φ·e^{−S}: safe when S > −500, since nodes whose
+	// μ0 underflows (log μ0 < −708) then contribute below e^{−100} of the
+	// integral; and S < 600 keeps e^{−S} finite.
+	fast := S > -500 && S < 600
 	eS := math.Exp(-S)
 	var sK, cK, sE float64
 	skipped := math.Inf(-1)
@@ -640,7 +643,9 @@ func (g *momentGrid) moments(lambdas []float64, out []Moment) {
 		if l == math.Trunc(l) && l <= 1e4 && math.IsNaN(e2.logX) {
 			// Beyond the partition: the exact binomial form of E2.
 			m.LogE2 = logMomentBinomial(g.sigma, g.q, int(l))
-			up2 = m.LogE2 * (1 + 1e-13)
+			// Its rounding is below λ·eps relative (the binomial
+			// recurrence); 1e-11 covers λ up to 1e4.
+			up2 = m.LogE2 * (1 + 1e-11)
 		}
 		m.Alpha = math.Max(m.LogE1, m.LogE2)
 		up := math.Max(up1, up2)

@@ -160,13 +160,15 @@ func (s *momentsState) compose(e Event, count int) error {
 			s.private = true
 			for i, l := range s.orders {
 				// RDP ξ + ρ·(λ+1) at Rényi order λ+1 is a log moment λ·(ξ + ρ(λ+1)).
-				s.total[i] += t.mult * l * (t.xi + t.rho*(l+1))
+				s.total[i] = roundUp(s.total[i] + t.mult*l*(t.xi+t.rho*(l+1)))
 			}
 		default:
 			s.private = true
 			a := s.alphas(t.sigma, t.q)
 			for i := range s.orders {
-				s.total[i] += t.mult * a[i]
+				// Each addition is rounded up (4 ulp), so a long ledger of
+				// heterogeneous segments never under-reports by rounding.
+				s.total[i] = roundUp(s.total[i] + t.mult*a[i])
 			}
 		}
 	}
@@ -217,6 +219,17 @@ func checkEpsilonArg(eps float64) error {
 // roundUp returns x increased by 4 ulp (x ≥ 0), for soundness of the last
 // floating-point operations of a bound.
 func roundUp(x float64) float64 { return x * (1 + 4*0x1p-52) }
+
+// slack returns 8 ulp of the sum of the magnitudes of the terms of a
+// floating-point sum: an upper bound on its accumulated rounding error,
+// added where terms of both signs may cancel.
+func slack(terms ...float64) float64 {
+	m := 0.0
+	for _, t := range terms {
+		m += math.Abs(t)
+	}
+	return 8 * 0x1p-52 * m
+}
 
 // atEdge reports whether lambda is the smallest or largest order.
 func (s *momentsState) atEdge(lambda float64) bool {

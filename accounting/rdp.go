@@ -67,7 +67,9 @@ func (a *RDPAccountant) EpsilonAndOrder(delta float64) (eps, lambda float64, err
 	for i, l := range a.s.orders {
 		o := l + 1 // Rényi order
 		rdp := a.s.total[i] / l
-		e := rdp + math.Log1p(-1/o) - (logDelta+math.Log(o))/l
+		t1, t2 := math.Log1p(-1/o), (logDelta+math.Log(o))/l
+		e := rdp + t1 - t2
+		e += slack(rdp, t1, t2) // terms of both signs cancel
 		if e < eps {
 			eps, lambda = e, l
 		}
@@ -100,7 +102,10 @@ func (a *RDPAccountant) DeltaAndOrder(epsilon float64) (delta, lambda float64, e
 	for i, l := range a.s.orders {
 		o := l + 1
 		rdp := a.s.total[i] / l
-		if v := l*(rdp-epsilon+math.Log1p(-1/o)) - math.Log(o); v < logD {
+		t1, t2 := math.Log1p(-1/o), math.Log(o)
+		v := l*(rdp-epsilon+t1) - t2
+		v += slack(l*rdp, l*epsilon, l*t1, t2) // rounding of log δ, upward
+		if v < logD {
 			logD, lambda = v, l
 		}
 	}
