@@ -145,20 +145,26 @@ func (e epsResult) String() string {
 
 // epsilon returns ε(δ) of e under kind k, cached.
 func (r *runner) epsilon(k accounting.Kind, e accounting.Event, delta float64) epsResult {
+	return r.epsilonWith(k, r.acc.opt, e, delta)
+}
+
+// epsilonWith is epsilon with accountant options opt (e.g. Abadi's linear
+// amplification for KindAC).
+func (r *runner) epsilonWith(k accounting.Kind, opt accounting.Options, e accounting.Event, delta float64) epsResult {
 	if !r.acc.built[k] {
 		return epsResult{Epsilon: math.NaN(), Err: NotBuilt}
 	}
 	key := struct {
-		Kind  accounting.Kind  `json:"kind"`
-		Event accounting.Event `json:"event"`
-		Delta float64          `json:"delta"`
-		Grid  float64          `json:"pld_grid"`
-	}{k, e, delta, r.acc.opt.PLDGridWidth}
+		Kind  accounting.Kind    `json:"kind"`
+		Event accounting.Event   `json:"event"`
+		Delta float64            `json:"delta"`
+		Opt   accounting.Options `json:"options"`
+	}{k, e, delta, opt}
 	var out epsResult
 	if r.cache.get("eps", key, &out) {
 		return out
 	}
-	acc, err := r.acc.newAcc(k, r.acc.opt)
+	acc, err := r.acc.newAcc(k, opt)
 	if err == nil {
 		err = acc.Compose(e, 1)
 	}
