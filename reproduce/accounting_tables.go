@@ -102,7 +102,7 @@ func (r *runner) abadiEpsilonTable() (*Table, error) {
 			t.add(f4(e), strconv.Itoa(steps), ck.label, paper, res.String(), diff, src)
 		}
 		if ma, p := r.epsilon(accounting.KindMA, ev, s.Delta), r.epsilon(accounting.KindPLD, ev, s.Delta); ma.Err == "" && p.Err == "" && p.Lower != nil {
-			t.Verdict = append(t.Verdict, fmt.Sprintf("E = %g: the true ε lies in [%s, %s] (pld, certified); the moments accountant's %s overstates it by %s.", e, f4(*p.Lower), f4(p.Epsilon), f4(ma.Epsilon), relDiff(ma.Epsilon, p.Epsilon)))
+			t.Verdict = append(t.Verdict, fmt.Sprintf("E = %g: the true ε lies in [%s, %s] (pld, certified); the moments accountant's %s overstates it by %s.", e, fDown(*p.Lower), fUp(p.Epsilon), f4(ma.Epsilon), relDiff(ma.Epsilon, p.Epsilon)))
 		}
 	}
 	return t, nil
@@ -308,20 +308,24 @@ func (r *runner) auditTable(p Paper) *Table {
 		}
 	}
 	for _, it := range items {
+		who := it.dataset // verdict lines name the data set, or the paper for Abadi's §5.1 claims
+		if who == "-" {
+			who = "Abadi"
+		}
 		lo, hi, verdict := NotBuilt, NotBuilt, NotBuilt
 		if r.acc.built[accounting.KindPLD] {
 			a := r.audit(accounting.SubsampledGaussian(it.eff, it.q, it.steps), it.eps, it.delta)
 			if a.Err != "" {
 				lo, hi, verdict = "-", "-", a.Err
 			} else {
-				lo, hi, verdict = f4(a.Lower), f4(a.Upper), string(a.Verdict)
+				lo, hi, verdict = fDown(a.Lower), fUp(a.Upper), string(a.Verdict)
 				switch a.Verdict {
 				case accounting.Holds:
-					t.Verdict = append(t.Verdict, fmt.Sprintf("%s %s σ = %g (%s): claimed ε = %g holds (true ε ≤ %s).", it.dataset, it.claim, it.sigma, it.reading, it.eps, f4(a.Upper)))
+					t.Verdict = append(t.Verdict, fmt.Sprintf("%s %s σ = %g (%s): claimed ε = %g holds (true ε ≤ %s).", who, it.claim, it.sigma, it.reading, it.eps, fUp(a.Upper)))
 				case accounting.Violated:
-					t.Verdict = append(t.Verdict, fmt.Sprintf("%s %s σ = %g (%s): does NOT deliver ε = %g — the true ε is at least %s (certified).", it.dataset, it.claim, it.sigma, it.reading, it.eps, f4(a.Lower)))
+					t.Verdict = append(t.Verdict, fmt.Sprintf("%s %s σ = %g (%s): does NOT deliver ε = %g — the true ε is at least %s (certified).", who, it.claim, it.sigma, it.reading, it.eps, fDown(a.Lower)))
 				default:
-					t.Verdict = append(t.Verdict, fmt.Sprintf("%s %s σ = %g (%s): undetermined — the claimed ε = %g lies inside the certified interval [%s, %s].", it.dataset, it.claim, it.sigma, it.reading, it.eps, f4(a.Lower), f4(a.Upper)))
+					t.Verdict = append(t.Verdict, fmt.Sprintf("%s %s σ = %g (%s): undetermined — the claimed ε = %g lies inside the certified interval [%s, %s].", who, it.claim, it.sigma, it.reading, it.eps, fDown(a.Lower), fUp(a.Upper)))
 				}
 			}
 		}

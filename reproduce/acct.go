@@ -138,9 +138,9 @@ func (e epsResult) String() string {
 		return e.Err
 	}
 	if e.Lower != nil {
-		return fmt.Sprintf("%s [%s, %s]", f4(e.Epsilon), f4(*e.Lower), f4(e.Epsilon))
+		return fmt.Sprintf("%s [%s, %s]", fUp(e.Epsilon), fDown(*e.Lower), fUp(e.Epsilon))
 	}
-	return f4(e.Epsilon)
+	return fUp(e.Epsilon)
 }
 
 // epsilon returns ε(δ) of e under kind k, cached.

@@ -397,3 +397,23 @@ func TestInterruptedRunResumes(t *testing.T) {
 		t.Errorf("checkpoint left after the run finished: %v", left)
 	}
 }
+
+func TestDirectedFormatting(t *testing.T) {
+	for _, tc := range []struct {
+		x        float64
+		up, down string
+	}{
+		{0.94885, "0.9489", "0.9488"},
+		{0.9999994, "1", "0.9999"},
+		{2.0374, "2.038", "2.037"},
+		{1234.5, "1235", "1234"},
+		{3, "3", "3"},
+	} {
+		if got := fUp(tc.x); got != tc.up {
+			t.Errorf("fUp(%g) = %s, want %s", tc.x, got, tc.up)
+		}
+		if got := fDown(tc.x); got != tc.down {
+			t.Errorf("fDown(%g) = %s, want %s", tc.x, got, tc.down)
+		}
+	}
+}

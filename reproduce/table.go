@@ -140,6 +140,20 @@ func f6(x float64) string {
 	return strconv.FormatFloat(x, 'g', 6, 64)
 }
 
+// fUp and fDown format x to 4 significant digits rounded up and down: an
+// upper bound is displayed no smaller than it is, a lower bound no larger.
+func fUp(x float64) string   { return fDir(x, math.Ceil) }
+func fDown(x float64) string { return fDir(x, math.Floor) }
+
+func fDir(x float64, round func(float64) float64) string {
+	if x == 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return f4(x)
+	}
+	e := math.Floor(math.Log10(math.Abs(x))) - 3
+	p := math.Pow(10, e)
+	return strconv.FormatFloat(round(x/p)*p, 'g', 4, 64)
+}
+
 func pct(x float64) string { return strconv.FormatFloat(100*x, 'f', 2, 64) + "%" }
 
 // relDiff returns (ours − paper)/paper formatted as a signed percentage.

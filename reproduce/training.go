@@ -423,7 +423,10 @@ func (c *cell) trueEpsString(skip string) string {
 	if skip != "" || !c.sigma.ok() {
 		return "-"
 	}
-	return f4(c.trueEps.Epsilon)
+	if c.trueEps.Err != "" {
+		return c.trueEps.Err
+	}
+	return fUp(c.trueEps.Epsilon)
 }
 
 // runConfig returns cfg at noise multiplier sigma.
