@@ -215,7 +215,7 @@ func (r *runner) sigmaTable(p Paper) *Table {
 		Columns: []string{"dataset", "ε", "δ", "q", "E", "T", "accountant", "paper σ", "ours σ", "ours − paper", "source"},
 		Notes: []string{
 			"dpd-ac and dpd-zcdp are the papers' own procedures (DPD §4.3) as implemented in accounting; their σ is the papers' σ: noise std 2Cσ over the replace-one sensitivity 2C.",
-			"ma, rdp, zcdp, pld: the smallest σ for which T steps of PoissonSampled{q, Gaussian{σ}} are (ε, δ)-DP under add/remove adjacency (noise std σ·S, S the add/remove sensitivity). The papers' noise 2Cσ with add/remove sensitivity C is σ_eff = 2σ: divide these σ by 2 to compare noise levels.",
+			"ma, rdp, zcdp, pld: the smallest σ for which T steps of PoissonSampled{q, Gaussian{σ}} are (ε, δ)-DP under add/remove adjacency (noise std σ·S, S the add/remove sensitivity). The papers' noise 2Cσ with add/remove sensitivity C is σ_eff = 2σ: divide these σ by 2 to compare noise levels. zcdp composes the unsampled Gaussian (zCDP has no subsampling amplification), hence its large σ.",
 			"T = E/q as the papers state (calibrate.StepsForEpochs). σ by calibrate.SigmaFor (safe end of the bracket, relative tolerance 1e-5).",
 			"The dpd-ac and dpd-zcdp accountants implement the readings of DPD §4.3 chosen from the text in testdata/composition/READINGS.md, which also lists the other readings tried: none reproduces all printed σ values, and none was tuned to.",
 		},

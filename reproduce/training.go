@@ -223,7 +223,7 @@ func (r *runner) jobSeconds(j *job) float64 {
 	train := float64(c.TotalSteps(n)*c.LotSize) * m
 	if c.Method == trainer.MethodDPVD {
 		// The local reparameterisation trick adds a variance forward pass
-		// (measured: about 1.5× a dpd step on DIGITS).
+		// (roughly 1.5× a dpd step on DIGITS; a noisy measurement under load).
 		train *= 1.5
 	}
 	eval := float64(c.Epochs*sh[2]+n) * m / 3
