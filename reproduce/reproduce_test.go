@@ -61,8 +61,16 @@ func TestTinyEndToEnd(t *testing.T) {
 		}
 	}
 	for _, f := range []string{"README.md", "abadi-figure2.png", "dpd-sigma-mnist.png", "dpd-sigma-digits.png", "dpvd-sigma-mnist.png", "dpvd-sigma-digits.png"} {
-		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || fi.Size() == 0 {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil || len(b) == 0 {
 			t.Errorf("%s missing or empty: %v", f, err)
+			continue
+		}
+		if strings.HasSuffix(f, ".png") && !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
+			t.Errorf("%s is not a PNG", f)
+		}
+		if f == "README.md" && !bytes.Contains(b, []byte("### Abadi et al. §5.1")) {
+			t.Errorf("README.md does not contain the tables")
 		}
 	}
 	for _, name := range []string{"abadi-5.1-epsilon", "abadi-figure2", "abadi-audit", "abadi-5.2-mnist",
