@@ -24,8 +24,16 @@ const (
 	// ProfileTiny: DIGITS only, one epoch, one run per cell. Seconds; for CI.
 	ProfileTiny Profile = "tiny"
 	// ProfileQuick: every table filled within QuickBudget on 2 cores: DIGITS
-	// at the papers' settings (2 runs, or 1 if the estimate exceeds the
-	// budget), MNIST cells with 1 epoch and 1 run (marked in the tables).
+	// cells at the papers' settings, MNIST cells with 1 epoch (marked in
+	// the tables), 1 run per cell. The profile is fixed, not adapted to the
+	// machine, so its tables are the same everywhere. Budget, from step
+	// times measured on the 2-core development machine while other jobs
+	// shared it (per run): DIGITS dpd/sgld 500 hidden, 100 epochs ≈ 5–10 s
+	// (21 runs); DIGITS dpvd/dpd 1000 hidden ≈ 10–20 s (21 runs); MNIST
+	// 784-1000-10, 1 epoch ≈ 7–12 s (42 runs); Abadi MNIST with DP-PCA, 1
+	// epoch ≈ 25–30 s (3 runs); accounting ≈ 20 s: 11–19 min shared, about
+	// half that on 2 idle cores. A second DIGITS run per cell would add
+	// 5–10 min. Run prints its own measured estimate (Plan.Estimate).
 	ProfileQuick Profile = "quick"
 	// ProfileFull: the papers' epochs and 10 runs per cell.
 	ProfileFull Profile = "full"

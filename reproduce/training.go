@@ -107,7 +107,7 @@ func (r *runner) trainingSpecs(ctx context.Context) ([]trainSpec, error) {
 	case ProfileTiny:
 		r.plan.DigitsRuns = 1
 	case ProfileQuick:
-		r.plan.DigitsRuns, r.plan.MNISTRuns, r.plan.MNISTEpochs = 2, 1, 1
+		r.plan.DigitsRuns, r.plan.MNISTRuns, r.plan.MNISTEpochs = 1, 1, 1
 	case ProfileFull:
 		r.plan.DigitsRuns, r.plan.MNISTRuns = 10, 10
 	}
@@ -143,19 +143,9 @@ func (r *runner) trainingSpecs(ctx context.Context) ([]trainSpec, error) {
 			return nil, err
 		}
 		if r.plan.Estimate > QuickBudget {
-			r.plan.Notes = append(r.plan.Notes, fmt.Sprintf("quick: the estimate with 2 DIGITS runs per cell (%s) exceeds the %s budget; using 1 run per cell.", r.plan.Estimate.Round(time.Second), QuickBudget))
-			r.plan.DigitsRuns = 1
-			if specs, err = build(); err != nil {
-				return nil, err
-			}
+			r.plan.Notes = append(r.plan.Notes, fmt.Sprintf("quick: the estimate (%s) exceeds the %s budget at this machine's current speed (measured step cost in the plan; the budget assumes 2 otherwise idle cores). The profile is not cut further, so that its tables stay the same on every machine.", r.plan.Estimate.Round(time.Second), QuickBudget))
 		}
-		if err := r.estimate(ctx); err != nil {
-			return nil, err
-		}
-		if r.plan.Estimate > QuickBudget {
-			r.plan.Notes = append(r.plan.Notes, fmt.Sprintf("quick: the estimate (%s) still exceeds the %s budget at this machine's current speed (measured step cost in the plan); nothing more is cut, so that every cell keeps at least one run.", r.plan.Estimate.Round(time.Second), QuickBudget))
-		}
-		r.plan.Notes = append(r.plan.Notes, fmt.Sprintf("quick profile: DIGITS cells at the papers' settings with %d run(s) per cell; MNIST cells with %d epoch(s) and %d run per cell (the papers: their full epochs, 10 runs), marked in the tables.", r.plan.DigitsRuns, r.plan.MNISTEpochs, r.plan.MNISTRuns))
+		r.plan.Notes = append(r.plan.Notes, fmt.Sprintf("quick profile: DIGITS cells at the papers' settings with %d run per cell; MNIST cells with %d epoch and %d run per cell (the papers: their full epochs, 10 runs), marked in the tables.", r.plan.DigitsRuns, r.plan.MNISTEpochs, r.plan.MNISTRuns))
 	}
 	return specs, nil
 }
