@@ -253,8 +253,7 @@ type momentPanel struct {
 	absLogPhi float64 // max |log μ0|
 	lrMin     float64 // min log L over its nodes (L = μ/μ0 = 1 + r)
 	lrMax     float64 // max log L
-	rAbs      float64 // max |r| over the panel (r is monotone: endpoints included)
-	logRW     float64 // 2·log rAbs + log(hi − lo)
+	logRW     float64 // 2·log max|r| + log(hi − lo); r is monotone, so max|r| is at an end
 	// log μ0 and log L at the two endpoints, for the skip bound.
 	lpLo, lpHi, lrLo, lrHi float64
 }
@@ -367,6 +366,15 @@ func (g *momentGrid) logL(z float64) float64 {
 	return math.Log1p(g.q * math.Expm1(x))
 }
 
+// logAbsR returns log|r(z)| = log|q·expm1((2z−1)/(2σ²))|.
+func (g *momentGrid) logAbsR(z float64) float64 {
+	x := (2*z - 1) / (2 * g.sigma * g.sigma)
+	if x > 30 {
+		return g.logQ + x + math.Log1p(-math.Exp(-x))
+	}
+	return g.logQ + math.Log(math.Abs(math.Expm1(x)))
+}
+
 // addPanel appends a panel on [lo, hi] and its 15 nodes.
 func (g *momentGrid) addPanel(lo, hi float64) int {
 	mid, h := 0.5*(lo+hi), 0.5*(hi-lo)
@@ -381,7 +389,9 @@ func (g *momentGrid) addPanel(lo, hi float64) int {
 		var r, lr float64
 		if x > 30 {
 			lr = g.logL(z)
-			r = math.Exp(lr) - 1
+			// r overflows beyond log L ≈ 709; the clamp only touches nodes
+			// where μ0 is below e^{-10^5}, far under every bound kept.
+			r = math.Exp(math.Min(lr, 709)) - 1
 		} else {
 			r = g.q * math.Expm1(x)
 			lr = math.Log1p(r)
@@ -396,17 +406,10 @@ func (g *momentGrid) addPanel(lo, hi float64) int {
 		p.absLogPhi = math.Max(p.absLogPhi, math.Abs(lp))
 		p.lrMin = math.Min(p.lrMin, lr)
 		p.lrMax = math.Max(p.lrMax, lr)
-		p.rAbs = math.Max(p.rAbs, math.Abs(r))
 	}
-	defer func() {
-		pp := &g.panels[len(g.panels)-1]
-		pp.logRW = 2*math.Log(pp.rAbs) + math.Log(pp.hi-pp.lo)
-	}()
 	zc := math.Max(lo, math.Min(hi, 0)) // max of log μ0 over the panel
 	p.maxLogPhi = -zc*zc/(2*s2) + logNorm
-	for _, z := range [2]float64{lo, hi} {
-		p.rAbs = math.Max(p.rAbs, math.Abs(g.q*math.Expm1((2*z-1)/(2*s2))))
-	}
+	p.logRW = 2*math.Max(g.logAbsR(lo), g.logAbsR(hi)) + math.Log(hi-lo)
 	p.lpLo, p.lpHi = -lo*lo/(2*s2)+logNorm, -hi*hi/(2*s2)+logNorm
 	p.lrLo, p.lrHi = g.logL(lo), g.logL(hi)
 	g.panels = append(g.panels, p)
@@ -500,6 +503,10 @@ func (g *momentGrid) integral(b, zmax float64, wantPerr bool) (logX, logErr, shi
 			}
 			var v float64
 			switch {
+			case big && lrs[j] > 700:
+				// (1+b·r)e^{−A} < (1+b)e^{(1−b)·log L} < e^{−690}: dropping it
+				// rounds up.
+				v = math.Exp(lps[j] + A - S)
 			case big:
 				v = math.Exp(lps[j]+A-S) * (1 - (1+b*rs[j])*math.Exp(-A))
 			case s <= 0: // rounding; the true value is ≥ 0 and covered by the allowance
@@ -698,7 +705,12 @@ func logOnePlus(logX, logErr float64) (v, up float64) {
 	}
 	v = log1pExp(logX)
 	up = log1pExp(logmath.Add(logX, logErr))
-	// Round the upper bound up by a few ulp of its own computation.
+	// Round the upper bound up by a few ulp of its own computation; for
+	// q > 0 the true E − 1 is positive, so an upper bound that underflowed
+	// to 0 becomes the smallest positive float.
 	up += 4 * 0x1p-52 * math.Abs(up)
+	if up <= 0 {
+		up = math.SmallestNonzeroFloat64
+	}
 	return v, up
 }
