@@ -235,3 +235,9 @@ func slack(terms ...float64) float64 {
 func (s *momentsState) atEdge(lambda float64) bool {
 	return lambda == s.orders[0] || lambda == s.orders[len(s.orders)-1]
 }
+
+// Both accountants implement Accountant.
+var (
+	_ Accountant = (*MomentsAccountant)(nil)
+	_ Accountant = (*RDPAccountant)(nil)
+)

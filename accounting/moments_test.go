@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -276,6 +278,51 @@ func TestLogMomentsIntegrateOracle(t *testing.T) {
 			if d > res.AbsErr+m.AbsError+1e-15 {
 				t.Errorf("%+v %s: %.17g vs integrate.Log %.17g: diff %g above error bounds %g + %g",
 					c, k.name, k.got, res.LogValue, d, m.AbsError, res.AbsErr)
+			}
+		}
+	}
+}
+
+// TestLogMomentsSweep draws seeded random (σ, q, λ) well beyond the grids
+// above (σ ∈ [0.3, 100], q ∈ [1e-8, 1], λ ∈ [1, 300], fractional and
+// integer) and checks that every moment is finite and non-negative, α(λ) is
+// non-decreasing in λ, and at integer λ the integrated log E2 matches the
+// binomial form to 1e-12 with Upper() above it.
+func TestLogMomentsSweep(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 9))
+	for i := 0; i < 150; i++ {
+		s := math.Exp(math.Log(0.3) + rng.Float64()*math.Log(100/0.3))
+		q := math.Exp(math.Log(1e-8) + rng.Float64()*math.Log(1/1e-8))
+		if rng.IntN(10) == 0 {
+			q = 1
+		}
+		var ls []float64
+		for k := 0; k < 6; k++ {
+			l := 1 + rng.Float64()*299
+			if k%2 == 0 {
+				l = math.Round(l)
+			}
+			ls = append(ls, l)
+		}
+		sort.Float64s(ls)
+		ms, err := LogMoments(s, q, ls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, m := range ms {
+			if !(m.Alpha >= 0) || math.IsInf(m.Alpha, 1) || !(m.AbsError >= 0) || math.IsInf(m.AbsError, 1) {
+				t.Errorf("σ=%g q=%g λ=%g: %+v", s, q, ls[j], m)
+				continue
+			}
+			if j > 0 && m.Upper() < ms[j-1].Alpha {
+				t.Errorf("σ=%g q=%g: α(%g) = %g below α(%g) = %g", s, q, ls[j], m.Upper(), ls[j-1], ms[j-1].Alpha)
+			}
+			if ls[j] == math.Round(ls[j]) {
+				b := logMomentBinomial(s, q, int(ls[j]))
+				if m.Upper() < b || relDiff(m.LogE2, b) > 1e-12 {
+					t.Errorf("σ=%g q=%g λ=%g: log E2 %.17g (upper %.17g), binomial %.17g", s, q, ls[j], m.LogE2, m.Upper(), b)
+				}
 			}
 		}
 	}
