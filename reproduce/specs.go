@@ -176,6 +176,15 @@ func (s *table1Spec) table(r *runner) *Table {
 			v += " — the ranking claim does not reproduce here."
 		}
 		t.Verdict = append(t.Verdict, v)
+		var ratios []string
+		for _, c := range cs {
+			if c.paper.sigma.ok() && c.sound.sigma.ok() {
+				ratios = append(ratios, fmt.Sprintf("%s %.2f×", c.row.Name, c.paper.sigma.Sigma/c.sound.sigma.Sigma))
+			}
+		}
+		if len(ratios) > 0 {
+			t.Verdict = append(t.Verdict, fmt.Sprintf("%s ε = %g: paper-procedure σ / sound σ (above 1: more noise than the budget needs) — %s.", k.ds, k.eps, strings.Join(ratios, ", ")))
+		}
 		for _, c := range cs {
 			te := c.paper.trueEps
 			if !c.paper.sigma.ok() || te.Err != "" {
