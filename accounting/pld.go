@@ -325,13 +325,25 @@ func (a *PLDAccountant) epsilonBounds(delta float64, wantLower bool) (lower, upp
 	// With the default grid, refine while the bracket is wider than
 	// pldTargetGap·ε (the variance heuristic can be too coarse, e.g. for
 	// small σ where the loss distribution is lumpy).
-	for i := 0; err == nil && wantLower && r.auto && i < pldMaxRefine && upper-lower > pldTargetGap*upper && !math.IsInf(upper, 1); i++ {
+	// Stop when the gap is below an absolute 1e-6, or when halving h no
+	// longer shrinks it by a quarter (then round-off or truncation bounds,
+	// not the grid, limit it).
+	for i := 0; err == nil && wantLower && r.auto && i < pldMaxRefine && upper-lower > math.Max(pldTargetGap*upper, 1e-6) && !math.IsInf(upper, 1); i++ {
 		finer, ferr := a.refine(r)
 		if ferr != nil {
 			break // keep the certified bracket we have
 		}
-		r = finer
-		lower, upper, err = r.bounds(f, true)
+		lo2, up2, err2 := finer.bounds(f, true)
+		if err2 != nil {
+			a.res = r
+			break
+		}
+		// Both brackets are certified: keep their intersection.
+		shrunk := math.Min(up2, upper)-math.Max(lo2, lower) < 0.75*(upper-lower)
+		r, lower, upper = finer, math.Max(lower, lo2), math.Min(upper, up2)
+		if !shrunk {
+			break
+		}
 	}
 	return lower, upper, err
 }
@@ -556,6 +568,10 @@ func composePLD(keys [][2]float64, counts map[[2]float64]int, h float64) (*pldRe
 		if !(h > 0) || math.IsInf(h, 0) {
 			h = 1e-3
 		}
+		// Below ~1e-12 the cell masses (differences of tails known to
+		// ~1e-16) no longer resolve the loss; such tiny losses give ε ≈ 0
+		// anyway, which a coarser grid still bounds soundly.
+		h = math.Max(h, 1e-12)
 		if rangeMax/h > 1<<16 {
 			// Heavy per-step tails relative to the standard deviation
 			// (tiny q, small σ): size the composed window on a coarse

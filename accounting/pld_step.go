@@ -130,7 +130,7 @@ func (gr *pldGrid) upper() (up pldPMF) {
 	// differences failed to account for (round-off), so that the upper
 	// distribution always has total mass ≥ 1.
 	up.inf = math.Exp(tl[n].pT) * (1 + pldRelSlack)
-	if miss := 1 - (sum + comp) + 4e-16; miss > up.inf {
+	if miss := 1 - (sum + comp) + 0x1p-52; miss > up.inf {
 		up.inf = math.Min(miss, 1)
 	}
 
@@ -152,8 +152,8 @@ func (gr *pldGrid) lower() (low pldPMF) {
 	// putLoss puts mass m at floor(loss/h), loss already lowered by its
 	// rounding error bound.
 	putLoss := func(loss, m float64) {
-		if loss > at(math.MaxInt32) {
-			loss = at(kHi)
+		if loss > at(kHi) {
+			loss = at(kHi) // rounding down further is still a lower bound
 		}
 		put(int(math.Floor((loss-gr.off)/h)), m)
 	}
@@ -201,7 +201,9 @@ func (gr *pldGrid) lower() (low pldPMF) {
 			// h; EpsilonBounds refines the grid when the gap shows it).
 			tb := tl[j0]
 			if f, lp := phi(tb); !math.IsInf(lp, -1) {
-				loss := t + f
+				// Every outcome in the cell has loss > a, so its merged
+				// loss does too, whatever the rounding of the masses.
+				loss := math.Max(t+f, a)
 				if math.IsInf(f, 1) {
 					loss = at(kHi)
 				}
@@ -218,7 +220,7 @@ func (gr *pldGrid) lower() (low pldPMF) {
 				if math.IsInf(ta.qT, -1) {
 					loss = at(kHi) // Q-mass 0: loss +∞; any value is lower
 				}
-				putLoss(loss-pldRelSlack*(1+math.Abs(loss)), math.Exp(ta.pT))
+				putLoss(math.Max(loss-pldRelSlack*(1+math.Abs(loss)), a), math.Exp(ta.pT))
 			}
 			break
 		}
@@ -263,7 +265,7 @@ func (gr *pldGrid) lower() (low pldPMF) {
 			} else if fr >= h {
 				extra = int(math.Floor(fr / h))
 			}
-			put(kt+max(extra, 0), math.Exp(lp))
+			put(min(kt+max(extra, 0), max(kHi, kt)), math.Exp(lp))
 		}
 		a, ta = lb, tb
 		if a >= at(kHi) {
@@ -273,7 +275,7 @@ func (gr *pldGrid) lower() (low pldPMF) {
 				if math.IsInf(ta.qT, -1) || loss < a {
 					loss = a
 				}
-				putLoss(loss-pldRelSlack*(1+math.Abs(loss)), math.Exp(ta.pT))
+				putLoss(math.Max(loss-pldRelSlack*(1+math.Abs(loss)), a), math.Exp(ta.pT))
 			}
 			break
 		}
