@@ -562,9 +562,16 @@ func composePLD(keys [][2]float64, counts map[[2]float64]int, h float64) (*pldRe
 	auto := h == 0
 	if auto {
 		h = pldDefaultGridFactor * math.Sqrt(vTot/float64(steps))
+		if !(h > 0) || math.IsInf(h, 0) || math.IsNaN(h) {
+			// The quadrature variance over/underflowed (extreme σ):
+			// start from the per-step range instead.
+			h = rangeMax / 1024
+		}
 		// Keep the per-step grid and the composed window within bounds.
 		h = math.Max(h, rangeMax/pldMaxStepGrid)
-		h = math.Max(h, 24*math.Sqrt(vTot)/(1<<22))
+		if v := 24 * math.Sqrt(vTot) / (1 << 22); v < math.Inf(1) {
+			h = math.Max(h, v)
+		}
 		if !(h > 0) || math.IsInf(h, 0) {
 			h = 1e-3
 		}

@@ -52,19 +52,28 @@ var errPLDTooLarge = errors.New("accounting: pld grid too large; set a larger Gr
 // rule in r = e^{−|λ|h} from the end with the largest exponent (so nothing
 // overflows).
 func pldLogMGF(m *pldPMF, h, lambda float64) float64 {
-	if len(m.p) == 0 {
+	// Trim zero masses at both ends so that the anchor term is positive
+	// and the Horner sum cannot underflow to 0.
+	lo, hi := 0, len(m.p)-1
+	for lo <= hi && !(m.p[lo] > 0) {
+		lo++
+	}
+	for hi >= lo && !(m.p[hi] > 0) {
+		hi--
+	}
+	if lo > hi {
 		return math.Inf(-1)
 	}
 	r := math.Exp(-math.Abs(lambda) * h)
 	var s float64
-	ref := m.lo
+	ref := m.lo + lo
 	if lambda > 0 {
-		ref = m.lo + len(m.p) - 1
-		for i := 0; i < len(m.p); i++ {
+		ref = m.lo + hi
+		for i := lo; i <= hi; i++ {
 			s = s*r + m.p[i]
 		}
 	} else {
-		for i := len(m.p) - 1; i >= 0; i-- {
+		for i := hi; i >= lo; i-- {
 			s = s*r + m.p[i]
 		}
 	}

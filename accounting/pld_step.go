@@ -94,7 +94,9 @@ func (gr *pldGrid) upper() (up pldPMF) {
 	// Upper: split cell masses.
 	up.lo, up.off = kLo, gr.off
 	up.p = make([]float64, n+1)
-	em1 := math.Expm1(h)
+	// Written with e^{−h} so that nothing overflows for coarse grids.
+	omh := -math.Expm1(-h) // 1 − e^{−h}
+	emh := math.Exp(-h)
 	var sum, comp float64
 	add := func(i int, m float64) {
 		up.p[i] += m
@@ -118,8 +120,11 @@ func (gr *pldGrid) upper() (up pldPMF) {
 		// P-mass at the lower end: (e^{b}·Q(cell) − P(cell))/(e^h − 1).
 		var mLo float64
 		if !math.IsInf(lq, -1) {
-			mLo = (math.Exp(b+lq) - pm) / em1
-			errLo := pldRelSlack * (refP + math.Exp(b)*refQ + pm) / em1
+			// = (e^{b}·Q − P)/(e^h − 1), divided through by e^h; e^{a}Q ≤ P
+			// for a cell of losses above a = b − h, so this cannot overflow.
+			a := b - h
+			mLo = (math.Exp(a+lq) - pm*emh) / omh
+			errLo := pldRelSlack * (math.Exp(refP-h) + math.Exp(a+refQ) + pm*emh) / omh
 			mLo -= errLo
 		}
 		mLo = math.Max(0, math.Min(mLo, pm))
@@ -175,7 +180,7 @@ func (gr *pldGrid) lower() (low pldPMF) {
 				return math.Inf(1), lp
 			}
 			// Relative error of each mass is ≲ pldRelSlack·ref/mass.
-			errL := pldRelSlack * (1 + refP/math.Exp(lp) + refQ/math.Exp(lq))
+			errL := pldRelSlack * (1 + math.Exp(refP-lp) + math.Exp(refQ-lq))
 			return lp - lq - errL - t, lp
 		}
 		for j <= n && at(kLo+j) <= t {
