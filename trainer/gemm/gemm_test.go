@@ -168,6 +168,9 @@ func TestSgemm(t *testing.T) {
 		{"m=0", 0, 6, 3},
 		{"n=0", 5, 0, 3},
 		{"long k, two k blocks", 9, 11, 300},
+		{"narrow, k=16", 13, 10, 16},
+		{"narrow, k=64", 50, 5, 64},
+		{"narrow, k=47", 6, 16, 47},
 		{"tall", 233, 3, 17},
 		{"wide", 3, 200, 17},
 	}

@@ -35,6 +35,7 @@ func main() {
 	fmt.Fprintf(&w, "#include \"textflag.h\"\n")
 	gen(&w, kernel{name: "kernel14x32AVX512", mr: 14, nr: 32, width: 16, reg: "Z", zero: "VPXORD"})
 	gen(&w, kernel{name: "kernel6x16AVX2", mr: 6, nr: 16, width: 8, reg: "Y", zero: "VXORPS"})
+	genDot(&w)
 	if err := os.WriteFile("kernel_amd64.s", w.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -145,6 +146,80 @@ func gen(w *bytes.Buffer, k kernel) {
 			p("VMOVUPS %s, %d(DI)", r(i*vpr+v), v*vb)
 		}
 		p("ADDQ SI, DI")
+	}
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// genDot writes dot4x5AVX512, the narrow-C kernel: out[r*5+c] =
+// Σ_p a_r[p]·bt[c*ldbt+p] for four A rows and five rows of Bᵀ, with vectors
+// along k (16 at a time, the tail under a mask) and a horizontal sum of each
+// of the 20 accumulators at the end. It needs AVX-512F and VL.
+func genDot(w *bytes.Buffer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
+	const name = "dot4x5AVX512"
+	fmt.Fprintf(w, "\n// func %s(k int, a0, a1, a2, a3, bt *float32, ldbt int, out *float32)\n", name)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-64\n", name)
+	p("MOVQ k+0(FP), CX")
+	p("MOVQ a0+8(FP), SI")
+	p("MOVQ a1+16(FP), DI")
+	p("MOVQ a2+24(FP), R11")
+	p("MOVQ a3+32(FP), R12")
+	p("MOVQ bt+40(FP), R8")
+	p("MOVQ ldbt+48(FP), R9")
+	p("SHLQ $2, R9")
+	p("LEAQ (R9)(R9*2), R10")
+	p("MOVQ out+56(FP), DX")
+	for i := 0; i < 20; i++ {
+		p("VPXORD Z%d, Z%d, Z%d", i, i, i)
+	}
+	aRegs := []string{"(SI)", "(DI)", "(R11)", "(R12)"}
+	bAddr := []string{"(R8)", "(R8)(R9*1)", "(R8)(R9*2)", "(R8)(R10*1)", "(R8)(R9*4)"}
+	body := func(masked bool) {
+		ld := "VMOVUPS"
+		mask := ""
+		if masked {
+			ld, mask = "VMOVUPS.Z", ", K1"
+		}
+		for r, a := range aRegs {
+			p("%s %s%s, Z%d", ld, a, mask, 20+r)
+		}
+		for c, b := range bAddr {
+			p("%s %s%s, Z%d", ld, b, mask, 24+c)
+			for r := range aRegs {
+				p("VFMADD231PS Z%d, Z%d, Z%d", 24+c, 20+r, r*5+c)
+			}
+		}
+	}
+	p("MOVQ CX, AX")
+	p("SHRQ $4, AX")
+	p("JEQ %s_tail", name)
+	fmt.Fprintf(w, "%s_loop:\n", name)
+	body(false)
+	for _, r := range []string{"SI", "DI", "R11", "R12", "R8"} {
+		p("ADDQ $64, %s", r)
+	}
+	p("DECQ AX")
+	p("JNE %s_loop", name)
+	fmt.Fprintf(w, "%s_tail:\n", name)
+	p("ANDQ $15, CX")
+	p("JEQ %s_reduce", name)
+	p("MOVL $1, AX")
+	p("SHLL CX, AX")
+	p("DECL AX")
+	p("KMOVW AX, K1")
+	body(true)
+	fmt.Fprintf(w, "%s_reduce:\n", name)
+	for i := 0; i < 20; i++ {
+		p("VEXTRACTF64X4 $1, Z%d, Y30", i)
+		p("VADDPS Y30, Y%d, Y30", i)
+		p("VEXTRACTF32X4 $1, Y30, X29")
+		p("VADDPS X29, X30, X30")
+		p("VPERMILPS $0x4e, X30, X29")
+		p("VADDPS X29, X30, X30")
+		p("VPERMILPS $0xb1, X30, X29")
+		p("VADDPS X29, X30, X30")
+		p("VMOVSS X30, %d(DX)", 4*i)
 	}
 	p("VZEROUPPER")
 	p("RET")

@@ -31,6 +31,13 @@ var avx512Kernel = microKernel{
 	copyPanel: copyPanelAVX512Checked, transPanel: transPanelAVX512Checked,
 }
 
+// dotAVX512 wraps dot4x5AVX512 with the bounds checks it relies on.
+func dotAVX512(k int, a0, a1, a2, a3, bt []float32, ldbt int, out []float32) {
+	_, _, _, _ = a0[k-1], a1[k-1], a2[k-1], a3[k-1]
+	_, _ = bt[4*ldbt+k-1], out[19]
+	dot4x5AVX512(k, &a0[0], &a1[0], &a2[0], &a3[0], &bt[0], ldbt, &out[0])
+}
+
 var avx2Kernel = microKernel{
 	name: "avx2-6x16", mr: 6, nr: 16,
 	fn: func(k int, a, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
@@ -44,7 +51,11 @@ var avx2Kernel = microKernel{
 func availableKernels() []microKernel {
 	var ks []microKernel
 	if cpu.X86.HasAVX512F {
-		ks = append(ks, avx512Kernel)
+		kern := avx512Kernel
+		if cpu.X86.HasAVX512VL {
+			kern.dot = dotAVX512
+		}
+		ks = append(ks, kern)
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		ks = append(ks, avx2Kernel)
@@ -155,3 +166,9 @@ func transPanelAVX2Checked(dst, src []float32, ld, kc, rows, w int) {
 	masks := laneMasks(rows, w)
 	transPanelAVX2(&dst[0], &src[0], &idx[0], kc, w, &masks[0])
 }
+
+// dot4x5AVX512 is the narrow-C kernel (kernel_amd64.s): out[r*5+c] =
+// Σ_{p<k} a_r[p]·bt[c*ldbt+p] for r < 4, c < 5. Needs AVX-512F and VL.
+//
+//go:noescape
+func dot4x5AVX512(k int, a0, a1, a2, a3, bt *float32, ldbt int, out *float32)

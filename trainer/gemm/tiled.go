@@ -22,6 +22,9 @@ type microKernel struct {
 	// transPanelGo for the contract.
 	copyPanel  func(dst, src []float32, ld, kc, cols, w int)
 	transPanel func(dst, src []float32, ld, kc, rows, w int)
+
+	// dot, if not nil, serves narrow products (see sgemmNarrow).
+	dot dotKernel
 }
 
 // blockSizes are the cache-blocking parameters. A packed kc×nc block of
@@ -113,6 +116,9 @@ func scaleC(m, n int, beta float32, c []float32, ldc int) {
 // goroutines when the problem is large enough. Arguments are checked and
 // m, n, k > 0.
 func sgemmTiled(kern microKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if sgemmNarrow(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
+		return
+	}
 	p := &problem{kern: kern, blk: blocks, transA: transA, transB: transB, k: k, alpha: alpha, beta: beta,
 		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc}
 	if tileUse(kern, n, m) > 1.25*tileUse(kern, m, n) {
