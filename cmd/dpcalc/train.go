@@ -19,6 +19,7 @@ import (
 	"github.com/dpcalc/dpcalc/internal/atomicfile"
 	"github.com/dpcalc/dpcalc/trainer"
 	"github.com/dpcalc/dpcalc/trainer/data"
+	"github.com/dpcalc/dpcalc/trainer/gemm"
 )
 
 // TrainCmd trains an MLP with one of the private (or the non-private)
@@ -203,7 +204,7 @@ func (c *TrainCmd) Run(e *env) error {
 		}
 		return err
 	}
-	out := trainOutput{Dataset: c.Dataset, Accountant: c.Acct, Calibrated: calibrated, Result: res, Epsilons: map[string]*float64{}, Version: versionString()}
+	out := trainOutput{Dataset: c.Dataset, Accountant: c.Acct, Calibrated: calibrated, Result: res, Epsilons: map[string]*float64{}, Kernel: gemm.Kernel(), Version: versionString()}
 	if cfg.Method.Private() || c.Resume {
 		for _, k := range accounting.Kinds {
 			a, err := accounting.New(k, accounting.Options{})
@@ -242,6 +243,7 @@ func (c *TrainCmd) Run(e *env) error {
 		t.Append("stopped", "before a step would exceed the budget")
 	}
 	t.Append("wall time", res.WallTime.Round(time.Millisecond).String())
+	t.Append("matmul kernel", out.Kernel)
 	return t.Render()
 }
 
