@@ -90,17 +90,23 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			break
 		}
 	}
+	// out records whether the command printed anything: a command that
+	// already printed its JSON result (whose rows carry their own "error")
+	// must not get a second JSON value appended, or stdout stops being one
+	// JSON document.
+	out := &countingWriter{w: stdout}
+	stdout = out
+	var cli CLI
 	fail := func(code int, err error) int {
 		msg := strings.TrimPrefix(err.Error(), "dpcalc: ")
 		msg = strings.ReplaceAll(msg, "\n", " ")
 		fmt.Fprintf(stderr, "dpcalc: %s\n", msg)
-		if wantJSON {
+		if (wantJSON || cli.JSON) && out.n == 0 {
 			writeJSON(stdout, map[string]string{"error": msg})
 		}
 		return code
 	}
 	exited := -1
-	var cli CLI
 	parser, err := kong.New(&cli,
 		kong.Name("dpcalc"),
 		kong.Description("Differential privacy calculator: noise, training length and privacy cost."),
@@ -142,6 +148,18 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 }
 
 type exitSentinel struct{}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
 
 // writeJSON prints v indented, without HTML escaping (so ">" stays ">").
 func writeJSON(w io.Writer, v any) error {

@@ -1,0 +1,288 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Invariants every dpcalc invocation must keep, whatever its arguments:
+//
+//   - no panic (run recovers only its own exit sentinel);
+//   - exit code 0, 1 or 2;
+//   - on failure, stderr is exactly one line starting with "dpcalc: ";
+//   - on success, stderr is empty (the fuzzed commands print no warnings);
+//   - with --json, stdout is exactly one valid JSON value (so it cannot
+//     hold NaN or ±Inf, which JSON cannot spell), and on failure it is
+//     either the {"error": …} object or a result that carries an "error"
+//     (or, for audit, its verdict).
+//
+// checkRun returns a description of the first broken invariant, or "".
+func checkRun(args []string, asJSON bool) (msg string, code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	stdout, stderr = o.String(), e.String()
+	switch {
+	case code < 0 || code > 2:
+		return "exit code not in {0,1,2}", code, stdout, stderr
+	case code != 0 && (!strings.HasPrefix(stderr, "dpcalc: ") || strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n")):
+		return "stderr on failure is not one line starting with \"dpcalc: \"", code, stdout, stderr
+	case code == 0 && stderr != "":
+		return "stderr not empty on success", code, stdout, stderr
+	}
+	if !asJSON {
+		return "", code, stdout, stderr
+	}
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "--json: stdout is not JSON: " + err.Error(), code, stdout, stderr
+	}
+	if dec.More() {
+		return "--json: stdout holds more than one JSON value", code, stdout, stderr
+	}
+	if code != 0 && !strings.Contains(stdout, `"error"`) && !strings.Contains(stdout, `"verdict"`) {
+		return "--json: failure without an \"error\" (or an audit verdict) in stdout", code, stdout, stderr
+	}
+	if code == 2 {
+		obj, ok := v.(map[string]any)
+		if _, hasErr := obj["error"]; !ok || !hasErr || len(obj) != 1 {
+			return "--json: bad input (exit 2) did not print exactly {\"error\": …}", code, stdout, stderr
+		}
+	}
+	return "", code, stdout, stderr
+}
+
+// fuzzFloat renders a float flag value: usually strconv's shortest form,
+// sometimes a spelling kong or strconv treat specially.
+func fuzzFloat(x float64, style uint8) string {
+	switch style % 8 {
+	case 5:
+		return strconv.FormatFloat(x, 'e', -1, 64)
+	case 6:
+		return strconv.FormatFloat(x, 'x', -1, 64) // hex float: 0x1p-02
+	case 7:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
+}
+
+var fuzzAccountants = []string{"rdp", "ma", "zcdp", "ac", "dpd-ac", "dpd-zcdp", "pld", "all", "ma,ac,pld", "", "bogus"}
+
+// fuzzArgs builds a command line for one of the cheap commands from fuzzed
+// values. The cost of one execution is bounded: at most 1e4 steps, 50
+// curve points, 1e4 --max-steps. It returns nil for inputs it skips.
+func fuzzArgs(dir string, cmd uint8, a, b, c, d float64, n int64, s string, flags uint16) []string {
+	str := func(x float64) string { return fuzzFloat(x, uint8(flags>>8)) }
+	acct := fuzzAccountants[int(flags>>4)%len(fuzzAccountants)]
+	if flags&0x8000 != 0 {
+		acct = s
+	}
+	// length flags: --epochs or --steps, or both, or neither
+	length := func(q float64) ([]string, bool) {
+		switch flags & 3 {
+		case 0:
+			if q > 0 && c/q > 1e4 {
+				return nil, false
+			}
+			return []string{"--epochs", str(c)}, true
+		case 1:
+			if n > 1e4 {
+				return nil, false
+			}
+			return []string{"--steps", strconv.FormatInt(n, 10)}, true
+		case 2:
+			return []string{"--epochs", str(c), "--steps", strconv.FormatInt(n, 10)}, true
+		}
+		return nil, true
+	}
+	var args []string
+	switch cmd % 12 {
+	case 0: // sigma
+		l, ok := length(b)
+		if !ok {
+			return nil
+		}
+		args = append([]string{"sigma", "--eps", str(a), "--q", str(b), "--delta", str(d), "--accountant", acct}, l...)
+		if flags&4 != 0 {
+			args = append(args, "--tol", str(math.Abs(a-d)))
+		}
+	case 1: // eps
+		l, ok := length(b)
+		if !ok {
+			return nil
+		}
+		args = append([]string{"eps", "--sigma", str(a), "--q", str(b), "--delta", str(d), "--accountant", acct}, l...)
+		if flags&4 != 0 {
+			args = append(args, "--pld-grid", str(d))
+		}
+	case 2: // delta
+		l, ok := length(b)
+		if !ok {
+			return nil
+		}
+		args = append([]string{"delta", "--sigma", str(a), "--q", str(b), "--eps", str(d), "--accountant", acct}, l...)
+	case 3: // epochs
+		if n > 1e4 {
+			return nil
+		}
+		args = []string{"epochs", "--sigma", str(a), "--q", str(b), "--eps", str(c), "--delta", str(d), "--accountant", acct, "--max-steps", strconv.FormatInt(n, 10)}
+	case 4: // gaussian
+		args = []string{"gaussian", "--eps", str(a), "--delta", str(d)}
+		if flags&4 != 0 {
+			args = append(args, "--sensitivity", str(b))
+		}
+	case 5, 6: // curve epochs
+		if b > 0 && c/b > 1e4 {
+			return nil
+		}
+		pts := strconv.FormatInt(n%51, 10)
+		args = []string{"curve", "epochs", "--sigma", str(a), "--q", str(b), "--delta", str(d), "--from", str(c / 2), "--to", str(c), "--points", pts, "--accountant", acct}
+		if cmd%12 == 6 {
+			args = append(args, "--csv")
+		}
+		if flags&4 != 0 {
+			// The name stays inside dir: no separators, no "..".
+			name := strings.NewReplacer("/", "_", "\\", "_", "..", "_").Replace(s)
+			args = append(args, "--plot", filepath.Join(dir, "plot"+name))
+		}
+	case 7: // curve sigma
+		l, ok := length(b)
+		if !ok {
+			return nil
+		}
+		pts := strconv.FormatInt(n%51, 10)
+		eps := s
+		if flags&4 != 0 {
+			eps = str(a) + ":" + str(c)
+		}
+		args = append([]string{"curve", "sigma", "--q", str(b), "--delta", str(d), "--eps", eps, "--points", pts, "--accountant", acct}, l...)
+		if pts == "0" { // the default 40 points: keep it cheap
+			args = append(args, "--points", "3")
+		}
+	case 8: // audit
+		l, ok := length(b)
+		if !ok {
+			return nil
+		}
+		args = append([]string{"audit", "--sigma", str(a), "--q", str(b), "--eps", str(c), "--delta", str(d)}, l...)
+		if flags&4 != 0 {
+			args = append(args, "--pld-grid", str(d))
+		}
+	case 9: // moments
+		args = []string{"moments", "--sigma", str(a), "--q", str(b), "--lambdas", s}
+	case 10: // data verify: the embedded set, or an idx set in an empty or fuzzed directory
+		name := []string{"digits", "mnist", "fashion-mnist", s}[flags&3]
+		args = []string{"data", "verify", name, "--dir", filepath.Join(dir, "nodata")}
+	case 11: // free-form: fuzzed words, split on spaces (the parser's own errors)
+		for _, w := range []string{"train", "fetch", "plot", "help", "-h", "version", "curve", "max", "audit"} {
+			if strings.Contains(s, w) {
+				// train and fetch are not cheap or need the network, --plot
+				// writes where it is told, help and --version are not JSON;
+				// curves and audits are covered above with bounded costs.
+				return nil
+			}
+		}
+		fields := strings.Fields(s)
+		if len(fields) > 0 && fields[0] == "epochs" {
+			return nil // default --max-steps is 1e9
+		}
+		for _, w := range fields {
+			_, v, _ := strings.Cut(w, "=")
+			if v == "" {
+				v = w
+			}
+			if x, err := strconv.ParseFloat(v, 64); err == nil && x != 0 && (math.Abs(x) > 1e4 || math.Abs(x) < 1e-3) {
+				return nil // could mean ~1e9 steps
+			}
+		}
+		// --json goes first so that no flag can swallow it as its value.
+		args = append([]string{"--json"}, fields...)
+	}
+	return args
+}
+
+func FuzzRun(f *testing.F) {
+	// Seeds: one valid call per command, then the classic bad inputs.
+	inf, nan := math.Inf(1), math.NaN()
+	type seed struct {
+		cmd        uint8
+		a, b, c, d float64
+		n          int64
+		s          string
+		flags      uint16
+	}
+	for _, sd := range []seed{
+		{0, 1, 0.01, 3, 1e-5, 0, "", 0},
+		{1, 1.1, 0.01, 3, 1e-5, 0, "", 0},
+		{1, 1.1, 0.01, 3, 1e-5, 100, "", 1},
+		{2, 1.1, 0.01, 3, 1, 0, "", 0},
+		{3, 1.1, 0.01, 3, 1e-5, 1000, "", 0},
+		{4, 1, 1, 0, 1e-5, 0, "", 4},
+		{5, 1.1, 0.01, 3, 1e-5, 10, "", 0},
+		{6, 1.1, 0.01, 3, 1e-5, 10, "", 0x70},
+		{7, 0.5, 0.01, 4, 1e-5, 3, "0.5,1,2", 0},
+		{8, 1.1, 0.01, 3, 1e-5, 0, "", 0},
+		{9, 1.1, 0.01, 0, 0, 0, "1,2,4", 0},
+		{10, 0, 0, 0, 0, 0, "", 0},
+		{10, 0, 0, 0, 0, 0, "", 1},
+		{11, 0, 0, 0, 0, 0, "eps --sigma 1 --q 0.5 --steps 3 --json", 0},
+		{11, 0, 0, 0, 0, 0, "--json eps --sigma=-1 --q=0.5 --steps=3", 0},
+		{1, -1, 0.01, 3, 1e-5, 0, "", 0},
+		{1, 0, 0.01, 3, 1e-5, 0, "", 0},
+		{1, nan, 0.01, 3, 1e-5, 0, "", 0},
+		{1, inf, 0.01, 3, 1e-5, 0, "", 0},
+		{1, 1, 0, 3, 1e-5, 0, "", 0},
+		{1, 1, 1.5, 3, 1e-5, 0, "", 0},
+		{1, 1, 0.5, 3, 0, 0, "", 0},
+		{1, 1, 0.5, 3, 1, 0, "", 0},
+		{1, 1, 0.5, 3, nan, 0, "", 0},
+		{1, 1, 0.5, 3, 1e-5, -3, "", 1},
+		{1, 1, 0.5, 3, 1e-5, 3, "", 2},
+		{1, 1, 0.5, 3, 1e-5, 3, "", 3},
+		{0, -2, 0.5, 3, 1e-5, 0, "", 0},
+		{0, 1, 0.5, 3, 1e-5, 0, "", 4},
+		{4, 1, 0, 0, 1e-300, 0, "", 4},
+		{4, 1e300, 1e300, 0, 0.5, 0, "", 4},
+		{5, 1, 0.5, inf, 1e-5, 10, "", 0},
+		{5, 1, 0.5, 3, 1e-5, 10, ".png", 4},
+		{5, 1, 0.5, 3, 1e-5, 10, ".gif", 4},
+		{7, 1, 0.5, 3, 1e-5, 10, "2:1", 0},
+		{7, 1, 0.5, 3, 1e-5, 10, "nan", 0},
+		{3, 1, 0.5, 3, 1e-5, 0, "", 0},
+		{1, 1, 0.5, 3, 1e-5, 0, "ma,zz", 0x8000},
+		{1, 1e-300, 1e-300, 1e-300, 1e-300, 0, "", 0x500},
+		{1, 1, 0.5, 3, 1e-5, 0, "", 0x600},
+	} {
+		f.Add(sd.cmd, sd.a, sd.b, sd.c, sd.d, sd.n, sd.s, sd.flags, true)
+		f.Add(sd.cmd, sd.a, sd.b, sd.c, sd.d, sd.n, sd.s, sd.flags, false)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, cmd uint8, a, b, c, d float64, n int64, s string, flags uint16, asJSON bool) {
+		args := fuzzArgs(dir, cmd, a, b, c, d, n, s, flags)
+		if args == nil {
+			t.Skip("input too expensive or out of scope")
+		}
+		if asJSON && args[0] != "--json" {
+			args = append(args, "--json")
+		}
+		if args[0] == "--json" {
+			asJSON = true
+		}
+		if msg, code, stdout, stderr := checkRun(args, asJSON); msg != "" {
+			t.Fatalf("dpcalc %q: %s\nexit %d\nstdout: %s\nstderr: %s", args, msg, code, stdout, stderr)
+		}
+		// A --plot file is either absent or complete; no temporary left behind.
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if strings.Contains(e.Name(), ".tmp-") {
+				t.Fatalf("dpcalc %q left a temporary file %s", args, e.Name())
+			}
+		}
+	})
+}
