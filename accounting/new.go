@@ -11,11 +11,26 @@ type Options struct {
 	// PLDGridWidth is the discretisation width of KindPLD's privacy loss
 	// grid; 0 means the accountant's adaptive default.
 	PLDGridWidth float64
+	// ACAmplification selects how KindAC bounds Poisson subsampling:
+	// AmplificationLog (the default, a proven bound) or AmplificationLinear
+	// (Abadi et al. 2016 §3.1's (qε, qδ) reading, which reproduces their
+	// §5.1 numbers but is not a proven bound).
+	ACAmplification Amplification
 }
 
 // New returns a fresh accountant of the given kind.
 func New(kind Kind, opt Options) (Accountant, error) {
 	switch kind {
+	case KindZCDP:
+		return NewZCDP(), nil
+	case KindAC:
+		return NewAC(ACOptions{Amplification: opt.ACAmplification}), nil
+	case KindDPDAC:
+		return NewDPDAC(), nil
+	case KindDPDZCDP:
+		return NewDPDZCDP(), nil
+	case KindPLD:
+		return NewPLD(PLDOptions{GridWidth: opt.PLDGridWidth})
 	}
 	return nil, fmt.Errorf("accounting: accountant %q is not available in this build", kind)
 }

@@ -51,6 +51,7 @@ type checkpointPayload struct {
 	RNG      []byte // ChaCha8 state; only with a fixed seed
 	Ledger   []byte // JSON
 	Step     int
+	Perm     []int // shuffle sampling: the current epoch's order
 	Elapsed  int64
 	History  []byte // JSON
 	DataN    int
@@ -58,6 +59,10 @@ type checkpointPayload struct {
 	DataHash [32]byte
 }
 
+// SaveCheckpoint may be called between steps at any time, e.g. after Run
+// returned because its context was cancelled; Run calls it itself every
+// Options.CheckpointEvery epochs and when it stops.
+//
 // SaveCheckpoint writes the run's state — configuration, parameters, the
 // privacy ledger (every step spent so far), step counter, history and, for a
 // fixed-seed run, the random stream's position — to path atomically
@@ -82,7 +87,7 @@ func (t *Trainer) SaveCheckpoint(path string) error {
 	}
 	p := checkpointPayload{
 		Config: cfgJSON, InDim: t.model.InDim, ProjDim: t.model.ProjDim, Proj: t.model.Proj,
-		Layers: t.model.Layers, Ledger: ledJSON, Step: t.step, Elapsed: int64(t.elapsed),
+		Layers: t.model.Layers, Ledger: ledJSON, Step: t.step, Perm: t.perm, Elapsed: int64(t.elapsed),
 		History: histJSON, DataN: t.train.N, DataD: t.train.D, DataHash: datasetHash(t.train),
 	}
 	if t.cfg.Seed != nil {
@@ -173,6 +178,18 @@ func LoadCheckpoint(path string, train *data.Dataset, opts Options) (*Trainer, e
 	if p.Step < 0 || p.Step > cfg.TotalSteps(train.N) || led.Len() < p.Step {
 		return nil, fmt.Errorf("%w: %s: step %d inconsistent with config and ledger (%d entries)", ErrCorruptCheckpoint, path, p.Step, led.Len())
 	}
+	if p.Perm != nil {
+		if len(p.Perm) != train.N {
+			return nil, fmt.Errorf("%w: %s: shuffle order of %d examples, want %d", ErrCorruptCheckpoint, path, len(p.Perm), train.N)
+		}
+		seen := make([]bool, train.N)
+		for _, i := range p.Perm {
+			if i < 0 || i >= train.N || seen[i] {
+				return nil, fmt.Errorf("%w: %s: shuffle order is not a permutation", ErrCorruptCheckpoint, path)
+			}
+			seen[i] = true
+		}
+	}
 	var src *mrand.ChaCha8
 	if cfg.Seed != nil {
 		src = new(mrand.ChaCha8)
@@ -184,7 +201,7 @@ func LoadCheckpoint(path string, train *data.Dataset, opts Options) (*Trainer, e
 	}
 	return &Trainer{
 		cfg: cfg, opts: opts, train: train, model: m, src: src, rng: mrand.New(src),
-		ledger: led, step: p.Step, elapsed: time.Duration(p.Elapsed), history: hist,
+		ledger: led, step: p.Step, perm: p.Perm, elapsed: time.Duration(p.Elapsed), history: hist,
 	}, nil
 }
 
@@ -280,4 +297,13 @@ func writeFileAtomic(path string, b []byte) (err error) {
 		d.Close()
 	}
 	return nil
+}
+
+// SaveResult writes r as indented JSON to path atomically.
+func SaveResult(path string, r *Result) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("trainer: encoding result: %w", err)
+	}
+	return writeFileAtomic(path, append(b, '\n'))
 }

@@ -321,3 +321,45 @@ func TestPoissonLot(t *testing.T) {
 		t.Errorf("q=1 lot size %d, want 7", len(got))
 	}
 }
+
+func TestNonFiniteGradientDropped(t *testing.T) {
+	for _, n := range []float64{math.NaN(), math.Inf(1)} {
+		if f := clipFactor(n, 1); f != 0 {
+			t.Errorf("clipFactor(%g) = %g, want 0", n, f)
+		}
+	}
+	if f := clipFactor(0, 1); f != 1 {
+		t.Errorf("clipFactor(0) = %g, want 1", f)
+	}
+	g := []float32{1, 2, float32(math.NaN()), float32(math.Inf(1)), 5, 6}
+	scaleRows(g, 2, 3, []float32{0.5, 0, 1})
+	want := []float32{0.5, 1, 0, 0, 5, 6}
+	for i := range g {
+		if g[i] != want[i] {
+			t.Fatalf("scaleRows = %v, want %v", g, want)
+		}
+	}
+}
+
+// TestNonFiniteExampleDoesNotPoisonSum feeds one example with an infinite
+// feature: it must be dropped, the others summed as usual.
+func TestNonFiniteExampleDoesNotPoisonSum(t *testing.T) {
+	m, ds := smallModel(t, false)
+	bad := *ds
+	bad.X = append([]float32(nil), ds.X...)
+	bad.X[2*ds.D+1] = float32(math.Inf(1))
+	cfg := Config{Method: MethodDPSGD, ClipNorm: 1e6, LotSize: 9, BatchSize: 9, Hidden: []int{7, 5}}
+	run := func(d *data.Dataset, idx []int) []float32 {
+		st := newStepper(&cfg, m, d.N)
+		st.zero()
+		st.accumulate(d, idx, 0, nil, true)
+		return st.grad
+	}
+	got := run(&bad, []int{0, 1, 2, 3})
+	want := run(ds, []int{0, 1, 3})
+	for j := range got {
+		if math.IsNaN(float64(got[j])) || math.Abs(float64(got[j]-want[j])) > 1e-5 {
+			t.Fatalf("sum[%d] = %g, want %g (the non-finite example dropped)", j, got[j], want[j])
+		}
+	}
+}

@@ -264,8 +264,8 @@ func (m *MLP) accumulate(w *workspace, b int, grad []float32) {
 	}
 }
 
-// scaleRows multiplies example i's rows of the given layers' backpropagated
-// gradients by f[i].
+// scaleRows multiplies example i's row of a layer's backpropagated
+// gradients by f[i] (f[i] = 0 clears the row, NaNs included).
 func scaleRows(g []float32, width, b int, f []float32) {
 	for i := 0; i < b; i++ {
 		fi := f[i]
@@ -273,6 +273,10 @@ func scaleRows(g []float32, width, b int, f []float32) {
 			continue
 		}
 		row := g[i*width : (i+1)*width]
+		if fi == 0 { // 0·NaN is NaN: clear instead of scaling
+			clear(row)
+			continue
+		}
 		for j := range row {
 			row[j] *= fi
 		}

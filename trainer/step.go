@@ -103,6 +103,13 @@ func (s *stepper) accumulate(ds *data.Dataset, idx []int, zeta float64, rng *ran
 			s.clip(b)
 			for li, l := range m.Layers {
 				scaleRows(s.ws.grads[li], l.Out, b, s.fac[li])
+				// A dropped example's activations may be non-finite too, and
+				// Inf·0 is NaN in aᵀ·G: clear them (acts[0] is a copy).
+				for i := 0; i < b; i++ {
+					if s.fac[li][i] == 0 {
+						clear(s.ws.acts[li][i*l.In : (i+1)*l.In])
+					}
+				}
 			}
 		}
 		m.accumulate(s.ws, b, s.grad)
@@ -144,8 +151,13 @@ func (s *stepper) clip(b int) {
 	}
 }
 
-// clipFactor is min(1, C/(norm+tiny)).
+// clipFactor is min(1, C/(norm+tiny)), and 0 for a NaN or infinite norm:
+// such an example is dropped from the sum (its rows are zeroed), because a
+// non-finite contribution would have unbounded sensitivity.
 func clipFactor(norm, c float64) float32 {
+	if !finite(norm) {
+		return 0
+	}
 	return float32(min(1, c/(norm+tiny)))
 }
 

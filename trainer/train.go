@@ -70,21 +70,23 @@ type Result struct {
 	Config Config `json:"config"`
 	// NoiseMultiplier is σ from the config; EffectiveNoiseMultiplier the σ_eff
 	// reported to the ledger per step (see [Config.StepEvent]).
-	NoiseMultiplier          float64            `json:"noise_multiplier"`
-	EffectiveNoiseMultiplier float64            `json:"effective_noise_multiplier"`
-	SamplingRate             float64            `json:"sampling_rate"`
-	Sensitivity              float64            `json:"sensitivity"`
-	Steps                    int                `json:"steps"`
-	TotalSteps               int                `json:"total_steps"`
-	EpochsCompleted          int                `json:"epochs_completed"`
-	StoppedByBudget          bool               `json:"stopped_by_budget"`
-	TrainAccuracy            float64            `json:"train_accuracy"`
-	TestAccuracy             *float64           `json:"test_accuracy,omitempty"`
-	Epsilon                  *float64           `json:"epsilon,omitempty"`
-	Delta                    float64            `json:"delta,omitempty"`
-	WallTime                 time.Duration      `json:"wall_time_ns"`
-	Ledger                   *accounting.Ledger `json:"ledger"`
-	History                  []Progress         `json:"history"`
+	NoiseMultiplier          float64 `json:"noise_multiplier"`
+	EffectiveNoiseMultiplier float64 `json:"effective_noise_multiplier"`
+	SamplingRate             float64 `json:"sampling_rate"`
+	Sensitivity              float64 `json:"sensitivity"`
+	Steps                    int     `json:"steps"`
+	TotalSteps               int     `json:"total_steps"`
+	EpochsCompleted          int     `json:"epochs_completed"`
+	StoppedByBudget          bool    `json:"stopped_by_budget"`
+	// TrainAccuracy is measured on the private training set without noise:
+	// monitoring only, not covered by the privacy guarantee.
+	TrainAccuracy float64            `json:"train_accuracy"`
+	TestAccuracy  *float64           `json:"test_accuracy,omitempty"`
+	Epsilon       *float64           `json:"epsilon,omitempty"`
+	Delta         float64            `json:"delta,omitempty"`
+	WallTime      time.Duration      `json:"wall_time_ns"`
+	Ledger        *accounting.Ledger `json:"ledger"`
+	History       []Progress         `json:"history"`
 	// Model is the trained network (not serialised).
 	Model *MLP `json:"-"`
 }
@@ -106,6 +108,7 @@ type Trainer struct {
 	perm    []int
 	maxStep int
 	stopped bool
+	stopAt  int // tests: stop after this many steps (0 = no limit)
 }
 
 // Train runs cfg on train and evaluates on test (which may be nil). It is
@@ -358,6 +361,10 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 		}
 		t.maxStep = t.step + k
 	}
+	budgetMax := t.maxStep
+	if t.stopAt > 0 {
+		t.maxStep = min(t.maxStep, t.stopAt)
+	}
 	t.st = newStepper(c, t.model, n)
 	spe := c.StepsPerEpoch(n)
 	q := c.SamplingRate(n)
@@ -385,7 +392,7 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 		if c.Sampling == SamplingPoisson {
 			t.lot = poissonLot(t.lot, n, q, t.rng)
 		} else {
-			if t.perm == nil { // resumed mid-epoch cannot happen: checkpoints are at epoch ends
+			if t.perm == nil { // defensive: a checkpoint always carries the order
 				t.perm = t.rng.Perm(n)
 			}
 			t.lot = append(t.lot[:0], t.perm[inEpoch*c.LotSize:min(n, (inEpoch+1)*c.LotSize)]...)
@@ -425,8 +432,8 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 				t.opts.Progress(p)
 			}
 			epochDone := t.step%spe == 0
-			if t.opts.CheckpointPath != "" && t.opts.CheckpointEvery > 0 && epochDone &&
-				((t.step/spe)%t.opts.CheckpointEvery == 0 || t.step == t.maxStep) {
+			if t.opts.CheckpointPath != "" && t.opts.CheckpointEvery > 0 &&
+				((epochDone && (t.step/spe)%t.opts.CheckpointEvery == 0) || t.step == t.maxStep) {
 				if err := t.SaveCheckpoint(t.opts.CheckpointPath); err != nil {
 					return nil, err
 				}
@@ -434,7 +441,7 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 		}
 	}
 	t.elapsed = base + time.Since(start)
-	t.stopped = t.maxStep < total && t.step == t.maxStep
+	t.stopped = budgetMax < total && t.step == budgetMax
 	res, err := t.result(test)
 	if err != nil {
 		return nil, err

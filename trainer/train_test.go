@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -309,5 +310,94 @@ func TestRunEvent(t *testing.T) {
 	ps := steps.Event.(accounting.PoissonSampled)
 	if steps.Count != 70 || ps.SamplingRate != 0.1 || ps.Event.(accounting.Gaussian).NoiseMultiplier != 6 {
 		t.Errorf("steps = %#v, want 70 × PoissonSampled{0.1, Gaussian{6}} (dpd noise is 2σ)", steps)
+	}
+}
+
+func TestRunEventMatchesLedger(t *testing.T) {
+	train := blobs(100, 5, 2, 0.1, 3)
+	cfg := Config{Method: MethodDPVD, Hidden: []int{4}, LotSize: 30, Epochs: 3, NoiseMultiplier: 2,
+		PCADim: 2, PCANoiseMultiplier: 6, Seed: u64(2)}
+	res, err := Train(context.Background(), cfg, train, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc := cfg.WithDefaults(train.N)
+	a, b := newTestAccountant(), newTestAccountant()
+	if err := a.Compose(dc.RunEvent(train.N), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Ledger.Replay(b); err != nil {
+		t.Fatal(err)
+	}
+	ea, _ := a.Epsilon(1e-5)
+	eb, _ := b.Epsilon(1e-5)
+	if ea != eb || res.Steps != 12 {
+		t.Errorf("RunEvent ε %g, ledger ε %g, steps %d (want equal, 12)", ea, eb, res.Steps)
+	}
+}
+
+// TestResumeMidEpoch interrupts a shuffled, seeded run in the middle of an
+// epoch, saves, resumes, and checks the result is the uninterrupted run's.
+func TestResumeMidEpoch(t *testing.T) {
+	train := blobs(90, 5, 3, 0.1, 8)
+	cfg := Config{Method: MethodDPSGD, Hidden: []int{6}, LotSize: 20, Epochs: 3, NoiseMultiplier: 1,
+		Sampling: SamplingShuffle, Seed: u64(3)}
+	full, err := Train(context.Background(), cfg, train, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := New(cfg, train, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Stop after 7 steps: mid-way through the second 5-step epoch.
+	tr.stopAt = 7
+	part, err := tr.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if part.Steps != 7 {
+		t.Fatalf("partial run took %d steps, want 7", part.Steps)
+	}
+	path := filepath.Join(t.TempDir(), "mid.ckpt")
+	if err := tr.SaveCheckpoint(path); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Resume(context.Background(), path, train, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Steps != full.Steps || !reflect.DeepEqual(res.Model.Layers, full.Model.Layers) || !reflect.DeepEqual(res.Ledger, full.Ledger) {
+		t.Errorf("mid-epoch resume differs from the uninterrupted run (steps %d vs %d)", res.Steps, full.Steps)
+	}
+}
+
+func TestSaveResultJSON(t *testing.T) {
+	train := blobs(60, 4, 2, 0.1, 1)
+	cfg := Config{Method: MethodDPD, Hidden: []int{4}, LotSize: 20, Epochs: 2, NoiseMultiplier: 1, Seed: u64(1)}
+	res, err := Train(context.Background(), cfg, train, train, Options{NewAccountant: newTestAccountant})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "result.json")
+	if err := SaveResult(path, res); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Config Config            `json:"config"`
+		Steps  int               `json:"steps"`
+		Ledger accounting.Ledger `json:"ledger"`
+		Eps    *float64          `json:"epsilon"`
+		Hist   []Progress        `json:"history"`
+	}
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Steps != 6 || back.Ledger.Len() != 6 || back.Eps == nil || *back.Eps != *res.Epsilon || len(back.Hist) != 2 || back.Config.Method != MethodDPD {
+		t.Errorf("round trip lost data: %+v", back)
 	}
 }

@@ -58,7 +58,7 @@ func (c *AuditCmd) Run(e *env) error {
 	}
 	af := accountantFlags{PLDGrid: c.PLDGrid}
 	for _, k := range accounting.Kinds {
-		r := newRow(k, c.Q, steps)
+		r := af.newRow(k, c.Q, steps)
 		r.Sigma = c.Sigma
 		r.fill(af.factory(k), c.Delta, 0)
 		out.Accountants = append(out.Accountants, r)

@@ -40,6 +40,7 @@ func (l *lengthFlags) steps() (int, error) {
 type accountantFlags struct {
 	Accountant string  `name:"accountant" default:"rdp" enum:"ma,rdp,zcdp,ac,dpd-ac,dpd-zcdp,pld,all" help:"Accountant: ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld, or all (default: ${default})."`
 	PLDGrid    float64 `name:"pld-grid" help:"Discretisation width of the pld accountant's privacy loss grid (default: adaptive)."`
+	ACSampling string  `name:"ac-sampling" default:"log" enum:"log,linear" help:"How ac amplifies by sampling: log (proven, default) or linear (Abadi §3.1's (qε, qδ) reading; reproduces Abadi §5.1, not a proven bound)."`
 }
 
 func (a *accountantFlags) kinds() ([]accounting.Kind, error) {
@@ -54,8 +55,16 @@ func (a *accountantFlags) kinds() ([]accounting.Kind, error) {
 }
 
 func (a *accountantFlags) factory(k accounting.Kind) calibrate.Factory {
-	opt := accounting.Options{PLDGridWidth: a.PLDGrid}
+	opt := accounting.Options{PLDGridWidth: a.PLDGrid, ACAmplification: accounting.Amplification(a.ACSampling)}
 	return func() (accounting.Accountant, error) { return accounting.New(k, opt) }
+}
+
+// note returns the warning printed beside k's numbers, if any.
+func (a *accountantFlags) note(k accounting.Kind) string {
+	if k == accounting.KindAC && a.ACSampling == string(accounting.AmplificationLinear) {
+		return "Abadi §3.1 linear-sampling reading: not a proven bound"
+	}
+	return notes[k]
 }
 
 func (a *accountantFlags) check() error {
@@ -118,7 +127,7 @@ func (c *SigmaCmd) Run(e *env) error {
 	}
 	rows := make([]row, 0, len(kinds))
 	for _, k := range kinds {
-		r := newRow(k, c.Q, steps)
+		r := c.newRow(k, c.Q, steps)
 		res, err := calibrate.Sigma(c.factory(k), calibrate.Training{SamplingRate: c.Q, Steps: steps}, c.Eps, c.Delta, calibrate.Options{RelTol: c.Tol})
 		if err != nil {
 			r.Error = err.Error()
@@ -161,7 +170,7 @@ func (c *EpsCmd) Run(e *env) error {
 	}
 	rows := make([]row, 0, len(kinds))
 	for _, k := range kinds {
-		r := newRow(k, c.Q, steps)
+		r := c.newRow(k, c.Q, steps)
 		r.Sigma = c.Sigma
 		r.fill(c.factory(k), c.Delta, 0)
 		rows = append(rows, r)
@@ -198,7 +207,7 @@ func (c *DeltaCmd) Run(e *env) error {
 	}
 	rows := make([]row, 0, len(kinds))
 	for _, k := range kinds {
-		r := newRow(k, c.Q, steps)
+		r := c.newRow(k, c.Q, steps)
 		r.Sigma = c.Sigma
 		r.fill(c.factory(k), 0, c.Eps)
 		rows = append(rows, r)
@@ -239,7 +248,7 @@ func (c *EpochsCmd) Run(e *env) error {
 	rows := make([]row, 0, len(kinds))
 	for _, k := range kinds {
 		n, err := calibrate.MaxSteps(c.factory(k), c.Sigma, c.Q, c.Eps, c.Delta, c.MaxSteps)
-		r := newRow(k, c.Q, n)
+		r := c.newRow(k, c.Q, n)
 		r.Sigma = c.Sigma
 		if err != nil {
 			r.Error = err.Error()
@@ -257,8 +266,12 @@ func (c *EpochsCmd) Run(e *env) error {
 	return e.print(rows, c.Accountant == "all", "epochs")
 }
 
-// notes flags accountants whose numbers are not certified upper bounds.
-var notes = map[accounting.Kind]string{}
+// notes flags accountants whose numbers are not certified upper bounds (see
+// testdata/composition/READINGS.md for the evidence).
+var notes = map[accounting.Kind]string{
+	accounting.KindDPDAC:   "DPD paper's procedure: not a proven bound in general",
+	accounting.KindDPDZCDP: "DPD paper's procedure: not a valid privacy bound",
+}
 
 func joinNotes(a, b string) string {
 	if a == "" {

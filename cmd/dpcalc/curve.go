@@ -22,6 +22,7 @@ type CurveCmd struct {
 type curveOutput struct {
 	Accountant string  `name:"accountant" default:"ma,ac,pld" help:"Comma-separated accountants (ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld) or all (default: ${default})."`
 	PLDGrid    float64 `name:"pld-grid" help:"Discretisation width of the pld accountant (default: adaptive)."`
+	ACSampling string  `name:"ac-sampling" default:"log" enum:"log,linear" help:"How ac amplifies by sampling: log (proven, default) or linear (Abadi's reading, used for his Figure 2; not a proven bound)."`
 	Points     int     `name:"points" default:"400" help:"Number of points on the curve, 2..10000 (default: ${default})."`
 	CSV        bool    `name:"csv" help:"Print CSV instead of a table."`
 	Plot       string  `name:"plot" placeholder:"FILE" help:"Also draw the curve to FILE.png or FILE.svg."`
@@ -58,7 +59,7 @@ func (o *curveOutput) check() error {
 }
 
 func (o *curveOutput) factory(k accounting.Kind) calibrate.Factory {
-	opt := accounting.Options{PLDGridWidth: o.PLDGrid}
+	opt := accounting.Options{PLDGridWidth: o.PLDGrid, ACAmplification: accounting.Amplification(o.ACSampling)}
 	return func() (accounting.Accountant, error) { return accounting.New(k, opt) }
 }
 

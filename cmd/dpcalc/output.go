@@ -30,11 +30,11 @@ type row struct {
 	Version      string   `json:"version"`
 }
 
-func newRow(k accounting.Kind, q float64, steps int) row {
+func (a *accountantFlags) newRow(k accounting.Kind, q float64, steps int) row {
 	return row{
 		Accountant: string(k), Q: q, Steps: steps,
 		Epochs:  calibrate.EpochsForSteps(steps, q),
-		Note:    notes[k],
+		Note:    a.note(k),
 		Version: versionString(),
 	}
 }
@@ -136,7 +136,7 @@ func (e *env) print(rows []row, all bool, cmd string) error {
 				sigma = "-"
 			}
 			delta := fmtG(r.Delta)
-			if r.Error != "" && cmd == "delta" {
+			if r.Error != "" {
 				delta = "-"
 			}
 			t.Append(r.Accountant, sigma, fmtG(r.Q), strconv.Itoa(r.Steps), fmtG(r.Epochs), eps, delta, fmtPtr(r.Lambda), note)

@@ -274,3 +274,20 @@ func assertOnlyFiles(t *testing.T, dir string, want ...string) {
 		t.Fatalf("files in dir = %q, want %q", got, want)
 	}
 }
+
+func TestCommitFailureRemovesTemp(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "target")
+	// A non-empty directory at the destination makes the rename fail.
+	if err := os.MkdirAll(filepath.Join(p, "child"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err := WriteFile(p, []byte("data"), 0o644)
+	if err == nil || !strings.HasPrefix(err.Error(), "atomicfile: commit "+p) {
+		t.Fatalf("err = %v, want atomicfile: commit %s: …", err, p)
+	}
+	assertOnlyFiles(t, dir, "target")
+	if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+		t.Errorf("destination changed: %v %v", fi, err)
+	}
+}

@@ -2,6 +2,9 @@ package data
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -150,4 +153,50 @@ func equalF32(a, b []float32) bool {
 		}
 	}
 	return true
+}
+
+// TestDigitsSplitMatchesOracle compares the split with the permutation
+// computed by testdata/data/digits_split.py, an independent Python
+// re-implementation of PCG-DXSM and of the shuffle documented on Digits.
+func TestDigitsSplitMatchesOracle(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "data", "digits_split.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []int
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			v, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatalf("digits_split.txt: %v", err)
+			}
+			want = append(want, v)
+		}
+	}
+	if len(want) != 1797 {
+		t.Fatalf("digits_split.txt has %d indices, want 1797", len(want))
+	}
+	if got := digitsPerm(); !equalInts(got, want) {
+		t.Fatalf("permutation differs from the Python oracle")
+	}
+	x, y, err := parseDigits(digitsGz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, test, err := Digits()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, i := range want {
+		d, r := test, k
+		if k >= DigitsTestSize {
+			d, r = train, k-DigitsTestSize
+		}
+		if d.Y[r] != y[i] || !equalF32(d.Row(r), x[i*64:(i+1)*64]) {
+			t.Fatalf("%s row %d is not file row %d", d.Name, r, i)
+		}
+	}
 }

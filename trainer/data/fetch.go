@@ -37,6 +37,10 @@ type FetchOptions struct {
 	// Backoff is the wait before the first retry; it doubles with every
 	// further retry, up to 30 s. 0 means 1 s.
 	Backoff time.Duration
+	// StallTimeout aborts an attempt (a transient failure, so it is retried
+	// and resumed) when no response or no body bytes arrive for this long.
+	// 0 means 60 s.
+	StallTimeout time.Duration
 	// Progress, if set, is called as bytes of each file arrive with the
 	// compressed file's name (e.g. "train-images-idx3-ubyte.gz"), the bytes
 	// so far and the total, or -1 if the server did not say.
@@ -94,6 +98,9 @@ func fetchSet(ctx context.Context, spec *setSpec, dir string, opt FetchOptions) 
 	}
 	if opt.Backoff <= 0 {
 		opt.Backoff = time.Second
+	}
+	if opt.StallTimeout <= 0 {
+		opt.StallTimeout = time.Minute
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("data: fetch: %w", err)
@@ -179,10 +186,26 @@ func download(ctx context.Context, opt *FetchOptions, url, part, file string, li
 	if fi, err := os.Stat(part); err == nil {
 		offset = fi.Size()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	// A watchdog cancels the attempt when no progress is made for
+	// StallTimeout; every write to the file re-arms it.
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stalled := fmt.Errorf("no data for %v", opt.StallTimeout)
+	watchdog := time.AfterFunc(opt.StallTimeout, func() { cancel(stalled) })
+	defer watchdog.Stop()
+	defer func() {
+		if err != nil && context.Cause(actx) == stalled {
+			err = stalled
+		}
+	}()
+	req, err := http.NewRequestWithContext(actx, http.MethodGet, url, nil)
 	if err != nil {
 		return false, permanentError{err}
 	}
+	// Ask for the bytes as stored: with Go's default transparent
+	// decompression a server that labels .gz files Content-Encoding: gzip
+	// would hand over different bytes than a later Range request.
+	req.Header.Set("Accept-Encoding", "identity")
 	if offset > 0 {
 		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", offset))
 	}
@@ -222,7 +245,7 @@ func download(ctx context.Context, opt *FetchOptions, url, part, file string, li
 	if err != nil {
 		return false, permanentError{err}
 	}
-	w := &progressWriter{w: f, file: file, done: offset, total: total, fn: opt.Progress}
+	w := &progressWriter{w: f, file: file, done: offset, total: total, fn: opt.Progress, onWrite: func() { watchdog.Reset(opt.StallTimeout) }}
 	n, err := io.Copy(w, io.LimitReader(resp.Body, limit-offset+1))
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -271,11 +294,13 @@ type progressWriter struct {
 	file        string
 	done, total int64
 	fn          func(string, int64, int64)
+	onWrite     func()
 }
 
 func (p *progressWriter) Write(b []byte) (int, error) {
 	n, err := p.w.Write(b)
 	p.done += int64(n)
+	p.onWrite()
 	if p.fn != nil {
 		p.fn(p.file, p.done, p.total)
 	}

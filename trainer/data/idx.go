@@ -64,13 +64,25 @@ func readErr(path string, err error, what string, got, want int) error {
 }
 
 // readIdx reads and validates one idx file against spec: magic, dimensions,
-// exact length (no trailing bytes), and, if spec.SHA256 is set, the SHA-256 of
-// the decompressed content. It returns the payload (the bytes after the
-// header). Errors name the file and say what is wrong.
+// exact length (no trailing bytes), label range and, if spec.SHA256 is set,
+// the SHA-256 of the decompressed content. It returns the payload (the bytes
+// after the header). Errors name the file and say what is wrong.
 func readIdx(path string, spec fileSpec) ([]byte, error) {
+	raw, _, err := readIdxInto(path, spec, false)
+	return raw, err
+}
+
+// readIdxFloat is readIdx for image files, returning the pixels scaled by
+// 1/255. It converts while decompressing, so the bytes are never held whole.
+func readIdxFloat(path string, spec fileSpec) ([]float32, error) {
+	_, x, err := readIdxInto(path, spec, true)
+	return x, err
+}
+
+func readIdxInto(path string, spec fileSpec, toFloat bool) (raw []byte, x []float32, err error) {
 	r, closeFn, err := openMaybeGzip(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer closeFn()
 
@@ -80,29 +92,51 @@ func readIdx(path string, spec fileSpec) ([]byte, error) {
 	}
 	hdr := make([]byte, hdrLen)
 	if n, err := io.ReadFull(r, hdr[:4]); err != nil {
-		return nil, readErr(path, err, "header", n, hdrLen)
+		return nil, nil, readErr(path, err, "header", n, hdrLen)
 	}
 	if m := binary.BigEndian.Uint32(hdr); m != spec.Magic {
-		return nil, fmt.Errorf("data: %s: idx magic 0x%08x, want 0x%08x (%s)", path, m, spec.Magic, kindName(spec.Magic))
+		return nil, nil, fileErrorf(path, "idx magic 0x%08x, want 0x%08x (%s)", m, spec.Magic, kindName(spec.Magic))
 	}
 	if n, err := io.ReadFull(r, hdr[4:]); err != nil {
-		return nil, readErr(path, err, "header", 4+n, hdrLen)
+		return nil, nil, readErr(path, err, "header", 4+n, hdrLen)
 	}
 	n := int(binary.BigEndian.Uint32(hdr[4:]))
 	if n != spec.N {
-		return nil, fmt.Errorf("data: %s: header says %d items, want %d", path, n, spec.N)
+		return nil, nil, fileErrorf(path, "header says %d items, want %d", n, spec.N)
 	}
 	size := n
 	if spec.Magic == idxImages {
 		rows, cols := int(binary.BigEndian.Uint32(hdr[8:])), int(binary.BigEndian.Uint32(hdr[12:]))
 		if rows != spec.Rows || cols != spec.Cols {
-			return nil, fmt.Errorf("data: %s: header says %d×%d images, want %d×%d", path, rows, cols, spec.Rows, spec.Cols)
+			return nil, nil, fileErrorf(path, "header says %d×%d images, want %d×%d", rows, cols, spec.Rows, spec.Cols)
 		}
 		size = n * rows * cols
 	}
-	payload := make([]byte, size)
-	if got, err := io.ReadFull(r, payload); err != nil {
-		return nil, readErr(path, err, "payload", got, size)
+	// The hash is computed as the payload streams in.
+	h := sha256.New()
+	h.Write(hdr)
+	if toFloat {
+		x = make([]float32, size)
+		buf := make([]byte, 256<<10)
+		for off := 0; off < size; {
+			chunk := buf[:min(len(buf), size-off)]
+			got, err := io.ReadFull(r, chunk)
+			if err != nil {
+				return nil, nil, readErr(path, err, "payload", off+got, size)
+			}
+			h.Write(chunk)
+			dst := x[off : off+len(chunk)]
+			for i, b := range chunk {
+				dst[i] = scale255[b]
+			}
+			off += len(chunk)
+		}
+	} else {
+		raw = make([]byte, size)
+		if got, err := io.ReadFull(r, raw); err != nil {
+			return nil, nil, readErr(path, err, "payload", got, size)
+		}
+		h.Write(raw)
 	}
 	// Read to EOF: this finds trailing bytes and makes gzip verify its CRC-32
 	// and length trailer.
@@ -115,28 +149,25 @@ func readIdx(path string, spec fileSpec) ([]byte, error) {
 			break
 		}
 		if err != nil {
-			return nil, readErr(path, err, "trailer", 0, 0)
+			return nil, nil, readErr(path, err, "trailer", 0, 0)
 		}
 	}
 	if trailing > 0 {
-		return nil, fmt.Errorf("data: %s: %d unexpected bytes after the %d-byte payload", path, trailing, size)
+		return nil, nil, fileErrorf(path, "%d unexpected bytes after the %d-byte payload", trailing, size)
 	}
 	if spec.Magic == idxLabels {
-		for i, l := range payload {
+		for i, l := range raw {
 			if l >= 10 {
-				return nil, fmt.Errorf("data: %s: label %d at index %d is not in [0, 10)", path, l, i)
+				return nil, nil, fileErrorf(path, "label %d at index %d is not in [0, 10)", l, i)
 			}
 		}
 	}
 	if spec.SHA256 != "" {
-		h := sha256.New()
-		h.Write(hdr)
-		h.Write(payload)
 		if got := hex.EncodeToString(h.Sum(nil)); got != spec.SHA256 {
-			return nil, fmt.Errorf("data: %s: sha-256 of decompressed content is %s, want %s (corrupt or not the expected file)", path, got, spec.SHA256)
+			return nil, nil, fileErrorf(path, "sha-256 of decompressed content is %s, want %s (corrupt or not the expected file)", got, spec.SHA256)
 		}
 	}
-	return payload, nil
+	return raw, x, nil
 }
 
 func kindName(magic uint32) string {

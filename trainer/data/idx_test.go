@@ -54,6 +54,20 @@ func TestReadIdxFixtures(t *testing.T) {
 			dir := t.TempDir()
 			p := writeFile(t, dir, tc.file, tc.content)
 			payload, err := readIdx(p, tc.spec)
+			if tc.spec.Magic == idxImages {
+				// The streaming float path must agree with the byte path.
+				x, ferr := readIdxFloat(p, tc.spec)
+				if (err == nil) != (ferr == nil) || (err != nil && err.Error() != ferr.Error()) {
+					t.Errorf("readIdxFloat err = %v, readIdx err = %v", ferr, err)
+				}
+				if err == nil {
+					for i, b := range pix {
+						if x[i] != float32(b)/255 {
+							t.Errorf("x[%d] = %g, want %d/255", i, x[i], b)
+						}
+					}
+				}
+			}
 			if tc.want == "" {
 				if err != nil {
 					t.Fatal(err)

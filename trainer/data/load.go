@@ -68,7 +68,8 @@ func isDir(p string) bool {
 // Every file is checked for the idx magic, dimensions, exact length, label
 // range and the SHA-256 of its decompressed content before any data is
 // returned; on error both results are nil. Pixels are scaled by 1/255.
-// The four files are read concurrently; MNIST loads in about 0.3 s.
+// The four files are read concurrently, pixels converted as they are
+// inflated; MNIST (train and test) takes about 0.5 s of CPU, mostly inflate.
 func Load(name, dir string) (train, test *Dataset, err error) {
 	if name == "digits" {
 		return Digits()
@@ -105,19 +106,18 @@ func loadIdxSet(spec *setSpec, dir string) (train, test *Dataset, err error) {
 			return nil, nil, err
 		}
 	}
-	// One goroutine per file; image files are also converted to float32 in
-	// their goroutine, so the test set's conversion overlaps the train set's
-	// decompression.
+	// One goroutine per file; image files are converted to float32 as they
+	// are decompressed.
 	payloads := make([][]byte, len(files))
 	pixels := make([][]float32, len(files))
 	errs := make([]error, len(files))
 	var wg sync.WaitGroup
 	for i := range files {
 		wg.Go(func() {
-			payloads[i], errs[i] = readIdx(paths[i], files[i])
-			if errs[i] == nil && files[i].Magic == idxImages {
-				pixels[i] = toFloat(payloads[i])
-				payloads[i] = nil
+			if files[i].Magic == idxImages {
+				pixels[i], errs[i] = readIdxFloat(paths[i], files[i])
+			} else {
+				payloads[i], errs[i] = readIdx(paths[i], files[i])
 			}
 		})
 	}
@@ -136,14 +136,6 @@ func loadIdxSet(spec *setSpec, dir string) (train, test *Dataset, err error) {
 		return nil, nil, err
 	}
 	return train, test, nil
-}
-
-func toFloat(img []byte) []float32 {
-	x := make([]float32, len(img))
-	for i, b := range img {
-		x[i] = scale255[b]
-	}
-	return x
 }
 
 func assemble(name string, classes int, imgSpec fileSpec, imgPath, lblPath string, x []float32, lbl []byte) (*Dataset, error) {

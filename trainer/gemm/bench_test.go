@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // benchSink keeps benchmark results live.
@@ -17,13 +18,17 @@ type benchShape struct {
 	transA, transB bool
 }
 
-// benchShapes are the MLP trainer's products (batch 600, layers
-// 784→1000→10, plus a 60-wide bottleneck variant) and 1024³.
+// benchShapes are the MLP trainer's products for a batch of 600 (layers
+// 784→1000→10, and the PCA variant 784→60→1000→10 that trainer/mlp.go
+// runs: projection, two dense layers, input gradients G·Wᵀ, weight
+// gradients Aᵀ·G) and 1024³. Names give m×k×n of C(m×n) = op(A)(m×k)·op(B)(k×n).
 var benchShapes = []benchShape{
 	{name: "fwd_600x784x1000", m: 600, n: 1000, k: 784},
+	{name: "proj_600x784x60", m: 600, n: 60, k: 784},
 	{name: "fwd_600x1000x10", m: 600, n: 10, k: 1000},
 	{name: "fwd_600x60x1000", m: 600, n: 1000, k: 60},
 	{name: "wgrad_AtB_784x600x1000", m: 784, n: 1000, k: 600, transA: true},
+	{name: "wgrad_AtB_60x600x1000", m: 60, n: 1000, k: 600, transA: true},
 	{name: "wgrad_AtB_1000x600x10", m: 1000, n: 10, k: 600, transA: true},
 	{name: "igrad_ABt_600x1000x784", m: 600, n: 784, k: 1000, transB: true},
 	{name: "igrad_ABt_600x10x1000", m: 600, n: 1000, k: 10, transB: true},
@@ -57,11 +62,21 @@ type gemmFunc func(transA, transB bool, m, n, k int, alpha float32, a []float32,
 
 func benchGemm(b *testing.B, s benchShape, f gemmFunc) {
 	a, lda, bm, ldb, c := benchOperands(s)
-	b.ResetTimer()
+	var cpu0 time.Duration
 	for b.Loop() {
+		if cpu0 == 0 {
+			cpu0 = processCPUTime()
+		}
 		f(s.transA, s.transB, s.m, s.n, s.k, 1, a, lda, bm, ldb, 0, c, s.n)
 	}
-	b.ReportMetric(2*float64(s.m)*float64(s.n)*float64(s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	flops := 2 * float64(s.m) * float64(s.n) * float64(s.k) * float64(b.N)
+	b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	// On a shared machine wall time depends on how often we were scheduled;
+	// FLOPs per CPU-second of this process is steadier (and, with several
+	// goroutines, a per-core rate rather than a throughput).
+	if cpu := processCPUTime() - cpu0; cpu0 != 0 && cpu > 0 {
+		b.ReportMetric(flops/cpu.Seconds()/1e9, "GFLOP/cpu-s")
+	}
 	benchSink = c[0]
 }
 
@@ -81,11 +96,27 @@ func BenchmarkSgemm(b *testing.B) {
 func BenchmarkSgemmKernels(b *testing.B) {
 	defer setKernel(kernels[0].name)
 	for _, kern := range kernels {
-		for _, s := range []benchShape{benchShapes[0], benchShapes[7]} {
+		for _, s := range []benchShape{benchShapes[0], benchShapes[9]} {
 			b.Run(fmt.Sprintf("%s/%s", s.name, kern.name), func(b *testing.B) {
 				setKernel(kern.name)
 				benchGemm(b, s, Sgemm)
 			})
+		}
+	}
+}
+
+// BenchmarkBlocking varies the cache-blocking depth kc and block height mc
+// for the active kernel on the first-layer forward shape and 1024³.
+func BenchmarkBlocking(b *testing.B) {
+	defer func(old blockSizes) { blocks = old }(blocks)
+	for _, s := range []benchShape{benchShapes[0], benchShapes[9]} {
+		for _, kc := range []int{128, 256, 384} {
+			for _, mc := range []int{112, 224, 448} {
+				b.Run(fmt.Sprintf("%s/kc=%d/mc=%d", s.name, kc, mc), func(b *testing.B) {
+					blocks = blockSizes{k: kc, n: 1024, m: mc}
+					benchGemm(b, s, Sgemm)
+				})
+			}
 		}
 	}
 }

@@ -1,5 +1,3 @@
-// Package gemm multiplies dense row-major float32 matrices, the kernel behind
-// the trainer's forward and backward passes.
 package gemm
 
 import (
@@ -18,11 +16,11 @@ import (
 // The product is cache-blocked: panels of op(A) and op(B) are packed into
 // contiguous buffers (reused through a sync.Pool) and multiplied by a
 // register-tiled micro-kernel, the fastest one this CPU supports (see
-// [Kernel]). Problems with more than about a million multiply-adds are split
-// over GOMAXPROCS goroutines by rows or columns of C. The summation order
+// [Kernel] and the package documentation). Products with at least 2²⁰
+// multiply-adds are shared among GOMAXPROCS goroutines. The summation order
 // differs from the naive triple loop, so results agree with it to rounding
-// only (relative error of order k·2⁻²⁴), and may differ between kernels, but
-// a given kernel and GOMAXPROCS give bit-identical results on every call.
+// only (relative error of order k·2⁻²⁴), and may differ between kernels; a
+// given kernel and GOMAXPROCS give bit-identical results on every call.
 //
 // Sgemm is safe for concurrent use when the calls' C regions do not overlap
 // each other or any A or B being read.

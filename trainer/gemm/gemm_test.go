@@ -184,17 +184,21 @@ func TestSgemm(t *testing.T) {
 		{"alpha=0 beta=3", 0, 3, false},
 		{"alpha=0 beta=0 NaN C", 0, 0, true},
 	}
+	defer func(b blockSizes) { blocks = b }(blocks)
 	withKernel(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))
-		for _, sh := range shapes {
-			for _, cf := range coeffs {
-				for _, ta := range []bool{false, true} {
-					for _, tb := range []bool{false, true} {
-						for _, pad := range []int{0, 3} {
-							name := fmt.Sprintf("%s/%s/ta=%v,tb=%v,pad=%d", sh.name, cf.name, ta, tb, pad)
-							t.Run(name, func(t *testing.T) {
-								newOperands(rng, ta, tb, sh.m, sh.n, sh.k, pad, cf.alpha, cf.beta, cf.nanC).check(t)
-							})
+		for _, blk := range []blockSizes{blocks, {k: 5, n: 40, m: 9}} {
+			blocks = blk
+			for _, sh := range shapes {
+				for _, cf := range coeffs {
+					for _, ta := range []bool{false, true} {
+						for _, tb := range []bool{false, true} {
+							for _, pad := range []int{0, 3} {
+								name := fmt.Sprintf("blocks=%v/%s/%s/ta=%v,tb=%v,pad=%d", blk, sh.name, cf.name, ta, tb, pad)
+								t.Run(name, func(t *testing.T) {
+									newOperands(rng, ta, tb, sh.m, sh.n, sh.k, pad, cf.alpha, cf.beta, cf.nanC).check(t)
+								})
+							}
 						}
 					}
 				}
@@ -277,6 +281,8 @@ func TestSgemmConcurrent(t *testing.T) {
 	}
 }
 
+func newRand() *rand.Rand { return rand.New(rand.NewPCG(11, 12)) }
+
 func TestSgemmPanics(t *testing.T) {
 	s := make([]float32, 12)
 	cases := []struct {
@@ -299,4 +305,93 @@ func TestSgemmPanics(t *testing.T) {
 			tc.f()
 		})
 	}
+}
+
+// TestPanels checks every kernel's packing routines against copyPanelGo and
+// transPanelGo semantics, element by element, including zero padding, and
+// that nothing past the panel is written.
+func TestPanels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, kern := range kernels {
+		for _, w := range []int{kern.mr, kern.nr} {
+			for _, tc := range []struct{ kc, n, ld int }{{1, 1, 1}, {3, w, w}, {7, w - 1, w + 5}, {40, 1, 3}, {17, 5, 40}} {
+				n := min(tc.n, w)
+				name := fmt.Sprintf("%s/w=%d/kc=%d,n=%d,ld=%d", kern.name, w, tc.kc, n, tc.ld)
+				t.Run(name, func(t *testing.T) {
+					src := make([]float32, (max(tc.kc, n)+1)*max(tc.ld, tc.kc))
+					for i := range src {
+						src[i] = rng.Float32() + 1
+					}
+					ld := max(tc.ld, n)
+					dst := make([]float32, tc.kc*w+3)
+					for i := range dst {
+						dst[i] = -1
+					}
+					kern.copyPanel(dst, src, ld, tc.kc, n, w)
+					for p := 0; p < tc.kc; p++ {
+						for j := 0; j < w; j++ {
+							want := float32(0)
+							if j < n {
+								want = src[p*ld+j]
+							}
+							if got := dst[p*w+j]; got != want {
+								t.Fatalf("copyPanel: dst[%d*%d+%d] = %v, want %v", p, w, j, got, want)
+							}
+						}
+					}
+					ldT := max(tc.ld, tc.kc)
+					for i := range dst {
+						dst[i] = -1
+					}
+					kern.transPanel(dst, src, ldT, tc.kc, n, w)
+					for p := 0; p < tc.kc; p++ {
+						for r := 0; r < w; r++ {
+							want := float32(0)
+							if r < n {
+								want = src[r*ldT+p]
+							}
+							if got := dst[p*w+r]; got != want {
+								t.Fatalf("transPanel: dst[%d*%d+%d] = %v, want %v", p, w, r, got, want)
+							}
+						}
+					}
+					for i := tc.kc * w; i < len(dst); i++ {
+						if dst[i] != -1 {
+							t.Fatalf("dst[%d] = %v written past the panel", i, dst[i])
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestSgemmParallel forces the shared-packing parallel path onto small
+// shapes, with default and tiny cache blocks (many k, n and row blocks, so
+// the double-buffered B packing and the chunk counters are exercised) and
+// 2 to 4 goroutines.
+func TestSgemmParallel(t *testing.T) {
+	defer func(b blockSizes, w int) { blocks, parallelMinWork = b, w }(blocks, parallelMinWork)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	parallelMinWork = 0
+	withKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(13, 14))
+		for _, blk := range []blockSizes{blocks, {k: 5, n: 40, m: 9}, {k: 16, n: 64, m: 30}} {
+			for _, procs := range []int{2, 3, 4} {
+				for _, sh := range [][3]int{{64, 70, 33}, {9, 200, 21}, {150, 10, 40}, {33, 33, 1}, {100, 100, 100}} {
+					for _, ta := range []bool{false, true} {
+						for _, tb := range []bool{false, true} {
+							name := fmt.Sprintf("blocks=%v/procs=%d/%v/ta=%v,tb=%v", blk, procs, sh, ta, tb)
+							t.Run(name, func(t *testing.T) {
+								blocks = blk
+								runtime.GOMAXPROCS(procs)
+								newOperands(rng, ta, tb, sh[0], sh[1], sh[2], 2, 1.5, -0.5, false).check(t)
+								newOperands(rng, ta, tb, sh[0], sh[1], sh[2], 0, 0.5, 0, true).check(t)
+							})
+						}
+					}
+				}
+			}
+		}
+	})
 }

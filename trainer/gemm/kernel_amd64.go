@@ -2,7 +2,11 @@
 
 package gemm
 
-import "golang.org/x/sys/cpu"
+import (
+	"math"
+
+	"golang.org/x/sys/cpu"
+)
 
 //go:generate go run gen_kernels.go
 
@@ -24,6 +28,7 @@ var avx512Kernel = microKernel{
 		_, _, _ = a[k*14-1], b[k*32-1], c[13*ldc+31] // bounds: the asm trusts these
 		kernel14x32AVX512(k, &a[0], &b[0], &c[0], ldc, alpha, beta)
 	},
+	copyPanel: copyPanelAVX512Checked, transPanel: transPanelAVX512Checked,
 }
 
 var avx2Kernel = microKernel{
@@ -32,6 +37,7 @@ var avx2Kernel = microKernel{
 		_, _, _ = a[k*6-1], b[k*16-1], c[5*ldc+15]
 		kernel6x16AVX2(k, &a[0], &b[0], &c[0], ldc, alpha, beta)
 	},
+	copyPanel: copyPanelAVX2Checked, transPanel: transPanelAVX2Checked,
 }
 
 // availableKernels lists the kernels this CPU can run, fastest first.
@@ -44,4 +50,108 @@ func availableKernels() []microKernel {
 		ks = append(ks, avx2Kernel)
 	}
 	return append(ks, genericKernel)
+}
+
+// copyPanelAVX512 is copyPanelGo for w ≤ 32 with masked AVX-512 moves
+// (pack_amd64.s): lanes outside loadMask are neither read nor stored as
+// anything but 0; storeMask covers the first w lanes.
+//
+//go:noescape
+func copyPanelAVX512(dst, src *float32, ld, kc, w int, loadMask, storeMask uint32)
+
+// transPanelAVX512 is transPanelGo for w ≤ 32 with AVX-512 gathers
+// (pack_amd64.s); idx holds the row offsets r*ld as int32.
+//
+//go:noescape
+func transPanelAVX512(dst, src *float32, idx *int32, kc, w int, rowMask, storeMask uint32)
+
+func lowBits(n int) uint32 { return uint32(uint64(1)<<n - 1) }
+
+func copyPanelAVX512Checked(dst, src []float32, ld, kc, cols, w int) {
+	if kc == 0 {
+		return
+	}
+	_, _ = dst[kc*w-1], src[(kc-1)*ld+cols-1] // bounds: the asm trusts these
+	if w > 32 {
+		panic("gemm: panel wider than 32")
+	}
+	copyPanelAVX512(&dst[0], &src[0], ld, kc, w, lowBits(cols), lowBits(w))
+}
+
+func transPanelAVX512Checked(dst, src []float32, ld, kc, rows, w int) {
+	if kc == 0 {
+		return
+	}
+	_, _ = dst[kc*w-1], src[(rows-1)*ld+kc-1]
+	if w > 32 {
+		panic("gemm: panel wider than 32")
+	}
+	if (w-1)*ld > math.MaxInt32 {
+		transPanelGo(dst, src, ld, kc, rows, w) // offsets overflow the gather's int32 indices
+		return
+	}
+	var idx [32]int32
+	for r := range rows {
+		idx[r] = int32(r * ld)
+	}
+	transPanelAVX512(&dst[0], &src[0], &idx[0], kc, w, lowBits(rows), lowBits(w))
+}
+
+// copyPanelAVX2 is copyPanelGo for w ≤ 16 with AVX masked moves
+// (pack_amd64.s); masks holds the load masks (low and high 8 lanes) and the
+// store masks, each lane -1 (on) or 0.
+//
+//go:noescape
+func copyPanelAVX2(dst, src *float32, ld, kc, w int, masks *int32)
+
+// transPanelAVX2 is transPanelGo for w ≤ 16 with AVX2 gathers
+// (pack_amd64.s); idx holds the row offsets r*ld, masks the row masks and
+// store masks as for copyPanelAVX2.
+//
+//go:noescape
+func transPanelAVX2(dst, src *float32, idx *int32, kc, w int, masks *int32)
+
+// laneMasks returns 16-lane masks for the first n and the first w lanes.
+func laneMasks(n, w int) (m [32]int32) {
+	for i := range 16 {
+		if i < n {
+			m[i] = -1
+		}
+		if i < w {
+			m[16+i] = -1
+		}
+	}
+	return m
+}
+
+func copyPanelAVX2Checked(dst, src []float32, ld, kc, cols, w int) {
+	if kc == 0 {
+		return
+	}
+	_, _ = dst[kc*w-1], src[(kc-1)*ld+cols-1] // bounds: the asm trusts these
+	if w > 16 {
+		panic("gemm: panel wider than 16")
+	}
+	masks := laneMasks(cols, w)
+	copyPanelAVX2(&dst[0], &src[0], ld, kc, w, &masks[0])
+}
+
+func transPanelAVX2Checked(dst, src []float32, ld, kc, rows, w int) {
+	if kc == 0 {
+		return
+	}
+	_, _ = dst[kc*w-1], src[(rows-1)*ld+kc-1]
+	if w > 16 {
+		panic("gemm: panel wider than 16")
+	}
+	if (w-1)*ld > math.MaxInt32 {
+		transPanelGo(dst, src, ld, kc, rows, w) // offsets overflow the gather's int32 indices
+		return
+	}
+	var idx [16]int32
+	for r := range rows {
+		idx[r] = int32(r * ld)
+	}
+	masks := laneMasks(rows, w)
+	transPanelAVX2(&dst[0], &src[0], &idx[0], kc, w, &masks[0])
 }

@@ -2,7 +2,10 @@ package gemm
 
 // genericKernel is the portable micro-kernel: a 4×4 C tile in 16 scalar
 // accumulators. It is the only kernel off amd64 and is tested on amd64 too.
-var genericKernel = microKernel{name: "generic-4x4", mr: 4, nr: 4, fn: kernel4x4Generic}
+var genericKernel = microKernel{
+	name: "generic-4x4", mr: 4, nr: 4, fn: kernel4x4Generic,
+	copyPanel: copyPanelGo, transPanel: transPanelGo,
+}
 
 // kernel4x4Generic follows the micro-kernel contract: a holds k steps of 4
 // packed A values, b k steps of 4 packed B values, and the 4×4 tile at c

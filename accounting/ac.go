@@ -1,0 +1,480 @@
+package accounting
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/dpcalc/dpcalc/internal/logmath"
+)
+
+// Amplification selects how ACAccountant bounds a Poisson-subsampled
+// (ε0, δ0)-DP step.
+type Amplification string
+
+const (
+	// AmplificationLog is the amplification theorem for Poisson sampling
+	// (Li, Qardaji and Su 2012, Theorem 1, as quoted by the DPD paper's
+	// Theorem 3): (log(1+q(e^ε0−1)), qδ0). It is a theorem for every ε0, and
+	// in this mode the per-step ε0 of a Gaussian is the exact analytic
+	// Gaussian bound (Balle and Wang 2018, Theorem 8), so every number is a
+	// proven upper bound. This is the default.
+	AmplificationLog Amplification = "log"
+	// AmplificationLinear is Abadi et al. (2016) §3.1's reading: each step
+	// is (qε0, qδ0)-DP with ε0 = √(2 ln(1.25/δ0))/σ from Dwork and Roth
+	// (2014) Theorem A.1, used for every ε0, including ε0 ≥ 1 where Theorem
+	// A.1 does not apply. (qε0, qδ0) is below log(1+q(e^ε0−1)) by a factor
+	// up to (e^ε0−1)/ε0, so this mode is NOT a proven bound; it exists to
+	// reproduce Abadi et al. §5.1 (ε ≈ 9.34 at E = 100, 24.22 at E = 400).
+	AmplificationLinear Amplification = "linear"
+)
+
+// ACOptions configures an ACAccountant. The zero value is the sound
+// configuration (AmplificationLog).
+type ACOptions struct {
+	// Amplification is AmplificationLog (or "") or AmplificationLinear.
+	Amplification Amplification
+}
+
+// ACAccountant bounds a composition with the advanced ("strong")
+// composition theorem (Dwork and Roth 2014, Theorem 3.20): k adaptive
+// (ε_s, δ_s)-DP steps are (√(2k ln(1/δ'))ε_s + kε_s(e^{ε_s}−1), kδ_s+δ')-DP
+// for every δ' > 0.
+//
+// Per-step bounds. A Gaussian{σ} step is (ε0, δ0)-DP for a δ0 the
+// accountant chooses; under PoissonSampled{q, ·} it is amplified as
+// ACOptions.Amplification says (q = 1 for an unsampled Gaussian). An
+// EpsilonDelta{ε, δ} step has its own fixed (ε, δ), amplified the same way
+// when subsampled. PoissonSampled{q1, PoissonSampled{q2, e}} is
+// PoissonSampled{q1·q2, e}. ZCDP and subsampled compositions are not
+// supported.
+//
+// Splitting δ. For Epsilon(δ), δ minus the δ of EpsilonDelta steps is split
+// into a share f spent on the K Gaussian steps, equally (each subsampled step
+// gets δ_s = f·δ/K, so δ0 = δ_s/q) and the slack δ' = (1−f)·δ. f is chosen
+// numerically (a grid over logit f, then golden-section refinement) to
+// minimise ε; every f gives a valid bound, so an imperfect optimum is only
+// loose, never unsound. Delta(ε) bisects on δ and returns the upper end of
+// the final bracket, a δ at which the bound has been verified.
+//
+// Heterogeneous steps. Steps with different (ε_i, δ_i) are composed with the
+// bound that the proof of Dwork and Roth Theorem 3.20 gives when Azuma's
+// inequality is applied with per-step ranges [−ε_i, ε_i] (the privacy loss
+// of step i, outside its δ_i event, lies there and has conditional mean at
+// most ε_i(e^{ε_i}−1), Dwork and Roth Lemma 3.18's argument):
+// ε = √(2 ln(1/δ') Σ ε_i²) + Σ ε_i(e^{ε_i}−1), δ = Σ δ_i + δ'. For k equal
+// steps it is Theorem 3.20 exactly. The result is also capped by basic
+// composition (Σ ε_i, Σ δ_i) (Dwork and Roth Theorem 3.16) with δ' = 0.
+//
+// Numerics: counts are float64, all terms are sums of non-negative numbers,
+// e^{ε_s}−1 is math.Expm1, and the amplified ε is formed in log space, so
+// nothing overflows for large counts or large ε (a genuinely unbounded
+// result is +Inf).
+//
+// An ACAccountant is not safe for concurrent use.
+type ACAccountant struct {
+	amp        Amplification
+	segs       map[acSeg]float64 // step kind → number of steps
+	nonPrivate bool
+}
+
+// acSeg is one kind of step: a Gaussian (gauss true; sigma, q) or a fixed
+// (eps, delta)-DP mechanism subsampled with rate q (q = 1: not subsampled).
+type acSeg struct {
+	gauss      bool
+	sigma, q   float64
+	eps, delta float64
+}
+
+// NewAC returns an empty advanced-composition accountant. An Amplification
+// other than "", "log" or "linear" is treated as "log", the sound mode; use
+// ParseAmplification to validate user input.
+func NewAC(opt ACOptions) *ACAccountant {
+	amp := opt.Amplification
+	if amp != AmplificationLinear {
+		amp = AmplificationLog
+	}
+	return &ACAccountant{amp: amp, segs: map[acSeg]float64{}}
+}
+
+// ParseAmplification returns the Amplification named s ("log" or "linear").
+func ParseAmplification(s string) (Amplification, error) {
+	switch Amplification(s) {
+	case AmplificationLog, AmplificationLinear:
+		return Amplification(s), nil
+	}
+	return "", fmt.Errorf("accounting: unknown amplification %q, want log or linear", s)
+}
+
+// Kind returns KindAC.
+func (a *ACAccountant) Kind() Kind { return KindAC }
+
+// Amplification returns the amplification mode in use.
+func (a *ACAccountant) Amplification() Amplification { return a.amp }
+
+// Compose adds count adaptive repetitions of e. It validates the whole event
+// tree before changing state; on error the accountant is unchanged.
+func (a *ACAccountant) Compose(e Event, count int) error {
+	if count < 1 {
+		return &ParamError{Name: "count", Value: float64(count), Want: ">= 1"}
+	}
+	add := map[acSeg]float64{}
+	np, err := acWalk(e, "", 1, 1, add)
+	if err != nil {
+		return err
+	}
+	for s, n := range add {
+		a.segs[s] += n * float64(count)
+	}
+	a.nonPrivate = a.nonPrivate || np
+	return nil
+}
+
+// acWalk validates e and adds its steps, each mult times and subsampled with
+// rate q, to add. It reports whether e contains a NonPrivate event.
+func acWalk(e Event, path string, mult, q float64, add map[acSeg]float64) (bool, error) {
+	switch ev := e.(type) {
+	case Gaussian:
+		if err := CheckNoiseMultiplier(ev.NoiseMultiplier); err != nil {
+			return false, zcAt(err, path)
+		}
+		add[acSeg{gauss: true, sigma: ev.NoiseMultiplier, q: q}] += mult
+		return false, nil
+	case EpsilonDelta:
+		if !finite(ev.Epsilon) || ev.Epsilon < 0 {
+			return false, zcAt(&ParamError{Name: "eps", Value: ev.Epsilon, Want: "finite and >= 0"}, path)
+		}
+		if math.IsNaN(ev.Delta) || ev.Delta < 0 || ev.Delta > 1 {
+			return false, zcAt(&ParamError{Name: "delta", Value: ev.Delta, Want: "in [0, 1]"}, path)
+		}
+		add[acSeg{eps: ev.Epsilon, delta: ev.Delta, q: q}] += mult
+		return false, nil
+	case PoissonSampled:
+		if err := CheckSamplingRate(ev.SamplingRate); err != nil {
+			return false, zcAt(err, path)
+		}
+		switch ev.Event.(type) {
+		case Gaussian, EpsilonDelta, PoissonSampled, NoOp, NonPrivate:
+			// Poisson sampling of a Poisson sample is Poisson sampling with
+			// the product rate.
+			return acWalk(ev.Event, zcChildPath(path, e, "Event"), mult, q*ev.SamplingRate, add)
+		}
+		return false, &UnsupportedEventError{Event: ev.Event, Path: zcChildPath(path, e, "Event"),
+			Reason: "advanced composition amplifies only a single Gaussian or (ε, δ) mechanism by subsampling"}
+	case SelfComposed:
+		if ev.Count < 1 {
+			return false, zcAt(&ParamError{Name: "count", Value: float64(ev.Count), Want: ">= 1"}, path)
+		}
+		return acWalk(ev.Event, zcChildPath(path, e, "Event"), mult*float64(ev.Count), q, add)
+	case Composed:
+		np := false
+		for i, sub := range ev.Events {
+			p, err := acWalk(sub, zcChildPath(path, e, fmt.Sprintf("Events[%d]", i)), mult, q, add)
+			if err != nil {
+				return false, err
+			}
+			np = np || p
+		}
+		return np, nil
+	case NoOp:
+		return false, nil
+	case NonPrivate:
+		return true, nil
+	case ZCDP:
+		return false, &UnsupportedEventError{Event: e, Path: path,
+			Reason: "zCDP has no per-step (ε, δ) for advanced composition; use the zcdp accountant"}
+	case nil:
+		return false, &UnsupportedEventError{Event: e, Path: path, Reason: "nil event"}
+	}
+	return false, &UnsupportedEventError{Event: e, Path: path, Reason: "unknown event type"}
+}
+
+// Epsilon returns the smallest ε over the δ split (see the type's doc) for
+// which the composition is (ε, δ)-DP by advanced or basic composition.
+func (a *ACAccountant) Epsilon(delta float64) (float64, error) {
+	if err := CheckDelta(delta); err != nil {
+		return 0, err
+	}
+	if a.nonPrivate {
+		return math.Inf(1), nil
+	}
+	return a.epsilon(delta), nil
+}
+
+// Delta returns the smallest δ (to relative precision 1e-9, rounded up) for
+// which Epsilon(δ) ≤ epsilon, or 1 if there is none.
+func (a *ACAccountant) Delta(epsilon float64) (float64, error) {
+	if math.IsNaN(epsilon) || epsilon < 0 {
+		return 0, &ParamError{Name: "eps", Value: epsilon, Want: ">= 0"}
+	}
+	if a.nonPrivate {
+		return 1, nil
+	}
+	if len(a.segs) == 0 || math.IsInf(epsilon, 1) {
+		return 0, nil
+	}
+	return acInvert(a.epsilon, epsilon, 1-1e-12), nil
+}
+
+// acInvert returns the smallest δ ∈ (0, maxDelta] with epsOf(δ) ≤ eps, for
+// epsOf non-increasing there, by bisection on log δ. It returns the upper end
+// of the final bracket (where epsOf has been checked), or 1 when even
+// maxDelta does not reach eps.
+func acInvert(epsOf func(float64) float64, eps, maxDelta float64) float64 {
+	hi := math.Log(maxDelta)
+	if epsOf(math.Exp(hi)) > eps {
+		return 1
+	}
+	lo := math.Log(1e-300)
+	if epsOf(math.Exp(lo)) <= eps {
+		return math.Exp(lo) // a valid δ; the true one may be smaller still
+	}
+	for i := 0; i < 200 && hi-lo > 1e-9*math.Max(1, math.Abs(hi)); i++ {
+		mid := lo + (hi-lo)/2
+		if epsOf(math.Exp(mid)) <= eps {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return math.Exp(hi)
+}
+
+// epsilon evaluates the bound, the state being private.
+func (a *ACAccountant) epsilon(delta float64) float64 {
+	if len(a.segs) == 0 {
+		return 0
+	}
+	// Deterministic order of the steps, so results do not depend on map
+	// iteration.
+	segs := make([]acSeg, 0, len(a.segs))
+	for s := range a.segs {
+		segs = append(segs, s)
+	}
+	sort.Slice(segs, func(i, j int) bool { return acLess(segs[i], segs[j]) })
+	counts := make([]float64, len(segs))
+	var nGauss, fixedDelta float64
+	for i, s := range segs {
+		counts[i] = a.segs[s]
+		if s.gauss {
+			nGauss += counts[i]
+		} else {
+			fixedDelta += counts[i] * a.amplifyDelta(s.delta, s.q)
+		}
+	}
+	rest := delta - fixedDelta
+	if rest <= 0 {
+		return math.Inf(1)
+	}
+	// eval returns ε when a share f of rest goes to the Gaussian steps and
+	// 1−f is the slack δ' (basic: δ' = 0 and f = 1).
+	epsS := make([]float64, len(segs))
+	eval := func(f float64, basic bool) float64 {
+		for i, s := range segs {
+			if s.gauss {
+				epsS[i] = a.gaussStepEpsilon(s.sigma, s.q, f*rest/nGauss)
+			} else {
+				epsS[i] = a.amplifyEpsilon(s.eps, s.q)
+			}
+		}
+		if basic {
+			return acBasic(epsS, counts)
+		}
+		return acAdvanced(epsS, counts, (1-f)*rest)
+	}
+	best := eval(1, true)
+	if nGauss == 0 {
+		return math.Min(best, eval(0, false))
+	}
+	// Grid over x = logit f, then golden-section refinement around the best
+	// grid point. Soundness does not depend on finding the true minimum.
+	logistic := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+	const lo, hi, step = -30.0, 30.0, 1.0
+	bx, bv := 0.0, math.Inf(1)
+	for x := lo; x <= hi; x += step {
+		if v := eval(logistic(x), false); v < bv {
+			bx, bv = x, v
+		}
+	}
+	l, r := bx-step, bx+step
+	g := (math.Sqrt(5) - 1) / 2
+	x1, x2 := r-g*(r-l), l+g*(r-l)
+	v1, v2 := eval(logistic(x1), false), eval(logistic(x2), false)
+	for i := 0; i < 35; i++ {
+		if v1 <= v2 {
+			r, x2, v2 = x2, x1, v1
+			x1 = r - g*(r-l)
+			v1 = eval(logistic(x1), false)
+		} else {
+			l, x1, v1 = x1, x2, v2
+			x2 = l + g*(r-l)
+			v2 = eval(logistic(x2), false)
+		}
+	}
+	return math.Min(best, math.Min(bv, math.Min(v1, v2)))
+}
+
+func acLess(a, b acSeg) bool {
+	if a.gauss != b.gauss {
+		return a.gauss
+	}
+	if a.sigma != b.sigma {
+		return a.sigma < b.sigma
+	}
+	if a.q != b.q {
+		return a.q < b.q
+	}
+	if a.eps != b.eps {
+		return a.eps < b.eps
+	}
+	return a.delta < b.delta
+}
+
+// gaussStepEpsilon returns the ε of one Gaussian{σ} step subsampled with
+// rate q when the step's (amplified) δ is deltaS, or +Inf if deltaS/q ≥ 1
+// leaves no useful per-step bound.
+func (a *ACAccountant) gaussStepEpsilon(sigma, q, deltaS float64) float64 {
+	d0 := deltaS / q
+	if !(d0 > 0) || d0 >= 1 {
+		return math.Inf(1)
+	}
+	if a.amp == AmplificationLinear {
+		return q * acClassicalGaussianEpsilon(sigma, d0)
+	}
+	return acAmplifyLog(acAnalyticGaussianEpsilon(sigma, d0), q)
+}
+
+func (a *ACAccountant) amplifyEpsilon(eps, q float64) float64 {
+	if a.amp == AmplificationLinear {
+		return q * eps
+	}
+	return acAmplifyLog(eps, q)
+}
+
+func (a *ACAccountant) amplifyDelta(delta, q float64) float64 { return q * delta }
+
+// acAmplifyLog returns log(1 + q(e^ε − 1)) without overflow for large ε,
+// rounded up by four ulps.
+func acAmplifyLog(eps, q float64) float64 {
+	if q == 1 || math.IsInf(eps, 1) {
+		return eps
+	}
+	var v float64
+	if eps < 1 {
+		v = math.Log1p(q * math.Expm1(eps))
+	} else {
+		// 1 + q(e^ε − 1) = (1−q) + q e^ε.
+		v = logmath.Add(math.Log1p(-q), math.Log(q)+eps)
+	}
+	return zcUp(v)
+}
+
+// acClassicalGaussianEpsilon returns √(2 ln(1.25/δ))/σ, the ε for which Dwork
+// and Roth (2014) Theorem A.1 calls the Gaussian mechanism with noise
+// multiplier σ (ε, δ)-DP. The theorem assumes ε < 1; for larger values this
+// is the formula as Abadi et al. (2016) §3.1 and the DPD paper (§4.3,
+// Theorem 2) apply it, not a proven bound. The caller validates σ > 0 and
+// δ ∈ (0, 1).
+func acClassicalGaussianEpsilon(sigma, delta float64) float64 {
+	return zcUp(math.Sqrt(2*math.Log(1.25/delta)) / sigma)
+}
+
+// acAnalyticGaussianEpsilon returns an upper bound, to relative precision
+// about 1e-12, on the smallest ε for which the Gaussian mechanism with
+// sensitivity 1 and noise multiplier σ is (ε, δ)-DP, from the exact privacy
+// profile of Balle and Wang (2018), Theorem 8:
+//
+//	δ(ε) = Φ(1/(2σ) − εσ) − e^ε Φ(−1/(2σ) − εσ).
+//
+// The profile is evaluated in log space with a margin for the rounding error
+// of log Φ. The root is bracketed by 0 and the tail bound
+// 1/(2σ²) + √(2 ln(1/δ))/σ (the privacy loss is N(1/(2σ²), 1/σ²)), refined
+// by the Illinois variant of false position, and the upper end of the
+// bracket, where the profile has been checked, is returned.
+func acAnalyticGaussianEpsilon(sigma, delta float64) float64 {
+	ld := math.Log(delta)
+	g := func(eps float64) float64 { return acLogGaussianDeltaUpper(sigma, eps) - ld }
+	glo := g(0)
+	if glo <= 0 {
+		return 0
+	}
+	lo := 0.0
+	hi := 1/(2*sigma*sigma) + math.Sqrt(-2*ld)/sigma
+	ghi := g(hi)
+	for ghi > 0 { // the margin can push g above 0 at the tail bound
+		lo, glo = hi, ghi
+		hi *= 2
+		if hi > 1e300 {
+			return math.Inf(1)
+		}
+		ghi = g(hi)
+	}
+	side := 0
+	for i := 0; i < 200 && hi-lo > 1e-13*hi; i++ {
+		x := hi - ghi*(hi-lo)/(ghi-glo)
+		if !(x > lo && x < hi) {
+			x = lo + (hi-lo)/2
+		}
+		// Keep the step away from the ends so the bracket always shrinks.
+		w := hi - lo
+		x = math.Min(math.Max(x, lo+w*1e-3), hi-w*1e-3)
+		gx := g(x)
+		if gx <= 0 {
+			hi, ghi = x, gx
+			if side == -1 {
+				glo /= 2
+			}
+			side = -1
+		} else {
+			lo, glo = x, gx
+			if side == 1 {
+				ghi /= 2
+			}
+			side = 1
+		}
+	}
+	return hi
+}
+
+// acLogGaussianDeltaUpper returns an upper bound on log δ(ε) of the Gaussian
+// mechanism (Balle and Wang 2018, Theorem 8): the computed difference plus a
+// margin of 64 machine epsilons times (1 + |log terms|) of the larger term,
+// which covers the relative error of the two log Φ values.
+func acLogGaussianDeltaUpper(sigma, eps float64) float64 {
+	a := logmath.NormCDF(1/(2*sigma) - eps*sigma)
+	b := eps + logmath.NormCDF(-1/(2*sigma)-eps*sigma)
+	margin := a + math.Log(64*0x1p-52*(1+math.Abs(a)+math.Abs(b)))
+	if b >= a {
+		return margin
+	}
+	return logmath.Add(logmath.Sub(a, b), margin)
+}
+
+// acBasic returns Σ count_i ε_i (Dwork and Roth 2014, Theorem 3.16).
+func acBasic(epsS, counts []float64) float64 {
+	var s float64
+	for i, e := range epsS {
+		s += counts[i] * e
+	}
+	return zcUp(s)
+}
+
+// acAdvanced returns √(2 ln(1/δ') Σ n_i ε_i²) + Σ n_i ε_i(e^{ε_i}−1), the ε
+// of Dwork and Roth (2014) Theorem 3.20 for n_i steps of ε_i each, rounded
+// up. It is +Inf for δ' ≤ 0.
+func acAdvanced(epsS, counts []float64, slack float64) float64 {
+	if !(slack > 0) {
+		return math.Inf(1)
+	}
+	var sq, drift float64
+	for i, e := range epsS {
+		if math.IsInf(e, 1) {
+			return math.Inf(1)
+		}
+		sq += counts[i] * e * e
+		drift += counts[i] * e * math.Expm1(e)
+	}
+	return zcUp(math.Sqrt(2*-math.Log(slack)*sq) + drift)
+}
+
+var _ Accountant = (*ACAccountant)(nil)
