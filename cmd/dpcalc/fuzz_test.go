@@ -18,7 +18,8 @@ import (
 //   - on failure, stderr is exactly one line starting with "dpcalc: ";
 //   - on success, stderr is empty (the fuzzed commands print no warnings);
 //   - with --json, stdout is exactly one valid JSON value (so it cannot
-//     hold NaN or ±Inf, which JSON cannot spell), and on failure it is
+//     hold NaN or ±Inf, which JSON cannot spell, and no result may be
+//     replaced by the encoder's "unsupported value" error), and on failure it is
 //     either the {"error": …} object or a result that carries an "error"
 //     (or, for audit, its verdict).
 //
@@ -34,6 +35,9 @@ func checkRun(args []string, asJSON bool) (msg string, code int, stdout, stderr 
 		return "stderr on failure is not one line starting with \"dpcalc: \"", code, stdout, stderr
 	case code == 0 && stderr != "":
 		return "stderr not empty on success", code, stdout, stderr
+	}
+	if strings.Contains(stderr, "unsupported value") {
+		return "a NaN or ±Inf reached the JSON encoder (the result was lost)", code, stdout, stderr
 	}
 	if !asJSON {
 		return "", code, stdout, stderr

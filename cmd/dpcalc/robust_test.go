@@ -20,6 +20,9 @@ func TestInvariantsRegressions(t *testing.T) {
 		{"row error json", []string{"eps", "--sigma", "1", "--q", "0.01", "--epochs", "3", "--accountant", "all", "--json"}},
 		{"row error json one", []string{"sigma", "--eps", "1", "--q", "0.01", "--steps", "30", "--json"}},
 		{"curve row error json", []string{"curve", "epochs", "--sigma", "1", "--q", "0.1", "--to", "3", "--points", "3", "--accountant", "ma,pld", "--json"}},
+		// The certified upper bound is +Inf below pld's δ floor (~1e-13):
+		// audit --json failed with "json: unsupported value: +Inf".
+		{"audit infinite upper json", []string{"audit", "--sigma", "1", "--eps", "1", "--q", "0.01", "--steps", "1000", "--delta", "1e-20", "--json"}},
 		// --json=1 turns JSON mode on in kong; errors must then be JSON too.
 		{"json=1 bad input", []string{"eps", "--sigma", "-1", "--q", "0.01", "--epochs", "3", "--json=1"}},
 		// gonum/plot panics on a log axis when a curve has no drawable
