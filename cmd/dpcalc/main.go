@@ -5,11 +5,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"runtime/debug"
 	"strings"
 
@@ -162,9 +164,22 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 }
 
 // writeJSON prints v indented, without HTML escaping (so ">" stays ">").
+// Non-finite floats, which encoding/json refuses, are printed as null (see
+// finiteTree) rather than losing the whole result to an error.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	err := enc.Encode(v)
+	var uv *json.UnsupportedValueError
+	if errors.As(err, &uv) {
+		buf.Reset()
+		err = enc.Encode(finiteTree(reflect.ValueOf(v)))
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
 }
