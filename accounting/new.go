@@ -21,6 +21,10 @@ type Options struct {
 // New returns a fresh accountant of the given kind.
 func New(kind Kind, opt Options) (Accountant, error) {
 	switch kind {
+	case KindMA:
+		return NewMA(opt.Orders), nil
+	case KindRDP:
+		return NewRDP(opt.Orders), nil
 	case KindZCDP:
 		return NewZCDP(), nil
 	case KindAC:

@@ -269,6 +269,7 @@ func (c *EpochsCmd) Run(e *env) error {
 // notes flags accountants whose numbers are not certified upper bounds (see
 // testdata/composition/READINGS.md for the evidence).
 var notes = map[accounting.Kind]string{
+	accounting.KindZCDP:    "no amplification by sampling in zCDP: sound, loose when q < 1",
 	accounting.KindDPDAC:   "DPD paper's procedure: not a proven bound in general",
 	accounting.KindDPDZCDP: "DPD paper's procedure: not a valid privacy bound",
 }

@@ -63,6 +63,14 @@ func (o *curveOutput) factory(k accounting.Kind) calibrate.Factory {
 	return func() (accounting.Accountant, error) { return accounting.New(k, opt) }
 }
 
+// seriesName labels k's line in a plot.
+func (o *curveOutput) seriesName(k accounting.Kind) string {
+	if k == accounting.KindAC && o.ACSampling == string(accounting.AmplificationLinear) {
+		return "ac (Abadi's linear sampling)"
+	}
+	return string(k)
+}
+
 // curvePoint is one point of a curve in JSON.
 type curvePoint struct {
 	Epochs  float64  `json:"epochs"`
@@ -135,7 +143,8 @@ func (c *CurveEpochsCmd) Run(e *env) error {
 	res := curveResult{Curve: "epochs", Sigma: c.Sigma, Q: c.Q, Delta: c.Delta, Version: versionString()}
 	chart := &plotting.Chart{
 		Title:  fmt.Sprintf("ε vs epochs (σ = %g, q = %g, δ = %g)", c.Sigma, c.Q, c.Delta),
-		XLabel: "epochs E (passes over the data)", YLabel: "ε", LogY: true,
+		XLabel: "epochs E (passes over the data)", YLabel: fmt.Sprintf("ε at δ = %g", c.Delta), LogY: true,
+		LegendBottomRight: true,
 	}
 	for _, k := range kinds {
 		s := curveSeries{Accountant: string(k)}
@@ -146,7 +155,7 @@ func (c *CurveEpochsCmd) Run(e *env) error {
 			for i := range steps {
 				s.Points = append(s.Points, curvePoint{Epochs: epochs[i], Steps: steps[i], Epsilon: finitePtr(eps[i])})
 			}
-			chart.Series = append(chart.Series, plotting.Series{Name: string(k), X: epochs, Y: eps})
+			chart.Series = append(chart.Series, plotting.Series{Name: c.seriesName(k), X: epochs, Y: eps})
 		}
 		res.Series = append(res.Series, s)
 	}
@@ -186,7 +195,7 @@ func (c *CurveSigmaCmd) Run(e *env) error {
 	res := curveResult{Curve: "sigma", Q: c.Q, Delta: c.Delta, Steps: steps, Epochs: calibrate.EpochsForSteps(steps, c.Q), Version: versionString()}
 	chart := &plotting.Chart{
 		Title:  fmt.Sprintf("σ vs ε (q = %g, T = %d steps, δ = %g)", c.Q, steps, c.Delta),
-		XLabel: "target ε", YLabel: "noise multiplier σ (noise std / sensitivity)", LogX: true, LogY: true,
+		XLabel: fmt.Sprintf("target ε at δ = %g", c.Delta), YLabel: "noise multiplier σ (noise std / sensitivity)", LogX: true, LogY: true,
 	}
 	tr := calibrate.Training{SamplingRate: c.Q, Steps: steps}
 	for _, k := range kinds {
@@ -200,7 +209,7 @@ func (c *CurveSigmaCmd) Run(e *env) error {
 				ys[i] = r.X
 				s.Points = append(s.Points, curvePoint{Epochs: res.Epochs, Steps: steps, Epsilon: ptr(targets[i]), Sigma: r.X})
 			}
-			chart.Series = append(chart.Series, plotting.Series{Name: string(k), X: targets, Y: ys})
+			chart.Series = append(chart.Series, plotting.Series{Name: c.seriesName(k), X: targets, Y: ys})
 		}
 		res.Series = append(res.Series, s)
 	}
@@ -307,7 +316,7 @@ func (e *env) printCurve(res curveResult, chart *plotting.Chart, o curveOutput, 
 	}
 	for _, s := range res.Series {
 		if s.Error != "" {
-			return &exitError{code: 1, err: fmt.Errorf("%s: %s", s.Accountant, s.Error)}
+			return &exitError{code: 1, err: fmt.Errorf("%s: %s", s.Accountant, s.Error), reported: true}
 		}
 	}
 	return nil

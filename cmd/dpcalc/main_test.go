@@ -84,3 +84,26 @@ func TestVersionAndHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONOneObject: a command that prints its result and then exits 1
+// (a violated audit, an accountant that failed inside --accountant all)
+// still prints exactly one JSON document on stdout.
+func TestJSONOneObject(t *testing.T) {
+	for _, args := range [][]string{
+		{"audit", "--sigma", "3.23", "--q", "0.01", "--epochs", "200", "--eps", "0.5", "--delta", "1e-4", "--json"},
+		{"sigma", "--eps", "1e-4", "--q", "1", "--steps", "100000", "--accountant", "all", "--json"},
+	} {
+		stdout, stderr, code := runCLI(args...)
+		if code != 1 {
+			t.Errorf("%v: exit code %d, want 1 (stderr %q)", args, code, stderr)
+		}
+		dec := json.NewDecoder(strings.NewReader(stdout))
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Errorf("%v: stdout is not JSON: %v", args, err)
+		}
+		if dec.More() {
+			t.Errorf("%v: more than one JSON document on stdout:\n%s", args, stdout)
+		}
+	}
+}

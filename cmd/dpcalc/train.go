@@ -195,20 +195,33 @@ func (c *TrainCmd) Run(e *env) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var res *trainer.Result
+	var tr *trainer.Trainer
 	if c.Resume {
-		res, err = trainer.Resume(ctx, c.Checkpoint, train, test, opts)
+		tr, err = trainer.LoadCheckpoint(c.Checkpoint, train, opts)
 	} else {
-		res, err = trainer.Train(ctx, cfg, train, test, opts)
+		tr, err = trainer.New(cfg, train, opts)
 	}
-	bar.done()
 	if err != nil {
+		bar.done()
 		var fe *trainer.FieldError
 		if errors.As(err, &fe) {
 			return usageError("invalid %s: %v, want %s", flagForField(fe.Field), fe.Value, fe.Want)
 		}
-		if errors.Is(err, trainer.ErrCorruptCheckpoint) { // a bad input file: exit 2
-			return &exitError{code: 2, err: err}
+		return &exitError{code: 2, err: err}
+	}
+	res, err := tr.Run(ctx, test)
+	bar.done()
+	if err != nil {
+		if ctx.Err() != nil && res != nil {
+			// Interrupted: keep every step already spent.
+			msg := fmt.Sprintf("interrupted after step %d of %d", res.Steps, res.TotalSteps)
+			if c.Checkpoint != "" {
+				if serr := tr.SaveCheckpoint(c.Checkpoint); serr != nil {
+					return fmt.Errorf("%s; saving the checkpoint failed: %w", msg, serr)
+				}
+				msg += fmt.Sprintf("; checkpoint with its ledger saved to %s (continue with --resume)", c.Checkpoint)
+			}
+			return errors.New(msg)
 		}
 		return err
 	}

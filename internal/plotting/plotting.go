@@ -27,7 +27,10 @@ type Chart struct {
 	Title          string
 	XLabel, YLabel string // include units, e.g. "epochs E", "ε (δ = 1e-5)"
 	LogX, LogY     bool
-	Series         []Series
+	// LegendBottomRight puts the legend in the bottom-right corner (for
+	// rising curves); the default is top-right (for falling ones).
+	LegendBottomRight bool
+	Series            []Series
 }
 
 // Format returns the image format for path's extension ("png" or "svg").
@@ -48,8 +51,14 @@ func (c *Chart) Render(format string) ([]byte, error) {
 	p.Title.Text = c.Title
 	p.X.Label.Text = c.XLabel
 	p.Y.Label.Text = c.YLabel
-	p.Legend.Top = true
-	p.Legend.Left = true
+	p.Legend.Top = !c.LegendBottomRight
+	p.Legend.Left = false
+	p.Legend.XOffs = -vg.Points(6)
+	if c.LegendBottomRight {
+		p.Legend.YOffs = vg.Points(6)
+	} else {
+		p.Legend.YOffs = -vg.Points(6)
+	}
 	if c.LogX {
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
