@@ -101,11 +101,12 @@ func sweepEval(k accounting.Kind, p sweepParams) (eps, lower float64, err error)
 }
 
 // pldCheap reports whether a pld evaluation at p is cheap enough for the
-// default (not DPCALC_LONG) sweep: small σ or long runs can take seconds
-// (up to ~20 s at T ~ 1e9; 12 s at σ = 0.742, q = 2.1e-9, T = 7512,
-// δ = 2.6e-12), and below δ ~ 1e-13 its upper bound is +Inf.
+// default (not DPCALC_LONG) sweep: small σ, small q or long runs can take
+// seconds (up to ~20 s at T ~ 1e9; 12 s at σ = 0.742, q = 2.1e-9, T = 7512,
+// δ = 2.6e-12; 22 s at σ = 0.54, q = 6.6e-6, T = 13, δ = 2e-5), and below
+// δ ~ 1e-13 its upper bound is +Inf.
 func pldCheap(p sweepParams) bool {
-	return p.steps <= 1e5 && p.sigma >= 0.3 && p.q >= 1e-6 && p.delta >= 1e-12
+	return p.steps <= 1e5 && p.sigma >= 0.3 && p.q >= 1e-3 && p.delta >= 1e-12
 }
 
 // violation is one broken property; key groups violations of one kind.
@@ -132,6 +133,10 @@ var knownSweepBugs = map[string]string{
 		"exceed δ — while zcdp and ac give finite bounds there. Sound, but no finite bound where one exists; " +
 		"the CLI then prints no pld ε. Documented only as «The upper bound may be +Inf»; a fallback (e.g. to the " +
 		"RDP bound, or the closed forms) or a documented δ floor would help.",
+	"pld: upper above rdp": "expected exception near pld's δ floor: its certified upper bound adds the FFT " +
+		"round-off and truncation error bounds to δ, which matter once δ is below ~1e-11, so it can exceed " +
+		"rdp's bound there (σ = 9.24, q = 0.0653, T = 672, δ = 1.47e-12: pld 1.569 > rdp 1.270; the certified " +
+		"lower bound stays below rdp). Sound; above ~1e-10 pld ≤ rdp held in every sweep.",
 	"pld: calibrate error": "PLDAccountant with the default (adaptive) grid returns the error \"pld grid too " +
 		"large; set a larger GridWidth\" for small σ with small q, e.g. σ = 0.01, q = 4.9591e-6, T = 2 (fine " +
 		"at σ = 0.05); calibrate.Sigma searches σ down to 1e-3, so it fails outright (e.g. q = 4.9591e-6, T = 2, " +
@@ -242,7 +247,7 @@ func TestSoundnessSweep(t *testing.T) {
 				add("rdp: above ma", "%v: rdp %.10g > ma %.10g", p, rdp, ma)
 			}
 		}
-		if rdp, ok := eps[accounting.KindRDP]; ok && !math.IsNaN(pldUpper) && pldUpper > rdp*(1+1e-9) {
+		if rdp, ok := eps[accounting.KindRDP]; ok && !math.IsNaN(pldUpper) && !math.IsInf(pldUpper, 1) && pldUpper > rdp*(1+1e-9) { // +Inf: reported above
 			add("pld: upper above rdp", "%v: pld %.10g > rdp %.10g", p, pldUpper, rdp)
 		}
 		// Monotonicity and the δ round trip on every 4th set (cost).
@@ -296,7 +301,9 @@ func TestSoundnessSweep(t *testing.T) {
 					switch {
 					case err != nil:
 						add(string(k)+": delta error", "%v: Delta(%g): %v", p, e1, err)
-					case math.IsNaN(d) || d > p.delta*(1+1e-6):
+					// Slack: converting at ε ~ 1e11 loses ~ α·ε·2^-53 in log δ
+					// to rounding (ma and rdp at T ~ 1e9, σ = 0.07).
+					case math.IsNaN(d) || d > p.delta*(1+1e-6+1e-13*e1):
 						add(string(k)+": δ(ε(δ)) > δ", "%v: Delta(ε = %.10g) = %.10g > δ", p, e1, d)
 					}
 				}
