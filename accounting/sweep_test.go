@@ -142,6 +142,11 @@ var knownSweepBugs = map[string]string{
 		"at σ = 0.05); calibrate.Sigma searches σ down to 1e-3, so it fails outright (e.g. q = 4.9591e-6, T = 2, " +
 		"δ = 4.06e-5, ε = 3.49), and so does `dpcalc sigma --accountant pld` there. With the default grid the " +
 		"accountant should coarsen (or fall back to a sound bound) rather than fail on valid input.",
+	"dpd-ac: δ(ε(δ)) > δ": "expected: DPDACAccountant.Delta documents that the procedure's ε_tot is not proven " +
+		"monotone in δ_tot, so its bisection finds the smallest δ only where it is (seen once in 3,000 sets: " +
+		"σ = 0.0932, q = 1.23e-7, T = 1, δ = 2.57e-4).",
+	"dpd-zcdp: δ(ε(δ)) > δ": "expected: as for dpd-ac, DPDZCDPAccountant.Delta documents that ε_tot is not " +
+		"proven monotone in δ_tot.",
 	"dpd-ac: below pld lower bound": "expected: the DPD paper's AC procedure is documented as not a proven " +
 		"bound in general (accounting/dpd.go); values below pld's certified lower bound show where it under-reports.",
 	"dpd-zcdp: below pld lower bound": "expected: the DPD paper's zCDP procedure is documented as not a valid " +
@@ -312,7 +317,7 @@ func TestSoundnessSweep(t *testing.T) {
 					// Slack: converting at ε ~ 1e11 loses ~ α·ε·2^-53 in log δ
 					// to rounding (ma and rdp at T ~ 1e9, σ = 0.07).
 					case math.IsNaN(d) || d > p.delta*(1+1e-6+1e-13*e1):
-						add(string(k)+": δ(ε(δ)) > δ", "%v: Delta(ε = %.10g) = %.10g > δ", p, e1, d)
+						add(string(k)+": δ(ε(δ)) > δ", "%v: Delta(ε = %.10g) = %.10g = δ·(1%+.3g)", p, e1, d, d/p.delta-1)
 					}
 				}
 			}
