@@ -85,6 +85,9 @@ func fuzzFloat(x float64, style uint8) string {
 	return strconv.FormatFloat(x, 'g', -1, 64)
 }
 
+// pldSlow: `dpcalc eps --sigma 0.54 --q 6.6e-6 --steps 13 --delta 2e-5
+// --accountant pld` takes 22 s; calibrating σ with pld at q = 1e-3 several.
+//
 // pldGridSlow: the pld accountant's cost grows about 15-fold per decade of
 // --pld-grid below 1e-3 (3 steps at σ = 1, q = 0.5: 0.13 s at 1e-3, 2 s at
 // 1e-4, 34 s at 1e-5), and --pld-grid accepts any width in (0, 1]; the
@@ -100,6 +103,19 @@ func fuzzArgs(dir string, cmd uint8, a, b, c, d float64, n int64, s string, flag
 	acct := fuzzAccountants[int(flags>>4)%len(fuzzAccountants)]
 	if flags&0x8000 != 0 {
 		acct = s
+	}
+	// The pld accountant can take tens of seconds at small σ or q (see
+	// pldSlow), past the fuzzer's 10 s limit per input: keep it to cheap
+	// parameters, and out of the searches (sigma, epochs, curve sigma),
+	// which evaluate it at σ down to 1e-3.
+	steps := n
+	if flags&3 == 0 && b > 0 {
+		steps = int64(math.Ceil(c / b))
+	}
+	pldOK := a >= 0.3 && b >= 1e-2 && steps <= 1000
+	usesPLD := strings.Contains(acct, "pld") || strings.Contains(acct, "all")
+	if usesPLD && (!pldOK || cmd%13 == 0 || cmd%13 == 3 || cmd%13 == 7) {
+		acct = "rdp"
 	}
 	// length flags: --epochs or --steps, or both, or neither
 	length := func(q float64) ([]string, bool) {
@@ -186,9 +202,9 @@ func fuzzArgs(dir string, cmd uint8, a, b, c, d float64, n int64, s string, flag
 		if pts == "0" { // the default 40 points: keep it cheap
 			args = append(args, "--points", "3")
 		}
-	case 8: // audit
+	case 8: // audit (always pld)
 		l, ok := length(b)
-		if !ok {
+		if !ok || !pldOK {
 			return nil
 		}
 		args = append([]string{"audit", "--sigma", str(a), "--q", str(b), "--eps", str(c), "--delta", str(d)}, l...)
@@ -228,7 +244,7 @@ func fuzzArgs(dir string, cmd uint8, a, b, c, d float64, n int64, s string, flag
 			args = append(args, "--log-json", filepath.Join(dir, "log.jsonl"), "--checkpoint", filepath.Join(dir, "run.ckpt"))
 		}
 	case 11: // free-form: fuzzed words, split on spaces (the parser's own errors)
-		for _, w := range []string{"train", "fetch", "plot", "help", "-h", "version", "curve", "max", "audit", "grid"} {
+		for _, w := range []string{"train", "fetch", "plot", "help", "-h", "version", "curve", "max", "audit", "grid", "pld", "all"} {
 			if strings.Contains(s, w) {
 				// train and fetch are not cheap or need the network, --plot
 				// writes where it is told, help and --version are not JSON;
