@@ -5,11 +5,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"runtime/debug"
 	"strings"
 
@@ -93,17 +95,23 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			break
 		}
 	}
+	// out records whether the command printed anything: a command that
+	// already printed its JSON result (whose rows carry their own "error")
+	// must not get a second JSON value appended, or stdout stops being one
+	// JSON document (reported says the same where the command knows it).
+	out := &countingWriter{w: stdout}
+	stdout = out
+	var cli CLI
 	fail := func(code int, err error, reported bool) int {
 		msg := strings.TrimPrefix(err.Error(), "dpcalc: ")
 		msg = strings.ReplaceAll(msg, "\n", " ")
 		fmt.Fprintf(stderr, "dpcalc: %s\n", msg)
-		if wantJSON && !reported {
+		if (wantJSON || cli.JSON) && !reported && out.n == 0 {
 			writeJSON(stdout, map[string]string{"error": msg})
 		}
 		return code
 	}
 	exited := -1
-	var cli CLI
 	parser, err := kong.New(&cli,
 		kong.Name("dpcalc"),
 		kong.Description("Differential privacy calculator: noise, training length and privacy cost."),
@@ -146,10 +154,35 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 
 type exitSentinel struct{}
 
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
 // writeJSON prints v indented, without HTML escaping (so ">" stays ">").
+// Non-finite floats, which encoding/json refuses, are printed as null (see
+// finiteTree) rather than losing the whole result to an error.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	err := enc.Encode(v)
+	var uv *json.UnsupportedValueError
+	if errors.As(err, &uv) {
+		buf.Reset()
+		err = enc.Encode(finiteTree(reflect.ValueOf(v)))
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
 }
