@@ -76,7 +76,7 @@ func (c *AuditCmd) Run(e *env) error {
 		}
 	}
 	if res.Verdict != accounting.Holds {
-		return &exitError{code: 1, err: fmt.Errorf("audit: claim %s: true ε in [%.6g, %.6g], claimed %g", res.Verdict, res.Lower, res.Upper, c.Eps), reported: true}
+		return &exitError{code: 1, err: fmt.Errorf("audit: claim %s: true ε in [%.6g, %.6g], claimed %g", res.Verdict, res.Lower, res.Upper, c.Eps)}
 	}
 	return nil
 }

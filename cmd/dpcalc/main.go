@@ -58,9 +58,6 @@ type CLI struct {
 type exitError struct {
 	code int
 	err  error
-	// reported: the result (with this error in it) is already on stdout, so
-	// --json must not print a second object; stderr still gets the line.
-	reported bool
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -98,15 +95,15 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	// out records whether the command printed anything: a command that
 	// already printed its JSON result (whose rows carry their own "error")
 	// must not get a second JSON value appended, or stdout stops being one
-	// JSON document (reported says the same where the command knows it).
+	// JSON document.
 	out := &countingWriter{w: stdout}
 	stdout = out
 	var cli CLI
-	fail := func(code int, err error, reported bool) int {
+	fail := func(code int, err error) int {
 		msg := strings.TrimPrefix(err.Error(), "dpcalc: ")
 		msg = strings.ReplaceAll(msg, "\n", " ")
 		fmt.Fprintf(stderr, "dpcalc: %s\n", msg)
-		if (wantJSON || cli.JSON) && !reported && out.n == 0 {
+		if (wantJSON || cli.JSON) && out.n == 0 {
 			writeJSON(stdout, map[string]string{"error": msg})
 		}
 		return code
@@ -123,7 +120,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 
 	)
 	if err != nil {
-		return fail(1, err, false)
+		return fail(1, err)
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -139,15 +136,15 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	ctx, err := parser.Parse(args)
 	if err != nil {
-		return fail(2, err, false)
+		return fail(2, err)
 	}
 	e := &env{stdout: stdout, json: cli.JSON}
 	if err := ctx.Run(e); err != nil {
 		var ee *exitError
 		if errors.As(err, &ee) {
-			return fail(ee.code, ee.err, ee.reported)
+			return fail(ee.code, ee.err)
 		}
-		return fail(1, err, false)
+		return fail(1, err)
 	}
 	return 0
 }
