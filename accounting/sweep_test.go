@@ -137,6 +137,11 @@ var knownSweepBugs = map[string]string{
 		"round-off and truncation error bounds to δ, which matter once δ is below ~1e-11, so it can exceed " +
 		"rdp's bound there (σ = 9.24, q = 0.0653, T = 672, δ = 1.47e-12: pld 1.569 > rdp 1.270; the certified " +
 		"lower bound stays below rdp). Sound; above ~1e-10 pld ≤ rdp held in every sweep.",
+	"pld: δ(ε(δ)) > δ": "expected exception at pld's δ floor: Epsilon refines the grid (EpsilonBounds halves h) " +
+		"while Delta does not, and below δ ≈ 1e-10 the FFT round-off and truncation terms added to δ (about " +
+		"2e-16·T) dominate, so Delta at the returned ε can exceed δ (σ = 0.4987, q = 0.1256, T = 42948, " +
+		"δ = 1.42e-11: ε = 4611, Delta = 1.98e-11). Both values are certified upper bounds; only their " +
+		"consistency is lost.",
 	"pld: calibrate error": "PLDAccountant with the default (adaptive) grid returns the error \"pld grid too " +
 		"large; set a larger GridWidth\" for small σ with small q, e.g. σ = 0.01, q = 4.9591e-6, T = 2 (fine " +
 		"at σ = 0.05); calibrate.Sigma searches σ down to 1e-3, so it fails outright (e.g. q = 4.9591e-6, T = 2, " +
