@@ -54,8 +54,12 @@ const pldDefaultGridFactor = 0.15
 // negative masses are clamped and the bound is added to / subtracted from
 // δ by Cauchy–Schwarz; each split or merged mass carries an explicit
 // rounding margin resolved toward more (upper) or less (lower) privacy
-// loss. The FFT error bound grows like T·u: at δ = 1e-5 it starts to
-// widen the bracket beyond T ≈ 1e7.
+// loss. Two floors follow from float64 and widen the bracket when δ is
+// small and T large: the FFT round-off bound grows like T·u·log N (at
+// δ = 1e-5 it matters from T ≈ 1e7; at δ = 1e-10 already from T ≈ 1e5,
+// e.g. σ = 2, q = 0.01, T = 1e5 gives ε ∈ [10.8, 16.3]), and per-step mass
+// bookkeeping adds up to ~2e-16·T to the upper δ. The upper bound stays
+// valid there; it is just loose.
 //
 // Compositions of plain Gaussians (q = 1 throughout) are answered in
 // closed form (T Gaussians with σ_i equal one with σ = (Σ σ_i^{−2})^{−1/2};
@@ -325,13 +329,25 @@ func (a *PLDAccountant) epsilonBounds(delta float64, wantLower bool) (lower, upp
 	// With the default grid, refine while the bracket is wider than
 	// pldTargetGap·ε (the variance heuristic can be too coarse, e.g. for
 	// small σ where the loss distribution is lumpy).
-	for i := 0; err == nil && wantLower && r.auto && i < pldMaxRefine && upper-lower > pldTargetGap*upper && !math.IsInf(upper, 1); i++ {
+	// Stop when the gap is below an absolute 1e-6, or when halving h no
+	// longer shrinks it by a quarter (then round-off or truncation bounds,
+	// not the grid, limit it).
+	for i := 0; err == nil && wantLower && r.auto && i < pldMaxRefine && upper-lower > math.Max(pldTargetGap*upper, 1e-6) && !math.IsInf(upper, 1); i++ {
 		finer, ferr := a.refine(r)
 		if ferr != nil {
 			break // keep the certified bracket we have
 		}
-		r = finer
-		lower, upper, err = r.bounds(f, true)
+		lo2, up2, err2 := finer.bounds(f, true)
+		if err2 != nil {
+			a.res = r
+			break
+		}
+		// Both brackets are certified: keep their intersection.
+		shrunk := math.Min(up2, upper)-math.Max(lo2, lower) < 0.75*(upper-lower)
+		r, lower, upper = finer, math.Max(lower, lo2), math.Min(upper, up2)
+		if !shrunk {
+			break
+		}
 	}
 	return lower, upper, err
 }
@@ -550,12 +566,23 @@ func composePLD(keys [][2]float64, counts map[[2]float64]int, h float64) (*pldRe
 	auto := h == 0
 	if auto {
 		h = pldDefaultGridFactor * math.Sqrt(vTot/float64(steps))
+		if !(h > 0) || math.IsInf(h, 0) || math.IsNaN(h) {
+			// The quadrature variance over/underflowed (extreme σ):
+			// start from the per-step range instead.
+			h = rangeMax / 1024
+		}
 		// Keep the per-step grid and the composed window within bounds.
 		h = math.Max(h, rangeMax/pldMaxStepGrid)
-		h = math.Max(h, 24*math.Sqrt(vTot)/(1<<22))
+		if v := 24 * math.Sqrt(vTot) / (1 << 22); v < math.Inf(1) {
+			h = math.Max(h, v)
+		}
 		if !(h > 0) || math.IsInf(h, 0) {
 			h = 1e-3
 		}
+		// Below ~1e-12 the cell masses (differences of tails known to
+		// ~1e-16) no longer resolve the loss; such tiny losses give ε ≈ 0
+		// anyway, which a coarser grid still bounds soundly.
+		h = math.Max(h, 1e-12)
 		if rangeMax/h > 1<<16 {
 			// Heavy per-step tails relative to the standard deviation
 			// (tiny q, small σ): size the composed window on a coarse

@@ -52,19 +52,28 @@ var errPLDTooLarge = errors.New("accounting: pld grid too large; set a larger Gr
 // rule in r = e^{−|λ|h} from the end with the largest exponent (so nothing
 // overflows).
 func pldLogMGF(m *pldPMF, h, lambda float64) float64 {
-	if len(m.p) == 0 {
+	// Trim zero masses at both ends so that the anchor term is positive
+	// and the Horner sum cannot underflow to 0.
+	lo, hi := 0, len(m.p)-1
+	for lo <= hi && !(m.p[lo] > 0) {
+		lo++
+	}
+	for hi >= lo && !(m.p[hi] > 0) {
+		hi--
+	}
+	if lo > hi {
 		return math.Inf(-1)
 	}
 	r := math.Exp(-math.Abs(lambda) * h)
 	var s float64
-	ref := m.lo
+	ref := m.lo + lo
 	if lambda > 0 {
-		ref = m.lo + len(m.p) - 1
-		for i := 0; i < len(m.p); i++ {
+		ref = m.lo + hi
+		for i := lo; i <= hi; i++ {
 			s = s*r + m.p[i]
 		}
 	} else {
-		for i := len(m.p) - 1; i >= 0; i-- {
+		for i := hi; i >= lo; i-- {
 			s = s*r + m.p[i]
 		}
 	}
@@ -191,7 +200,9 @@ func pldCompose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) 
 	offset := 0 // Σ count·lo: composed index j ↔ loss index offset + j (mod n)
 	var powRound float64
 	// amp[s][f] = |z_s,f|^{n_s−1}·Π_{r≠s}|z_r,f|^{n_r}: how an error in
-	// z_s,f reaches Z_f (first order).
+	// z_s,f reaches Z_f (first order). With more than pldExactAmpParts
+	// parts the factors of the later parts (each ≤ 1) are left out, which
+	// only enlarges the bound and keeps the cost linear in the parts.
 	amp := make([][]float64, len(parts))
 	for si, pt := range parts {
 		for i := range buf {
@@ -220,8 +231,10 @@ func pldCompose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) 
 				}
 			}
 			amp[si][i] = a2 * pldAbs2(z[i]) // × the parts before s
-			for r := 0; r < si; r++ {
-				amp[r][i] *= pw2 // × this part, for the earlier ones
+			if len(parts) <= pldExactAmpParts {
+				for r := 0; r < si; r++ {
+					amp[r][i] *= pw2 // × this part, for the earlier ones
+				}
 			}
 			z[i] *= pw
 		}
@@ -260,6 +273,10 @@ func pldCompose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) 
 	out.buildSums()
 	return out, nil
 }
+
+// pldExactAmpParts is the most parts for which the FFT error amplification
+// is computed with all factors (quadratic in the number of parts).
+const pldExactAmpParts = 8
 
 // pldFFTPlans caches FFT plans (their twiddle factors cost as much as a
 // transform) per length; a plan is used by one goroutine at a time.

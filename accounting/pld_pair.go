@@ -90,19 +90,19 @@ func pldLogPhiBoth(z float64) (lc, ls float64) {
 
 // pldBinMass returns log of the mass of (a, b] given the log tails and heads at
 // its ends, differencing whichever of the two is smaller so that the
-// subtraction does not cancel, and ref, the larger operand of the
-// difference (its rounding error is a few ulps of ref).
-func pldBinMass(tA, tB, hA, hB float64) (logMass, ref float64) {
+// subtraction does not cancel, and logRef, the log of the larger operand of
+// the difference (its rounding error is a few ulps of that operand).
+func pldBinMass(tA, tB, hA, hB float64) (logMass, logRef float64) {
 	if hB < -math.Ln2 {
 		if hB <= hA {
-			return math.Inf(-1), hA
+			return math.Inf(-1), hB
 		}
-		return logmath.Sub(hB, hA), math.Exp(hB)
+		return logmath.Sub(hB, hA), hB
 	}
 	if tA <= tB {
 		return math.Inf(-1), tA
 	}
-	return logmath.Sub(tA, tB), math.Exp(tA)
+	return logmath.Sub(tA, tB), tA
 }
 
 // truncation returns the loss values lLo < lHi outside which P has mass at

@@ -94,7 +94,9 @@ func (gr *pldGrid) upper() (up pldPMF) {
 	// Upper: split cell masses.
 	up.lo, up.off = kLo, gr.off
 	up.p = make([]float64, n+1)
-	em1 := math.Expm1(h)
+	// Written with e^{−h} so that nothing overflows for coarse grids.
+	omh := -math.Expm1(-h) // 1 − e^{−h}
+	emh := math.Exp(-h)
 	var sum, comp float64
 	add := func(i int, m float64) {
 		up.p[i] += m
@@ -118,8 +120,11 @@ func (gr *pldGrid) upper() (up pldPMF) {
 		// P-mass at the lower end: (e^{b}·Q(cell) − P(cell))/(e^h − 1).
 		var mLo float64
 		if !math.IsInf(lq, -1) {
-			mLo = (math.Exp(b+lq) - pm) / em1
-			errLo := pldRelSlack * (refP + math.Exp(b)*refQ + pm) / em1
+			// = (e^{b}·Q − P)/(e^h − 1), divided through by e^h; e^{a}Q ≤ P
+			// for a cell of losses above a = b − h, so this cannot overflow.
+			a := b - h
+			mLo = (math.Exp(a+lq) - pm*emh) / omh
+			errLo := pldRelSlack * (math.Exp(refP-h) + math.Exp(a+refQ) + pm*emh) / omh
 			mLo -= errLo
 		}
 		mLo = math.Max(0, math.Min(mLo, pm))
@@ -130,7 +135,7 @@ func (gr *pldGrid) upper() (up pldPMF) {
 	// differences failed to account for (round-off), so that the upper
 	// distribution always has total mass ≥ 1.
 	up.inf = math.Exp(tl[n].pT) * (1 + pldRelSlack)
-	if miss := 1 - (sum + comp) + 4e-16; miss > up.inf {
+	if miss := 1 - (sum + comp) + 0x1p-52; miss > up.inf {
 		up.inf = math.Min(miss, 1)
 	}
 
@@ -152,8 +157,8 @@ func (gr *pldGrid) lower() (low pldPMF) {
 	// putLoss puts mass m at floor(loss/h), loss already lowered by its
 	// rounding error bound.
 	putLoss := func(loss, m float64) {
-		if loss > at(math.MaxInt32) {
-			loss = at(kHi)
+		if loss > at(kHi) {
+			loss = at(kHi) // rounding down further is still a lower bound
 		}
 		put(int(math.Floor((loss-gr.off)/h)), m)
 	}
@@ -175,7 +180,7 @@ func (gr *pldGrid) lower() (low pldPMF) {
 				return math.Inf(1), lp
 			}
 			// Relative error of each mass is ≲ pldRelSlack·ref/mass.
-			errL := pldRelSlack * (1 + refP/math.Exp(lp) + refQ/math.Exp(lq))
+			errL := pldRelSlack * (1 + math.Exp(refP-lp) + math.Exp(refQ-lq))
 			return lp - lq - errL - t, lp
 		}
 		for j <= n && at(kLo+j) <= t {
@@ -201,7 +206,9 @@ func (gr *pldGrid) lower() (low pldPMF) {
 			// h; EpsilonBounds refines the grid when the gap shows it).
 			tb := tl[j0]
 			if f, lp := phi(tb); !math.IsInf(lp, -1) {
-				loss := t + f
+				// Every outcome in the cell has loss > a, so its merged
+				// loss does too, whatever the rounding of the masses.
+				loss := math.Max(t+f, a)
 				if math.IsInf(f, 1) {
 					loss = at(kHi)
 				}
@@ -218,7 +225,7 @@ func (gr *pldGrid) lower() (low pldPMF) {
 				if math.IsInf(ta.qT, -1) {
 					loss = at(kHi) // Q-mass 0: loss +∞; any value is lower
 				}
-				putLoss(loss-pldRelSlack*(1+math.Abs(loss)), math.Exp(ta.pT))
+				putLoss(math.Max(loss-pldRelSlack*(1+math.Abs(loss)), a), math.Exp(ta.pT))
 			}
 			break
 		}
@@ -263,7 +270,7 @@ func (gr *pldGrid) lower() (low pldPMF) {
 			} else if fr >= h {
 				extra = int(math.Floor(fr / h))
 			}
-			put(kt+max(extra, 0), math.Exp(lp))
+			put(min(kt+max(extra, 0), max(kHi, kt)), math.Exp(lp))
 		}
 		a, ta = lb, tb
 		if a >= at(kHi) {
@@ -273,7 +280,7 @@ func (gr *pldGrid) lower() (low pldPMF) {
 				if math.IsInf(ta.qT, -1) || loss < a {
 					loss = a
 				}
-				putLoss(loss-pldRelSlack*(1+math.Abs(loss)), math.Exp(ta.pT))
+				putLoss(math.Max(loss-pldRelSlack*(1+math.Abs(loss)), a), math.Exp(ta.pT))
 			}
 			break
 		}

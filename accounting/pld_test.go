@@ -586,3 +586,68 @@ func BenchmarkPLDCalibrate(b *testing.B) {
 		}
 	}
 }
+
+// TestPLDGridWidthOption checks that any user grid gives a certified
+// bracket: coarse grids are looser but still contain the fine-grid value.
+func TestPLDGridWidthOption(t *testing.T) {
+	fine := loadPLDSubsampledRefs(t)["4,0.01,10000"]
+	for _, h := range []float64{2e-3, 5e-4, 1e-4} {
+		a := newPLDFor(t, SubsampledGaussian(4, 0.01, 10000), PLDOptions{GridWidth: h})
+		lo, up, err := a.EpsilonBounds(1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lo > fine[1] || up < fine[0] {
+			t.Errorf("h=%g: [%v, %v] disjoint from fine-grid [%v, %v]", h, lo, up, fine[0], fine[1])
+		}
+		if a.res.h != h {
+			t.Errorf("h=%g: grid changed to %g", h, a.res.h)
+		}
+		t.Logf("h=%g: [%.6f, %.6f]", h, lo, up)
+	}
+}
+
+// TestPLDComposeInvalidates checks that composing after a query recomputes.
+func TestPLDComposeInvalidates(t *testing.T) {
+	a := newPLDFor(t, SubsampledGaussian(4, 0.01, 5000), PLDOptions{})
+	e1, err := a.Epsilon(1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Compose(SubsampledGaussian(4, 0.01, 5000), 1); err != nil {
+		t.Fatal(err)
+	}
+	lo, up, err := a.EpsilonBounds(1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 5000 + 5000 steps is the first table case.
+	fine := loadPLDSubsampledRefs(t)["4,0.01,10000"]
+	if !(e1 < lo) || lo > fine[1] || up < fine[0] {
+		t.Errorf("after 2×5000 steps: [%v, %v] (5000 steps: %v), want around [%v, %v]", lo, up, e1, fine[0], fine[1])
+	}
+}
+
+// TestPLDDeltaGaussianFFT compares δ(ε) bounds of the FFT path with the
+// exact Gaussian δ (Balle and Wang 2018, Theorem 8).
+func TestPLDDeltaGaussianFFT(t *testing.T) {
+	pldNoClosedForm = true
+	defer func() { pldNoClosedForm = false }()
+	for _, eps := range []float64{0.5, 2, 5} {
+		a := newPLDFor(t, SelfComposed{Gaussian{8}, 50}, PLDOptions{})
+		lo, up, err := a.DeltaBounds(eps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := GaussianDelta(8/math.Sqrt(50), 1, eps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lo > want || up < want {
+			t.Errorf("eps=%g: delta [%g, %g] does not contain %g", eps, lo, up, want)
+		}
+		if up > 1.2*want || lo < want/1.2 {
+			t.Errorf("eps=%g: delta [%g, %g] more than 20%% from %g", eps, lo, up, want)
+		}
+	}
+}

@@ -22,8 +22,8 @@ type auditOutput struct {
 	Epochs       float64            `json:"epochs"`
 	Claimed      float64            `json:"claimed_epsilon"`
 	Delta        float64            `json:"delta"`
-	EpsilonLower float64            `json:"epsilon_lower"`
-	EpsilonUpper float64            `json:"epsilon_upper"`
+	EpsilonLower *float64           `json:"epsilon_lower"` // null when not finite
+	EpsilonUpper *float64           `json:"epsilon_upper"` // null when not finite (no finite ε bound at this δ)
 	Verdict      accounting.Verdict `json:"verdict"`
 	Accountants  []row              `json:"accountants"`
 	Version      string             `json:"version"`
@@ -53,7 +53,7 @@ func (c *AuditCmd) Run(e *env) error {
 	}
 	out := auditOutput{
 		Sigma: c.Sigma, Q: c.Q, Steps: steps, Epochs: float64(steps) * c.Q,
-		Claimed: c.Eps, Delta: c.Delta, EpsilonLower: res.Lower, EpsilonUpper: res.Upper,
+		Claimed: c.Eps, Delta: c.Delta, EpsilonLower: finitePtr(res.Lower), EpsilonUpper: finitePtr(res.Upper),
 		Verdict: res.Verdict, Version: versionString(),
 	}
 	af := accountantFlags{PLDGrid: c.PLDGrid}
@@ -76,7 +76,7 @@ func (c *AuditCmd) Run(e *env) error {
 		}
 	}
 	if res.Verdict != accounting.Holds {
-		return &exitError{code: 1, err: fmt.Errorf("audit: claim %s: true ε in [%.6g, %.6g], claimed %g", res.Verdict, res.Lower, res.Upper, c.Eps), reported: true}
+		return &exitError{code: 1, err: fmt.Errorf("audit: claim %s: true ε in [%.6g, %.6g], claimed %g", res.Verdict, res.Lower, res.Upper, c.Eps)}
 	}
 	return nil
 }

@@ -316,7 +316,7 @@ func (e *env) printCurve(res curveResult, chart *plotting.Chart, o curveOutput, 
 	}
 	for _, s := range res.Series {
 		if s.Error != "" {
-			return &exitError{code: 1, err: fmt.Errorf("%s: %s", s.Accountant, s.Error), reported: true}
+			return &exitError{code: 1, err: fmt.Errorf("%s: %s", s.Accountant, s.Error)}
 		}
 	}
 	return nil

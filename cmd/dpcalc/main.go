@@ -5,11 +5,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"runtime/debug"
 	"strings"
 
@@ -57,9 +59,6 @@ type CLI struct {
 type exitError struct {
 	code int
 	err  error
-	// reported: the result (with this error in it) is already on stdout, so
-	// --json must not print a second object; stderr still gets the line.
-	reported bool
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -94,17 +93,23 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 			break
 		}
 	}
-	fail := func(code int, err error, reported bool) int {
+	// out records whether the command printed anything: a command that
+	// already printed its JSON result (whose rows carry their own "error")
+	// must not get a second JSON value appended, or stdout stops being one
+	// JSON document.
+	out := &countingWriter{w: stdout}
+	stdout = out
+	var cli CLI
+	fail := func(code int, err error) int {
 		msg := strings.TrimPrefix(err.Error(), "dpcalc: ")
 		msg = strings.ReplaceAll(msg, "\n", " ")
 		fmt.Fprintf(stderr, "dpcalc: %s\n", msg)
-		if wantJSON && !reported {
+		if (wantJSON || cli.JSON) && out.n == 0 {
 			writeJSON(stdout, map[string]string{"error": msg})
 		}
 		return code
 	}
 	exited := -1
-	var cli CLI
 	parser, err := kong.New(&cli,
 		kong.Name("dpcalc"),
 		kong.Description("Differential privacy calculator: noise, training length and privacy cost."),
@@ -116,7 +121,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 
 	)
 	if err != nil {
-		return fail(1, err, false)
+		return fail(1, err)
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -132,25 +137,50 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	ctx, err := parser.Parse(args)
 	if err != nil {
-		return fail(2, err, false)
+		return fail(2, err)
 	}
 	e := &env{stdout: stdout, json: cli.JSON}
 	if err := ctx.Run(e); err != nil {
 		var ee *exitError
 		if errors.As(err, &ee) {
-			return fail(ee.code, ee.err, ee.reported)
+			return fail(ee.code, ee.err)
 		}
-		return fail(1, err, false)
+		return fail(1, err)
 	}
 	return 0
 }
 
 type exitSentinel struct{}
 
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
 // writeJSON prints v indented, without HTML escaping (so ">" stays ">").
+// Non-finite floats, which encoding/json refuses, are printed as null (see
+// finiteTree) rather than losing the whole result to an error.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	err := enc.Encode(v)
+	var uv *json.UnsupportedValueError
+	if errors.As(err, &uv) {
+		buf.Reset()
+		err = enc.Encode(finiteTree(reflect.ValueOf(v)))
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
 }

@@ -147,7 +147,7 @@ func (e *env) print(rows []row, all bool, cmd string) error {
 	}
 	for _, r := range rows {
 		if r.Error != "" {
-			return &exitError{code: 1, err: fmt.Errorf("%s: %s", r.Accountant, r.Error), reported: true}
+			return &exitError{code: 1, err: fmt.Errorf("%s: %s", r.Accountant, r.Error)}
 		}
 	}
 	return nil

@@ -3,13 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -19,6 +19,7 @@ import (
 	"github.com/dpcalc/dpcalc/internal/atomicfile"
 	"github.com/dpcalc/dpcalc/trainer"
 	"github.com/dpcalc/dpcalc/trainer/data"
+	"github.com/dpcalc/dpcalc/trainer/gemm"
 )
 
 // TrainCmd trains an MLP with one of the private (or the non-private)
@@ -93,6 +94,22 @@ func (c *TrainCmd) Run(e *env) error {
 	if c.CheckpointEvery < 1 {
 		return usageError("invalid --checkpoint-every: %d, want >= 1", c.CheckpointEvery)
 	}
+	// Output paths are checked before training, not after the first epoch
+	// (a --log-json into a missing directory used to be only a warning per
+	// epoch, and a --checkpoint there failed the run after an epoch's work).
+	for _, o := range []struct{ flag, path string }{{"log-json", c.LogJSON}, {"checkpoint", c.Checkpoint}} {
+		if o.path == "" {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Dir(o.path)); err != nil || !fi.IsDir() {
+			return usageError("invalid --%s: %q, its directory %s does not exist", o.flag, o.path, filepath.Dir(o.path))
+		}
+	}
+	if c.Resume {
+		if fi, err := os.Stat(c.Checkpoint); err != nil || !fi.Mode().IsRegular() {
+			return usageError("invalid --checkpoint: %q, want an existing checkpoint file to --resume", c.Checkpoint)
+		}
+	}
 	dir := c.DataDir
 	if dir == "" {
 		dir = data.DefaultDir(c.Dataset)
@@ -158,7 +175,13 @@ func (c *TrainCmd) Run(e *env) error {
 		Progress: func(p trainer.Progress) {
 			bar.update(p)
 			if c.LogJSON != "" {
-				b, _ := json.Marshal(p)
+				// marshalFinite: a diverged loss (NaN) or an infinite ε is
+				// logged as null; json.Marshal would fail and leave a blank line.
+				b, err := marshalFinite(p)
+				if err != nil {
+					fmt.Fprintf(stderr, "dpcalc: warning: --log-json: %v\n", err)
+					return
+				}
 				logLines.Write(b)
 				logLines.WriteByte('\n')
 				// Rewritten whole each epoch, atomically: never half a line.
@@ -203,7 +226,7 @@ func (c *TrainCmd) Run(e *env) error {
 		}
 		return err
 	}
-	out := trainOutput{Dataset: c.Dataset, Accountant: c.Acct, Calibrated: calibrated, Result: res, Epsilons: map[string]*float64{}, Version: versionString()}
+	out := trainOutput{Dataset: c.Dataset, Accountant: c.Acct, Calibrated: calibrated, Result: res, Epsilons: map[string]*float64{}, Kernel: gemm.Kernel(), Version: versionString()}
 	if cfg.Method.Private() || c.Resume {
 		for _, k := range accounting.Kinds {
 			a, err := accounting.New(k, accounting.Options{})
@@ -242,6 +265,7 @@ func (c *TrainCmd) Run(e *env) error {
 		t.Append("stopped", "before a step would exceed the budget")
 	}
 	t.Append("wall time", res.WallTime.Round(time.Millisecond).String())
+	t.Append("matmul kernel", out.Kernel)
 	return t.Render()
 }
 

@@ -68,6 +68,7 @@ func (c *Chart) Render(format string) ([]byte, error) {
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	}
 	p.Add(plotter.NewGrid())
+	xr, yr := newSpan(), newSpan()
 	for i, s := range c.Series {
 		if len(s.X) != len(s.Y) {
 			return nil, fmt.Errorf("plotting: series %q has %d x and %d y values", s.Name, len(s.X), len(s.Y))
@@ -79,6 +80,8 @@ func (c *Chart) Render(format string) ([]byte, error) {
 				continue
 			}
 			pts = append(pts, plotter.XY{X: x, Y: y})
+			xr.add(x)
+			yr.add(y)
 		}
 		if len(pts) == 0 {
 			continue
@@ -92,6 +95,19 @@ func (c *Chart) Render(format string) ([]byte, error) {
 		l.Width = vg.Points(1.5)
 		p.Add(l)
 		p.Legend.Add(s.Name, l)
+	}
+	// gonum/plot widens an empty or zero-width range to [min−1, max+1],
+	// which reaches 0 or below on a log axis and makes LogTicks panic; give
+	// such axes a positive range ourselves.
+	if c.LogX {
+		p.X.Min, p.X.Max = xr.logRange()
+	} else {
+		p.X.Min, p.X.Max = xr.linRange()
+	}
+	if c.LogY {
+		p.Y.Min, p.Y.Max = yr.logRange()
+	} else {
+		p.Y.Min, p.Y.Max = yr.linRange()
 	}
 	p.Legend.ThumbnailWidth = vg.Points(24)
 	p.Legend.TextStyle.Font.Size = vg.Points(10)
@@ -122,3 +138,47 @@ func (c *Chart) Save(path string) error {
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// span is the range of the drawn coordinates on one axis.
+type span struct{ lo, hi float64 }
+
+func newSpan() span { return span{math.Inf(1), math.Inf(-1)} }
+
+func (s *span) add(v float64) { s.lo, s.hi = math.Min(s.lo, v), math.Max(s.hi, v) }
+
+// logRange returns a range with 0 < lo < hi for a log axis: the data range,
+// [1, 10] without data, or a factor of 2 around a single value.
+func (s span) logRange() (lo, hi float64) {
+	switch {
+	case s.lo > s.hi: // no data
+		return 1, 10
+	case s.lo < s.hi:
+		return s.lo, s.hi
+	}
+	lo, hi = s.lo/2, s.hi*2
+	if lo == 0 {
+		lo = s.lo
+	}
+	if math.IsInf(hi, 0) {
+		hi = s.hi
+	}
+	return lo, hi
+}
+
+// linRange returns a finite range with lo < hi for a linear axis: the data
+// range, [0, 1] without data, or ±1 (or ±|v|/2 for large |v|) around a single
+// value. A range wider than MaxFloat64 is shrunk so hi−lo stays finite.
+func (s span) linRange() (lo, hi float64) {
+	switch {
+	case s.lo > s.hi:
+		return 0, 1
+	case s.lo == s.hi:
+		d := math.Max(1, math.Abs(s.lo)/2)
+		return s.lo - d, s.hi + d
+	}
+	lo, hi = s.lo, s.hi
+	if math.IsInf(hi-lo, 0) {
+		lo, hi = lo/2, hi/2
+	}
+	return lo, hi
+}

@@ -101,8 +101,14 @@ func parseDigits(gz []byte) (x []float32, y []uint8, err error) {
 	if got := hex.EncodeToString(sum[:]); got != digitsSHA256 {
 		return nil, nil, fmt.Errorf("data: %s: sha-256 of decompressed content is %s, want %s", digitsFile, got, digitsSHA256)
 	}
-	x = make([]float32, 0, digitsN*64)
-	y = make([]uint8, 0, digitsN)
+	return parseDigitsCSV(raw, digitsN)
+}
+
+// parseDigitsCSV parses want lines of 64 pixels in 0..16 and a label in
+// 0..9. It is separate from the checksum check so that it can be fuzzed.
+func parseDigitsCSV(raw []byte, want int) (x []float32, y []uint8, err error) {
+	x = make([]float32, 0, want*64)
+	y = make([]uint8, 0, want)
 	line := 0
 	for len(raw) > 0 {
 		line++
@@ -127,8 +133,8 @@ func parseDigits(gz []byte) (x []float32, y []uint8, err error) {
 			}
 		}
 	}
-	if len(y) != digitsN {
-		return nil, nil, fmt.Errorf("data: %s: %d lines, want %d", digitsFile, len(y), digitsN)
+	if len(y) != want {
+		return nil, nil, fmt.Errorf("data: %s: %d lines, want %d", digitsFile, len(y), want)
 	}
 	return x, y, nil
 }

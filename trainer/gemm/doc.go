@@ -12,11 +12,18 @@
 // in L1) by each B micro-panel in turn, accumulating an mr×nr tile of C in
 // registers and writing it once per k block. Transposes are handled
 // entirely by packing: op(A) and op(B) panels are filled by contiguous
-// copies or by gathers.
-// Edge tiles are computed in full from zero-padded panels into a scratch
-// tile and the valid part is copied out. When C is narrow (n = 10, say) the
-// driver computes Cᵀ = op(B)ᵀ·op(A)ᵀ instead, which fills the tiles better.
-// Packing buffers are reused through a sync.Pool.
+// copies or by gathers. Edge tiles are computed in full from zero-padded
+// panels into a scratch tile and the valid part is copied out. Packing
+// buffers are reused through a sync.Pool.
+//
+// Narrow products get special care, since the trainer's last layer has 10
+// outputs. When C has at most 16 columns and the rows of op(A) are
+// contiguous in memory (or, symmetrically, at most 16 rows and op(B)ᵀ rows
+// contiguous), a dot-product kernel vectorised along k streams the wide
+// operand once without packing it (AVX-512 only). Otherwise, when C is
+// narrow, the driver computes Cᵀ = op(B)ᵀ·op(A)ᵀ, which fills the tiles
+// better, and when op(B) = B meets at most two A micro-panels its rows are
+// read in place instead of being packed.
 //
 // Products with at least 2²⁰ multiply-adds run on GOMAXPROCS goroutines.
 // Each kc×nc block of op(B) is packed once, cooperatively, into one of two
@@ -32,7 +39,9 @@
 //
 //   - "avx512-14x32" (amd64 with AVX-512F): Go assembly, a 14×32 tile in 28
 //     zmm accumulators, B rows loaded as two vectors, A values broadcast;
-//     packing uses masked AVX-512 moves and gathers.
+//     packing uses masked AVX-512 moves and gathers. With AVX-512VL it also
+//     has the narrow-C dot-product kernel (4 rows × 5 columns, 20 zmm
+//     accumulators, used when k ≥ 16).
 //   - "avx2-6x16" (amd64 with AVX2 and FMA): Go assembly, a 6×16 tile in 12
 //     ymm accumulators; packing in Go.
 //   - "generic-4x4": pure Go, the only kernel on other architectures or with

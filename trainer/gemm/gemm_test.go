@@ -71,8 +71,14 @@ func (o *operands) run(f gemmFunc, c []float32) {
 // which holds for any summation order, with or without FMA.
 func (o *operands) check(t *testing.T) {
 	t.Helper()
+	o.checkFunc(t, Sgemm)
+}
+
+// checkFunc is check for another implementation of the contract.
+func (o *operands) checkFunc(t *testing.T, f gemmFunc) {
+	t.Helper()
 	got := append([]float32(nil), o.c...)
-	o.run(Sgemm, got)
+	o.run(f, got)
 	// op(A) by rows and op(B) by columns, in float64, so the reference
 	// loop below runs over contiguous memory.
 	opA := make([]float64, o.m*o.k)
@@ -168,6 +174,9 @@ func TestSgemm(t *testing.T) {
 		{"m=0", 0, 6, 3},
 		{"n=0", 5, 0, 3},
 		{"long k, two k blocks", 9, 11, 300},
+		{"narrow, k=16", 13, 10, 16},
+		{"narrow, k=64", 50, 5, 64},
+		{"narrow, k=47", 6, 16, 47},
 		{"tall", 233, 3, 17},
 		{"wide", 3, 200, 17},
 	}
@@ -394,4 +403,23 @@ func TestSgemmParallel(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestReferences checks the benchmark and interim implementations kept
+// beside Sgemm (the naive loop and gonum) against the same float64 oracle.
+func TestReferences(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, ref := range []struct {
+		name string
+		f    gemmFunc
+	}{{"naive", sgemmNaive}, {"gonum", sgemmGonum}} {
+		for _, ta := range []bool{false, true} {
+			for _, tb := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/ta=%v,tb=%v", ref.name, ta, tb), func(t *testing.T) {
+					newOperands(rng, ta, tb, 7, 13, 5, 2, 0.5, 2, false).checkFunc(t, ref.f)
+					newOperands(rng, ta, tb, 9, 4, 30, 0, -1, 0, true).checkFunc(t, ref.f)
+				})
+			}
+		}
+	}
 }

@@ -4,9 +4,9 @@
 // Run with `go generate` (or `go run gen_kernels.go`) in this directory.
 //
 // Every kernel computes, for a packed A micro-panel (k×MR, MR values per k
-// step) and a packed B micro-panel (k×NR, NR values per k step),
+// step) and a B micro-panel (k rows of NR values, ldb apart: NR when packed)
 //
-//	acc = Σ_p a[p·MR+i] · b[p·NR+j]          (i < MR, j < NR)
+//	acc = Σ_p a[p·MR+i] · b[p·ldb+j]         (i < MR, j < NR)
 //	C[i·ldc+j] = alpha·acc                     if beta == 0 (C not read)
 //	C[i·ldc+j] = alpha·acc + beta·C[i·ldc+j]   otherwise
 //
@@ -35,6 +35,7 @@ func main() {
 	fmt.Fprintf(&w, "#include \"textflag.h\"\n")
 	gen(&w, kernel{name: "kernel14x32AVX512", mr: 14, nr: 32, width: 16, reg: "Z", zero: "VPXORD"})
 	gen(&w, kernel{name: "kernel6x16AVX2", mr: 6, nr: 16, width: 8, reg: "Y", zero: "VXORPS"})
+	genDot(&w)
 	if err := os.WriteFile("kernel_amd64.s", w.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -53,13 +54,19 @@ func gen(w *bytes.Buffer, k kernel) {
 	vb := k.width * 4 // bytes per vector
 
 	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
-	fmt.Fprintf(w, "\n// func %s(k int, a, b, c *float32, ldc int, alpha, beta float32)\n", k.name)
-	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-48\n", k.name)
+	fmt.Fprintf(w, "\n// func %s(k int, a, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)\n", k.name)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-56\n", k.name)
 	p("MOVQ k+0(FP), CX")
 	p("MOVQ a+8(FP), AX")
 	p("MOVQ b+16(FP), BX")
-	p("MOVQ c+24(FP), DI")
-	p("MOVQ ldc+32(FP), SI")
+	p("MOVQ ldb+24(FP), R9")
+	p("SHLQ $2, R9")
+	p("LEAQ (R9)(R9*1), R10") // two B rows
+	p("LEAQ (R10)(R10*1), R11")
+	p("SHLQ $1, R11") // eight B rows: the prefetch distance
+	p("LEAQ (R11)(R9*1), R12")
+	p("MOVQ c+32(FP), DI")
+	p("MOVQ ldc+40(FP), SI")
 	p("SHLQ $2, SI")
 	for i := 0; i < nacc; i++ {
 		p("%s %s, %s, %s", k.zero, r(i), r(i), r(i))
@@ -82,9 +89,14 @@ func gen(w *bytes.Buffer, k kernel) {
 	p("SHRQ $1, DX")
 	p("JEQ %s_tail", k.name)
 	fmt.Fprintf(w, "%s_loop2:\n", k.name)
-	step := func(aoff, boff int) {
+	// second selects the B row after the current one, at (BX)(R9*1).
+	step := func(aoff int, second bool) {
 		for v := 0; v < vpr; v++ {
-			p("VMOVUPS %d(BX), %s", boff+v*vb, r(bReg+v))
+			if second {
+				p("VMOVUPS %d(BX)(R9*1), %s", v*vb, r(bReg+v))
+			} else {
+				p("VMOVUPS %d(BX), %s", v*vb, r(bReg+v))
+			}
 		}
 		for i := 0; i < k.mr; i++ {
 			bc := r(bc0 + i%2)
@@ -94,28 +106,31 @@ func gen(w *bytes.Buffer, k kernel) {
 			}
 		}
 	}
-	p("PREFETCHT0 %d(BX)", 8*k.nr*4)
-	step(0, 0)
-	step(4*k.mr, 4*k.nr)
+	for off := 0; off < k.nr*4; off += 64 {
+		p("PREFETCHT0 %d(BX)(R11*1)", off)
+		p("PREFETCHT0 %d(BX)(R12*1)", off)
+	}
+	step(0, false)
+	step(4*k.mr, true)
 	p("ADDQ $%d, AX", 8*k.mr)
-	p("ADDQ $%d, BX", 8*k.nr)
+	p("ADDQ R10, BX")
 	p("DECQ DX")
 	p("JNE %s_loop2", k.name)
 	fmt.Fprintf(w, "%s_tail:\n", k.name)
 	p("ANDQ $1, CX")
 	p("JEQ %s_done", k.name)
-	step(0, 0)
+	step(0, false)
 	fmt.Fprintf(w, "%s_done:\n", k.name)
 	al, be := r(bc0), r(bc0+1)
-	p("VBROADCASTSS alpha+40(FP), %s", al)
+	p("VBROADCASTSS alpha+48(FP), %s", al)
 	for i := 0; i < nacc; i++ {
 		p("VMULPS %s, %s, %s", al, r(i), r(i))
 	}
 	// beta == 0 (either sign) means C is not read.
-	p("MOVL beta+44(FP), DX")
+	p("MOVL beta+52(FP), DX")
 	p("ANDL $0x7fffffff, DX")
 	p("JEQ %s_store", k.name)
-	p("VBROADCASTSS beta+44(FP), %s", be)
+	p("VBROADCASTSS beta+52(FP), %s", be)
 	for i := 0; i < k.mr; i++ {
 		for v := 0; v < vpr; v++ {
 			p("VFMADD231PS %d(DI), %s, %s", v*vb, be, r(i*vpr+v))
@@ -131,6 +146,80 @@ func gen(w *bytes.Buffer, k kernel) {
 			p("VMOVUPS %s, %d(DI)", r(i*vpr+v), v*vb)
 		}
 		p("ADDQ SI, DI")
+	}
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// genDot writes dot4x5AVX512, the narrow-C kernel: out[r*5+c] =
+// Σ_p a_r[p]·bt[c*ldbt+p] for four A rows and five rows of Bᵀ, with vectors
+// along k (16 at a time, the tail under a mask) and a horizontal sum of each
+// of the 20 accumulators at the end. It needs AVX-512F and VL.
+func genDot(w *bytes.Buffer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
+	const name = "dot4x5AVX512"
+	fmt.Fprintf(w, "\n// func %s(k int, a0, a1, a2, a3, bt *float32, ldbt int, out *float32)\n", name)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-64\n", name)
+	p("MOVQ k+0(FP), CX")
+	p("MOVQ a0+8(FP), SI")
+	p("MOVQ a1+16(FP), DI")
+	p("MOVQ a2+24(FP), R11")
+	p("MOVQ a3+32(FP), R12")
+	p("MOVQ bt+40(FP), R8")
+	p("MOVQ ldbt+48(FP), R9")
+	p("SHLQ $2, R9")
+	p("LEAQ (R9)(R9*2), R10")
+	p("MOVQ out+56(FP), DX")
+	for i := 0; i < 20; i++ {
+		p("VPXORD Z%d, Z%d, Z%d", i, i, i)
+	}
+	aRegs := []string{"(SI)", "(DI)", "(R11)", "(R12)"}
+	bAddr := []string{"(R8)", "(R8)(R9*1)", "(R8)(R9*2)", "(R8)(R10*1)", "(R8)(R9*4)"}
+	body := func(masked bool) {
+		ld := "VMOVUPS"
+		mask := ""
+		if masked {
+			ld, mask = "VMOVUPS.Z", ", K1"
+		}
+		for r, a := range aRegs {
+			p("%s %s%s, Z%d", ld, a, mask, 20+r)
+		}
+		for c, b := range bAddr {
+			p("%s %s%s, Z%d", ld, b, mask, 24+c)
+			for r := range aRegs {
+				p("VFMADD231PS Z%d, Z%d, Z%d", 24+c, 20+r, r*5+c)
+			}
+		}
+	}
+	p("MOVQ CX, AX")
+	p("SHRQ $4, AX")
+	p("JEQ %s_tail", name)
+	fmt.Fprintf(w, "%s_loop:\n", name)
+	body(false)
+	for _, r := range []string{"SI", "DI", "R11", "R12", "R8"} {
+		p("ADDQ $64, %s", r)
+	}
+	p("DECQ AX")
+	p("JNE %s_loop", name)
+	fmt.Fprintf(w, "%s_tail:\n", name)
+	p("ANDQ $15, CX")
+	p("JEQ %s_reduce", name)
+	p("MOVL $1, AX")
+	p("SHLL CX, AX")
+	p("DECL AX")
+	p("KMOVW AX, K1")
+	body(true)
+	fmt.Fprintf(w, "%s_reduce:\n", name)
+	for i := 0; i < 20; i++ {
+		p("VEXTRACTF64X4 $1, Z%d, Y30", i)
+		p("VADDPS Y30, Y%d, Y30", i)
+		p("VEXTRACTF32X4 $1, Y30, X29")
+		p("VADDPS X29, X30, X30")
+		p("VPERMILPS $0x4e, X30, X29")
+		p("VADDPS X29, X30, X30")
+		p("VPERMILPS $0xb1, X30, X29")
+		p("VADDPS X29, X30, X30")
+		p("VMOVSS X30, %d(DX)", 4*i)
 	}
 	p("VZEROUPPER")
 	p("RET")

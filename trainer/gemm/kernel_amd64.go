@@ -14,28 +14,35 @@ import (
 // C tile in 28 zmm accumulators. See gen_kernels.go for the contract.
 //
 //go:noescape
-func kernel14x32AVX512(k int, a, b, c *float32, ldc int, alpha, beta float32)
+func kernel14x32AVX512(k int, a, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
 
 // kernel6x16AVX2 is the AVX2+FMA micro-kernel (kernel_amd64.s): a 6×16 C
 // tile in 12 ymm accumulators.
 //
 //go:noescape
-func kernel6x16AVX2(k int, a, b, c *float32, ldc int, alpha, beta float32)
+func kernel6x16AVX2(k int, a, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
 
 var avx512Kernel = microKernel{
 	name: "avx512-14x32", mr: 14, nr: 32,
-	fn: func(k int, a, b, c []float32, ldc int, alpha, beta float32) {
-		_, _, _ = a[k*14-1], b[k*32-1], c[13*ldc+31] // bounds: the asm trusts these
-		kernel14x32AVX512(k, &a[0], &b[0], &c[0], ldc, alpha, beta)
+	fn: func(k int, a, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
+		_, _, _ = a[k*14-1], b[(k-1)*ldb+31], c[13*ldc+31] // bounds: the asm trusts these
+		kernel14x32AVX512(k, &a[0], &b[0], ldb, &c[0], ldc, alpha, beta)
 	},
 	copyPanel: copyPanelAVX512Checked, transPanel: transPanelAVX512Checked,
 }
 
+// dotAVX512 wraps dot4x5AVX512 with the bounds checks it relies on.
+func dotAVX512(k int, a0, a1, a2, a3, bt []float32, ldbt int, out []float32) {
+	_, _, _, _ = a0[k-1], a1[k-1], a2[k-1], a3[k-1]
+	_, _ = bt[4*ldbt+k-1], out[19]
+	dot4x5AVX512(k, &a0[0], &a1[0], &a2[0], &a3[0], &bt[0], ldbt, &out[0])
+}
+
 var avx2Kernel = microKernel{
 	name: "avx2-6x16", mr: 6, nr: 16,
-	fn: func(k int, a, b, c []float32, ldc int, alpha, beta float32) {
-		_, _, _ = a[k*6-1], b[k*16-1], c[5*ldc+15]
-		kernel6x16AVX2(k, &a[0], &b[0], &c[0], ldc, alpha, beta)
+	fn: func(k int, a, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
+		_, _, _ = a[k*6-1], b[(k-1)*ldb+15], c[5*ldc+15]
+		kernel6x16AVX2(k, &a[0], &b[0], ldb, &c[0], ldc, alpha, beta)
 	},
 	copyPanel: copyPanelAVX2Checked, transPanel: transPanelAVX2Checked,
 }
@@ -44,7 +51,11 @@ var avx2Kernel = microKernel{
 func availableKernels() []microKernel {
 	var ks []microKernel
 	if cpu.X86.HasAVX512F {
-		ks = append(ks, avx512Kernel)
+		kern := avx512Kernel
+		if cpu.X86.HasAVX512VL {
+			kern.dot = dotAVX512
+		}
+		ks = append(ks, kern)
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		ks = append(ks, avx2Kernel)
@@ -155,3 +166,9 @@ func transPanelAVX2Checked(dst, src []float32, ld, kc, rows, w int) {
 	masks := laneMasks(rows, w)
 	transPanelAVX2(&dst[0], &src[0], &idx[0], kc, w, &masks[0])
 }
+
+// dot4x5AVX512 is the narrow-C kernel (kernel_amd64.s): out[r*5+c] =
+// Σ_{p<k} a_r[p]·bt[c*ldbt+p] for r < 4, c < 5. Needs AVX-512F and VL.
+//
+//go:noescape
+func dot4x5AVX512(k int, a0, a1, a2, a3, bt *float32, ldbt int, out *float32)

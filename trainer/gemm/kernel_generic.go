@@ -8,16 +8,16 @@ var genericKernel = microKernel{
 }
 
 // kernel4x4Generic follows the micro-kernel contract: a holds k steps of 4
-// packed A values, b k steps of 4 packed B values, and the 4×4 tile at c
+// packed A values, b k rows of 4 B values (ldb apart), and the 4×4 tile at c
 // (row stride ldc) becomes alpha·(a·b) + beta·c, with c not read if beta == 0.
-func kernel4x4Generic(k int, a, b, c []float32, ldc int, alpha, beta float32) {
+func kernel4x4Generic(k int, a, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
 	var c00, c01, c02, c03 float32
 	var c10, c11, c12, c13 float32
 	var c20, c21, c22, c23 float32
 	var c30, c31, c32, c33 float32
-	a, b = a[:4*k], b[:4*k]
-	for p := 0; p+4 <= len(a); p += 4 {
-		aa, bb := a[p:p+4:p+4], b[p:p+4:p+4]
+	a = a[:4*k]
+	for p, q := 0, 0; p+4 <= len(a); p, q = p+4, q+ldb {
+		aa, bb := a[p:p+4:p+4], b[q:q+4:q+4]
 		a0, a1, a2, a3 := aa[0], aa[1], aa[2], aa[3]
 		b0, b1, b2, b3 := bb[0], bb[1], bb[2], bb[3]
 		c00 += a0 * b0

@@ -9,18 +9,22 @@ import (
 // microKernel is a register-tiled kernel together with its tile shape and
 // the packing routines that fill its panels.
 //
-// fn multiplies a packed A micro-panel (k steps of mr values) by a packed B
-// micro-panel (k steps of nr values) into the mr×nr tile of C at c (row
-// stride ldc): C = alpha·A·B + beta·C, with C not read when beta == 0.
+// fn multiplies a packed A micro-panel (k steps of mr values) by a B
+// micro-panel (k rows of nr values, ldb apart: nr when packed, the stored
+// row stride when read in place) into the mr×nr tile of C at c (row stride
+// ldc): C = alpha·A·B + beta·C, with C not read when beta == 0.
 type microKernel struct {
 	name   string
 	mr, nr int
-	fn     func(k int, a, b, c []float32, ldc int, alpha, beta float32)
+	fn     func(k int, a, b []float32, ldb int, c []float32, ldc int, alpha, beta float32)
 
 	// copyPanel and transPanel pack one micro-panel; see copyPanelGo and
 	// transPanelGo for the contract.
 	copyPanel  func(dst, src []float32, ld, kc, cols, w int)
 	transPanel func(dst, src []float32, ld, kc, rows, w int)
+
+	// dot, if not nil, serves narrow products (see sgemmNarrow).
+	dot dotKernel
 }
 
 // blockSizes are the cache-blocking parameters. A packed kc×nc block of
@@ -112,6 +116,9 @@ func scaleC(m, n int, beta float32, c []float32, ldc int) {
 // goroutines when the problem is large enough. Arguments are checked and
 // m, n, k > 0.
 func sgemmTiled(kern microKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if sgemmNarrow(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
+		return
+	}
 	p := &problem{kern: kern, blk: blocks, transA: transA, transB: transB, k: k, alpha: alpha, beta: beta,
 		a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc}
 	if tileUse(kern, n, m) > 1.25*tileUse(kern, m, n) {
@@ -122,6 +129,9 @@ func sgemmTiled(kern microKernel, transA, transB bool, m, n, k int, alpha float3
 		p.cT = true
 		m, n = n, m
 	}
+	// With at most two A micro-panels each B row is used at most twice, so
+	// packing op(B) = B would cost more than reading it in place.
+	p.directB = !p.transB && m <= 2*kern.mr
 	workers := runtime.GOMAXPROCS(0)
 	if m*n*k < parallelMinWork {
 		workers = 1
@@ -147,6 +157,7 @@ func tileUse(kern microKernel, m, n int) float64 {
 type problem struct {
 	blk            blockSizes
 	cT             bool
+	directB        bool // read whole B micro-panels in place (see macro)
 	kern           microKernel
 	transA, transB bool
 	k              int
@@ -158,7 +169,7 @@ type problem struct {
 // run computes rows [m0, m1) × columns [n0, n1) of C.
 func (p *problem) run(m0, m1, n0, n1 int) {
 	kern := p.kern
-	mr := kern.mr
+	mr, nr := kern.mr, kern.nr
 	// Balance the k blocks so that the last one is not a sliver.
 	blk := p.blk
 	kblocks := (p.k + blk.k - 1) / blk.k
@@ -176,11 +187,13 @@ func (p *problem) run(m0, m1, n0, n1 int) {
 			if pc > 0 {
 				beta = 1 // later k blocks accumulate onto the first
 			}
-			kern.packB(buf.b, p.transB, p.b, p.ldb, pc, kc, jc, nc)
+			if j0 := p.firstPackedPanel(nc) * nr; j0 < nc {
+				kern.packB(buf.b[j0*kc:], p.transB, p.b, p.ldb, pc, kc, jc+j0, nc-j0)
+			}
 			for ic := m0; ic < m1; ic += mcMax {
 				mc := min(mcMax, m1-ic)
 				kern.packA(buf.a, p.transA, p.a, p.lda, ic, mc, pc, kc)
-				p.macro(buf.a[:mc*kc], buf.b[:nc*kc], buf.tile, kc, ic, jc, beta)
+				p.macro(buf.a[:mc*kc], buf.b[:nc*kc], buf.tile, kc, pc, ic, jc, beta)
 			}
 		}
 	}
@@ -190,7 +203,10 @@ func (p *problem) run(m0, m1, n0, n1 int) {
 // by a packed B block (whole nr-column micro-panels) into the C block whose
 // top-left element is (i0, j0) of the problem's result. a and b are cut to
 // the valid rows·kc and columns·kc; tile is mr·nr scratch.
-func (p *problem) macro(a, b, tile []float32, kc, i0, j0 int, beta float32) {
+//
+// With p.directB set, whole B micro-panels are read in place from op(B) =
+// B, rows pc… (only a partial last panel is packed).
+func (p *problem) macro(a, b, tile []float32, kc, pc, i0, j0 int, beta float32) {
 	kern := p.kern
 	mr, nr := kern.mr, kern.nr
 	mc, nc := len(a)/kc, len(b)/kc
@@ -198,15 +214,18 @@ func (p *problem) macro(a, b, tile []float32, kc, i0, j0 int, beta float32) {
 		ap := a[ir*kc : ir*kc+mr*kc : ir*kc+mr*kc]
 		rows := min(mr, mc-ir)
 		for jr := 0; jr < nc; jr += nr {
-			bp := b[jr*kc : jr*kc+nr*kc : jr*kc+nr*kc]
 			cols := min(nr, nc-jr)
+			bp, ldb := b[jr*kc:jr*kc+nr*kc:jr*kc+nr*kc], nr
+			if p.directB && cols == nr {
+				bp, ldb = p.b[pc*p.ldb+j0+jr:], p.ldb
+			}
 			if !p.cT && rows == mr && cols == nr {
-				kern.fn(kc, ap, bp, p.c[(i0+ir)*p.ldc+j0+jr:], p.ldc, p.alpha, beta)
+				kern.fn(kc, ap, bp, ldb, p.c[(i0+ir)*p.ldc+j0+jr:], p.ldc, p.alpha, beta)
 				continue
 			}
 			// Edge or transposed tile: compute the full tile into the
 			// scratch buffer and copy the valid part.
-			kern.fn(kc, ap, bp, tile, nr, 1, 0)
+			kern.fn(kc, ap, bp, ldb, tile, nr, 1, 0)
 			p.storeTile(tile[:rows*nr], nr, cols, i0+ir, j0+jr, beta)
 		}
 	}
@@ -277,12 +296,13 @@ func (p *problem) runParallel(m, n, workers int) {
 			bbuf := shared[t%2].b
 			kc := bl.kc
 			panels := (bl.nc + nr - 1) / nr
+			first := p.firstPackedPanel(bl.nc)
 			for {
 				g := int(bl.packNext.Add(1) - 1)
-				if g*packGroup >= panels {
+				if first+g*packGroup >= panels {
 					break
 				}
-				j0 := g * packGroup * nr
+				j0 := (first + g*packGroup) * nr
 				cols := min(packGroup*nr, bl.nc-j0)
 				kern.packB(bbuf[j0*kc:], p.transB, p.b, p.ldb, bl.pc, kc, bl.jc+j0, cols)
 			}
@@ -305,7 +325,7 @@ func (p *problem) runParallel(m, n, workers int) {
 				}
 				j0 := ch % bl.colChunks * bl.panelsPer * nr
 				cols := min(bl.panelsPer*nr, bl.nc-j0)
-				p.macro(buf.a[:mc*kc], bbuf[j0*kc:(j0+cols)*kc], buf.tile, kc, ic, bl.jc+j0, beta)
+				p.macro(buf.a[:mc*kc], bbuf[j0*kc:(j0+cols)*kc], buf.tile, kc, bl.pc, ic, bl.jc+j0, beta)
 			}
 		}
 	}
@@ -346,6 +366,15 @@ func (b *barrier) wait() {
 	for gen == b.generation {
 		b.cond.Wait()
 	}
+}
+
+// firstPackedPanel is the first of a block's B micro-panels that must be
+// packed: 0, or with directB only a partial last one.
+func (p *problem) firstPackedPanel(nc int) int {
+	if p.directB {
+		return nc / p.kern.nr
+	}
+	return 0
 }
 
 // storeTile applies C = alpha·tile + beta·C (C not read if beta == 0) for a

@@ -1,0 +1,204 @@
+package accounting
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const killHelperEnv = "DPCALC_KILL_LEDGER"
+
+// killLedgers returns two different ledgers of 8,000 segments (alternating
+// events, so they do not merge): about 1 MB of JSON each.
+func killLedgers() [2]*Ledger {
+	var out [2]*Ledger
+	for i := range out {
+		l := new(Ledger)
+		for k := 0; k < 8000; k++ {
+			var e Event = PoissonSampled{SamplingRate: 0.01, Event: Gaussian{NoiseMultiplier: float64(1 + i)}}
+			if k%2 == 1 {
+				e = NoOp{}
+			}
+			if err := l.Record(e, 1+k%7); err != nil {
+				panic(err)
+			}
+		}
+		out[i] = l
+	}
+	return out
+}
+
+// TestKillDuringLedgerWrite re-executes the test binary as a process that
+// saves two different ledgers to one path over and over through
+// SaveLedger, SIGKILLs it (after a delay, or as soon as a temporary file
+// appears, i.e. mid-write), and checks that the file is always one of the
+// two complete ledgers and loads.
+func TestKillDuringLedgerWrite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns subprocesses")
+	}
+	ls := killLedgers()
+	dir := t.TempDir()
+	var want [2][]byte
+	for i, l := range ls {
+		p := filepath.Join(dir, "ref"+string(rune('a'+i)))
+		if err := SaveLedger(p, l); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = b
+	}
+	work := filepath.Join(dir, "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(work, "ledger.json")
+	if err := os.WriteFile(path, want[0], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rounds, midWrite := 4, 0
+	if os.Getenv("DPCALC_LONG") != "" {
+		rounds = 40
+	}
+	for r := 0; r < rounds; r++ {
+		var when func() bool
+		if r%2 == 1 {
+			when = func() bool { return tempExists(work, ".ledger.json.tmp-") }
+		}
+		saves := killChild(t, "^TestKillHelperLedger$", killHelperEnv, path, time.Duration(r%6)*7*time.Millisecond, when)
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("round %d: %v", r, err)
+		}
+		i := 0
+		if bytes.Equal(got, want[1]) {
+			i = 1
+		} else if !bytes.Equal(got, want[0]) {
+			t.Fatalf("round %d (after %d saves): the ledger is neither complete version (%d bytes)", r, saves, len(got))
+		}
+		l, err := LoadLedger(path)
+		if err != nil {
+			t.Fatalf("round %d: ledger does not load after the kill: %v", r, err)
+		}
+		if !reflect.DeepEqual(l.Segments, ls[i].Segments) {
+			t.Fatalf("round %d: loaded ledger differs from the one written", r)
+		}
+		ents, _ := os.ReadDir(work)
+		for _, e := range ents {
+			if e.Name() == "ledger.json" {
+				continue
+			}
+			if !strings.HasPrefix(e.Name(), ".ledger.json.tmp-") {
+				t.Fatalf("round %d: unexpected file %s", r, e.Name())
+			}
+			midWrite++
+			os.Remove(filepath.Join(work, e.Name()))
+		}
+	}
+	t.Logf("%d kills, %d of them mid-write (left a temporary file); the ledger was intact and loaded every time", rounds, midWrite)
+}
+
+// TestKillHelperLedger is the child process of TestKillDuringLedgerWrite.
+func TestKillHelperLedger(t *testing.T) {
+	path := os.Getenv(killHelperEnv)
+	if path == "" {
+		t.Skip("helper process only")
+	}
+	ls := killLedgers()
+	os.Stdout.WriteString("ready\n")
+	for i := 0; ; i++ {
+		if err := SaveLedger(path, ls[i%2]); err != nil {
+			t.Fatal(err)
+		}
+		os.Stdout.WriteString("saved\n")
+	}
+}
+
+// tempExists reports whether dir holds a file whose name starts with prefix.
+func tempExists(dir, prefix string) bool {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// killChild starts the test binary running only test run with env=path,
+// waits for its "ready" line and its first save, then for delay, or, if
+// when is not nil, until when() reports true (polled continuously, for at
+// most 10 s); SIGKILLs it and returns how many saves it reported.
+func killChild(t *testing.T, run, env, path string, delay time.Duration, when func() bool) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run="+run, "-test.v")
+	cmd.Env = append(os.Environ(), env+"="+path)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := make(chan string, 1024)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	saves := 0
+	wait := func(prefix string) {
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("helper exited before %q", prefix)
+				}
+				if l == "saved" {
+					saves++
+				}
+				if strings.HasPrefix(l, prefix) {
+					return
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatalf("helper did not print %q", prefix)
+			}
+		}
+	}
+	wait("ready")
+	wait("saved")
+	if when == nil {
+		time.Sleep(delay)
+	} else {
+		for deadline := time.Now().Add(10 * time.Second); !when() && time.Now().Before(deadline); {
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for l := range lines {
+			_ = l
+		}
+	}()
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("helper wait = %v, want killed by SIGKILL", err)
+	}
+	return saves
+}

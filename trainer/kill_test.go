@@ -1,0 +1,207 @@
+package trainer
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dpcalc/dpcalc/trainer/data"
+)
+
+const killHelperEnv = "DPCALC_KILL_CHECKPOINT"
+
+// killTrain is the data set of the kill test: 64 features, so that a model
+// with a 4000-unit hidden layer makes a checkpoint of about 2 MB.
+func killTrain() *data.Dataset { return blobs(60, 64, 2, 0.1, 9) }
+
+// killTrainers returns two different seeded trainers whose checkpoints are
+// deterministic (no Run, so no elapsed time is recorded).
+func killTrainers(tb testing.TB) [2]*Trainer {
+	tb.Helper()
+	var out [2]*Trainer
+	for i := range out {
+		cfg := Config{Method: MethodDPSGD, Hidden: []int{4000}, LotSize: 20, Epochs: 3, NoiseMultiplier: 1, Seed: u64(uint64(11 + i))}
+		tr, err := New(cfg, killTrain(), Options{})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out[i] = tr
+	}
+	return out
+}
+
+// TestKillDuringCheckpointWrite re-executes the test binary as a process
+// that saves two different checkpoints to one path over and over through
+// SaveCheckpoint, SIGKILLs it at a random moment, and checks that the file
+// at the path is always byte-identical to one of the two complete
+// checkpoints and loads. Kills that land between the temporary file's
+// creation and the rename leave a temporary file, which shows the kill
+// really interrupted a write.
+func TestKillDuringCheckpointWrite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns subprocesses")
+	}
+	trs := killTrainers(t)
+	dir := t.TempDir()
+	var want [2][]byte
+	for i, tr := range trs {
+		p := filepath.Join(dir, "ref"+string(rune('a'+i)))
+		if err := tr.SaveCheckpoint(p); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = b
+	}
+	if bytes.Equal(want[0], want[1]) {
+		t.Fatal("the two checkpoints are identical")
+	}
+	work := filepath.Join(dir, "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(work, "run.ckpt")
+	if err := os.WriteFile(path, want[0], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rounds, midWrite := 4, 0
+	if os.Getenv("DPCALC_LONG") != "" {
+		rounds = 40
+	}
+	for r := 0; r < rounds; r++ {
+		// Even rounds kill after a delay; odd rounds as soon as a
+		// temporary file appears, i.e. during the write itself.
+		var when func() bool
+		if r%2 == 1 {
+			when = func() bool { return tempExists(work, ".run.ckpt.tmp-") }
+		}
+		saves := killChild(t, "^TestKillHelperCheckpoint$", killHelperEnv, path, time.Duration(r%6)*7*time.Millisecond, when)
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("round %d: %v", r, err)
+		}
+		if !bytes.Equal(got, want[0]) && !bytes.Equal(got, want[1]) {
+			t.Fatalf("round %d (after %d saves): the checkpoint is neither complete version (%d bytes)", r, saves, len(got))
+		}
+		if _, err := LoadCheckpoint(path, killTrain(), Options{}); err != nil {
+			t.Fatalf("round %d: checkpoint does not load after the kill: %v", r, err)
+		}
+		ents, _ := os.ReadDir(work)
+		for _, e := range ents {
+			if e.Name() == "run.ckpt" {
+				continue
+			}
+			if !strings.HasPrefix(e.Name(), ".run.ckpt.tmp-") {
+				t.Fatalf("round %d: unexpected file %s", r, e.Name())
+			}
+			midWrite++
+			os.Remove(filepath.Join(work, e.Name()))
+		}
+	}
+	t.Logf("%d kills, %d of them mid-write (left a temporary file); the checkpoint was intact and loaded every time", rounds, midWrite)
+}
+
+// TestKillHelperCheckpoint is the child process of
+// TestKillDuringCheckpointWrite: it alternates the two checkpoints until
+// killed, printing a line after each save.
+func TestKillHelperCheckpoint(t *testing.T) {
+	path := os.Getenv(killHelperEnv)
+	if path == "" {
+		t.Skip("helper process only")
+	}
+	trs := killTrainers(t)
+	os.Stdout.WriteString("ready\n")
+	for i := 0; ; i++ {
+		if err := trs[i%2].SaveCheckpoint(path); err != nil {
+			t.Fatal(err)
+		}
+		os.Stdout.WriteString("saved\n")
+	}
+}
+
+// tempExists reports whether dir holds a file whose name starts with prefix.
+func tempExists(dir, prefix string) bool {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// killChild starts the test binary running only test run with env=path,
+// waits for its "ready" line and its first save, then for delay, or, if
+// when is not nil, until when() reports true (polled continuously, for at
+// most 10 s); SIGKILLs it and returns how many saves it reported.
+func killChild(t *testing.T, run, env, path string, delay time.Duration, when func() bool) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run="+run, "-test.v")
+	cmd.Env = append(os.Environ(), env+"="+path)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := make(chan string, 1024)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	saves := 0
+	wait := func(prefix string) {
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("helper exited before %q", prefix)
+				}
+				if l == "saved" {
+					saves++
+				}
+				if strings.HasPrefix(l, prefix) {
+					return
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatalf("helper did not print %q", prefix)
+			}
+		}
+	}
+	wait("ready")
+	wait("saved")
+	if when == nil {
+		time.Sleep(delay)
+	} else {
+		for deadline := time.Now().Add(10 * time.Second); !when() && time.Now().Before(deadline); {
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for l := range lines {
+			_ = l
+		}
+	}()
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("helper wait = %v, want killed by SIGKILL", err)
+	}
+	return saves
+}
