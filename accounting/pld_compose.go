@@ -376,8 +376,8 @@ func (c *pldComposed) buildSums() {
 		c.i0 = len(c.c)
 	}
 	m := len(c.c) - c.i0
-	c.sA = make([]float64, m+1)
-	c.sB = make([]float64, m+1)
+	c.sA = pldResize(c.sA, m+1)
+	c.sB = pldResize(c.sB, m+1)
 	var a, ca, b, cb float64 // Neumaier sums
 	// e^{−loss} by recurrence (×e^h per step down), re-anchored with an
 	// exact exp every 64 entries: relative error < 100 ulps, far inside
@@ -397,6 +397,17 @@ func (c *pldComposed) buildSums() {
 		c.sA[i-c.i0] = a + ca
 		c.sB[i-c.i0] = b + cb
 	}
+}
+
+// pldResize returns a zeroed slice of length n, reusing s when it is large
+// enough.
+func pldResize(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 func pldNeumaier(s, comp, x float64) (float64, float64) {
