@@ -456,9 +456,26 @@ func (c *pldComposed) at(eps float64, i int, upper bool) float64 {
 	k, b := c.linear(i, upper)
 	d := k
 	if b > 0 {
-		d = k - math.Exp(eps)*b
+		d = k - pldExpTimes(eps, b, !upper)
 	}
 	return math.Max(0, math.Min(d, 1))
+}
+
+// pldExpTimes returns e^eps·b for b > 0. Below eps = 700 it is the plain
+// product. Above, e^eps alone would overflow (at eps ≈ 709.78) while b, a
+// sum of masses times e^{−loss}, is tiny, and an infinite product would
+// drive δ(ε) to 0, an under-report; the product is then formed as
+// exp(eps + log b), whose relative error (a few times |eps + log b|·u <
+// 1e-12) is resolved upward when up is set and downward otherwise.
+func pldExpTimes(eps, b float64, up bool) float64 {
+	if eps < 700 {
+		return math.Exp(eps) * b
+	}
+	v := math.Exp(eps + math.Log(b))
+	if up {
+		return v * (1 + 1e-12)
+	}
+	return v * (1 - 1e-12)
 }
 
 // index returns the first index whose loss is > eps.
@@ -515,10 +532,19 @@ func (c *pldComposed) epsilon(delta float64, upper bool) float64 {
 	// Solve bound(ε) = δ with the terms i ≥ hi: bound = K − e^ε·B.
 	kConst, b := c.linear(hi, upper)
 	var eps float64
-	if b <= 0 || kConst <= delta {
+	switch {
+	case kConst <= delta:
 		eps = left
-	} else {
+	case b <= 0:
+		// The bound is kConst > δ throughout the cell (b underflows to 0
+		// for losses beyond ~745): it first drops to δ at the right end.
+		eps = right
+	default:
 		eps = math.Log((kConst - delta) / b)
+		if math.IsInf(eps, 1) {
+			// b is so small that the ratio overflows: take logs first.
+			eps = math.Log(kConst-delta) - math.Log(b)
+		}
 	}
 	eps = math.Max(left, math.Min(eps, right))
 	if upper {
