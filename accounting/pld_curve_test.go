@@ -27,7 +27,7 @@ func TestPLDEpsilonCurveBracket(t *testing.T) {
 		cases = 2
 	}
 	for c := 0; c < cases; c++ {
-		sigma := 0.7 + 5*rng.Float64()        // [0.7, 5.7]
+		sigma := 0.7 + 5*rng.Float64()          // [0.7, 5.7]
 		q := math.Pow(10, -3+2.5*rng.Float64()) // [1e-3, 0.3]
 		delta := math.Pow(10, -3-5*rng.Float64())
 		tMax := 10 + rng.IntN(3000)
