@@ -86,7 +86,7 @@ func pldCumulant(parts []pldPart, h, lambda float64) float64 {
 	for _, pt := range parts {
 		k += float64(pt.count) * pldLogMGF(&pt.pmf, h, lambda)
 	}
-	return k * (1 + 1e-14) // logs of sums: allow rounding, upward
+	return pldRoundUp(k) // logs of sums: allow rounding, upward (also for k < 0)
 }
 
 // pldGoodSize returns the smallest n' ≥ n of the form 2^a·3^b·5^c.
@@ -129,7 +129,8 @@ func pldGoodSize(n int) int {
 // Summed over frequencies this gives ‖Δc‖₂ ≤ u·c·log2(N)·Σ_s count_s·
 // ‖c₋₁,s‖₂ plus the rounding of the powers and of the inverse, where c₋₁,s
 // is the composition less one step of part s, whose ℓ2 norm is computed
-// from the spectra (Parseval). Negative masses are clamped to 0, which
+// from the spectra (Parseval). The rounding of the powers is relative and
+// grows linearly in the exponent (see pldPowRound). Negative masses are clamped to 0, which
 // moves each entry toward its exact value. The upper δ adds and the lower
 // δ subtracts e2·‖f‖₂, a Cauchy–Schwarz bound on the resulting error of δ
 // (f = (1 − e^{ε−loss})₊, ‖f‖₂ ≤ √(number of terms)); see linear. This
@@ -238,7 +239,8 @@ func pldCompose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) 
 			}
 			z[i] *= pw
 		}
-		powRound += 2 * float64(bits.Len(uint(pt.count)))
+		// z^n by binary exponentiation, then one product into z.
+		powRound += pldPowRound(pt.count) + 3
 	}
 	fft.Sequence(buf, z)
 	var l2 float64
