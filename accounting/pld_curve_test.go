@@ -207,7 +207,9 @@ var benchSinkCurve []float64
 
 // BenchmarkPLDEpsilonCurve is the curve of `dpcalc curve epochs --sigma 4
 // --q 0.01 --delta 1e-5 --from 1 --to 400` (400 points, T = 100..40,000):
-// the fast path next to one Compose + Epsilon per point.
+// the fast path next to one Compose + Epsilon per point. cpu-s/op is the
+// process CPU time per curve (user + system, so it includes the garbage
+// collector), steadier than ns/op on a shared machine.
 func BenchmarkPLDEpsilonCurve(b *testing.B) {
 	step := pldCurveStep(4, 0.01)
 	steps := make([]int, 400)
@@ -215,6 +217,7 @@ func BenchmarkPLDEpsilonCurve(b *testing.B) {
 		steps[i] = 100 * (i + 1)
 	}
 	b.Run("fast", func(b *testing.B) {
+		defer pldReportCPU(b)()
 		for i := 0; i < b.N; i++ {
 			a, _ := NewPLD(PLDOptions{})
 			out, err := a.EpsilonCurve(step, steps, 1e-5)
@@ -225,6 +228,7 @@ func BenchmarkPLDEpsilonCurve(b *testing.B) {
 		}
 	})
 	b.Run("pointwise", func(b *testing.B) {
+		defer pldReportCPU(b)()
 		for i := 0; i < b.N; i++ {
 			a, _ := NewPLD(PLDOptions{})
 			out := make([]float64, len(steps))
@@ -242,4 +246,10 @@ func BenchmarkPLDEpsilonCurve(b *testing.B) {
 			benchSinkCurve = out
 		}
 	})
+}
+
+// pldReportCPU starts a CPU clock; the function it returns reports cpu-s/op.
+func pldReportCPU(b *testing.B) func() {
+	start := pldCPUSeconds()
+	return func() { b.ReportMetric((pldCPUSeconds()-start)/float64(b.N), "cpu-s/op") }
 }
