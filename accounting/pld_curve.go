@@ -15,30 +15,32 @@ import (
 //
 // When the accountant is empty and step is one Poisson-subsampled Gaussian
 // with q < 1 (possibly inside SelfComposed or Composed), the curve is
-// computed from one discretisation and one forward FFT per direction: the
-// grid width h and the FFT length are chosen for the largest T (the same
-// default h as [PLDAccountant.Epsilon] would choose for it), and each point
-// costs one frequency-domain product, one inverse FFT and the hockey-stick
-// evaluation. Every point carries its own certificate for its T: the
-// composed +∞ atom, Chernoff bounds on the mass outside that point's
-// window (from the exact moment generating function of the discretised
-// step), and the a-priori FFT round-off bound, with the power-rounding
-// term counted for the chained products actually performed. The value at
-// T is the certified upper bound of the pointwise computation on the grid
-// of the largest T: it equals what Epsilon returns after the same
-// composition whenever the default h does not depend on T (the common case:
-// h is 0.15 of the per-step standard deviation of the loss), and otherwise
-// it is at most slightly looser, because the grid of the largest T is
-// never finer than that of a smaller one (the discretisation error is of
-// second order in h). The window of each point has the same FFT length, so
-// small T pay the transform length of the largest.
+// computed from one discretisation per direction: the grid width h is the
+// one the pointwise computation chooses for the largest T (also the
+// per-step truncation and any coarsening), and each point costs one
+// frequency-domain product, one inverse FFT and the hockey-stick
+// evaluation. The FFT length grows with the points' windows (a forward
+// transform of the step per length, about 25% spare room each), so small T
+// do not pay the length of the largest. Every point carries its own
+// certificate for its T, computed as in pldCompose: the composed +∞ atom,
+// Chernoff bounds on the mass outside that point's window (from the exact
+// moment generating function of the discretised step), and the a-priori
+// FFT round-off bound, with the power-rounding term counted for the chained
+// products actually performed. So the value at T is the certified upper
+// bound of the pointwise computation on the grid of the largest T. It
+// equals what Epsilon returns after the same composition, up to the
+// round-off terms (relative differences ~1e-7), whenever the default h does
+// not depend on T (the common case: h is 0.15 of the per-step standard
+// deviation of the loss); otherwise (heavy tails, a window too long for
+// the FFT cap at the largest T) h is coarser than Epsilon's for small T and
+// the bound is looser by the second-order discretisation error.
 //
 // In every other case (a non-empty accountant, several (σ, q), q = 1,
 // NoOp, NonPrivate) it composes a copy incrementally and queries Epsilon
 // at each point, which is what the pointwise computation does.
 //
-// Cost of the fast path: O(n log n) per point and direction, n the FFT
-// length for the largest T.
+// Cost of the fast path: O(n log n) per point and direction, n about the
+// length of that point's window.
 func (a *PLDAccountant) EpsilonCurve(step Event, steps []int, delta float64) ([]float64, error) {
 	if err := CheckDelta(delta); err != nil {
 		return nil, err
@@ -123,7 +125,7 @@ func (a *PLDAccountant) fastCurve(key [2]float64, ts []int, delta float64) ([]fl
 			return nil, err
 		}
 		for i, t := range ts {
-			e, err := cd.epsilon(t, delta)
+			e, err := cd.epsilon(i, t, delta)
 			if err != nil {
 				return nil, err
 			}
@@ -136,7 +138,8 @@ func (a *PLDAccountant) fastCurve(key [2]float64, ts []int, delta float64) ([]fl
 }
 
 // pldCurveDir is one direction of a fast curve: the upper discretisation
-// of one step, its spectrum, and the running power of the spectrum.
+// of one step, its spectrum at the current transform length n, and the
+// running power of the spectrum.
 type pldCurveDir struct {
 	h   float64
 	pmf pldPMF
@@ -158,7 +161,10 @@ type pldCurveDir struct {
 	buf  []float64
 	spec []complex128 // the spectrum handed to the inverse transform
 	divs []int        // divisors of n, ascending
-	c    pldComposed
+
+	needs   []int // window length of each point
+	maxNeed int
+	c       pldComposed
 }
 
 // pldPowRound returns a bound, in units of u = 2^−53, on the relative
@@ -179,9 +185,8 @@ func pldPowRound(n int) float64 {
 var pldCurveLamStep = math.Pow(2, 0.25)
 
 // newPLDCurveDir discretises pair on the grid of width h (coarsened like
-// pldResult.get when the window for the largest T does not fit and auto
-// is set), fixes one FFT length that holds the Chernoff window of every T
-// in ts, and transforms the step once.
+// pldResult.get when a window does not fit and auto is set) and finds the
+// Chernoff window of every T in ts.
 func newPLDCurveDir(pair *pldPair, h, eta float64, auto bool, ts []int) (*pldCurveDir, error) {
 	tMin, tMax := ts[0], ts[len(ts)-1]
 	for {
@@ -214,19 +219,19 @@ func newPLDCurveDir(pair *pldPair, h, eta float64, auto bool, ts []int) (*pldCur
 		}
 		cd.kpT = make([]float64, len(cd.lams))
 		cd.knT = make([]float64, len(cd.lams))
-		need := len(m.p)
+		cd.needs = make([]int, len(ts))
 		ok := len(m.p) > 0
 		for i, t := range ts {
-			if !ok || (i > 0 && t == ts[i-1]) {
-				continue
+			if !ok {
+				break
 			}
 			kBot, kTop, fits := cd.window(t)
 			ok = fits
-			need = max(need, kTop-kBot+1)
+			cd.needs[i] = max(len(m.p), kTop-kBot+1)
+			cd.maxNeed = max(cd.maxNeed, cd.needs[i])
 		}
-		if ok && need <= pldMaxFFT {
-			cd.n = pldGoodSize(need)
-			cd.init()
+		if ok && cd.maxNeed <= pldMaxFFT {
+			cd.alloc(pldGoodSize(cd.maxNeed))
 			return cd, nil
 		}
 		if !auto || h > 1e3 {
@@ -275,24 +280,45 @@ func (cd *pldCurveDir) window(t int) (kBot, kTop int, ok bool) {
 	return kBot, kTop, true
 }
 
-// init transforms the step.
-func (cd *pldCurveDir) init() {
-	cd.fft = pldGetFFT(cd.n)
-	cd.buf = make([]float64, cd.n)
-	copy(cd.buf, cd.pmf.p)
-	cd.z = cd.fft.Coefficients(nil, cd.buf)
-	cd.zt = make([]complex128, len(cd.z))
+// alloc sizes the buffers for transforms of length up to n.
+func (cd *pldCurveDir) alloc(n int) {
+	cd.buf = make([]float64, n)
+	cd.c.c = make([]float64, n)
+	cd.z = make([]complex128, n/2+1)
+	cd.zt = make([]complex128, n/2+1)
+	cd.zd = make([]complex128, n/2+1)
+	cd.spec = make([]complex128, n/2+1)
+}
+
+// setSize transforms the step at length n (at least the step's length)
+// and restarts the power chain.
+func (cd *pldCurveDir) setSize(n int) {
+	cd.release()
+	cd.n = n
+	cd.fft = pldGetFFT(n)
+	buf := cd.buf[:n]
+	clear(buf)
+	copy(buf, cd.pmf.p)
+	cd.z = cd.fft.Coefficients(cd.z[:n/2+1], buf)
+	cd.zt, cd.zd = cd.zt[:n/2+1], cd.zd[:n/2+1]
 	for i := range cd.zt {
 		cd.zt[i] = 1
 	}
-	cd.c.c = make([]float64, cd.n)
-	cd.spec = make([]complex128, len(cd.z))
-	for d := 1; d <= cd.n; d++ {
-		if cd.n%d == 0 {
+	cd.t, cd.dPow, cd.powRel = 0, 0, 0
+	cd.divs = cd.divs[:0]
+	for d := 1; d <= n; d++ {
+		if n%d == 0 {
 			cd.divs = append(cd.divs, d)
 		}
 	}
 }
+
+// pldCurveSlack is the spare length of a transform size: a new size (one
+// forward transform and a fresh power) is chosen when a point's window
+// outgrows the current one, 25% above that window, so that each point's
+// inverse transform is close to its own window and the number of forward
+// transforms grows only like the logarithm of the range of windows.
+const pldCurveSlack = 1.25
 
 // release returns the FFT plan to the pool.
 func (cd *pldCurveDir) release() {
@@ -313,9 +339,6 @@ func (cd *pldCurveDir) advance(t int) {
 		return
 	}
 	if d != cd.dPow {
-		if cd.zd == nil {
-			cd.zd = make([]complex128, len(cd.z))
-		}
 		for i, v := range cd.z {
 			cd.zd[i] = pldCpow(v, d)
 		}
@@ -328,9 +351,12 @@ func (cd *pldCurveDir) advance(t int) {
 	cd.t = t
 }
 
-// epsilon returns the certified upper bound on ε(delta) of t composed
-// steps of this direction. Calls must come with non-decreasing t.
-func (cd *pldCurveDir) epsilon(t int, delta float64) (float64, error) {
+// epsilon returns the certified upper bound on ε(delta) of t = ts[i]
+// composed steps of this direction. Calls must come in order of i.
+func (cd *pldCurveDir) epsilon(i, t int, delta float64) (float64, error) {
+	if need := cd.needs[i]; need > cd.n {
+		cd.setSize(pldGoodSize(max(need, min(cd.maxNeed, int(pldCurveSlack*float64(need))))))
+	}
 	cd.advance(t)
 	if t == 1 {
 		// pldCompose places a single step exactly (no FFT error).
