@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"sync"
 
 	"gonum.org/v1/gonum/dsp/fourier"
 )
@@ -40,7 +41,7 @@ import (
 // at each point, which is what the pointwise computation does.
 //
 // Cost of the fast path: O(n log n) per point and direction, n about the
-// length of that point's window.
+// length of that point's window; the two directions run on two goroutines.
 func (a *PLDAccountant) EpsilonCurve(step Event, steps []int, delta float64) ([]float64, error) {
 	if err := CheckDelta(delta); err != nil {
 		return nil, err
@@ -118,21 +119,44 @@ func (a *PLDAccountant) fastCurve(key [2]float64, ts []int, delta float64) ([]fl
 	if err != nil {
 		return nil, err
 	}
+	// The directions are independent: compute them concurrently (this
+	// halves the wall time, not the CPU time) and combine in a fixed order.
+	eps := make([][]float64, len(r.dirs))
+	errs := make([]error, len(r.dirs))
+	var wg sync.WaitGroup
+	for d, dir := range r.dirs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			eps[d], errs[d] = pldCurveDirection(&dir.pairs[0], r.h, r.eta, r.auto, ts, delta)
+		}()
+	}
+	wg.Wait()
 	out := make([]float64, len(ts))
-	for _, dir := range r.dirs {
-		cd, err := newPLDCurveDir(&dir.pairs[0], r.h, r.eta, r.auto, ts)
-		if err != nil {
+	for d := range r.dirs {
+		if errs[d] != nil {
+			return nil, errs[d]
+		}
+		for i, e := range eps[d] {
+			out[i] = math.Max(out[i], e) // the worse direction is the bound
+		}
+	}
+	return out, nil
+}
+
+// pldCurveDirection returns the upper bounds on ε(delta) of one direction
+// at each T in ts.
+func pldCurveDirection(pair *pldPair, h, eta float64, auto bool, ts []int, delta float64) ([]float64, error) {
+	cd, err := newPLDCurveDir(pair, h, eta, auto, ts)
+	if err != nil {
+		return nil, err
+	}
+	defer cd.release()
+	out := make([]float64, len(ts))
+	for i, t := range ts {
+		if out[i], err = cd.epsilon(i, t, delta); err != nil {
 			return nil, err
 		}
-		for i, t := range ts {
-			e, err := cd.epsilon(i, t, delta)
-			if err != nil {
-				return nil, err
-			}
-			// The worse direction is the bound.
-			out[i] = math.Max(out[i], e)
-		}
-		cd.release()
 	}
 	return out, nil
 }
