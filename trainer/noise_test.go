@@ -3,6 +3,7 @@ package trainer
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -22,6 +23,105 @@ func TestStdNormalMatchesStdlib(t *testing.T) {
 			want := ref.NormFloat64()
 			if got := stdNormal(src); math.Float64bits(got) != math.Float64bits(want) {
 				t.Fatalf("key %x draw %d: stdNormal %v, NormFloat64 %v", key[:4], i, got, want)
+			}
+		}
+	}
+}
+
+// TestChunkedNoiseStatistics checks addGaussian's output over several
+// chunks: mean ≈ 0, variance ≈ std², and no correlation between adjacent
+// chunks (which come from different ChaCha8 keys) or between neighbouring
+// coordinates. The seed is fixed, so the outcome is deterministic; the
+// bounds are 5 standard errors, a false-rejection probability below 6e-7
+// per check for a correct sampler and a fresh seed.
+func TestChunkedNoiseStatistics(t *testing.T) {
+	const std = 2.5
+	n := 40 * noiseChunk // 1.3M coordinates, 40 chunks
+	v := make([]float32, n)
+	addGaussian(v, std, rand.New(rand.NewChaCha8([32]byte{42})))
+	var s, s2 float64
+	for _, x := range v {
+		s += float64(x)
+		s2 += float64(x) * float64(x)
+	}
+	N := float64(n)
+	mean := s / N
+	variance := s2/N - mean*mean
+	if se := std / math.Sqrt(N); math.Abs(mean) > 5*se {
+		t.Errorf("mean %g, want 0 ± %g", mean, 5*se)
+	}
+	// Var of the sample variance of a normal: 2σ⁴/(n−1).
+	if se := std * std * math.Sqrt(2/(N-1)); math.Abs(variance-std*std) > 5*se {
+		t.Errorf("variance %g, want %g ± %g", variance, std*std, 5*se)
+	}
+	// Correlation of chunk c with chunk c+1, coordinate by coordinate,
+	// pooled over all adjacent pairs: under independence each term has
+	// mean 0 and the pooled estimate has s.e. 1/√(pairs).
+	var cross float64
+	pairs := 0
+	for c := 0; c+1 < n/noiseChunk; c++ {
+		a := v[c*noiseChunk : (c+1)*noiseChunk]
+		b := v[(c+1)*noiseChunk : (c+2)*noiseChunk]
+		for j := range a {
+			cross += float64(a[j]) * float64(b[j])
+		}
+		pairs += noiseChunk
+	}
+	if r, se := cross/float64(pairs)/(std*std), 1/math.Sqrt(float64(pairs)); math.Abs(r) > 5*se {
+		t.Errorf("adjacent-chunk correlation %g, want 0 ± %g", r, 5*se)
+	}
+	// Per pair of adjacent chunks too (s.e. 1/√noiseChunk ≈ 0.0055): a
+	// repeated or shifted key would give a correlation near 1.
+	for c := 0; c+1 < n/noiseChunk; c++ {
+		a := v[c*noiseChunk : (c+1)*noiseChunk]
+		b := v[(c+1)*noiseChunk : (c+2)*noiseChunk]
+		var x float64
+		for j := range a {
+			x += float64(a[j]) * float64(b[j])
+		}
+		if r := x / noiseChunk / (std * std); math.Abs(r) > 6/math.Sqrt(noiseChunk) {
+			t.Errorf("chunks %d and %d: correlation %g", c, c+1, r)
+		}
+	}
+	// Lag-1 correlation within the vector.
+	var lag float64
+	for j := 0; j+1 < n; j++ {
+		lag += float64(v[j]) * float64(v[j+1])
+	}
+	if r, se := lag/(N-1)/(std*std), 1/math.Sqrt(N-1); math.Abs(r) > 5*se {
+		t.Errorf("lag-1 correlation %g, want 0 ± %g", r, 5*se)
+	}
+	// The last, partial chunk is noised too.
+	w := make([]float32, 2*noiseChunk+3)
+	addGaussian(w, 1, rand.New(rand.NewChaCha8([32]byte{7})))
+	for j := len(w) - 3; j < len(w); j++ {
+		if w[j] == 0 {
+			t.Errorf("coordinate %d of %d not noised", j, len(w))
+		}
+	}
+}
+
+// TestNoiseIndependentOfGOMAXPROCS checks that the noise depends only on the
+// seed: the same vector with GOMAXPROCS 1, 2 and 4 (serial and parallel
+// filling).
+func TestNoiseIndependentOfGOMAXPROCS(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	n := 795_010 // the MNIST model's parameter count
+	var ref []float32
+	for _, procs := range []int{1, 4, 2} {
+		runtime.GOMAXPROCS(procs)
+		v := make([]float32, n)
+		r := rand.New(rand.NewChaCha8([32]byte{3}))
+		addGaussian(v, 4, r)
+		tail := r.Uint64() // rng's position afterwards must not depend on procs either
+		v = append(v, math.Float32frombits(uint32(tail)), math.Float32frombits(uint32(tail>>32)))
+		if ref == nil {
+			ref = v
+			continue
+		}
+		for j := range v {
+			if math.Float32bits(v[j]) != math.Float32bits(ref[j]) {
+				t.Fatalf("GOMAXPROCS %d: coordinate %d is %v, with GOMAXPROCS 1 %v", procs, j, v[j], ref[j])
 			}
 		}
 	}
