@@ -126,3 +126,33 @@ func TestNoiseIndependentOfGOMAXPROCS(t *testing.T) {
 		}
 	}
 }
+
+// TestReluMask checks the branchless mask against the plain rule, including
+// signed zeros, infinities and NaNs.
+func TestReluMask(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), -float32(math.NaN()), math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32}
+	pre := make([]float32, 10000)
+	da := make([]float32, len(pre))
+	for j := range pre {
+		pre[j] = float32(r.NormFloat64())
+		if j < len(special) {
+			pre[j] = special[j]
+		}
+		da[j] = float32(r.NormFloat64())
+		if j%97 == 0 {
+			da[j] = float32(math.NaN())
+		}
+	}
+	got := append([]float32(nil), da...)
+	reluMask(got, pre)
+	for j, v := range pre {
+		want := da[j]
+		if v <= 0 {
+			want = 0
+		}
+		if math.Float32bits(got[j]) != math.Float32bits(want) {
+			t.Fatalf("pre %v, da %v: got %v, want %v", v, da[j], got[j], want)
+		}
+	}
+}
