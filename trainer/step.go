@@ -29,16 +29,18 @@ const (
 
 // stepper owns the buffers of one training run's steps.
 type stepper struct {
-	cfg   *Config
-	model *MLP
-	ws    *workspace
-	grad  []float32 // flat gradient sum, parameter layout
-	state gradState
-	bx    []float32
-	by    []uint8
-	n     int
-	d     int
-	fac   [][]float32
+	cfg     *Config
+	model   *MLP
+	ws      *workspace
+	grad    []float32 // flat gradient sum, parameter layout
+	state   gradState
+	bx      []float32
+	by      []uint8
+	n       int
+	d       int
+	fac     [][]float32
+	noise   []float32     // prepared noise (private methods)
+	pending *pendingNoise // prepared, not yet added
 
 	// statistics of the last accumulate call
 	lossSum  float64
@@ -168,12 +170,75 @@ func clipFactor(norm, c float64) float32 {
 // addNoise adds independent N(0, std²) to every coordinate of the summed
 // gradient. It panics unless the gradient has just been summed: noise is
 // added exactly once per lot.
+//
+// If prepareNoise(std, ·) was called for this step, addNoise waits for that
+// noise and adds it (consuming it: prepared noise is used at most once);
+// otherwise it draws the noise from rng now. The two consume the same
+// draws from rng (the chunk keys), only at different points of the step, so
+// they give bit-identical results unless rng is used in between (dpvd's
+// forward noise is), in which case the streams are merely interleaved
+// differently.
 func (s *stepper) addNoise(std float64, rng *rand.Rand) {
 	if s.state != gradSummed && s.state != gradEmpty {
 		panic(fmt.Sprintf("trainer: noise added to a gradient in state %d", s.state))
 	}
-	addGaussian(s.grad, std, rng)
+	if p := s.pending; p != nil {
+		s.pending = nil
+		<-p.done
+		if p.std != std {
+			panic(fmt.Sprintf("trainer: noise prepared with std %g, added with std %g", p.std, std))
+		}
+		if std != 0 {
+			g := s.grad
+			z := s.noise[:len(g)]
+			for j := range g {
+				g[j] += z[j]
+			}
+		}
+	} else {
+		addGaussian(s.grad, std, rng)
+	}
 	s.state = gradNoised
+}
+
+// pendingNoise is noise being generated in the background for the next
+// addNoise; done is closed when s.noise holds it.
+type pendingNoise struct {
+	std  float64
+	done chan struct{}
+}
+
+// prepareNoise draws this step's noise keys from rng now and starts
+// filling s.noise with N(0, std²) in the background, so that the noise,
+// which does not depend on the data, is generated while accumulate runs.
+// Call it after zero and before accumulate; addNoise(std, ·) then consumes
+// it. Noise prepared and never added (an abandoned step) is discarded by
+// the next prepareNoise, never reused.
+func (s *stepper) prepareNoise(std float64, rng *rand.Rand) {
+	s.dropNoise()
+	p := &pendingNoise{std: std, done: make(chan struct{})}
+	s.pending = p
+	if std == 0 || len(s.grad) == 0 {
+		close(p.done)
+		return
+	}
+	if len(s.noise) != len(s.grad) {
+		s.noise = make([]float32, len(s.grad))
+	}
+	keys := noiseKeys(len(s.grad), rng)
+	z := s.noise
+	go func() {
+		fillChunks(z, std, keys, true)
+		close(p.done)
+	}()
+}
+
+// dropNoise waits for and discards unconsumed prepared noise.
+func (s *stepper) dropNoise() {
+	if p := s.pending; p != nil {
+		<-p.done
+		s.pending = nil
+	}
 }
 
 // noiseChunk is the number of coordinates filled from one independently
@@ -202,16 +267,34 @@ func addGaussian(v []float32, std float64, rng *rand.Rand) {
 	if std == 0 || len(v) == 0 {
 		return
 	}
-	nc := (len(v) + noiseChunk - 1) / noiseChunk
-	keys := make([][32]byte, nc)
+	fillChunks(v, std, noiseKeys(len(v), rng), false)
+}
+
+// noiseKeys draws from rng, in chunk order, the ChaCha8 keys of the
+// noiseChunk-sized chunks of an n-vector.
+func noiseKeys(n int, rng *rand.Rand) [][32]byte {
+	keys := make([][32]byte, (n+noiseChunk-1)/noiseChunk)
 	for c := range keys {
 		for w := 0; w < 4; w++ {
 			binary.LittleEndian.PutUint64(keys[c][8*w:], rng.Uint64())
 		}
 	}
+	return keys
+}
+
+// fillChunks adds (or with set, stores) std·N(0, 1) to every coordinate of
+// v, chunk c from ChaCha8 keyed with keys[c], on up to GOMAXPROCS
+// goroutines.
+func fillChunks(v []float32, std float64, keys [][32]byte, set bool) {
+	nc := len(keys)
 	fill := func(c int, src *rand.ChaCha8) {
 		src.Seed(keys[c])
-		addNormal(v[c*noiseChunk:min(len(v), (c+1)*noiseChunk)], std, src)
+		chunk := v[c*noiseChunk : min(len(v), (c+1)*noiseChunk)]
+		if set {
+			setNormal(chunk, std, src)
+		} else {
+			addNormal(chunk, std, src)
+		}
 	}
 	workers := min(nc, runtime.GOMAXPROCS(0))
 	if len(v) < noiseSerial || workers < 2 {
@@ -236,6 +319,13 @@ func addGaussian(v []float32, std float64, rng *rand.Rand) {
 		})
 	}
 	wg.Wait()
+}
+
+// setNormal stores std·z in each v[j], z standard normal from src.
+func setNormal(v []float32, std float64, src *rand.ChaCha8) {
+	for j := range v {
+		v[j] = float32(std * stdNormal(src))
+	}
 }
 
 // addNormal adds std·z to each v[j], z standard normal from src.
