@@ -228,7 +228,7 @@ func (s *stepper) prepareNoise(std float64, rng *rand.Rand) {
 	keys := noiseKeys(len(s.grad), rng)
 	z := s.noise
 	go func() {
-		fillChunks(z, std, keys, true)
+		fillChunks(z, std, keys, true, true)
 		close(p.done)
 	}()
 }
@@ -267,7 +267,7 @@ func addGaussian(v []float32, std float64, rng *rand.Rand) {
 	if std == 0 || len(v) == 0 {
 		return
 	}
-	fillChunks(v, std, noiseKeys(len(v), rng), false)
+	fillChunks(v, std, noiseKeys(len(v), rng), false, false)
 }
 
 // noiseKeys draws from rng, in chunk order, the ChaCha8 keys of the
@@ -284,8 +284,11 @@ func noiseKeys(n int, rng *rand.Rand) [][32]byte {
 
 // fillChunks adds (or with set, stores) std·N(0, 1) to every coordinate of
 // v, chunk c from ChaCha8 keyed with keys[c], on up to GOMAXPROCS
-// goroutines.
-func fillChunks(v []float32, std float64, keys [][32]byte, set bool) {
+// goroutines. With yield (background generation) each goroutine yields its
+// thread after every chunk: the matmul's workers meet at barriers, and one
+// of them waiting behind a noise loop for a whole scheduler time slice
+// (10 ms) would stall the others.
+func fillChunks(v []float32, std float64, keys [][32]byte, set, yield bool) {
 	nc := len(keys)
 	fill := func(c int, src *rand.ChaCha8) {
 		src.Seed(keys[c])
@@ -315,6 +318,9 @@ func fillChunks(v []float32, std float64, keys [][32]byte, set bool) {
 					return
 				}
 				fill(c, &src)
+				if yield {
+					runtime.Gosched()
+				}
 			}
 		})
 	}
