@@ -237,3 +237,29 @@ func TestPreparedNoiseMatchesImmediate(t *testing.T) {
 	st.accumulate(ds, idx, 0, r, true)
 	mustPanic(t, "std mismatch", func() { st.addNoise(2, r) })
 }
+
+// TestNormalFillsMatchStdlib checks the inlined samplers of addNormal and
+// setNormal against NormFloat64 on the same stream.
+func TestNormalFillsMatchStdlib(t *testing.T) {
+	const n = 1_000_000
+	const std = 1.7
+	key := [32]byte{9, 9}
+	ref := rand.New(rand.NewChaCha8(key))
+	set := make([]float32, n)
+	setNormal(set, std, rand.NewChaCha8(key))
+	add := make([]float32, n)
+	for j := range add {
+		add[j] = float32(j%7) - 3
+	}
+	base := append([]float32(nil), add...)
+	addNormal(add, std, rand.NewChaCha8(key))
+	for j := range set {
+		want := float32(std * ref.NormFloat64())
+		if math.Float32bits(set[j]) != math.Float32bits(want) {
+			t.Fatalf("setNormal[%d] = %v, want %v", j, set[j], want)
+		}
+		if w := base[j] + want; math.Float32bits(add[j]) != math.Float32bits(w) {
+			t.Fatalf("addNormal[%d] = %v, want %v", j, add[j], w)
+		}
+	}
+}

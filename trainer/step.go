@@ -327,17 +327,36 @@ func fillChunks(v []float32, std float64, keys [][32]byte, set, yield bool) {
 	wg.Wait()
 }
 
-// setNormal stores std·z in each v[j], z standard normal from src.
-func setNormal(v []float32, std float64, src *rand.ChaCha8) {
-	for j := range v {
-		v[j] = float32(std * stdNormal(src))
-	}
-}
-
 // addNormal adds std·z to each v[j], z standard normal from src.
 func addNormal(v []float32, std float64, src *rand.ChaCha8) {
 	for j := range v {
-		v[j] += float32(std * stdNormal(src))
+		// stdNormal with its fast path inlined (same draws, same values).
+		u := src.Uint64()
+		k := int32(u)
+		i := u >> 32 & 0x7F
+		var x float64
+		if absInt32(k) < zigK[i] {
+			x = float64(k) * float64(zigW[i])
+		} else {
+			x = zigSlow(k, i, src)
+		}
+		v[j] += float32(std * x)
+	}
+}
+
+// setNormal stores std·z in each v[j], z standard normal from src.
+func setNormal(v []float32, std float64, src *rand.ChaCha8) {
+	for j := range v {
+		u := src.Uint64()
+		k := int32(u)
+		i := u >> 32 & 0x7F
+		var x float64
+		if absInt32(k) < zigK[i] {
+			x = float64(k) * float64(zigW[i])
+		} else {
+			x = zigSlow(k, i, src)
+		}
+		v[j] = float32(std * x)
 	}
 }
 
@@ -350,13 +369,23 @@ func addNormal(v []float32, std float64, src *rand.ChaCha8) {
 // density itself (rejection from the layers plus an exact tail), not an
 // approximation of it.
 func stdNormal(src *rand.ChaCha8) float64 {
+	u := src.Uint64()
+	j := int32(u) // possibly negative
+	i := u >> 32 & 0x7F
+	if absInt32(j) < zigK[i] {
+		return float64(j) * float64(zigW[i]) // > 98% of draws
+	}
+	return zigSlow(j, i, src)
+}
+
+// zigSlow finishes stdNormal for a first candidate (j, i) outside the
+// inner rectangle of its layer: the base strip's exact tail, or the wedge
+// test, and on rejection fresh candidates as in NormFloat64.
+func zigSlow(j int32, i uint64, src *rand.ChaCha8) float64 {
 	for {
-		u := src.Uint64()
-		j := int32(u) // possibly negative
-		i := u >> 32 & 0x7F
 		x := float64(j) * float64(zigW[i])
 		if absInt32(j) < zigK[i] {
-			return x // > 98% of draws
+			return x
 		}
 		if i == 0 {
 			// Base strip: sample the tail beyond zigR exactly.
@@ -375,6 +404,9 @@ func stdNormal(src *rand.ChaCha8) float64 {
 		if zigF[i]+float32(unitFloat64(src))*(zigF[i-1]-zigF[i]) < float32(math.Exp(-.5*x*x)) {
 			return x
 		}
+		u := src.Uint64()
+		j = int32(u)
+		i = u >> 32 & 0x7F
 	}
 }
 
