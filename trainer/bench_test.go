@@ -43,9 +43,6 @@ func BenchmarkStep(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				st.zero()
-				if private { // as Trainer.Run does
-					st.prepareNoise(4*cfg.ClipNorm, r)
-				}
 				st.accumulate(ds, idx, zeta, r, private)
 				if private {
 					st.addNoise(4*cfg.ClipNorm, r)
@@ -90,7 +87,6 @@ func BenchmarkStepRatio(b *testing.B) {
 				np.apply(1e-3, float64(bc.l), r)
 				t1 := time.Now()
 				dp.zero()
-				dp.prepareNoise(4*dcfg.ClipNorm, r) // as Trainer.Run does
 				dp.accumulate(ds, idx, 0, r, true)
 				dp.addNoise(4*dcfg.ClipNorm, r)
 				dp.apply(1e-3, float64(bc.l), r)

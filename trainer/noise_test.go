@@ -185,79 +185,21 @@ func TestSeededRunIndependentOfGOMAXPROCS(t *testing.T) {
 	}
 }
 
-// TestPreparedNoiseMatchesImmediate checks that noise prepared before
-// accumulate (generated in the background) gives the same gradient, bit for
-// bit, and the same rng position as noise drawn in addNoise, and that
-// prepared noise is consumed once.
-func TestPreparedNoiseMatchesImmediate(t *testing.T) {
-	ds := blobs(60, 64, 3, 0.1, 2)
-	cfg := Config{Method: MethodDPSGD, Hidden: []int{1200}, LotSize: 30, Epochs: 1, NoiseMultiplier: 2}.WithDefaults(ds.N)
-	m := newMLP(ds.D, nil, 0, cfg.Hidden, ds.Classes, rand.New(rand.NewPCG(1, 1)))
-	idx := []int{0, 3, 5, 8, 13, 21, 34, 55}
-	run := func(prepare bool) ([]float32, uint64) {
-		st := newStepper(&cfg, m, ds.N)
-		r := rand.New(rand.NewChaCha8([32]byte{5}))
-		var out []float32
-		for step := 0; step < 3; step++ {
-			st.zero()
-			if prepare {
-				st.prepareNoise(3, r)
-			}
-			st.accumulate(ds, idx, 0, r, true)
-			st.addNoise(3, r)
-			out = append(out, st.grad...)
-			st.state = gradApplied // consume without changing the model
-		}
-		return out, r.Uint64()
-	}
-	a, ra := run(false)
-	b, rb := run(true)
-	if ra != rb {
-		t.Errorf("rng position differs: %x vs %x", ra, rb)
-	}
-	for j := range a {
-		if math.Float32bits(a[j]) != math.Float32bits(b[j]) {
-			t.Fatalf("coordinate %d: immediate %v, prepared %v", j, a[j], b[j])
-		}
-	}
-	// Consumed once: after addNoise the prepared noise is gone, and a
-	// mismatched std is refused.
-	st := newStepper(&cfg, m, ds.N)
-	r := rand.New(rand.NewChaCha8([32]byte{6}))
-	st.zero()
-	st.prepareNoise(3, r)
-	st.accumulate(ds, idx, 0, r, true)
-	st.addNoise(3, r)
-	if st.pending != nil {
-		t.Error("prepared noise not consumed by addNoise")
-	}
-	mustPanic(t, "double noise", func() { st.addNoise(3, r) })
-	st.zero()
-	st.prepareNoise(3, r)
-	st.accumulate(ds, idx, 0, r, true)
-	mustPanic(t, "std mismatch", func() { st.addNoise(2, r) })
-}
-
-// TestNormalFillsMatchStdlib checks the inlined samplers of addNormal and
-// setNormal against NormFloat64 on the same stream.
+// TestNormalFillsMatchStdlib checks addNormal's inlined sampler against
+// NormFloat64 on the same stream.
 func TestNormalFillsMatchStdlib(t *testing.T) {
 	const n = 1_000_000
 	const std = 1.7
 	key := [32]byte{9, 9}
 	ref := rand.New(rand.NewChaCha8(key))
-	set := make([]float32, n)
-	setNormal(set, std, rand.NewChaCha8(key))
 	add := make([]float32, n)
 	for j := range add {
 		add[j] = float32(j%7) - 3
 	}
 	base := append([]float32(nil), add...)
 	addNormal(add, std, rand.NewChaCha8(key))
-	for j := range set {
+	for j := range add {
 		want := float32(std * ref.NormFloat64())
-		if math.Float32bits(set[j]) != math.Float32bits(want) {
-			t.Fatalf("setNormal[%d] = %v, want %v", j, set[j], want)
-		}
 		if w := base[j] + want; math.Float32bits(add[j]) != math.Float32bits(w) {
 			t.Fatalf("addNormal[%d] = %v, want %v", j, add[j], w)
 		}

@@ -29,18 +29,16 @@ const (
 
 // stepper owns the buffers of one training run's steps.
 type stepper struct {
-	cfg     *Config
-	model   *MLP
-	ws      *workspace
-	grad    []float32 // flat gradient sum, parameter layout
-	state   gradState
-	bx      []float32
-	by      []uint8
-	n       int
-	d       int
-	fac     [][]float32
-	noise   []float32     // prepared noise (private methods)
-	pending *pendingNoise // prepared, not yet added
+	cfg   *Config
+	model *MLP
+	ws    *workspace
+	grad  []float32 // flat gradient sum, parameter layout
+	state gradState
+	bx    []float32
+	by    []uint8
+	n     int
+	d     int
+	fac   [][]float32
 
 	// statistics of the last accumulate call
 	lossSum  float64
@@ -171,74 +169,16 @@ func clipFactor(norm, c float64) float32 {
 // gradient. It panics unless the gradient has just been summed: noise is
 // added exactly once per lot.
 //
-// If prepareNoise(std, ·) was called for this step, addNoise waits for that
-// noise and adds it (consuming it: prepared noise is used at most once);
-// otherwise it draws the noise from rng now. The two consume the same
-// draws from rng (the chunk keys), only at different points of the step, so
-// they give bit-identical results unless rng is used in between (dpvd's
-// forward noise is), in which case the streams are merely interleaved
-// differently.
+// Generating the noise in the background during accumulate was tried
+// (branch dpstep, 67f7c5b and d09c489) and measured no better, mostly
+// worse, on the 2-core shared machine: the matmul already uses every core
+// and waits at barriers for its slowest worker.
 func (s *stepper) addNoise(std float64, rng *rand.Rand) {
 	if s.state != gradSummed && s.state != gradEmpty {
 		panic(fmt.Sprintf("trainer: noise added to a gradient in state %d", s.state))
 	}
-	if p := s.pending; p != nil {
-		s.pending = nil
-		<-p.done
-		if p.std != std {
-			panic(fmt.Sprintf("trainer: noise prepared with std %g, added with std %g", p.std, std))
-		}
-		if std != 0 {
-			g := s.grad
-			z := s.noise[:len(g)]
-			for j := range g {
-				g[j] += z[j]
-			}
-		}
-	} else {
-		addGaussian(s.grad, std, rng)
-	}
+	addGaussian(s.grad, std, rng)
 	s.state = gradNoised
-}
-
-// pendingNoise is noise being generated in the background for the next
-// addNoise; done is closed when s.noise holds it.
-type pendingNoise struct {
-	std  float64
-	done chan struct{}
-}
-
-// prepareNoise draws this step's noise keys from rng now and starts
-// filling s.noise with N(0, std²) in the background, so that the noise,
-// which does not depend on the data, is generated while accumulate runs.
-// Call it after zero and before accumulate; addNoise(std, ·) then consumes
-// it. Noise prepared and never added (an abandoned step) is discarded by
-// the next prepareNoise, never reused.
-func (s *stepper) prepareNoise(std float64, rng *rand.Rand) {
-	s.dropNoise()
-	p := &pendingNoise{std: std, done: make(chan struct{})}
-	s.pending = p
-	if std == 0 || len(s.grad) == 0 {
-		close(p.done)
-		return
-	}
-	if len(s.noise) != len(s.grad) {
-		s.noise = make([]float32, len(s.grad))
-	}
-	keys := noiseKeys(len(s.grad), rng)
-	z := s.noise
-	go func() {
-		fillChunks(z, std, keys, true, true)
-		close(p.done)
-	}()
-}
-
-// dropNoise waits for and discards unconsumed prepared noise.
-func (s *stepper) dropNoise() {
-	if p := s.pending; p != nil {
-		<-p.done
-		s.pending = nil
-	}
 }
 
 // noiseChunk is the number of coordinates filled from one independently
@@ -267,7 +207,7 @@ func addGaussian(v []float32, std float64, rng *rand.Rand) {
 	if std == 0 || len(v) == 0 {
 		return
 	}
-	fillChunks(v, std, noiseKeys(len(v), rng), false, false)
+	fillChunks(v, std, noiseKeys(len(v), rng))
 }
 
 // noiseKeys draws from rng, in chunk order, the ChaCha8 keys of the
@@ -282,22 +222,13 @@ func noiseKeys(n int, rng *rand.Rand) [][32]byte {
 	return keys
 }
 
-// fillChunks adds (or with set, stores) std·N(0, 1) to every coordinate of
-// v, chunk c from ChaCha8 keyed with keys[c], on up to GOMAXPROCS
-// goroutines. With yield (background generation) each goroutine yields its
-// thread after every chunk: the matmul's workers meet at barriers, and one
-// of them waiting behind a noise loop for a whole scheduler time slice
-// (10 ms) would stall the others.
-func fillChunks(v []float32, std float64, keys [][32]byte, set, yield bool) {
+// fillChunks adds std·N(0, 1) to every coordinate of v, chunk c from
+// ChaCha8 keyed with keys[c], on up to GOMAXPROCS goroutines.
+func fillChunks(v []float32, std float64, keys [][32]byte) {
 	nc := len(keys)
 	fill := func(c int, src *rand.ChaCha8) {
 		src.Seed(keys[c])
-		chunk := v[c*noiseChunk : min(len(v), (c+1)*noiseChunk)]
-		if set {
-			setNormal(chunk, std, src)
-		} else {
-			addNormal(chunk, std, src)
-		}
+		addNormal(v[c*noiseChunk:min(len(v), (c+1)*noiseChunk)], std, src)
 	}
 	workers := min(nc, runtime.GOMAXPROCS(0))
 	if len(v) < noiseSerial || workers < 2 {
@@ -318,9 +249,6 @@ func fillChunks(v []float32, std float64, keys [][32]byte, set, yield bool) {
 					return
 				}
 				fill(c, &src)
-				if yield {
-					runtime.Gosched()
-				}
 			}
 		})
 	}
@@ -341,22 +269,6 @@ func addNormal(v []float32, std float64, src *rand.ChaCha8) {
 			x = zigSlow(k, i, src)
 		}
 		v[j] += float32(std * x)
-	}
-}
-
-// setNormal stores std·z in each v[j], z standard normal from src.
-func setNormal(v []float32, std float64, src *rand.ChaCha8) {
-	for j := range v {
-		u := src.Uint64()
-		k := int32(u)
-		i := u >> 32 & 0x7F
-		var x float64
-		if absInt32(k) < zigK[i] {
-			x = float64(k) * float64(zigW[i])
-		} else {
-			x = zigSlow(k, i, src)
-		}
-		v[j] = float32(std * x)
 	}
 }
 

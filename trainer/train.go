@@ -404,11 +404,6 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 		}
 		st := t.st
 		st.zero()
-		if private {
-			// The noise does not depend on the data: generate it while
-			// the gradient is computed.
-			st.prepareNoise(noiseStd, t.rng)
-		}
 		st.accumulate(t.train, t.lot, zeta, t.rng, private)
 		denom := float64(c.LotSize)
 		if private {
