@@ -41,6 +41,14 @@ func TestBadInput(t *testing.T) {
 		{"bad tol", []string{"sigma", "--eps", "1", "--q", "0.1", "--epochs", "1", "--tol", "2"}, "invalid --tol"},
 		{"epochs cmd q", []string{"epochs", "--sigma", "1", "--q", "7", "--eps", "1"}, "invalid --q: 7"},
 		{"unknown command", []string{"frobnicate"}, "frobnicate"},
+		{"reproduce profile", []string{"reproduce", "--profile", "bogus"}, "--profile"},
+		{"reproduce paper", []string{"reproduce", "--paper", "xyz"}, "--paper"},
+		{"train method", []string{"train", "--method", "sgd"}, "--method"},
+		{"train needs noise", []string{"train", "--method", "dpsgd"}, "needs --sigma or --eps"},
+		{"train bad sigma", []string{"train", "--sigma", "-2"}, "invalid --sigma"},
+		{"train resume without file", []string{"train", "--resume"}, "--resume needs --checkpoint"},
+		{"train missing data", []string{"train", "--dataset", "mnist", "--data-dir", "/nonexistent", "--method", "np"}, "/nonexistent"},
+		{"data fetch http", []string{"data", "fetch", "mnist", "--mirror", "http://example.com"}, "invalid --mirror"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

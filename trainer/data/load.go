@@ -95,7 +95,7 @@ func findFile(dir, base string) (string, error) {
 			return "", fmt.Errorf("data: %w", err)
 		}
 	}
-	return "", fmt.Errorf("data: %s: neither %s.gz nor %s found (use data.Fetch to download it)", dir, base, base)
+	return "", fmt.Errorf("data: %s: neither %s.gz nor %s found (download it with `dpcalc data fetch NAME` or data.Fetch)", dir, base, base)
 }
 
 func loadIdxSet(spec *setSpec, dir string) (train, test *Dataset, err error) {
