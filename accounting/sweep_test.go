@@ -130,9 +130,9 @@ var knownSweepBugs = map[string]string{
 	"pld: +Inf where finite": "PLDAccountant's certified upper bound is +Inf for δ below a floor of about " +
 		"1e-13 to 1e-11 that grows with T (σ = 1, q = 0.01, T = 1000: finite at δ = 1e-10, +Inf at 1e-15; " +
 		"σ = 3.19, q = 0.11, T = 50649: +Inf at δ = 5.2e-12) — its FFT round-off and truncation bounds " +
-		"exceed δ — while zcdp and ac give finite bounds there. Sound, but no finite bound where one exists; " +
-		"the CLI then prints no pld ε. Documented only as «The upper bound may be +Inf»; a fallback (e.g. to the " +
-		"RDP bound, or the closed forms) or a documented δ floor would help.",
+		"exceed δ — while zcdp, ac and rdp give finite bounds there. Sound, but no finite bound where one exists; " +
+		"the CLI then prints no pld ε. The PLD doc now describes the floors as making the bound loose; it does " +
+		"not say the bound becomes +Inf. A fallback (e.g. min with the RDP bound) would keep it finite.",
 	"pld: upper above rdp": "expected exception near pld's δ floor: its certified upper bound adds the FFT " +
 		"round-off and truncation error bounds to δ, which matter once δ is below ~1e-11, so it can exceed " +
 		"rdp's bound there (σ = 9.24, q = 0.0653, T = 672, δ = 1.47e-12: pld 1.569 > rdp 1.270; the certified " +
