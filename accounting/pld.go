@@ -70,8 +70,9 @@ const pldDefaultGridFactor = 0.15
 // as NoOp). The composition is computed lazily on the first query and
 // cached until the next Compose. Epsilon and Delta compute the upper bound
 // only; EpsilonBounds and DeltaBounds also compute the lower bound, for
-// the worse direction first. A PLDAccountant is not safe for concurrent
-// use.
+// the worse direction first. EpsilonCurve ([CurveReporter]) answers a whole
+// curve of ε over step counts from one discretisation. A PLDAccountant is
+// not safe for concurrent use.
 type PLDAccountant struct {
 	h       float64 // user grid width, 0 = adaptive
 	counts  map[[2]float64]int

@@ -33,9 +33,13 @@ type pldComposed struct {
 	e2               float64
 
 	// Suffix sums over i ≥ i0 (losses > 0): sA[i] = Σ_{k≥i} c[k],
-	// sB[i] = Σ_{k≥i} c[k]·e^{−loss_k}; index i−i0.
+	// sB[i] = Σ_{k≥i} c[k]·e^{bScale−loss_k}; index i−i0. bScale is 0
+	// unless the losses exceed 700 (see buildSums); capTop is the highest
+	// index whose e^{bScale−loss} was capped at e^700 (−1: none).
 	i0     int
 	sA, sB []float64
+	bScale float64
+	capTop int
 }
 
 // pldLogEta is log of the mass allowed outside the FFT window on each side
@@ -86,7 +90,7 @@ func pldCumulant(parts []pldPart, h, lambda float64) float64 {
 	for _, pt := range parts {
 		k += float64(pt.count) * pldLogMGF(&pt.pmf, h, lambda)
 	}
-	return k * (1 + 1e-14) // logs of sums: allow rounding, upward
+	return pldRoundUp(k) // logs of sums: allow rounding, upward (also for k < 0)
 }
 
 // pldGoodSize returns the smallest n' ≥ n of the form 2^a·3^b·5^c.
@@ -129,7 +133,8 @@ func pldGoodSize(n int) int {
 // Summed over frequencies this gives ‖Δc‖₂ ≤ u·c·log2(N)·Σ_s count_s·
 // ‖c₋₁,s‖₂ plus the rounding of the powers and of the inverse, where c₋₁,s
 // is the composition less one step of part s, whose ℓ2 norm is computed
-// from the spectra (Parseval). Negative masses are clamped to 0, which
+// from the spectra (Parseval). The rounding of the powers is relative and
+// grows linearly in the exponent (see pldPowRound). Negative masses are clamped to 0, which
 // moves each entry toward its exact value. The upper δ adds and the lower
 // δ subtracts e2·‖f‖₂, a Cauchy–Schwarz bound on the resulting error of δ
 // (f = (1 − e^{ε−loss})₊, ‖f‖₂ ≤ √(number of terms)); see linear. This
@@ -238,7 +243,8 @@ func pldCompose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) 
 			}
 			z[i] *= pw
 		}
-		powRound += 2 * float64(bits.Len(uint(pt.count)))
+		// z^n by binary exponentiation, then one product into z.
+		powRound += pldPowRound(pt.count) + 3
 	}
 	fft.Sequence(buf, z)
 	var l2 float64
@@ -376,19 +382,36 @@ func (c *pldComposed) buildSums() {
 		c.i0 = len(c.c)
 	}
 	m := len(c.c) - c.i0
-	c.sA = make([]float64, m+1)
-	c.sB = make([]float64, m+1)
+	c.sA = pldResize(c.sA, m+1)
+	c.sB = pldResize(c.sB, m+1)
 	var a, ca, b, cb float64 // Neumaier sums
 	// e^{−loss} by recurrence (×e^h per step down), re-anchored with an
 	// exact exp every 64 entries: relative error < 100 ulps, far inside
-	// pldRelSlack.
+	// pldRelSlack. When the top loss L exceeds 700, e^{−loss} would be
+	// subnormal or 0 near the top, where its relative error is unbounded
+	// (and a b rounded up under-reports the upper δ): the terms are scaled
+	// by e^{bScale}, bScale = L − 700, which at(·) and epsilon undo. Terms
+	// more than 1400 below L would overflow: their factor is capped at
+	// e^700, which lowers b (safe for the upper δ); cells that contain
+	// them get the trivial lower bound 0 (see linear).
+	c.bScale, c.capTop = 0, -1
+	if m > 0 {
+		if top := c.loss(len(c.c) - 1); top > 700 {
+			c.bScale = top - 700
+		}
+	}
+	const capV = 0x1p1009 // ≈ e^699.4 < e^700
 	eh := math.Exp(c.h)
 	var ex float64
 	for i := len(c.c) - 1; i >= c.i0; i-- {
 		if (len(c.c)-1-i)%64 == 0 {
-			ex = math.Exp(-c.loss(i))
+			ex = math.Exp(math.Min(c.bScale-c.loss(i), 700))
 		} else {
 			ex *= eh
+		}
+		if ex > capV {
+			ex = capV
+			c.capTop = max(c.capTop, i)
 		}
 		v := c.c[i]
 		w := v * ex
@@ -397,6 +420,17 @@ func (c *pldComposed) buildSums() {
 		c.sA[i-c.i0] = a + ca
 		c.sB[i-c.i0] = b + cb
 	}
+}
+
+// pldResize returns a zeroed slice of length n, reusing s when it is large
+// enough.
+func pldResize(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
 }
 
 func pldNeumaier(s, comp, x float64) (float64, float64) {
@@ -412,8 +446,8 @@ func pldNeumaier(s, comp, x float64) (float64, float64) {
 // loss returns the loss at index i.
 func (c *pldComposed) loss(i int) float64 { return float64(c.lo+i)*c.h + c.shift }
 
-// sums returns A = Σ c[k], B = Σ c[k]e^{−loss_k} over k ≥ i (i ≥ i0) and
-// the number of terms.
+// sums returns A = Σ c[k], B = Σ c[k]e^{bScale−loss_k} over k ≥ i (i ≥ i0)
+// and the number of terms.
 func (c *pldComposed) sums(i int) (a, b float64, cnt int) {
 	if i < c.i0 {
 		i = c.i0
@@ -426,7 +460,7 @@ func (c *pldComposed) sums(i int) (a, b float64, cnt int) {
 
 // linear returns k and b such that, for ε in the cell where the terms with
 // index ≥ i are those with loss > ε, the upper (or lower) bound on δ(ε)
-// before clamping to [0, 1] is k − e^ε·b.
+// before clamping to [0, 1] is k − e^{ε−bScale}·b.
 //
 // Upper: Σ c(1 − e^{ε−loss}) + pldRelSlack·A (summation round-off) + inf +
 // tailTop + e2·√cnt. Lower: the same sum − pldRelSlack·A₀ − tailTop − tailBot −
@@ -435,6 +469,9 @@ func (c *pldComposed) linear(i int, upper bool) (k, b float64) {
 	a, b, cnt := c.sums(i)
 	if upper {
 		return a + pldRelSlack*a + c.inf + c.tailTop + c.e2*math.Sqrt(float64(cnt)), b
+	}
+	if i <= c.capTop {
+		return 0, 0 // b was lowered by the cap: only 0 is a safe lower bound
 	}
 	a0, _, cnt0 := c.sums(c.i0)
 	return a - pldRelSlack*a0 - c.tailTop - c.tailBot - c.e2*math.Sqrt(float64(cnt0)), b
@@ -445,9 +482,26 @@ func (c *pldComposed) at(eps float64, i int, upper bool) float64 {
 	k, b := c.linear(i, upper)
 	d := k
 	if b > 0 {
-		d = k - math.Exp(eps)*b
+		d = k - pldExpTimes(eps-c.bScale, b, !upper)
 	}
 	return math.Max(0, math.Min(d, 1))
+}
+
+// pldExpTimes returns e^eps·b for b > 0. For |eps| < 700 it is the plain
+// product. Beyond, e^eps alone would overflow (at eps ≈ 709.78; an
+// infinite product would drive δ(ε) to 0, an under-report) or underflow
+// while b is large; the product is then formed as exp(eps + log b), whose
+// relative error (a few times |eps + log b|·u < 1e-12) is resolved upward
+// when up is set and downward otherwise.
+func pldExpTimes(eps, b float64, up bool) float64 {
+	if eps < 700 && eps > -700 {
+		return math.Exp(eps) * b
+	}
+	v := math.Exp(eps + math.Log(b))
+	if up {
+		return v * (1 + 1e-12)
+	}
+	return v * (1 - 1e-12)
 }
 
 // index returns the first index whose loss is > eps.
@@ -504,10 +558,19 @@ func (c *pldComposed) epsilon(delta float64, upper bool) float64 {
 	// Solve bound(ε) = δ with the terms i ≥ hi: bound = K − e^ε·B.
 	kConst, b := c.linear(hi, upper)
 	var eps float64
-	if b <= 0 || kConst <= delta {
+	switch {
+	case kConst <= delta:
 		eps = left
-	} else {
-		eps = math.Log((kConst - delta) / b)
+	case b <= 0:
+		// The bound is kConst > δ throughout the cell (b underflows to 0
+		// for losses beyond ~745): it first drops to δ at the right end.
+		eps = right
+	default:
+		eps = math.Log((kConst-delta)/b) + c.bScale
+		if math.IsInf(eps, 1) {
+			// b is so small that the ratio overflows: take logs first.
+			eps = math.Log(kConst-delta) - math.Log(b) + c.bScale
+		}
 	}
 	eps = math.Max(left, math.Min(eps, right))
 	if upper {

@@ -9,8 +9,11 @@ import (
 
 // EpsilonCurve returns ε(δ) after steps[i] steps of the Poisson-subsampled
 // Gaussian (σ, q), for steps sorted ascending (Abadi et al. 2016 Figure 2).
-// It composes incrementally into one accountant, so the cost is that of the
-// longest run plus one query per point.
+// When the fresh accountant implements [accounting.CurveReporter] (KindPLD)
+// the whole curve comes from its EpsilonCurve; otherwise it composes
+// incrementally into one accountant, so the cost is that of the longest run
+// plus one query per point. Either way each value is a certified upper
+// bound in the accountant's sense.
 func EpsilonCurve(newAcc Factory, sigma, q float64, steps []int, delta float64) ([]float64, error) {
 	if err := accounting.CheckNoiseMultiplier(sigma); err != nil {
 		return nil, err
@@ -34,6 +37,9 @@ func EpsilonCurve(newAcc Factory, sigma, q float64, steps []int, delta float64) 
 		return nil, err
 	}
 	step := accounting.PoissonSampled{SamplingRate: q, Event: accounting.Gaussian{NoiseMultiplier: sigma}}
+	if cr, ok := acc.(accounting.CurveReporter); ok {
+		return cr.EpsilonCurve(step, steps, delta)
+	}
 	out := make([]float64, len(steps))
 	done := 0
 	for i, s := range steps {

@@ -234,12 +234,22 @@ func (m *MLP) backward(w *workspace, b int, zeta float64, norms bool) {
 				}
 			}
 		}
-		pre := w.pre[li-1][:b*l.In]
-		for j, v := range pre {
-			if v <= 0 {
-				da[j] = 0
-			}
+		reluMask(da, w.pre[li-1][:b*l.In])
+	}
+}
+
+// reluMask sets da[j] = 0 where pre[j] <= 0 (the ReLU derivative; a NaN
+// pre-activation keeps da[j]). The pre-activations' signs are random, so
+// a branch mispredicts about half the time; instead the bits of da[j] are
+// ANDed with a mask the compiler builds with a conditional move.
+func reluMask(da, pre []float32) {
+	da = da[:len(pre)]
+	for j, v := range pre {
+		keep := uint32(0)
+		if !(v <= 0) {
+			keep = ^uint32(0)
 		}
+		da[j] = math.Float32frombits(math.Float32bits(da[j]) & keep)
 	}
 }
 
