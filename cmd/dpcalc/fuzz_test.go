@@ -338,7 +338,9 @@ func FuzzRun(f *testing.F) {
 			t.Skip("input too expensive or out of scope")
 		}
 		if asJSON && args[0] != "--json" {
-			args = append(args, "--json")
+			// First, as a global flag: appended last it could land after a
+			// fuzzed "--" (end of flags) and rightly not count as --json.
+			args = append([]string{"--json"}, args...)
 		}
 		if args[0] == "--json" {
 			asJSON = true
