@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
+
+	"github.com/dpcalc/dpcalc/internal/atomicfile"
 )
 
 // Segment is Count adaptive repetitions of Event in a [Ledger].
@@ -175,37 +176,12 @@ func LoadLedger(path string) (*Ledger, error) {
 	return l, nil
 }
 
-// writeFileAtomic writes b to a temporary file next to path, fsyncs it, and
-// renames it to path; the directory is synced afterwards where supported.
-func writeFileAtomic(path string, b []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
+// writeFileAtomic writes b to path atomically (temp file in the same
+// directory, fsync, rename, directory fsync; see internal/atomicfile), mode
+// 0600: a reader sees the old file or the complete new one.
+func writeFileAtomic(path string, b []byte) error {
+	if err := atomicfile.WriteFile(path, b, 0o600); err != nil {
 		return fmt.Errorf("accounting: %w", err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("accounting: %w", err)
-	}
-	if err = f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("accounting: %w", err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("accounting: %w", err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("accounting: %w", err)
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync() // best effort: not every filesystem supports syncing a directory
-		d.Close()
 	}
 	return nil
 }

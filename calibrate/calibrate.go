@@ -36,14 +36,23 @@ func Epsilon(newAcc Factory, e accounting.Event, delta float64) (float64, error)
 	if err := accounting.CheckDelta(delta); err != nil {
 		return 0, err
 	}
-	acc, err := newAcc()
+	acc, err := composed(newAcc, e)
 	if err != nil {
 		return 0, err
 	}
-	if err := acc.Compose(e, 1); err != nil {
-		return 0, err
-	}
 	return acc.Epsilon(delta)
+}
+
+// composed returns a fresh accountant from newAcc holding e.
+func composed(newAcc Factory, e accounting.Event) (accounting.Accountant, error) {
+	acc, err := newAcc()
+	if err != nil {
+		return nil, err
+	}
+	if err := acc.Compose(e, 1); err != nil {
+		return nil, err
+	}
+	return acc, nil
 }
 
 // Delta returns δ(ε) of e under a fresh accountant from newAcc.
@@ -51,11 +60,8 @@ func Delta(newAcc Factory, e accounting.Event, eps float64) (float64, error) {
 	if err := accounting.CheckEpsilon(eps); err != nil {
 		return 0, err
 	}
-	acc, err := newAcc()
+	acc, err := composed(newAcc, e)
 	if err != nil {
-		return 0, err
-	}
-	if err := acc.Compose(e, 1); err != nil {
 		return 0, err
 	}
 	return acc.Delta(eps)

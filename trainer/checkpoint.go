@@ -13,10 +13,10 @@ import (
 	"math"
 	mrand "math/rand/v2"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/internal/atomicfile"
 	"github.com/dpcalc/dpcalc/trainer/data"
 )
 
@@ -263,38 +263,12 @@ func datasetHash(ds *data.Dataset) [32]byte {
 	return out
 }
 
-// writeFileAtomic writes b to a temporary file next to path, fsyncs it and
-// renames it over path; a reader sees the old file or the new one, never a
-// partial file.
-func writeFileAtomic(path string, b []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
+// writeFileAtomic writes b to path atomically (temp file in the same
+// directory, fsync, rename, directory fsync; see internal/atomicfile), mode
+// 0600: a reader sees the old file or the complete new one.
+func writeFileAtomic(path string, b []byte) error {
+	if err := atomicfile.WriteFile(path, b, 0o600); err != nil {
 		return fmt.Errorf("trainer: %w", err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			os.Remove(tmp)
-		}
-	}()
-	if _, err = f.Write(b); err != nil {
-		f.Close()
-		return fmt.Errorf("trainer: %w", err)
-	}
-	if err = f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("trainer: %w", err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("trainer: %w", err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("trainer: %w", err)
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync() // best effort
-		d.Close()
 	}
 	return nil
 }
