@@ -190,6 +190,11 @@ func TestLongDigits(t *testing.T) {
 		{"dpd/eps1/lr0.5", with(MethodDPD, 30, 7.36/2, 0.5, 2), 0},
 		{"dpvd/eps10/lr0.5", with(MethodDPVD, 30, 1.13/2, 0.5, 2), 0},
 		{"dpvd/eps1/lr0.5", with(MethodDPVD, 30, 7.36/2, 0.5, 2), 0},
+		// The papers' 100 epochs (1,500 steps): σ_eff ε=10 → 1.72, ε=1 → 13.27.
+		{"dpsgd/e100/eps10", with(MethodDPSGD, 100, 1.72, 0.1, 2), 0},
+		{"dpsgd/e100/eps1", with(MethodDPSGD, 100, 13.27, 0.1, 2), 0},
+		{"dpvd/e100/eps10", with(MethodDPVD, 100, 1.72/2, 0.5, 2), 0},
+		{"dpvd/e100/eps1", with(MethodDPVD, 100, 13.27/2, 0.5, 2), 0},
 		// DPD §5's clipping: each layer at C = 2, so S = 2√2.
 		{"dpd/eps10/perlayer", func() Config { c := with(MethodDPD, 30, 1.13/2, 0.5, 0); c.PerLayerClip = []float64{2, 2}; return c }(), 0},
 		{"dpd/eps1/perlayer", func() Config { c := with(MethodDPD, 30, 7.36/2, 0.5, 0); c.PerLayerClip = []float64{2, 2}; return c }(), 0},

@@ -401,3 +401,41 @@ func TestSaveResultJSON(t *testing.T) {
 		t.Errorf("round trip lost data: %+v", back)
 	}
 }
+
+// TestGoldenCheckpoint loads a checkpoint committed in testdata (format
+// version 1), so an accidental change of the on-disk format is caught.
+// Regenerate with DPCALC_UPDATE_GOLDEN=1 only for a deliberate, versioned
+// format change.
+func TestGoldenCheckpoint(t *testing.T) {
+	train := blobs(40, 3, 2, 0.1, 21)
+	path := filepath.Join("..", "testdata", "trainer", "tiny-v1.ckpt")
+	cfg := Config{Method: MethodDPSGD, Hidden: []int{3}, LotSize: 10, Epochs: 2, NoiseMultiplier: 1.5, Seed: u64(5)}
+	if os.Getenv("DPCALC_UPDATE_GOLDEN") == "1" {
+		tr, err := New(cfg, train, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.stopAt = 4
+		if _, err := tr.Run(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.SaveCheckpoint(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr, err := LoadCheckpoint(path, train, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Step() != 4 || tr.Ledger().Len() != 4 {
+		t.Errorf("golden checkpoint: step %d, ledger %d; want 4, 4", tr.Step(), tr.Ledger().Len())
+	}
+	res, err := tr.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := accounting.PoissonSampled{SamplingRate: 0.25, Event: accounting.Gaussian{NoiseMultiplier: 1.5}}
+	if res.Steps != 8 || res.Ledger.Len() != 8 || res.Ledger.Segments[0].Event != want {
+		t.Errorf("resumed golden run: steps %d, ledger %+v", res.Steps, res.Ledger)
+	}
+}
