@@ -133,6 +133,12 @@ func LoadCheckpoint(path string, train *data.Dataset, opts Options) (*Trainer, e
 	if n > maxPayload {
 		return nil, fmt.Errorf("%w: %s: payload length %d too large", ErrCorruptCheckpoint, path, n)
 	}
+	// Check the claimed length against the file before allocating, so a
+	// corrupted length field cannot make us allocate gigabytes.
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && uint64(st.Size()) != headerSize+n {
+		return nil, fmt.Errorf("%w: %s: header claims a %d-byte payload but the file has %d bytes after the header",
+			ErrCorruptCheckpoint, path, n, st.Size()-headerSize)
+	}
 	body := make([]byte, n)
 	if _, err := io.ReadFull(f, body); err != nil {
 		return nil, fmt.Errorf("%w: %s: truncated: payload of %d bytes: %v", ErrCorruptCheckpoint, path, n, err)
