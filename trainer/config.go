@@ -3,6 +3,7 @@ package trainer
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/dpcalc/dpcalc/accounting"
 )
@@ -157,7 +158,7 @@ func (c Config) WithDefaults(n int) Config {
 	if c.Hidden == nil {
 		c.Hidden = []int{1000}
 	}
-	c.Hidden = append([]int(nil), c.Hidden...)
+	c.Hidden = slices.Clone(c.Hidden) // keeps an explicit [] (no hidden layer) non-nil
 	c.PerLayerClip = append([]float64(nil), c.PerLayerClip...)
 	if c.LotSize == 0 {
 		c.LotSize = 600
@@ -302,6 +303,17 @@ func (c *Config) Validate(n, d int) error {
 	}
 	if !finite(c.PriorPrecision) || c.PriorPrecision < 0 {
 		return &FieldError{"prior_precision", c.PriorPrecision, "finite and >= 0"}
+	}
+	// The derived sensitivity and noise scale must be finite too: σ and C
+	// finite on their own can still overflow in √Σ C_l² or factor·σ·S.
+	if s := c.Sensitivity(); !finite(s) {
+		if len(c.PerLayerClip) > 0 {
+			return &FieldError{"per_layer_clip", c.PerLayerClip, "values whose root sum of squares is finite"}
+		}
+		return &FieldError{"clip_norm", c.ClipNorm, "finite"}
+	}
+	if c.Method.Private() && !finite(c.Method.noiseFactor()*c.NoiseMultiplier*c.Sensitivity()) {
+		return &FieldError{"noise_multiplier", c.NoiseMultiplier, "small enough that the noise std (noise_multiplier × sensitivity) is finite"}
 	}
 	return nil
 }
