@@ -151,31 +151,35 @@ type EpsCmd struct {
 
 // Run implements the command.
 func (c *EpsCmd) Run(e *env) error {
-	steps, err := c.steps()
+	return privacyAt(e, c.Sigma, &c.lengthFlags, &c.accountantFlags, "eps",
+		checkFlag("delta", accounting.CheckDelta(c.Delta)), c.Delta, 0)
+}
+
+// privacyAt validates σ and the other flags (extra is the command's own
+// check), then prints one row per accountant: ε at delta when delta > 0,
+// otherwise δ at eps.
+func privacyAt(e *env, sigma float64, l *lengthFlags, a *accountantFlags, cmd string, extra error, delta, eps float64) error {
+	steps, err := l.steps()
 	if err != nil {
 		return err
 	}
-	if err := checkFlag("sigma", accounting.CheckNoiseMultiplier(c.Sigma)); err != nil {
-		return err
+	for _, chk := range []error{checkFlag("sigma", accounting.CheckNoiseMultiplier(sigma)), extra, a.check()} {
+		if chk != nil {
+			return chk
+		}
 	}
-	if err := checkFlag("delta", accounting.CheckDelta(c.Delta)); err != nil {
-		return err
-	}
-	if err := c.check(); err != nil {
-		return err
-	}
-	kinds, err := c.kinds()
+	kinds, err := a.kinds()
 	if err != nil {
 		return err
 	}
 	rows := make([]row, 0, len(kinds))
 	for _, k := range kinds {
-		r := c.newRow(k, c.Q, steps)
-		r.Sigma = c.Sigma
-		r.fill(c.factory(k), c.Delta, 0)
+		r := a.newRow(k, l.Q, steps)
+		r.Sigma = sigma
+		r.fill(a.factory(k), delta, eps)
 		rows = append(rows, r)
 	}
-	return e.print(rows, c.Accountant == "all", "eps")
+	return e.print(rows, a.Accountant == "all", cmd)
 }
 
 // DeltaCmd computes δ(ε).
@@ -188,31 +192,8 @@ type DeltaCmd struct {
 
 // Run implements the command.
 func (c *DeltaCmd) Run(e *env) error {
-	steps, err := c.steps()
-	if err != nil {
-		return err
-	}
-	if err := checkFlag("sigma", accounting.CheckNoiseMultiplier(c.Sigma)); err != nil {
-		return err
-	}
-	if err := checkFlag("eps", accounting.CheckEpsilon(c.Eps)); err != nil {
-		return err
-	}
-	if err := c.check(); err != nil {
-		return err
-	}
-	kinds, err := c.kinds()
-	if err != nil {
-		return err
-	}
-	rows := make([]row, 0, len(kinds))
-	for _, k := range kinds {
-		r := c.newRow(k, c.Q, steps)
-		r.Sigma = c.Sigma
-		r.fill(c.factory(k), 0, c.Eps)
-		rows = append(rows, r)
-	}
-	return e.print(rows, c.Accountant == "all", "delta")
+	return privacyAt(e, c.Sigma, &c.lengthFlags, &c.accountantFlags, "delta",
+		checkFlag("eps", accounting.CheckEpsilon(c.Eps)), 0, c.Eps)
 }
 
 // EpochsCmd finds the longest training a budget allows.
