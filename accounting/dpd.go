@@ -32,6 +32,36 @@ type dpdState struct {
 	nonPrivate bool
 }
 
+// epsilon is Epsilon for the procedure epsOf: ε_tot of the composed steps at
+// δ_tot = delta, with the boundary cases (nothing composed, non-private).
+func (s *dpdState) epsilon(delta float64, epsOf func(sigma, q, steps, delta float64) float64) (float64, error) {
+	if err := CheckDelta(delta); err != nil {
+		return 0, err
+	}
+	if s.nonPrivate {
+		return math.Inf(1), nil
+	}
+	if s.steps == 0 {
+		return 0, nil
+	}
+	return epsOf(s.sigma, s.q, s.steps, delta), nil
+}
+
+// delta is Delta for the procedure epsOf: the smallest δ_tot ≤ maxDelta found
+// by acInvert at which epsOf is at most epsilon, or 1 if there is none.
+func (s *dpdState) delta(epsilon float64, epsOf func(sigma, q, steps, delta float64) float64, maxDelta float64) (float64, error) {
+	if math.IsNaN(epsilon) || epsilon < 0 {
+		return 0, &ParamError{Name: "eps", Value: epsilon, Want: ">= 0"}
+	}
+	if s.nonPrivate {
+		return 1, nil
+	}
+	if s.steps == 0 || math.IsInf(epsilon, 1) {
+		return 0, nil
+	}
+	return acInvert(func(d float64) float64 { return epsOf(s.sigma, s.q, s.steps, d) }, epsilon, maxDelta), nil
+}
+
 // compose validates e and adds count copies of it to s, which it changes only
 // on success.
 func (s *dpdState) compose(e Event, count int, name string) error {
@@ -138,31 +168,13 @@ func (a *DPDACAccountant) Compose(e Event, count int) error {
 
 // Epsilon returns the paper's ε_tot for the composed steps at δ_tot = delta.
 func (a *DPDACAccountant) Epsilon(delta float64) (float64, error) {
-	if err := CheckDelta(delta); err != nil {
-		return 0, err
-	}
-	if a.s.nonPrivate {
-		return math.Inf(1), nil
-	}
-	if a.s.steps == 0 {
-		return 0, nil
-	}
-	return dpdACEpsilon(a.s.sigma, a.s.q, a.s.steps, delta), nil
+	return a.s.epsilon(delta, dpdACEpsilon)
 }
 
 // Delta returns the smallest δ_tot (relative precision 1e-9, rounded up) at
 // which Epsilon is at most epsilon, or 1 if there is none.
 func (a *DPDACAccountant) Delta(epsilon float64) (float64, error) {
-	if math.IsNaN(epsilon) || epsilon < 0 {
-		return 0, &ParamError{Name: "eps", Value: epsilon, Want: ">= 0"}
-	}
-	if a.s.nonPrivate {
-		return 1, nil
-	}
-	if a.s.steps == 0 || math.IsInf(epsilon, 1) {
-		return 0, nil
-	}
-	return acInvert(func(d float64) float64 { return dpdACEpsilon(a.s.sigma, a.s.q, a.s.steps, d) }, epsilon, 1-1e-12), nil
+	return a.s.delta(epsilon, dpdACEpsilon, 1-1e-12)
 }
 
 // dpdACEpsilon minimises the DPD-AC ε_tot over δ' = f·δ_tot (grid over
@@ -316,16 +328,7 @@ func (a *DPDZCDPAccountant) Compose(e Event, count int) error {
 // Epsilon returns the paper's ε_tot at δ_tot = delta. It is +Inf for
 // delta ≥ q, where the reading's δ_iter = δ/q is not below 1.
 func (a *DPDZCDPAccountant) Epsilon(delta float64) (float64, error) {
-	if err := CheckDelta(delta); err != nil {
-		return 0, err
-	}
-	if a.s.nonPrivate {
-		return math.Inf(1), nil
-	}
-	if a.s.steps == 0 {
-		return 0, nil
-	}
-	return dpdZCDPEpsilon(a.s.sigma, a.s.q, a.s.steps, delta), nil
+	return a.s.epsilon(delta, dpdZCDPEpsilon)
 }
 
 // Delta returns a δ_tot < q at which Epsilon is at most epsilon, found by
@@ -333,17 +336,7 @@ func (a *DPDZCDPAccountant) Epsilon(delta float64) (float64, error) {
 // procedure's ε_tot is not proven monotone in δ_tot, so this is the smallest
 // such δ only where it is.
 func (a *DPDZCDPAccountant) Delta(epsilon float64) (float64, error) {
-	if math.IsNaN(epsilon) || epsilon < 0 {
-		return 0, &ParamError{Name: "eps", Value: epsilon, Want: ">= 0"}
-	}
-	if a.s.nonPrivate {
-		return 1, nil
-	}
-	if a.s.steps == 0 || math.IsInf(epsilon, 1) {
-		return 0, nil
-	}
-	return acInvert(func(d float64) float64 { return dpdZCDPEpsilon(a.s.sigma, a.s.q, a.s.steps, d) }, epsilon,
-		math.Min(1-1e-12, a.s.q*(1-1e-12))), nil
+	return a.s.delta(epsilon, dpdZCDPEpsilon, math.Min(1-1e-12, a.s.q*(1-1e-12)))
 }
 
 func dpdZCDPEpsilon(sigma, q, steps, delta float64) float64 {
