@@ -25,8 +25,11 @@ var trainSizes = map[string]int{"digits": data.DigitsTrainSize, "mnist": 60000}
 type job struct {
 	Dataset string         `json:"dataset"`
 	Config  trainer.Config `json:"config"`
-	est     float64        // estimated seconds
-	res     *runRecord
+	// Noise names the trainer's noise generator, so cached runs made with
+	// another generator (same seed, different noise) are not reused.
+	Noise string  `json:"noise"`
+	est   float64 // estimated seconds
+	res   *runRecord
 }
 
 // runRecord is a finished run, as cached in OutDir/cache/run-*.json.
@@ -47,7 +50,7 @@ func (r *runner) addJobs(dataset string, cfg trainer.Config, runs int) []*job {
 		c := cfg
 		s := r.opt.Seed + uint64(i)
 		c.Seed = &s
-		j := &job{Dataset: dataset, Config: c}
+		j := &job{Dataset: dataset, Config: c, Noise: trainer.NoiseGenerator}
 		found := false
 		for _, o := range r.jobs {
 			if o.Dataset == j.Dataset && sameConfig(o.Config, j.Config) {

@@ -100,3 +100,55 @@ func BenchmarkStepRatio(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNoiseSources measures, per 64-bit word and per normal draw, the
+// keystream that addGaussian uses (AES-256-CTR, ctrSource) against the
+// rand.ChaCha8 it replaced, in the same run:
+//
+//	go test -run '^$' -bench NoiseSources ./trainer/
+//
+// "fill" is addNormal over a 32768-coordinate chunk (ziggurat included);
+// "fill-chacha8" is the same exact sampler fed by ChaCha8 words.
+func BenchmarkNoiseSources(b *testing.B) {
+	var key [32]byte
+	b.Run("word/aes-ctr", func(b *testing.B) {
+		s := newCTR(key)
+		var x uint64
+		for b.Loop() {
+			x += s.Uint64()
+		}
+		benchSink = float32(x)
+	})
+	b.Run("word/chacha8", func(b *testing.B) {
+		s := rand.NewChaCha8(key)
+		var x uint64
+		for b.Loop() {
+			x += s.Uint64()
+		}
+		benchSink = float32(x)
+	})
+	v := make([]float32, noiseChunk)
+	b.Run("fill/aes-ctr", func(b *testing.B) {
+		s := newCTR(key)
+		for b.Loop() {
+			addNormal(v, 1, s)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(v)), "ns/draw")
+	})
+	b.Run("fill/chacha8", func(b *testing.B) {
+		s := rand.NewChaCha8(key)
+		for b.Loop() {
+			for j := range v {
+				u := s.Uint64()
+				k := int32(u)
+				i := u >> 32 & 0x7F
+				x := float64(k) * float64(zigW[i])
+				if absInt32(k) >= zigK[i] {
+					x = rand.New(s).NormFloat64() // rare (<2%); cost only
+				}
+				v[j] += float32(x)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(v)), "ns/draw")
+	})
+}

@@ -130,7 +130,8 @@ type Config struct {
 	PriorPrecision float64 `json:"prior_precision,omitempty"`
 
 	// Seed, if set, makes the run reproducible (initialisation, sampling and
-	// noise all come from one ChaCha8 stream seeded from it). If nil the
+	// the keys of the noise streams all come from one ChaCha8 stream seeded
+	// from it; see NoiseGenerator). If nil the
 	// stream is seeded from crypto/rand. A fixed seed makes the noise
 	// predictable to whoever knows it; the CLI warns.
 	Seed *uint64 `json:"seed,omitempty"`

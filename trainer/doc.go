@@ -39,8 +39,11 @@
 //
 // # Randomness
 //
-// Initialisation, sampling, dropout and noise draw from one ChaCha8 stream
-// (math/rand/v2), seeded from crypto/rand unless Config.Seed is set.
+// Initialisation, sampling and dropout draw from one ChaCha8 stream
+// (math/rand/v2), seeded from crypto/rand unless Config.Seed is set. The
+// gradient noise of a step is drawn from that stream too, indirectly: it
+// supplies one 256-bit AES key per 32,768 coordinates, and each key's
+// AES-256-CTR keystream feeds an exact ziggurat sampler (NoiseGenerator).
 //
 // # Budget, progress, checkpoints
 //

@@ -182,7 +182,7 @@ func (s *stepper) addNoise(std float64, rng *rand.Rand) {
 }
 
 // noiseChunk is the number of coordinates filled from one independently
-// keyed ChaCha8 stream by addGaussian. It is a constant, so the noise a
+// keyed AES-256-CTR stream by addGaussian. It is a constant, so the noise a
 // seeded run draws does not depend on GOMAXPROCS or on the machine.
 const noiseChunk = 1 << 15
 
@@ -193,8 +193,9 @@ const noiseSerial = 1 << 16
 // addGaussian adds independent N(0, std²) to every coordinate of v.
 //
 // v is cut into fixed chunks of noiseChunk coordinates. For each chunk a
-// 32-byte ChaCha8 key is drawn, in chunk order, from rng (four Uint64s), and
-// the chunk's noise comes from its own ChaCha8 stream under that key. The
+// 32-byte key is drawn, in chunk order, from rng (four Uint64s), and the
+// chunk's noise comes from its own AES-256-CTR keystream under that key
+// (ctrSource). The
 // chunks are filled concurrently on up to GOMAXPROCS goroutines. The result
 // depends only on rng's state and len(v): a seeded run stays reproducible,
 // and in an unseeded run (rng a ChaCha8 keyed from crypto/rand) every chunk
@@ -203,6 +204,11 @@ const noiseSerial = 1 << 16
 // The normals come from stdNormal: the same exact ziggurat sampler as
 // math/rand/v2's NormFloat64, computed in float64 and scaled by std before
 // rounding to float32 (no approximation of the Gaussian).
+//
+// Until this version the chunk streams were ChaCha8 (rand.ChaCha8); AES-CTR
+// replaced it because the keystream was most of a DP step's extra cost
+// (BenchmarkNoiseSources). Seeded runs therefore draw different noise
+// than they did before that change, though still reproducibly.
 func addGaussian(v []float32, std float64, rng *rand.Rand) {
 	if std == 0 || len(v) == 0 {
 		return
@@ -210,7 +216,7 @@ func addGaussian(v []float32, std float64, rng *rand.Rand) {
 	fillChunks(v, std, noiseKeys(len(v), rng))
 }
 
-// noiseKeys draws from rng, in chunk order, the ChaCha8 keys of the
+// noiseKeys draws from rng, in chunk order, the AES-256 keys of the
 // noiseChunk-sized chunks of an n-vector.
 func noiseKeys(n int, rng *rand.Rand) [][32]byte {
 	keys := make([][32]byte, (n+noiseChunk-1)/noiseChunk)
@@ -223,16 +229,16 @@ func noiseKeys(n int, rng *rand.Rand) [][32]byte {
 }
 
 // fillChunks adds std·N(0, 1) to every coordinate of v, chunk c from
-// ChaCha8 keyed with keys[c], on up to GOMAXPROCS goroutines.
+// AES-256-CTR keyed with keys[c], on up to GOMAXPROCS goroutines.
 func fillChunks(v []float32, std float64, keys [][32]byte) {
 	nc := len(keys)
-	fill := func(c int, src *rand.ChaCha8) {
-		src.Seed(keys[c])
+	fill := func(c int, src *ctrSource) {
+		src.reset(keys[c])
 		addNormal(v[c*noiseChunk:min(len(v), (c+1)*noiseChunk)], std, src)
 	}
 	workers := min(nc, runtime.GOMAXPROCS(0))
 	if len(v) < noiseSerial || workers < 2 {
-		var src rand.ChaCha8
+		var src ctrSource
 		for c := range nc {
 			fill(c, &src)
 		}
@@ -242,7 +248,7 @@ func fillChunks(v []float32, std float64, keys [][32]byte) {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			var src rand.ChaCha8
+			var src ctrSource
 			for {
 				c := int(next.Add(1) - 1)
 				if c >= nc {
@@ -253,118 +259,6 @@ func fillChunks(v []float32, std float64, keys [][32]byte) {
 		})
 	}
 	wg.Wait()
-}
-
-// addNormal adds std·z to each v[j], z standard normal from src.
-func addNormal(v []float32, std float64, src *rand.ChaCha8) {
-	for j := range v {
-		// stdNormal with its fast path inlined (same draws, same values).
-		u := src.Uint64()
-		k := int32(u)
-		i := u >> 32 & 0x7F
-		var x float64
-		if absInt32(k) < zigK[i] {
-			x = float64(k) * float64(zigW[i])
-		} else {
-			x = zigSlow(k, i, src)
-		}
-		v[j] += float32(std * x)
-	}
-}
-
-// stdNormal returns a standard normal variate drawn from src with the
-// ziggurat method of Marsaglia & Tsang (2000), exactly as math/rand/v2's
-// (*Rand).NormFloat64 does (same tables, same use of the uniform stream;
-// TestStdNormalMatchesStdlib checks the outputs are bit-identical). It
-// exists only to call the concrete *rand.ChaCha8 instead of going through
-// the rand.Source interface. The ziggurat is exact: it samples the normal
-// density itself (rejection from the layers plus an exact tail), not an
-// approximation of it.
-func stdNormal(src *rand.ChaCha8) float64 {
-	u := src.Uint64()
-	j := int32(u) // possibly negative
-	i := u >> 32 & 0x7F
-	if absInt32(j) < zigK[i] {
-		return float64(j) * float64(zigW[i]) // > 98% of draws
-	}
-	return zigSlow(j, i, src)
-}
-
-// zigSlow finishes stdNormal for a first candidate (j, i) outside the
-// inner rectangle of its layer: the base strip's exact tail, or the wedge
-// test, and on rejection fresh candidates as in NormFloat64.
-func zigSlow(j int32, i uint64, src *rand.ChaCha8) float64 {
-	for {
-		x := float64(j) * float64(zigW[i])
-		if absInt32(j) < zigK[i] {
-			return x
-		}
-		if i == 0 {
-			// Base strip: sample the tail beyond zigR exactly.
-			for {
-				x = -math.Log(unitFloat64(src)) * (1.0 / zigR)
-				y := -math.Log(unitFloat64(src))
-				if y+y >= x*x {
-					break
-				}
-			}
-			if j > 0 {
-				return zigR + x
-			}
-			return -zigR - x
-		}
-		if zigF[i]+float32(unitFloat64(src))*(zigF[i-1]-zigF[i]) < float32(math.Exp(-.5*x*x)) {
-			return x
-		}
-		u := src.Uint64()
-		j = int32(u)
-		i = u >> 32 & 0x7F
-	}
-}
-
-// unitFloat64 is (*rand.Rand).Float64 on src: uniform in [0, 1).
-func unitFloat64(src *rand.ChaCha8) float64 {
-	return float64(src.Uint64()<<11>>11) / (1 << 53)
-}
-
-func absInt32(i int32) uint32 {
-	if i < 0 {
-		return uint32(-i)
-	}
-	return uint32(i)
-}
-
-// Ziggurat tables for 128 layers (Marsaglia & Tsang 2000, RNOR), built
-// the way math/rand/v2's were generated.
-const (
-	zigR = 3.442619855899      // start of the tail
-	zigV = 9.91256303526217e-3 // area of each layer
-)
-
-var (
-	zigK [128]uint32
-	zigW [128]float32
-	zigF [128]float32
-)
-
-func init() {
-	const m1 = 1 << 31
-	dn := zigR
-	tn := dn
-	q := zigV / math.Exp(-.5*dn*dn)
-	zigK[0] = uint32((dn / q) * m1)
-	zigK[1] = 0
-	zigW[0] = float32(q / m1)
-	zigW[127] = float32(dn / m1)
-	zigF[0] = 1
-	zigF[127] = float32(math.Exp(-.5 * dn * dn))
-	for i := 126; i >= 1; i-- {
-		dn = math.Sqrt(-2 * math.Log(zigV/dn+math.Exp(-.5*dn*dn)))
-		zigK[i+1] = uint32((dn / tn) * m1)
-		tn = dn
-		zigF[i] = float32(math.Exp(-.5 * dn * dn))
-		zigW[i] = float32(dn / m1)
-	}
 }
 
 // apply performs θ ← θ − lr·grad/denom, then for sgld adds the prior drift
