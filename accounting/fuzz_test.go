@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -213,25 +214,81 @@ func writeTemp(t *testing.T, dir string, b []byte) string {
 	return p
 }
 
-// TestLedgerCountOverflow: a ledger file whose segment counts sum past the
-// largest int loads, and Len then wraps to a negative number, which callers
-// (trainer.LoadCheckpoint compares led.Len() with the step counter) do not
-// expect. Ledger.Record refuses the same total.
+// TestLedgerCountOverflow: segment counts whose sum passes math.MaxInt are
+// refused by UnmarshalJSON (Len used to wrap to a negative total, which
+// trainer.LoadCheckpoint compares with its step counter), by Record (which
+// only checked the merged segment), and by MarshalJSON and Validate for a
+// ledger built by hand, whose Len saturates instead of wrapping.
 func TestLedgerCountOverflow(t *testing.T) {
+	const maxInt = math.MaxInt
 	b := []byte(`{"format":"dpcalc-ledger","version":1,"segments":[` +
 		`{"event":{"type":"gaussian","noise_multiplier":1},"count":9223372036854775807},` +
-		`{"event":{"type":"noop"},"count":9223372036854775807}]}`)
+		`{"event":{"type":"noop"},"count":1}]}`)
 	var l Ledger
 	err := json.Unmarshal(b, &l)
-	if err == nil && l.Len() < 0 {
-		t.Skip("known bug: accounting.Ledger.UnmarshalJSON accepts segment counts whose sum exceeds " +
-			"math.MaxInt (each count is checked >= 1 only), and Ledger.Len then overflows to a negative " +
-			"total; Record refuses such a total. Fix: reject (ParamError{Name: \"count\"}) a running " +
-			"total that would overflow in UnmarshalJSON, or make Len saturate.")
+	if !errors.Is(err, ErrInvalidParameter) || len(l.Segments) != 0 {
+		t.Errorf("counts summing past MaxInt: err = %v, ledger %+v; want ErrInvalidParameter", err, l.Segments)
+	} else {
+		checkOneLine(t, err)
 	}
-	if err == nil {
-		t.Errorf("ledger with counts summing past MaxInt loaded (Len %d)", l.Len())
-	} else if !errors.Is(err, ErrInvalidParameter) {
-		t.Errorf("error %v, want ErrInvalidParameter", err)
+	g := Gaussian{NoiseMultiplier: 1}
+	tests := []struct {
+		name   string
+		first  int
+		next   Event
+		count  int
+		wantOK bool
+	}{
+		{"new segment at MaxInt", maxInt - 1, NoOp{}, 1, true},
+		{"new segment past MaxInt", maxInt - 1, NoOp{}, 2, false},
+		{"merge at MaxInt", maxInt - 5, g, 5, true},
+		{"merge past MaxInt", maxInt - 5, g, 6, false},
+		{"new segment of MaxInt", 1, NoOp{}, maxInt, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var l Ledger
+			if err := l.Record(g, tc.first); err != nil {
+				t.Fatal(err)
+			}
+			before := l.Clone()
+			err := l.Record(tc.next, tc.count)
+			if tc.wantOK {
+				if err != nil || l.Len() != maxInt {
+					t.Errorf("Record: %v, Len %d; want nil, %d", err, l.Len(), maxInt)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalidParameter) {
+				t.Errorf("Record: err = %v, want ErrInvalidParameter", err)
+			}
+			if !reflect.DeepEqual(&l, before) {
+				t.Errorf("failed Record changed the ledger to %+v", l.Segments)
+			}
+		})
+	}
+	hand := Ledger{Segments: []Segment{{g, maxInt}, {NoOp{}, maxInt}}}
+	if n := hand.Len(); n != maxInt {
+		t.Errorf("hand-built overflow: Len = %d, want saturation at %d", n, maxInt)
+	}
+	if err := hand.Validate(); !errors.Is(err, ErrInvalidParameter) {
+		t.Errorf("Validate = %v, want ErrInvalidParameter", err)
+	}
+	if _, err := json.Marshal(hand); !errors.Is(err, ErrInvalidParameter) {
+		t.Errorf("MarshalJSON = %v, want ErrInvalidParameter", err)
+	}
+	for _, bad := range []Ledger{
+		{Segments: []Segment{{g, 0}}},
+		{Segments: []Segment{{g, -3}}},
+		{Segments: []Segment{{SelfComposed{Event: g, Count: 0}, 1}}},
+		{Segments: []Segment{{nil, 1}}},
+	} {
+		if err := bad.Validate(); err == nil {
+			t.Errorf("Validate(%+v) = nil", bad.Segments)
+		}
+	}
+	var ok Ledger
+	if err := ok.Record(SelfComposed{Event: g, Count: -1}, 1); !errors.Is(err, ErrInvalidParameter) {
+		t.Errorf("Record(SelfComposed count -1) = %v, want ErrInvalidParameter", err)
 	}
 }

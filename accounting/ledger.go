@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"reflect"
 
@@ -33,20 +34,27 @@ type Ledger struct {
 }
 
 // Record appends count repetitions of e, merging with the last segment when
-// e equals its event. It returns a *ParamError for count < 1 and an
-// *UnsupportedEventError for a nil (or nil-containing) event; on error the
+// e equals its event. It returns a *ParamError for count < 1, for a
+// SelfComposed inside e with Count < 1, and for a count that would take the
+// ledger's total ([Ledger.Len]) past math.MaxInt; and an
+// *UnsupportedEventError for a nil (or nil-containing) event. On error the
 // ledger is unchanged.
 func (l *Ledger) Record(e Event, count int) error {
 	if count < 1 {
 		return &ParamError{Name: "count", Value: float64(count), Want: ">= 1"}
 	}
-	if err := checkEventTree(e, "event"); err != nil {
+	if err := checkLedgerEvent(e); err != nil {
 		return err
 	}
+	total, err := l.total()
+	if err != nil {
+		return err
+	}
+	if count > math.MaxInt-total {
+		return &ParamError{Name: "count", Value: float64(count),
+			Want: fmt.Sprintf("a ledger total of at most %d (the ledger holds %d)", math.MaxInt, total)}
+	}
 	if n := len(l.Segments); n > 0 && reflect.DeepEqual(l.Segments[n-1].Event, e) {
-		if l.Segments[n-1].Count > int(^uint(0)>>1)-count {
-			return &ParamError{Name: "count", Value: float64(count), Want: "a total that fits in int"}
-		}
 		l.Segments[n-1].Count += count
 		return nil
 	}
@@ -55,13 +63,79 @@ func (l *Ledger) Record(e Event, count int) error {
 }
 
 // Len returns the total number of recorded mechanism applications (the sum
-// of the segment counts).
+// of the segment counts). Record, UnmarshalJSON and LoadLedger keep it at
+// most math.MaxInt; for a ledger whose Segments were set by hand with counts
+// summing past that, Len returns math.MaxInt instead of wrapping (and
+// [Ledger.Validate] reports the problem).
 func (l *Ledger) Len() int {
 	n := 0
 	for _, s := range l.Segments {
+		if s.Count > 0 && n > math.MaxInt-s.Count {
+			return math.MaxInt
+		}
 		n += s.Count
 	}
 	return n
+}
+
+// Validate reports whether the ledger is one Record could have built: every
+// segment count ≥ 1, the counts summing to at most math.MaxInt, and every
+// event non-nil at every depth with SelfComposed counts ≥ 1. Errors are
+// *ParamError or *UnsupportedEventError, wrapped with the segment index.
+func (l *Ledger) Validate() error {
+	_, err := l.total()
+	return err
+}
+
+// total returns Len, or the first reason the ledger is invalid.
+func (l *Ledger) total() (int, error) {
+	return validateSegments(l.Segments)
+}
+
+func validateSegments(segs []Segment) (int, error) {
+	n := 0
+	for i, s := range segs {
+		if err := checkLedgerEvent(s.Event); err != nil {
+			return 0, fmt.Errorf("accounting: ledger segment %d: %w", i, err)
+		}
+		if s.Count < 1 {
+			return 0, fmt.Errorf("accounting: ledger segment %d: %w", i, &ParamError{Name: "count", Value: float64(s.Count), Want: ">= 1"})
+		}
+		if s.Count > math.MaxInt-n {
+			return 0, fmt.Errorf("accounting: ledger segment %d: %w", i, &ParamError{Name: "count", Value: float64(s.Count),
+				Want: fmt.Sprintf("a ledger total of at most %d (segments before it hold %d)", math.MaxInt, n)})
+		}
+		n += s.Count
+	}
+	return n, nil
+}
+
+// checkLedgerEvent rejects nil events and SelfComposed counts < 1 at any
+// depth.
+func checkLedgerEvent(e Event) error {
+	if err := checkEventTree(e, "event"); err != nil {
+		return err
+	}
+	return checkNestedCounts(e)
+}
+
+func checkNestedCounts(e Event) error {
+	switch e := e.(type) {
+	case PoissonSampled:
+		return checkNestedCounts(e.Event)
+	case SelfComposed:
+		if e.Count < 1 {
+			return &ParamError{Name: "count", Value: float64(e.Count), Want: ">= 1 in SelfComposed"}
+		}
+		return checkNestedCounts(e.Event)
+	case Composed:
+		for _, s := range e.Events {
+			if err := checkNestedCounts(s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Clone returns a deep copy of the segment list (events are immutable
@@ -109,8 +183,12 @@ type segmentJSON struct {
 
 const ledgerFormat = "dpcalc-ledger"
 
-// MarshalJSON encodes the ledger with type-tagged events.
+// MarshalJSON encodes the ledger with type-tagged events. It refuses a
+// ledger that fails [Ledger.Validate].
 func (l Ledger) MarshalJSON() ([]byte, error) {
+	if err := l.Validate(); err != nil {
+		return nil, err
+	}
 	out := ledgerJSON{Format: ledgerFormat, Version: 1, Segments: make([]segmentJSON, len(l.Segments))}
 	for i, s := range l.Segments {
 		b, err := MarshalEvent(s.Event)
@@ -123,7 +201,8 @@ func (l Ledger) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes a ledger written by MarshalJSON. It rejects unknown
-// formats, versions, event types and counts < 1; on error l is unchanged.
+// formats, versions and event types, counts < 1 (SelfComposed ones too) and
+// counts that sum past math.MaxInt; on error l is unchanged.
 func (l *Ledger) UnmarshalJSON(b []byte) error {
 	var in ledgerJSON
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -143,10 +222,10 @@ func (l *Ledger) UnmarshalJSON(b []byte) error {
 		if err != nil {
 			return fmt.Errorf("accounting: ledger segment %d: %w", i, err)
 		}
-		if s.Count < 1 {
-			return fmt.Errorf("accounting: ledger segment %d: %w", i, &ParamError{Name: "count", Value: float64(s.Count), Want: ">= 1"})
-		}
 		segs[i] = Segment{Event: e, Count: s.Count}
+	}
+	if _, err := validateSegments(segs); err != nil {
+		return err
 	}
 	l.Segments = segs
 	return nil
