@@ -324,23 +324,39 @@ func TestACReportedLargeDelta(t *testing.T) {
 	}
 }
 
-// TestACEpsilonNonIncreasingInDelta checks ε(δ) ≥ ε(δ”) for δ < δ” on a
+// TestACEpsilonNonIncreasingInDelta checks ε(δ1) ≥ ε(δ2) for δ1 < δ2 on a
 // grid of δ from 1e-300 to 0.5 (ratio 10^0.25; 10^2 with -short) at the
-// extreme settings, in both modes, exactly (no tolerance), and that Delta
-// inverts Epsilon at a few of them: Delta(Epsilon(δ)) ≤ δ (to Delta's
-// bisection precision, 1e-9 in log δ) and Epsilon(Delta(ε)) ≤ ε.
+// extreme settings and one heterogeneous composition, in both modes,
+// exactly (no tolerance), and that Delta inverts Epsilon at a few of them:
+// Delta(Epsilon(δ)) ≤ δ (to Delta's bisection precision, 1e-9 in log δ) and
+// Epsilon(Delta(ε)) ≤ ε.
 func TestACEpsilonNonIncreasingInDelta(t *testing.T) {
 	t.Parallel()
 	step := 0.25
 	if testing.Short() {
 		step = 2
 	}
+	type namedEvent struct {
+		name string
+		e    Event
+	}
+	var events []namedEvent
 	for _, c := range acExtremes {
+		events = append(events, namedEvent{fmt.Sprintf("sigma=%g/q=%g/T=%d", c.sigma, c.q, c.steps), SubsampledGaussian(c.sigma, c.q, c.steps)})
+	}
+	// Heterogeneous: fixed (ε, δ) steps take part of δ, and two Gaussian
+	// kinds with different q share the rest.
+	events = append(events, namedEvent{"mixed", Composed{Events: []Event{
+		SubsampledGaussian(0.05, 1.08774e-5, 3094),
+		SelfComposed{Event: EpsilonDelta{Epsilon: 0.1, Delta: 1e-8}, Count: 100},
+		SelfComposed{Event: PoissonSampled{SamplingRate: 0.5, Event: Gaussian{NoiseMultiplier: 2}}, Count: 10},
+	}}})
+	for _, ne := range events {
 		for _, amp := range []Amplification{AmplificationLog, AmplificationLinear} {
-			t.Run(fmt.Sprintf("%s/sigma=%g/q=%g/T=%d", amp, c.sigma, c.q, c.steps), func(t *testing.T) {
+			t.Run(string(amp)+"/"+ne.name, func(t *testing.T) {
 				t.Parallel()
 				a := NewAC(ACOptions{Amplification: amp})
-				if err := a.Compose(SubsampledGaussian(c.sigma, c.q, c.steps), 1); err != nil {
+				if err := a.Compose(ne.e, 1); err != nil {
 					t.Fatal(err)
 				}
 				prev, prevDelta := math.Inf(1), 0.0
