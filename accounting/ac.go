@@ -59,9 +59,10 @@ type ACOptions struct {
 // the splits available at δ include (up to unspent δ) those at every smaller
 // δ, so the minimum is non-increasing in δ; the numerical minimiser keeps
 // that exactly on the grids of δ from 1e-300 to 0.5 that
-// TestACEpsilonNonIncreasingInDelta checks. ε is 0 once δ is at least the
-// sum of q over the Gaussian steps. Delta(ε) bisects on δ and returns the
-// upper end of the final bracket, a δ at which the bound has been verified.
+// TestACEpsilonNonIncreasingInDelta checks. For Gaussian steps alone, ε is
+// 0 once δ exceeds the sum of their q (basic composition of (0, q) steps).
+// Delta(ε) bisects on δ and returns the upper end of the final bracket, a δ
+// at which the bound has been verified.
 //
 // Heterogeneous steps. Steps with different (ε_i, δ_i) are composed with the
 // bound that the proof of Dwork and Roth Theorem 3.20 gives when Azuma's
