@@ -54,8 +54,15 @@ type ACOptions struct {
 // gets δ_s = f·δ/K, so δ0 = δ_s/q) and the slack δ' = (1−f)·δ. f is chosen
 // numerically (a grid over logit f, then golden-section refinement) to
 // minimise ε; every f gives a valid bound, so an imperfect optimum is only
-// loose, never unsound. Delta(ε) bisects on δ and returns the upper end of
-// the final bracket, a δ at which the bound has been verified.
+// loose, never unsound. A share that would make δ0 ≥ 1 is not needed in
+// full: every mechanism is (0, 1)-DP, so such a step is (0, q)-DP. With that,
+// the splits available at δ include (up to unspent δ) those at every smaller
+// δ, so the minimum is non-increasing in δ; the numerical minimiser keeps
+// that exactly on the grids of δ from 1e-300 to 0.5 that
+// TestACEpsilonNonIncreasingInDelta checks. For Gaussian steps alone, ε is
+// 0 once δ exceeds the sum of their q (basic composition of (0, q) steps).
+// Delta(ε) bisects on δ and returns the upper end of the final bracket, a δ
+// at which the bound has been verified.
 //
 // Heterogeneous steps. Steps with different (ε_i, δ_i) are composed with the
 // bound that the proof of Dwork and Roth Theorem 3.20 gives when Azuma's
@@ -216,18 +223,34 @@ func (a *ACAccountant) Delta(epsilon float64) (float64, error) {
 	return acInvert(a.epsilon, epsilon, 1-1e-12), nil
 }
 
-// acInvert returns the smallest δ ∈ (0, maxDelta] with epsOf(δ) ≤ eps, for
-// epsOf non-increasing there, by bisection on log δ. It returns the upper end
-// of the final bracket (where epsOf has been checked), or 1 when even
-// maxDelta does not reach eps.
+// acInvert returns the smallest δ ∈ [1e-300, maxDelta] with epsOf(δ) ≤ eps
+// that bisection on log δ finds, to relative precision 1e-9. It returns a δ
+// at which epsOf has been checked (the upper end of the final bracket), or 1
+// when no δ it tries reaches eps.
+//
+// For a non-increasing epsOf (ACAccountant's) the first check settles
+// existence. If epsOf(maxDelta) > eps anyway, epsOf is not monotone (the DPD
+// procedures do not promise it): a coarse scan upwards from 1e-300 (factors of
+// 1e5) then looks for the first δ that reaches eps and bisects below it, so
+// Delta does not give up (return 1) when a smaller δ would do.
 func acInvert(epsOf func(float64) float64, eps, maxDelta float64) float64 {
-	hi := math.Log(maxDelta)
-	if epsOf(math.Exp(hi)) > eps {
-		return 1
+	lo, hi := math.Log(1e-300), math.Log(maxDelta)
+	if epsOf(1e-300) <= eps {
+		return 1e-300 // a valid δ; the true one may be smaller still
 	}
-	lo := math.Log(1e-300)
-	if epsOf(math.Exp(lo)) <= eps {
-		return math.Exp(lo) // a valid δ; the true one may be smaller still
+	if epsOf(maxDelta) > eps {
+		const step = 5 * math.Ln10
+		found := false
+		for x := lo + step; x < hi; x += step {
+			if epsOf(math.Exp(x)) <= eps {
+				hi, found = x, true
+				break
+			}
+			lo = x
+		}
+		if !found {
+			return 1
+		}
 	}
 	for i := 0; i < 200 && hi-lo > 1e-9*math.Max(1, math.Abs(hi)); i++ {
 		mid := lo + (hi-lo)/2
@@ -262,7 +285,14 @@ func (a *ACAccountant) epsilon(delta float64) float64 {
 			fixedDelta += counts[i] * a.amplifyDelta(s.delta, s.q)
 		}
 	}
-	rest := delta - fixedDelta
+	// The δ's spent are fixedDelta, Σ count·q·δ0 with δ0 = (f·rest/nGauss)/q,
+	// and (1−f)·rest, each a few roundings from its exact value. fixedDelta
+	// is rounded up by its summation error bound (one rounding per term
+	// and per product), and the rest is spent only to (1 − 2^-49): 16 ulps
+	// against at most 6 roundings in the split. So the δ's sum to at most δ;
+	// ε grows by about 1e-15 relative.
+	fixedDelta *= 1 + float64(len(segs)+2)*0x1p-52
+	rest := (delta - fixedDelta) * (1 - 0x1p-49)
 	if rest <= 0 {
 		return math.Inf(1)
 	}
@@ -331,12 +361,23 @@ func acLess(a, b acSeg) bool {
 }
 
 // gaussStepEpsilon returns the ε of one Gaussian{σ} step subsampled with
-// rate q when the step's (amplified) δ is deltaS, or +Inf if deltaS/q ≥ 1
-// leaves no useful per-step bound.
+// rate q when the step may spend an (amplified) δ of deltaS, or +Inf for
+// deltaS ≤ 0.
+//
+// For δ0 = deltaS/q ≥ 1 it returns 0: every mechanism is (0, 1)-DP, so the
+// subsampled step is (0, q)-DP (the amplification theorem at ε0 = 0, δ0 = 1:
+// its output distributions on neighbours differ by at most q in total
+// variation), and spending q ≤ deltaS is sound. Before this case such steps
+// were +Inf, which made Epsilon grow with δ: σ = 0.05, q = 1.08774e-5,
+// T = 3094 gave 6.97e5 at δ = 1e-3 but 9.2e37 at δ = 0.1 (where T·q·1 =
+// 0.034 ≤ δ, so the composition is in fact (0, δ)-DP).
 func (a *ACAccountant) gaussStepEpsilon(sigma, q, deltaS float64) float64 {
 	d0 := deltaS / q
-	if !(d0 > 0) || d0 >= 1 {
+	if !(d0 > 0) {
 		return math.Inf(1)
+	}
+	if d0 >= 1 {
+		return 0
 	}
 	if a.amp == AmplificationLinear {
 		return q * acClassicalGaussianEpsilon(sigma, d0)

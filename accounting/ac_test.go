@@ -2,6 +2,7 @@ package accounting
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 )
@@ -263,5 +264,127 @@ func TestACBoundaries(t *testing.T) {
 	}
 	if d, _ := p.Delta(0.19); d != 1 && d < 1e-3 {
 		t.Errorf("below basic: δ(0.19) = %g, want large", d)
+	}
+}
+
+// acExtremes are (σ, q, T) at the edges of what the sweep draws: the
+// reported case (σ = 0.05, q = 1.08774e-5, T = 3094, where ε used to grow
+// from 6.97e5 at δ = 1e-3 to 9.2e37 at δ = 0.1), unsampled and nearly
+// unsampled tiny σ, huge T with tiny q and large σ, and Abadi's §5.1 setting.
+var acExtremes = []struct {
+	sigma, q float64
+	steps    int
+}{
+	{0.05, 1.08774e-5, 3094},
+	{0.05, 1, 1},
+	{0.05, 0.9, 1_000_000_000},
+	{0.05, 1e-9, 1},
+	{100, 1e-9, 1_000_000_000},
+	{0.3, 0.5, 1_000_000},
+	{4, 0.01, 10_000},
+	{1e4, 1, 7},
+}
+
+// TestACReportedLargeDelta pins the reported case. At δ ≥ T·q the bound is
+// exactly 0: every mechanism is (0, 1)-DP, so each subsampled step is
+// (0, q)-DP and basic composition (Dwork and Roth 2014, Theorem 3.16) gives
+// (0, T·q) = (0, 0.0336547)-DP.
+func TestACReportedLargeDelta(t *testing.T) {
+	t.Parallel()
+	const sigma, q, steps = 0.05, 1.08774e-5, 3094
+	tq := q * steps
+	for _, amp := range []Amplification{AmplificationLog, AmplificationLinear} {
+		a := NewAC(ACOptions{Amplification: amp})
+		if err := a.Compose(SubsampledGaussian(sigma, q, steps), 1); err != nil {
+			t.Fatal(err)
+		}
+		e3, _ := a.Epsilon(1e-3)
+		if !(e3 > 0) || math.IsInf(e3, 1) {
+			t.Errorf("%s: ε(1e-3) = %g, want finite and positive", amp, e3)
+		}
+		// Just above T·q, so rounding in the split cannot leave δ0 below 1.
+		for _, d := range []float64{tq * (1 + 1e-12), 0.1, 0.5, 1 - 1e-12} {
+			if e, err := a.Epsilon(d); err != nil || e != 0 {
+				t.Errorf("%s: ε(%g) = %g, %v; want 0 (δ ≥ T·q = %g)", amp, d, e, err, tq)
+			}
+		}
+		// Delta(0) is the smallest δ with ε = 0, which is T·q (log: TV of one
+		// Gaussian step with σ = 0.05 is 1 − 1.5e-23, 1 in float64).
+		if d, _ := a.Delta(0); d > tq*(1+1e-6) || d < tq*(1-1e-6) {
+			t.Errorf("%s: Delta(0) = %.10g, want T·q = %.10g", amp, d, tq)
+		}
+		// The sweep's round trip: Epsilon(4.55e-56) then Delta of it used to
+		// return 1.
+		const tiny = 4.55314e-56
+		e, _ := a.Epsilon(tiny)
+		d, _ := a.Delta(e)
+		if d > tiny*(1+1e-6) {
+			t.Errorf("%s: Delta(Epsilon(%g) = %g) = %g", amp, tiny, e, d)
+		}
+	}
+}
+
+// TestACEpsilonNonIncreasingInDelta checks ε(δ1) ≥ ε(δ2) for δ1 < δ2 on a
+// grid of δ from 1e-300 to 0.5 (ratio 10^0.25; 10^2 with -short) at the
+// extreme settings and one heterogeneous composition, in both modes,
+// exactly (no tolerance), and that Delta inverts Epsilon at a few of them:
+// Delta(Epsilon(δ)) ≤ δ (to Delta's bisection precision, 1e-9 in log δ) and
+// Epsilon(Delta(ε)) ≤ ε.
+func TestACEpsilonNonIncreasingInDelta(t *testing.T) {
+	t.Parallel()
+	step := 0.25
+	if testing.Short() {
+		step = 2
+	}
+	type namedEvent struct {
+		name string
+		e    Event
+	}
+	var events []namedEvent
+	for _, c := range acExtremes {
+		events = append(events, namedEvent{fmt.Sprintf("sigma=%g/q=%g/T=%d", c.sigma, c.q, c.steps), SubsampledGaussian(c.sigma, c.q, c.steps)})
+	}
+	// Heterogeneous: fixed (ε, δ) steps take part of δ, and two Gaussian
+	// kinds with different q share the rest.
+	events = append(events, namedEvent{"mixed", Composed{Events: []Event{
+		SubsampledGaussian(0.05, 1.08774e-5, 3094),
+		SelfComposed{Event: EpsilonDelta{Epsilon: 0.1, Delta: 1e-8}, Count: 100},
+		SelfComposed{Event: PoissonSampled{SamplingRate: 0.5, Event: Gaussian{NoiseMultiplier: 2}}, Count: 10},
+	}}})
+	for _, ne := range events {
+		for _, amp := range []Amplification{AmplificationLog, AmplificationLinear} {
+			t.Run(string(amp)+"/"+ne.name, func(t *testing.T) {
+				t.Parallel()
+				a := NewAC(ACOptions{Amplification: amp})
+				if err := a.Compose(ne.e, 1); err != nil {
+					t.Fatal(err)
+				}
+				prev, prevDelta := math.Inf(1), 0.0
+				for le := -300.0; le <= math.Log10(0.5); le += step {
+					d := math.Pow(10, le)
+					e, err := a.Epsilon(d)
+					if err != nil || math.IsNaN(e) || e < 0 {
+						t.Fatalf("ε(%g) = %g, %v", d, e, err)
+					}
+					if e > prev {
+						t.Errorf("ε(%g) = %.17g > ε(%g) = %.17g", d, e, prevDelta, prev)
+					}
+					prev, prevDelta = e, d
+				}
+				for _, d := range []float64{1e-300, 1e-100, 1e-10, 1e-3, 0.1, 0.5} {
+					e, _ := a.Epsilon(d)
+					if math.IsInf(e, 1) {
+						continue
+					}
+					back, err := a.Delta(e)
+					if err != nil || back > d*(1+1e-6) {
+						t.Errorf("Delta(ε(%g) = %g) = %g, %v", d, e, back, err)
+					}
+					if e2, _ := a.Epsilon(back); e2 > e {
+						t.Errorf("Epsilon(Delta(%g) = %g) = %g", e, back, e2)
+					}
+				}
+			})
+		}
 	}
 }

@@ -2,10 +2,16 @@ package accounting
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"reflect"
+	"strings"
 
 	"github.com/dpcalc/dpcalc/internal/atomicfile"
 )
@@ -23,8 +29,9 @@ type Segment struct {
 //
 // A ledger says what was run, not how much privacy it cost: [Ledger.Replay]
 // composes it into any [Accountant]. It serialises to JSON with type-tagged
-// events (see [MarshalEvent]), so the CLI can save it, reload it and replay it
-// under a different accountant.
+// events (see [MarshalEvent]) and a SHA-256 checksum of its contents, so the
+// CLI can save it, reload it (refusing a corrupted file) and replay it under
+// a different accountant.
 //
 // The zero value is an empty ledger ready to use. A Ledger is not safe for
 // concurrent use.
@@ -33,20 +40,27 @@ type Ledger struct {
 }
 
 // Record appends count repetitions of e, merging with the last segment when
-// e equals its event. It returns a *ParamError for count < 1 and an
-// *UnsupportedEventError for a nil (or nil-containing) event; on error the
+// e equals its event. It returns a *ParamError for count < 1, for a
+// SelfComposed inside e with Count < 1, and for a count that would take the
+// ledger's total ([Ledger.Len]) past math.MaxInt; and an
+// *UnsupportedEventError for a nil (or nil-containing) event. On error the
 // ledger is unchanged.
 func (l *Ledger) Record(e Event, count int) error {
 	if count < 1 {
 		return &ParamError{Name: "count", Value: float64(count), Want: ">= 1"}
 	}
-	if err := checkEventTree(e, "event"); err != nil {
+	if err := checkLedgerEvent(e); err != nil {
 		return err
 	}
+	total, err := l.total()
+	if err != nil {
+		return err
+	}
+	if count > math.MaxInt-total {
+		return &ParamError{Name: "count", Value: float64(count),
+			Want: fmt.Sprintf("a ledger total of at most %d (the ledger holds %d)", math.MaxInt, total)}
+	}
 	if n := len(l.Segments); n > 0 && reflect.DeepEqual(l.Segments[n-1].Event, e) {
-		if l.Segments[n-1].Count > int(^uint(0)>>1)-count {
-			return &ParamError{Name: "count", Value: float64(count), Want: "a total that fits in int"}
-		}
 		l.Segments[n-1].Count += count
 		return nil
 	}
@@ -55,13 +69,79 @@ func (l *Ledger) Record(e Event, count int) error {
 }
 
 // Len returns the total number of recorded mechanism applications (the sum
-// of the segment counts).
+// of the segment counts). Record, UnmarshalJSON and LoadLedger keep it at
+// most math.MaxInt; for a ledger whose Segments were set by hand with counts
+// summing past that, Len returns math.MaxInt instead of wrapping (and
+// [Ledger.Validate] reports the problem).
 func (l *Ledger) Len() int {
 	n := 0
 	for _, s := range l.Segments {
+		if s.Count > 0 && n > math.MaxInt-s.Count {
+			return math.MaxInt
+		}
 		n += s.Count
 	}
 	return n
+}
+
+// Validate reports whether the ledger is one Record could have built: every
+// segment count ≥ 1, the counts summing to at most math.MaxInt, and every
+// event non-nil at every depth with SelfComposed counts ≥ 1. Errors are
+// *ParamError or *UnsupportedEventError, wrapped with the segment index.
+func (l *Ledger) Validate() error {
+	_, err := l.total()
+	return err
+}
+
+// total returns Len, or the first reason the ledger is invalid.
+func (l *Ledger) total() (int, error) {
+	return validateSegments(l.Segments)
+}
+
+func validateSegments(segs []Segment) (int, error) {
+	n := 0
+	for i, s := range segs {
+		if err := checkLedgerEvent(s.Event); err != nil {
+			return 0, fmt.Errorf("accounting: ledger segment %d: %w", i, err)
+		}
+		if s.Count < 1 {
+			return 0, fmt.Errorf("accounting: ledger segment %d: %w", i, &ParamError{Name: "count", Value: float64(s.Count), Want: ">= 1"})
+		}
+		if s.Count > math.MaxInt-n {
+			return 0, fmt.Errorf("accounting: ledger segment %d: %w", i, &ParamError{Name: "count", Value: float64(s.Count),
+				Want: fmt.Sprintf("a ledger total of at most %d (segments before it hold %d)", math.MaxInt, n)})
+		}
+		n += s.Count
+	}
+	return n, nil
+}
+
+// checkLedgerEvent rejects nil events and SelfComposed counts < 1 at any
+// depth.
+func checkLedgerEvent(e Event) error {
+	if err := checkEventTree(e, "event"); err != nil {
+		return err
+	}
+	return checkNestedCounts(e)
+}
+
+func checkNestedCounts(e Event) error {
+	switch e := e.(type) {
+	case PoissonSampled:
+		return checkNestedCounts(e.Event)
+	case SelfComposed:
+		if e.Count < 1 {
+			return &ParamError{Name: "count", Value: float64(e.Count), Want: ">= 1 in SelfComposed"}
+		}
+		return checkNestedCounts(e.Event)
+	case Composed:
+		for _, s := range e.Events {
+			if err := checkNestedCounts(s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Clone returns a deep copy of the segment list (events are immutable
@@ -95,10 +175,28 @@ func (l *Ledger) Replay(acc Accountant) error {
 	return nil
 }
 
-// ledgerJSON is the on-disk form: {"format":"dpcalc-ledger","version":1,"segments":[{"event":{...},"count":n}]}.
+// On-disk form, version 2:
+//
+//	{"format":"dpcalc-ledger","version":2,"sha256":"<64 hex digits>",
+//	 "segments":[{"event":{...},"count":n},...]}
+//
+// sha256 is the SHA-256, in lower-case hex, of the canonical payload: the
+// compact JSON {"format":"dpcalc-ledger","version":2,"segments":[...]} (no
+// sha256 field, no white space, events as MarshalEvent writes them, fields
+// in this order). A reader decodes the segments, re-encodes them
+// canonically and compares the hashes, so any change to what the file
+// means (a digit of a count, σ or q, an event type, a dropped segment) is
+// refused, while white space and other changes that decode to the same
+// ledger are not errors.
+//
+// Version 1 is the same without the sha256 field. [Ledger.UnmarshalJSON]
+// still accepts it, for ledgers embedded in containers that carry their own
+// checksum (trainer checkpoints written before version 2); [LoadLedger]
+// refuses it (see there).
 type ledgerJSON struct {
 	Format   string        `json:"format"`
 	Version  int           `json:"version"`
+	SHA256   string        `json:"sha256,omitempty"`
 	Segments []segmentJSON `json:"segments"`
 }
 
@@ -107,54 +205,169 @@ type segmentJSON struct {
 	Count int             `json:"count"`
 }
 
-const ledgerFormat = "dpcalc-ledger"
+const (
+	ledgerFormat  = "dpcalc-ledger"
+	ledgerVersion = 2
+)
 
-// MarshalJSON encodes the ledger with type-tagged events.
-func (l Ledger) MarshalJSON() ([]byte, error) {
-	out := ledgerJSON{Format: ledgerFormat, Version: 1, Segments: make([]segmentJSON, len(l.Segments))}
-	for i, s := range l.Segments {
+// ledgerError is a ledger decoding error: one line, "accounting: <where>:
+// <what>", where is "ledger" or "ledger file <path>". It unwraps to the
+// cause (a *ParamError for a bad count, an *UnsupportedEventError, a
+// *json.SyntaxError, ...), if any.
+type ledgerError struct {
+	where, what string
+	err         error
+}
+
+func (e *ledgerError) Error() string { return "accounting: " + e.where + ": " + e.what }
+func (e *ledgerError) Unwrap() error { return e.err }
+
+// ledgerProblem is what is wrong with a ledger, without the location.
+type ledgerProblem struct {
+	what string
+	err  error
+}
+
+func problem(err error, format string, args ...any) *ledgerProblem {
+	return &ledgerProblem{what: oneLine(fmt.Sprintf(format, args...)), err: err}
+}
+
+// oneLine drops the "accounting: " prefixes of nested messages and any line
+// breaks, so the final error reads as one line with one prefix.
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "accounting: ", "")
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// canonicalSegments encodes segs as the payload's segment list.
+func canonicalSegments(segs []Segment) ([]segmentJSON, error) {
+	out := make([]segmentJSON, len(segs))
+	for i, s := range segs {
 		b, err := MarshalEvent(s.Event)
 		if err != nil {
 			return nil, fmt.Errorf("accounting: ledger segment %d: %w", i, err)
 		}
-		out.Segments[i] = segmentJSON{Event: b, Count: s.Count}
+		out[i] = segmentJSON{Event: b, Count: s.Count}
 	}
-	return json.Marshal(out)
+	return out, nil
 }
 
-// UnmarshalJSON decodes a ledger written by MarshalJSON. It rejects unknown
-// formats, versions, event types and counts < 1; on error l is unchanged.
+// ledgerChecksum returns the lower-case hex SHA-256 of the canonical
+// payload of segs (see ledgerJSON).
+func ledgerChecksum(segs []segmentJSON) (string, error) {
+	b, err := json.Marshal(ledgerJSON{Format: ledgerFormat, Version: ledgerVersion, Segments: segs})
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// MarshalJSON encodes the ledger with type-tagged events and its checksum
+// (format version 2). It refuses a ledger that fails [Ledger.Validate] or
+// holds an event with no JSON encoding (e.g. a non-finite σ).
+func (l Ledger) MarshalJSON() ([]byte, error) {
+	if err := l.Validate(); err != nil {
+		return nil, err
+	}
+	segs, err := canonicalSegments(l.Segments)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := ledgerChecksum(segs)
+	if err != nil {
+		return nil, fmt.Errorf("accounting: ledger: %w", err)
+	}
+	return json.Marshal(ledgerJSON{Format: ledgerFormat, Version: ledgerVersion, SHA256: sum, Segments: segs})
+}
+
+// UnmarshalJSON decodes a ledger written by MarshalJSON: exactly one JSON
+// value, format "dpcalc-ledger", version 2 with a checksum that matches the
+// decoded segments, or version 1 without one (accepted unverified, for
+// ledgers inside checkpoints that have their own checksum; LoadLedger
+// refuses version 1 files). It rejects unknown fields, event types, counts
+// < 1 and totals past math.MaxInt. Errors are one line; on error l is
+// unchanged.
 func (l *Ledger) UnmarshalJSON(b []byte) error {
-	var in ledgerJSON
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		return fmt.Errorf("accounting: ledger: %w", err)
-	}
-	if in.Format != ledgerFormat {
-		return fmt.Errorf("accounting: ledger: format %q, want %q", in.Format, ledgerFormat)
-	}
-	if in.Version != 1 {
-		return fmt.Errorf("accounting: ledger: version %d, want 1", in.Version)
-	}
-	segs := make([]Segment, len(in.Segments))
-	for i, s := range in.Segments {
-		e, err := UnmarshalEvent(s.Event)
-		if err != nil {
-			return fmt.Errorf("accounting: ledger segment %d: %w", i, err)
-		}
-		if s.Count < 1 {
-			return fmt.Errorf("accounting: ledger segment %d: %w", i, &ParamError{Name: "count", Value: float64(s.Count), Want: ">= 1"})
-		}
-		segs[i] = Segment{Event: e, Count: s.Count}
+	segs, _, p := decodeLedger(b)
+	if p != nil {
+		return &ledgerError{where: "ledger", what: p.what, err: p.err}
 	}
 	l.Segments = segs
 	return nil
 }
 
-// SaveLedger writes l as JSON to path atomically: it writes a temporary file
-// in the same directory, syncs it, and renames it over path, so a reader sees
-// either the old file or the complete new one.
+// decodeLedger decodes and verifies b, returning its segments and version.
+func decodeLedger(b []byte) ([]Segment, int, *ledgerProblem) {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, 0, problem(nil, "empty")
+	}
+	var in ledgerJSON
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil {
+		var se *json.SyntaxError
+		switch {
+		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+			return nil, 0, problem(err, "truncated (JSON ends after %d bytes)", len(b))
+		case errors.As(err, &se):
+			return nil, 0, problem(err, "not valid JSON at byte %d: %v", se.Offset, err)
+		}
+		return nil, 0, problem(err, "%v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, 0, problem(err, "data after the ledger at byte %d", dec.InputOffset())
+	}
+	if in.Format != ledgerFormat {
+		return nil, 0, problem(nil, "format %q, want %q", in.Format, ledgerFormat)
+	}
+	switch in.Version {
+	case 1:
+		if in.SHA256 != "" {
+			return nil, 0, problem(nil, "version 1 ledgers have no sha256 field (corrupted version number?)")
+		}
+	case ledgerVersion:
+		if in.SHA256 == "" {
+			return nil, 0, problem(nil, "version 2 ledger without its sha256 checksum")
+		}
+		if in.Segments == nil {
+			return nil, 0, problem(nil, "version 2 ledger without a segments list")
+		}
+	default:
+		return nil, 0, problem(nil, "version %d, want %d (or 1)", in.Version, ledgerVersion)
+	}
+	segs := make([]Segment, len(in.Segments))
+	for i, s := range in.Segments {
+		e, err := UnmarshalEvent(s.Event)
+		if err != nil {
+			return nil, 0, problem(err, "segment %d: %v", i, err)
+		}
+		segs[i] = Segment{Event: e, Count: s.Count}
+	}
+	if _, err := validateSegments(segs); err != nil {
+		return nil, 0, problem(err, "%s", strings.TrimPrefix(oneLine(err.Error()), "ledger "))
+	}
+	if in.Version == ledgerVersion {
+		canon, err := canonicalSegments(segs)
+		if err != nil {
+			return nil, 0, problem(err, "%v", err)
+		}
+		sum, err := ledgerChecksum(canon)
+		if err != nil {
+			return nil, 0, problem(err, "%v", err)
+		}
+		if in.SHA256 != sum {
+			return nil, 0, problem(nil, "checksum mismatch: the file records sha256 %.12s…, its contents hash to %.12s… "+
+				"(corrupted or edited; restore it from a copy)", in.SHA256, sum)
+		}
+	}
+	return segs, in.Version, nil
+}
+
+// SaveLedger writes l as indented JSON (format version 2, with its checksum)
+// to path atomically: it writes a temporary file in the same directory, syncs
+// it, and renames it over path, so a reader sees either the old file or the
+// complete new one.
 func SaveLedger(path string, l *Ledger) error {
 	b, err := json.MarshalIndent(l, "", "  ")
 	if err != nil {
@@ -163,17 +376,34 @@ func SaveLedger(path string, l *Ledger) error {
 	return writeFileAtomic(path, append(b, '\n'))
 }
 
-// LoadLedger reads a ledger written by SaveLedger.
+// LoadLedger reads a ledger written by SaveLedger and verifies its checksum.
+// A truncated, corrupted or edited file is refused with a one-line error
+// naming the file and what is wrong; no partial ledger is returned.
+//
+// Version 1 files (written before the checksum was added) are refused too:
+// they cannot be told apart from corrupted ones. To keep using one whose
+// contents you trust, decode it with json.Unmarshal into a Ledger (which
+// still accepts version 1) and write it again with SaveLedger.
 func LoadLedger(path string) (*Ledger, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("accounting: %w", err)
 	}
-	l := new(Ledger)
-	if err := json.Unmarshal(b, l); err != nil {
-		return nil, fmt.Errorf("accounting: %s: %w", path, err)
+	return parseLedgerFile(path, b)
+}
+
+// parseLedgerFile is LoadLedger after reading the file.
+func parseLedgerFile(path string, b []byte) (*Ledger, error) {
+	where := "ledger file " + path
+	segs, version, p := decodeLedger(b)
+	if p != nil {
+		return nil, &ledgerError{where: where, what: p.what, err: p.err}
 	}
-	return l, nil
+	if version == 1 {
+		return nil, &ledgerError{where: where, what: "version 1 ledger files have no checksum and are no longer loaded; " +
+			"if you trust it, json.Unmarshal it into an accounting.Ledger and write it again with SaveLedger"}
+	}
+	return &Ledger{Segments: segs}, nil
 }
 
 // writeFileAtomic writes b to path atomically (temp file in the same

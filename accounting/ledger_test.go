@@ -1,6 +1,9 @@
 package accounting
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -117,21 +120,114 @@ func TestLedgerUnmarshalRejects(t *testing.T) {
 		{"unknown field", `{"format":"dpcalc-ledger","version":1,"segments":[{"event":{"type":"gaussian","noise_multiplier":1,"x":2},"count":1}]}`},
 		{"missing sigma", `{"format":"dpcalc-ledger","version":1,"segments":[{"event":{"type":"gaussian"},"count":1}]}`},
 		{"zero count", `{"format":"dpcalc-ledger","version":1,"segments":[{"event":{"type":"noop"},"count":0}]}`},
-		{"wrong version", `{"format":"dpcalc-ledger","version":2,"segments":[]}`},
+		{"zero nested count", `{"format":"dpcalc-ledger","version":1,"segments":[{"event":{"type":"self_composed","event":{"type":"noop"},"count":0},"count":1}]}`},
+		{"version 2 without checksum", `{"format":"dpcalc-ledger","version":2,"segments":[]}`},
+		{"version 2 bad checksum", `{"format":"dpcalc-ledger","version":2,"sha256":"00","segments":[]}`},
+		{"version 2 without segments", `{"format":"dpcalc-ledger","version":2,"sha256":"` + emptyLedgerSum + `"}`},
+		{"version 1 with checksum", `{"format":"dpcalc-ledger","version":1,"sha256":"` + emptyLedgerSum + `","segments":[]}`},
+		{"wrong version", `{"format":"dpcalc-ledger","version":3,"segments":[]}`},
 		{"wrong format", `{"format":"other","version":1,"segments":[]}`},
 		{"truncated", `{"format":"dpcalc-ledger","version":1,"segments":[{"event":{"type":"gaussian","noise`},
+		{"trailing data", `{"format":"dpcalc-ledger","version":1,"segments":[]} {}`},
+		{"empty", ` `},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var l Ledger
-			if err := json.Unmarshal([]byte(tc.in), &l); err == nil {
-				t.Errorf("Unmarshal(%s) succeeded, want error", tc.in)
+			err := l.UnmarshalJSON([]byte(tc.in))
+			if err == nil {
+				t.Fatalf("UnmarshalJSON(%s) succeeded, want error", tc.in)
 			}
+			checkOneLine(t, err)
 		})
+	}
+	// The checksum of the empty version-2 ledger is the SHA-256 of its
+	// canonical payload, computed here independently of ledger.go.
+	sum := sha256.Sum256([]byte(`{"format":"dpcalc-ledger","version":2,"segments":[]}`))
+	if got := hex.EncodeToString(sum[:]); got != emptyLedgerSum {
+		t.Fatalf("emptyLedgerSum is stale: %s", got)
+	}
+	var l Ledger
+	if err := l.UnmarshalJSON([]byte(`{"format":"dpcalc-ledger","version":2,"sha256":"` + emptyLedgerSum + `","segments":[]}`)); err != nil || len(l.Segments) != 0 {
+		t.Errorf("empty version 2 ledger: %v, %+v", err, l)
+	}
+	if b, _ := json.Marshal(Ledger{}); string(b) != `{"format":"dpcalc-ledger","version":2,"sha256":"`+emptyLedgerSum+`","segments":[]}` {
+		t.Errorf("empty ledger marshals to %s", b)
 	}
 }
 
+// emptyLedgerSum is the SHA-256 of {"format":"dpcalc-ledger","version":2,"segments":[]}.
+const emptyLedgerSum = "676300502fff71662931985ad88266c8be8c2eca2e5a3b33c6a9c62a14163499"
+
+// TestLedgerChecksum: a saved ledger whose meaning is changed by hand (a
+// count, a σ) is refused with a one-line error naming the file; one that is
+// only re-formatted loads unchanged.
+func TestLedgerChecksum(t *testing.T) {
+	var l Ledger
+	_ = l.Record(PoissonSampled{SamplingRate: 0.1, Event: Gaussian{NoiseMultiplier: 7}}, 1)
+	_ = l.Record(PoissonSampled{SamplingRate: 0.01, Event: Gaussian{NoiseMultiplier: 4}}, 2500)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.ledger.json")
+	if err := SaveLedger(path, &l); err != nil {
+		t.Fatal(err)
+	}
+	good, _ := os.ReadFile(path)
+	for _, tc := range []struct{ name, from, to, want string }{
+		{"fewer steps", `"count": 2500`, `"count": 250`, "checksum mismatch"},
+		{"larger sigma", `"noise_multiplier": 4`, `"noise_multiplier": 40`, "checksum mismatch"},
+		{"version 1", `"version": 2`, `"version": 1`, "version 1"},
+		{"checksum edited", `"sha256": "`, `"sha256": "0`, "checksum mismatch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !strings.Contains(string(good), tc.from) {
+				t.Fatalf("saved ledger lacks %q:\n%s", tc.from, good)
+			}
+			if err := os.WriteFile(path, []byte(strings.Replace(string(good), tc.from, tc.to, 1)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got, err := LoadLedger(path)
+			if err == nil || got != nil {
+				t.Fatalf("edited ledger loaded: %+v", got)
+			}
+			checkOneLine(t, err)
+			if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not name the file and %q", err, tc.want)
+			}
+		})
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, good); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, compact.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := LoadLedger(path); err != nil || !reflect.DeepEqual(*got, l) {
+		t.Errorf("re-formatted ledger: %v, %+v", err, got)
+	}
+}
+
+// TestLoadLedgerTestdata loads the committed version-2 ledger and checks
+// that it holds the same segments as the version-1 file it was converted
+// from (json.Unmarshal, then SaveLedger; DPCALC_UPDATE_GOLDEN=1 redoes the
+// conversion), which LoadLedger refuses with a message saying how to
+// convert it.
 func TestLoadLedgerTestdata(t *testing.T) {
-	l, err := LoadLedger(filepath.Join("..", "testdata", "trainer", "ledger-dpsgd-pca.json"))
+	v1Path := filepath.Join("..", "testdata", "trainer", "ledger-dpsgd-pca-v1.json")
+	v2Path := filepath.Join("..", "testdata", "trainer", "ledger-dpsgd-pca.json")
+	b, err := os.ReadFile(v1Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v1 Ledger
+	if err := json.Unmarshal(b, &v1); err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("DPCALC_UPDATE_GOLDEN") == "1" {
+		if err := SaveLedger(v2Path, &v1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := LoadLedger(v2Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,5 +237,16 @@ func TestLoadLedgerTestdata(t *testing.T) {
 	want := PoissonSampled{SamplingRate: 0.01, Event: Gaussian{NoiseMultiplier: 4}}
 	if got := l.Segments[1].Event; got != want {
 		t.Errorf("segment 1 = %#v, want %#v", got, want)
+	}
+	if !reflect.DeepEqual(*l, v1) {
+		t.Errorf("version 2 fixture %+v differs from version 1 %+v", *l, v1)
+	}
+	_, err = LoadLedger(v1Path)
+	if err == nil {
+		t.Fatal("LoadLedger accepted a version 1 file")
+	}
+	checkOneLine(t, err)
+	if msg := err.Error(); !strings.Contains(msg, v1Path) || !strings.Contains(msg, "SaveLedger") {
+		t.Errorf("error %q does not name the file and say how to convert it", msg)
 	}
 }

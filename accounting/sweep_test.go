@@ -118,15 +118,6 @@ type violation struct {
 // for them (the test skips, rather than fails, when only these occur).
 // Keys are "<accountant>: <check>".
 var knownSweepBugs = map[string]string{
-	"ac: ε grows with δ": "ACAccountant.Epsilon is not non-increasing in δ: at σ = 0.05, q = 1.08774e-5, T = 3094 it " +
-		"gives ε(1e-3) = 6.97e5 but ε(0.1) = 9.2e37 and ε(1−1e-12) = 3.1e38 (any (ε, δ) guarantee is also an " +
-		"(ε, δ'') guarantee for δ'' > δ, so ε(δ'') ≤ ε(δ) must hold); the split of δ between the steps and δ' " +
-		"goes wrong at large δ (accounting/ac.go epsilon). Sound (an upper bound) but absurdly loose.",
-	"ac: δ(ε(δ)) > δ": "consequence of the previous item: ACAccountant.Delta(ε) returns 1 whenever ε(1−1e-12) > ε " +
-		"(acInvert's first test), although Epsilon(δ) gave that ε at a δ as small as 1e-56; e.g. σ = 0.05, " +
-		"q = 1.08774e-5, T = 3094: Epsilon(4.55e-56) = 1.54e6 but Delta(1.54e6) = 1. Safe (δ = 1 is always " +
-		"valid) but useless. Fix: make epsilon monotone in δ (take the minimum over δ'' ≤ δ, or bound the split) " +
-		"or let acInvert bisect when epsOf(maxDelta) > eps but some smaller δ meets it.",
 	"pld: +Inf where finite": "PLDAccountant's certified upper bound is +Inf for δ below a floor of about " +
 		"1e-13 to 1e-11 that grows with T (σ = 1, q = 0.01, T = 1000: finite at δ = 1e-10, +Inf at 1e-15; " +
 		"σ = 3.19, q = 0.11, T = 50649: +Inf at δ = 5.2e-12) — its FFT round-off and truncation bounds " +
@@ -400,8 +391,8 @@ func TestKnownAccountantBugs(t *testing.T) {
 		if err1 != nil || err2 != nil {
 			t.Fatal(err1, err2)
 		}
-		if e2 > e1 {
-			t.Skipf("%s (ε(1e-3) = %g, ε(0.1) = %g)", knownSweepBugs["ac: ε grows with δ"], e1, e2)
+		if e2 > e1 { // fixed: ε(1e-3) = 6.97e5 but ε(0.1) = 9.2e37 before
+			t.Errorf("ac: ε grows with δ: ε(1e-3) = %g, ε(0.1) = %g", e1, e2)
 		}
 	})
 	t.Run("ac delta returns 1", func(t *testing.T) {
@@ -413,8 +404,8 @@ func TestKnownAccountantBugs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d, err := acc.Delta(e); err != nil || d > 1e-50 {
-			t.Skipf("%s (Epsilon(4.55e-56) = %g, Delta of it = %g, %v)", knownSweepBugs["ac: δ(ε(δ)) > δ"], e, d, err)
+		if d, err := acc.Delta(e); err != nil || d > 1e-50 { // fixed: Delta returned 1 before
+			t.Errorf("ac: Epsilon(4.55e-56) = %g, Delta of it = %g, %v", e, d, err)
 		}
 	})
 	t.Run("pld default grid error", func(t *testing.T) {
