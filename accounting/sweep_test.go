@@ -23,7 +23,8 @@ type sweepParams struct {
 }
 
 func (p sweepParams) String() string {
-	return fmt.Sprintf("σ=%.6g q=%.6g T=%d δ=%.6g", p.sigma, p.q, p.steps, p.delta)
+	// %.17g: enough digits to reproduce the set exactly.
+	return fmt.Sprintf("σ=%.17g q=%.17g T=%d δ=%.17g", p.sigma, p.q, p.steps, p.delta)
 }
 
 func logUniform(r *rand.Rand, lo, hi float64) float64 {
