@@ -378,7 +378,13 @@ func (a *PLDAccountant) deltaBounds(eps float64, wantLower bool) (lower, upper f
 	}
 	if r.closedSigma > 0 {
 		d := math.Exp(logGaussianDelta(r.closedSigma, 1, eps))
-		return d * (1 - 1e-11), math.Min(1, d*(1+1e-11)), nil
+		up := d * (1 + 1e-11)
+		if d < 0x1p-1022 {
+			// Subnormal or underflowed to 0 (log δ < −745): the relative
+			// margin is lost to the absolute spacing; add two of its steps.
+			up = d + 2*math.SmallestNonzeroFloat64
+		}
+		return d * (1 - 1e-11), math.Min(1, up), nil
 	}
 	return r.bounds(func(c *pldComposed, up bool) float64 { return c.delta(eps, up) }, wantLower)
 }
@@ -398,35 +404,49 @@ func (a *PLDAccountant) Delta(eps float64) (float64, error) {
 	return u, err
 }
 
-// pldGaussianEpsilon returns a bracket [lo, hi] of relative width 1e-13 around
-// the ε at which the Gaussian mechanism with noise σ (sensitivity 1) has
-// δ(ε) = delta (δ is decreasing in ε).
+// pldGaussianEpsilon returns a bracket [lo, hi] around the ε at which the
+// Gaussian mechanism with noise σ (sensitivity 1) has δ(ε) = delta (δ is
+// decreasing in ε). hi is certified against the upper δ that deltaBounds
+// reports, d·(1+1e-11): log δ(hi) ≤ log(delta) − 2e-11, so Delta(hi) ≤
+// delta. lo has log δ(lo) > log(delta) + 2e-11, so δ(lo) > delta even if
+// logGaussianDelta is off by the 1e-11 that deltaBounds allows. Each end is
+// found to a relative 1e-13.
 func pldGaussianEpsilon(sigma, delta float64) (lo, hi float64) {
-	ld := math.Log(delta)
+	const slack = 2e-11
+	ld := pldLog(delta)
 	f := func(e float64) float64 { return logGaussianDelta(sigma, 1, e) }
-	if f(0) <= ld {
+	_, hi = pldBisectDecreasing(f, ld-slack)
+	lo, _ = pldBisectDecreasing(f, ld+slack)
+	return math.Min(lo, hi), hi
+}
+
+// pldBisectDecreasing returns l < u with f(l) > target ≥ f(u) and
+// u − l ≤ 1e-13·u, for f non-increasing on [0, ∞); (0, 0) when
+// f(0) ≤ target and (l, +Inf) when f stays above target up to 1e300.
+func pldBisectDecreasing(f func(float64) float64, target float64) (l, u float64) {
+	if f(0) <= target {
 		return 0, 0
 	}
-	lo, hi = 0, 1
-	for f(hi) > ld {
-		lo = hi
-		hi *= 2
-		if hi > 1e300 {
-			return lo, math.Inf(1)
+	l, u = 0, 1
+	for f(u) > target {
+		l = u
+		u *= 2
+		if u > 1e300 {
+			return l, math.Inf(1)
 		}
 	}
-	for hi-lo > 1e-13*hi {
-		mid := lo + (hi-lo)/2
-		if mid <= lo || mid >= hi {
+	for u-l > 1e-13*u {
+		mid := l + (u-l)/2
+		if mid <= l || mid >= u {
 			break
 		}
-		if f(mid) > ld {
-			lo = mid
+		if f(mid) > target {
+			l = mid
 		} else {
-			hi = mid
+			u = mid
 		}
 	}
-	return lo, hi
+	return l, u
 }
 
 // result composes the recorded steps (cached until the next Compose). It

@@ -81,7 +81,20 @@ func pldLogMGF(m *pldPMF, h, lambda float64) float64 {
 			s = s*r + m.p[i]
 		}
 	}
-	return lambda*float64(ref)*h + math.Log(s)
+	return lambda*float64(ref)*h + pldLog(s)
+}
+
+// pldLog returns log x, also for subnormal x. On amd64 and s390x math.Log
+// mishandles subnormal arguments (golang/go#56600, open as of Go 1.26:
+// math.Log(2.05e-320) returns −709.09 instead of −736.11, and every
+// subnormal gives about −709.09), so a log of a mass or of a scaled sum that
+// has underflowed into the subnormal range would be off by up to 35.
+// Scaling by 2^54 first is exact; the error of the result is a few ulps.
+func pldLog(x float64) float64 {
+	if x > 0 && x < 0x1p-1022 {
+		return math.Log(x*0x1p54) - 54*math.Ln2
+	}
+	return math.Log(x)
 }
 
 // pldCumulant returns Σ count·log M(λ), the log-MGF of the composed finite part.
@@ -487,17 +500,21 @@ func (c *pldComposed) at(eps float64, i int, upper bool) float64 {
 	return math.Max(0, math.Min(d, 1))
 }
 
-// pldExpTimes returns e^eps·b for b > 0. For |eps| < 700 it is the plain
-// product. Beyond, e^eps alone would overflow (at eps ≈ 709.78; an
-// infinite product would drive δ(ε) to 0, an under-report) or underflow
-// while b is large; the product is then formed as exp(eps + log b), whose
-// relative error (a few times |eps + log b|·u < 1e-12) is resolved upward
-// when up is set and downward otherwise.
+// pldExpTimes returns e^eps·b for b > 0, rounded up when up is set and down
+// otherwise. For |eps| < 700 it is the plain product. Beyond, e^eps alone
+// would overflow (at eps ≈ 709.78; an infinite product would drive δ(ε) to
+// 0, an under-report) or underflow while b is large; the product is then
+// formed as exp(eps + log b). The relative error of either form (a few
+// times max(1, |eps + log b|)·u < 1e-12) is resolved by the same factor
+// 1 ± 1e-12 in both, so that the result stays monotone in eps across the
+// switch (δ bounds built from it are then non-increasing in ε).
 func pldExpTimes(eps, b float64, up bool) float64 {
+	var v float64
 	if eps < 700 && eps > -700 {
-		return math.Exp(eps) * b
+		v = math.Exp(eps) * b
+	} else {
+		v = math.Exp(eps + pldLog(b))
 	}
-	v := math.Exp(eps + math.Log(b))
 	if up {
 		return v * (1 + 1e-12)
 	}
@@ -566,18 +583,24 @@ func (c *pldComposed) epsilon(delta float64, upper bool) float64 {
 		// for losses beyond ~745): it first drops to δ at the right end.
 		eps = right
 	default:
-		eps = math.Log((kConst-delta)/b) + c.bScale
-		if math.IsInf(eps, 1) {
-			// b is so small that the ratio overflows: take logs first.
-			eps = math.Log(kConst-delta) - math.Log(b) + c.bScale
-		}
+		// In logs: b may be subnormal (it carries e^{bScale−loss} down to
+		// e^{−1400}), and then the ratio overflows.
+		eps = pldLog(kConst-delta) - pldLog(b) + c.bScale
 	}
 	eps = math.Max(left, math.Min(eps, right))
-	if upper {
-		eps = math.Nextafter(eps*(1+1e-12), math.Inf(1))
-		eps = math.Min(eps, right)
-	} else {
-		eps = math.Max(left, eps*(1-1e-12))
+	if !upper {
+		return math.Max(left, eps*(1-1e-12))
 	}
-	return eps
+	// The upper ε is certified by evaluating the very bound that delta
+	// reports: step up (relative 1e-12, doubling) until it is at most δ,
+	// else take the cell's right end, where the bisection showed it is.
+	step := 1e-12 * math.Max(1, math.Abs(eps))
+	for k := 0; k < 64 && eps < right; k++ {
+		if c.at(eps, c.index(eps), true) <= delta {
+			return eps
+		}
+		eps = math.Min(math.Nextafter(eps+step, math.Inf(1)), right)
+		step *= 2
+	}
+	return right
 }
