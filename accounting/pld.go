@@ -58,8 +58,15 @@ const pldDefaultGridFactor = 0.15
 // small and T large: the FFT round-off bound grows like T·u·log N (at
 // δ = 1e-5 it matters from T ≈ 1e7; at δ = 1e-10 already from T ≈ 1e5,
 // e.g. σ = 2, q = 0.01, T = 1e5 gives ε ∈ [10.8, 16.3]), and per-step mass
-// bookkeeping adds up to ~2e-16·T to the upper δ. The upper bound stays
-// valid there; it is just loose.
+// bookkeeping adds up to ~2e-16·T to the upper δ. The PLD upper bound
+// stays valid there but is loose, and once these terms exceed δ (δ below
+// about 1e-13 to 1e-11, higher for longer runs) it is +Inf. So the upper
+// bounds that Epsilon, Delta, EpsilonBounds, DeltaBounds and EpsilonCurve
+// report are the minimum of the PLD bound and the RDP bound of the same
+// steps ([RDPAccountant] with [DefaultOrders]); both are sound, so the
+// minimum is, and it is finite wherever RDP is. EpsilonBoundsFrom and
+// DeltaBoundsFrom say which one was used. The lower bounds are the PLD's.
+// On one accountant Delta(Epsilon(δ)) ≤ δ holds exactly.
 //
 // Compositions of plain Gaussians (q = 1 throughout) are answered in
 // closed form (T Gaussians with σ_i equal one with σ = (Σ σ_i^{−2})^{−1/2};
@@ -79,7 +86,8 @@ type PLDAccountant struct {
 	private bool // false once NonPrivate was composed
 	steps   int
 
-	res *pldResult // cached, nil after Compose
+	res *pldResult     // cached, nil after Compose
+	rdp *RDPAccountant // the same steps under RDP, cached, nil after Compose
 }
 
 // pldResult holds the composition, computed lazily per direction and bound.
@@ -226,7 +234,7 @@ func (a *PLDAccountant) Compose(e Event, count int) error {
 	if nonPrivate {
 		a.private = false
 	}
-	a.res = nil
+	a.res, a.rdp = nil, nil
 	return nil
 }
 
@@ -302,28 +310,43 @@ func pldAddGaussian(sigma, q float64, n int, acc map[[2]float64]int, nonPrivate 
 }
 
 // EpsilonBounds returns a certified lower and upper bound on the smallest ε
-// for which the composition is (ε, δ)-DP. The upper bound may be +Inf.
+// for which the composition is (ε, δ)-DP. The upper bound is the smaller
+// of the PLD bound and the RDP bound on the same steps (see
+// [PLDAccountant.EpsilonBoundsFrom]); it is +Inf only when both are.
 func (a *PLDAccountant) EpsilonBounds(delta float64) (lower, upper float64, err error) {
+	lower, upper, _, err = a.epsilonBounds(delta, true)
+	return lower, upper, err
+}
+
+// EpsilonBoundsFrom is [PLDAccountant.EpsilonBounds] that also names the
+// certificate behind the upper bound: KindPLD when the discretised PLD
+// gave it, KindRDP when the RDP bound on the same steps (default orders,
+// [RDPAccountant]) was smaller. RDP wins where the PLD's float64 error
+// bounds (FFT round-off, truncation, see [PLDAccountant]) approach δ, i.e.
+// for δ below about 1e-11 to 1e-13 (lower for short runs), where the PLD
+// bound becomes loose and then +Inf.
+func (a *PLDAccountant) EpsilonBoundsFrom(delta float64) (lower, upper float64, from Kind, err error) {
 	return a.epsilonBounds(delta, true)
 }
 
-func (a *PLDAccountant) epsilonBounds(delta float64, wantLower bool) (lower, upper float64, err error) {
+func (a *PLDAccountant) epsilonBounds(delta float64, wantLower bool) (lower, upper float64, from Kind, err error) {
 	if err := CheckDelta(delta); err != nil {
-		return 0, 0, err
+		return 0, 0, KindPLD, err
 	}
 	if !a.private {
-		return math.Inf(1), math.Inf(1), nil
+		return math.Inf(1), math.Inf(1), KindPLD, nil
 	}
 	r, err := a.result()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, KindPLD, err
 	}
 	if r == nil {
-		return 0, 0, nil
+		return 0, 0, KindPLD, nil
 	}
 	if r.closedSigma > 0 {
+		// Exact Gaussian: RDP cannot be smaller.
 		lo, hi := pldGaussianEpsilon(r.closedSigma, delta)
-		return lo, hi, nil
+		return lo, hi, KindPLD, nil
 	}
 	f := func(c *pldComposed, up bool) float64 { return c.epsilon(delta, up) }
 	lower, upper, err = r.bounds(f, wantLower)
@@ -350,31 +373,113 @@ func (a *PLDAccountant) epsilonBounds(delta float64, wantLower bool) (lower, upp
 			break
 		}
 	}
-	return lower, upper, err
+	if err != nil {
+		return 0, 0, KindPLD, err
+	}
+	from = KindPLD
+	if upper > 0 {
+		rdp, err := a.rdpAccountant()
+		if err != nil {
+			return 0, 0, KindPLD, err
+		}
+		upper, from = pldMinRDPEpsilon(rdp, delta, upper)
+	}
+	return math.Min(lower, upper), upper, from, nil
+}
+
+// pldMinRDPEpsilon returns min(pldUpper, ε of rdp at delta) and which one it
+// is. The RDP ε is taken only with a round trip that holds exactly: it is
+// stepped up (relative 1e-12, doubling) until rdp's own δ at it is at most
+// delta, so that [PLDAccountant.Delta], which is at most that δ, gives back
+// at most delta. Both are certified upper bounds, so their minimum is.
+func pldMinRDPEpsilon(rdp *RDPAccountant, delta, pldUpper float64) (float64, Kind) {
+	e, err := rdp.Epsilon(delta)
+	if err != nil || !(e < pldUpper) {
+		return pldUpper, KindPLD
+	}
+	step := 1e-12 * math.Max(1, e)
+	for k := 0; k < 64 && e < pldUpper; k++ {
+		if d, err := rdp.Delta(e); err == nil && d <= delta {
+			return e, KindRDP
+		}
+		e += step
+		step *= 2
+	}
+	return pldUpper, KindPLD
+}
+
+// rdpAccountant returns an RDP accountant holding the same steps (cached
+// until the next Compose).
+func (a *PLDAccountant) rdpAccountant() (*RDPAccountant, error) {
+	if a.rdp != nil {
+		return a.rdp, nil
+	}
+	r := NewRDP(nil)
+	if !a.private {
+		if err := r.Compose(NonPrivate{}, 1); err != nil {
+			return nil, err
+		}
+	}
+	keys := make([][2]float64, 0, len(a.counts))
+	for k := range a.counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i][0] != keys[j][0] {
+			return keys[i][0] < keys[j][0]
+		}
+		return keys[i][1] < keys[j][1]
+	})
+	for _, k := range keys {
+		if err := r.Compose(pldStepEvent(k), a.counts[k]); err != nil {
+			return nil, err
+		}
+	}
+	a.rdp = r
+	return r, nil
+}
+
+// pldStepEvent is the event of one step with key (σ, q).
+func pldStepEvent(k [2]float64) Event {
+	var e Event = Gaussian{NoiseMultiplier: k[0]}
+	if k[1] < 1 {
+		e = PoissonSampled{SamplingRate: k[1], Event: e}
+	}
+	return e
 }
 
 // DeltaBounds returns a certified lower and upper bound on the smallest δ
-// for which the composition is (eps, δ)-DP, for eps ≥ 0.
+// for which the composition is (eps, δ)-DP, for eps ≥ 0. The upper bound is
+// the smaller of the PLD bound and the RDP bound on the same steps (see
+// [PLDAccountant.DeltaBoundsFrom]).
 func (a *PLDAccountant) DeltaBounds(eps float64) (lower, upper float64, err error) {
+	lower, upper, _, err = a.deltaBounds(eps, true)
+	return lower, upper, err
+}
+
+// DeltaBoundsFrom is [PLDAccountant.DeltaBounds] that also names the
+// certificate behind the upper bound (KindPLD or KindRDP), as
+// [PLDAccountant.EpsilonBoundsFrom] does.
+func (a *PLDAccountant) DeltaBoundsFrom(eps float64) (lower, upper float64, from Kind, err error) {
 	return a.deltaBounds(eps, true)
 }
 
-func (a *PLDAccountant) deltaBounds(eps float64, wantLower bool) (lower, upper float64, err error) {
+func (a *PLDAccountant) deltaBounds(eps float64, wantLower bool) (lower, upper float64, from Kind, err error) {
 	if math.IsNaN(eps) || eps < 0 {
-		return 0, 0, &ParamError{Name: "eps", Value: eps, Want: ">= 0"}
+		return 0, 0, KindPLD, &ParamError{Name: "eps", Value: eps, Want: ">= 0"}
 	}
 	if !a.private {
-		return 1, 1, nil
+		return 1, 1, KindPLD, nil
 	}
 	if math.IsInf(eps, 1) {
-		return 0, 0, nil
+		return 0, 0, KindPLD, nil
 	}
 	r, err := a.result()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, KindPLD, err
 	}
 	if r == nil {
-		return 0, 0, nil
+		return 0, 0, KindPLD, nil
 	}
 	if r.closedSigma > 0 {
 		d := math.Exp(logGaussianDelta(r.closedSigma, 1, eps))
@@ -384,23 +489,38 @@ func (a *PLDAccountant) deltaBounds(eps float64, wantLower bool) (lower, upper f
 			// margin is lost to the absolute spacing; add two of its steps.
 			up = d + 2*math.SmallestNonzeroFloat64
 		}
-		return d * (1 - 1e-11), math.Min(1, up), nil
+		return d * (1 - 1e-11), math.Min(1, up), KindPLD, nil
 	}
-	return r.bounds(func(c *pldComposed, up bool) float64 { return c.delta(eps, up) }, wantLower)
+	lower, upper, err = r.bounds(func(c *pldComposed, up bool) float64 { return c.delta(eps, up) }, wantLower)
+	if err != nil {
+		return 0, 0, KindPLD, err
+	}
+	from = KindPLD
+	if upper > 0 {
+		rdp, err := a.rdpAccountant()
+		if err != nil {
+			return 0, 0, KindPLD, err
+		}
+		if d, err := rdp.Delta(eps); err == nil && d < upper {
+			upper, from = d, KindRDP
+		}
+	}
+	return math.Min(lower, upper), upper, from, nil
 }
 
-// Epsilon returns the certified upper bound on ε(δ) from the finest grid
-// computed so far, without computing the lower bound (EpsilonBounds may
-// refine the grid, after which Epsilon returns the refined bound).
+// Epsilon returns the certified upper bound on ε(δ) of EpsilonBounds from
+// the finest grid computed so far, without computing the lower bound
+// (EpsilonBounds may refine the grid, after which Epsilon returns the
+// refined bound). On one accountant, Delta(Epsilon(δ)) ≤ δ.
 func (a *PLDAccountant) Epsilon(delta float64) (float64, error) {
-	_, u, err := a.epsilonBounds(delta, false)
+	_, u, _, err := a.epsilonBounds(delta, false)
 	return u, err
 }
 
 // Delta returns the certified upper bound of DeltaBounds (without computing
 // the lower bound).
 func (a *PLDAccountant) Delta(eps float64) (float64, error) {
-	_, u, err := a.deltaBounds(eps, false)
+	_, u, _, err := a.deltaBounds(eps, false)
 	return u, err
 }
 
