@@ -3,7 +3,9 @@ package accounting
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
+	"sync"
 )
 
 // PLDOptions configures a PLDAccountant.
@@ -647,7 +649,9 @@ func (a *PLDAccountant) refine(r *pldResult) (*pldResult, error) {
 // the merge had to round a noticeable mass down (a concentrated loss
 // between grid points), it retries on grids shifted by multiples of h/8 and
 // keeps the one with the largest mean loss, i.e. the least rounding. Any
-// offset gives a valid lower bound.
+// offset gives a valid lower bound. The seven retries are independent and
+// run on up to GOMAXPROCS goroutines; the choice (the first offset with the
+// largest mean) does not depend on their schedule.
 func pldLowerBestOffset(g *pldGrid, count int, eta float64) pldPMF {
 	best := g.lower()
 	if best.fallback*float64(count) < 1e-6 {
@@ -660,14 +664,29 @@ func pldLowerBestOffset(g *pldGrid, count int, eta float64) pldPMF {
 		}
 		return s
 	}
-	bestMean := mean(&best)
-	for k := 1; k < 8; k++ {
-		o := newPLDGridOffset(g.pair, g.h, eta, float64(k)*g.h/8).lower()
-		if m := mean(&o); m > bestMean {
-			best, bestMean = o, m
+	const offsets = 8
+	var pmfs [offsets]pldPMF
+	var means [offsets]float64
+	pmfs[0], means[0] = best, mean(&best)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	for k := 1; k < offsets; k++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			pmfs[k] = newPLDGridOffset(g.pair, g.h, eta, float64(k)*g.h/offsets).lower()
+			means[k] = mean(&pmfs[k])
+		}()
+	}
+	wg.Wait()
+	bi := 0
+	for k := 1; k < offsets; k++ {
+		if means[k] > means[bi] {
+			bi = k
 		}
 	}
-	return best
+	return pmfs[bi]
 }
 
 // pldNoClosedForm disables the Gaussian closed form (tests of the FFT path).
