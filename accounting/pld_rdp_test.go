@@ -1,6 +1,7 @@
 package accounting
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -95,4 +96,18 @@ func TestPLDCurveRDPFallback(t *testing.T) {
 			t.Errorf("T=%d: curve %g, Epsilon %g", s, got[i], want)
 		}
 	}
+}
+
+// The upper bound comes from the PLD at the usual δ and from RDP far
+// below it, where the PLD's own certificate is +Inf.
+func ExamplePLDAccountant_EpsilonBoundsFrom() {
+	a, _ := NewPLD(PLDOptions{})
+	_ = a.Compose(SubsampledGaussian(1, 0.01, 1000), 1)
+	for _, delta := range []float64{1e-5, 1e-15} {
+		lo, up, from, _ := a.EpsilonBoundsFrom(delta)
+		fmt.Printf("δ = %g: %.3g ≤ ε ≤ %.3g (%s)\n", delta, lo, up, from)
+	}
+	// Output:
+	// δ = 1e-05: 1.82 ≤ ε ≤ 1.83 (pld)
+	// δ = 1e-15: 3.45 ≤ ε ≤ 5.28 (rdp)
 }

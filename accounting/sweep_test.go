@@ -103,8 +103,9 @@ func sweepEval(k accounting.Kind, p sweepParams) (eps, lower float64, err error)
 
 // pldCheap reports whether a pld evaluation at p is cheap enough for the
 // default (not DPCALC_LONG) sweep: small σ, small q or long runs can take
-// seconds (up to ~20 s at T ~ 1e9; 12 s at σ = 0.742, q = 2.1e-9, T = 7512,
-// δ = 2.6e-12; 22 s at σ = 0.54, q = 6.6e-6, T = 13, δ = 2e-5).
+// seconds (up to ~20 s at T ~ 1e9; at σ = 0.742, q = 2.1e-9, T = 7512,
+// δ = 2.6e-12 and σ = 0.54, q = 6.6e-6, T = 13, δ = 2e-5 once 12 s and 22 s,
+// now about 2 s and 4 s, see BenchmarkPLDSlow).
 func pldCheap(p sweepParams) bool {
 	return p.steps <= 1e5 && p.sigma >= 0.3 && p.q >= 1e-3 && p.delta >= 1e-12
 }
