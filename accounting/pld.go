@@ -68,7 +68,10 @@ const pldDefaultGridFactor = 0.15
 // steps ([RDPAccountant] with [DefaultOrders]); both are sound, so the
 // minimum is, and it is finite wherever RDP is. EpsilonBoundsFrom and
 // DeltaBoundsFrom say which one was used. The lower bounds are the PLD's.
-// On one accountant Delta(Epsilon(δ)) ≤ δ holds exactly.
+// On one accountant Delta(Epsilon(δ)) ≤ δ holds exactly. With the default
+// grid, a composition whose window does not fit the FFT cap even after
+// coarsening (runs of ~1e8 steps and more at small σ) is answered by the
+// RDP bound alone, with the trivial lower bound 0, instead of an error.
 //
 // Compositions of plain Gaussians (q = 1 throughout) are answered in
 // closed form (T Gaussians with σ_i equal one with σ = (Σ σ_i^{−2})^{−1/2};
@@ -339,6 +342,9 @@ func (a *PLDAccountant) epsilonBounds(delta float64, wantLower bool) (lower, upp
 		return math.Inf(1), math.Inf(1), KindPLD, nil
 	}
 	r, err := a.result()
+	if a.rdpOnly(err) {
+		return a.rdpOnlyEpsilon(delta)
+	}
 	if err != nil {
 		return 0, 0, KindPLD, err
 	}
@@ -375,6 +381,9 @@ func (a *PLDAccountant) epsilonBounds(delta float64, wantLower bool) (lower, upp
 			break
 		}
 	}
+	if a.rdpOnly(err) {
+		return a.rdpOnlyEpsilon(delta)
+	}
 	if err != nil {
 		return 0, 0, KindPLD, err
 	}
@@ -387,6 +396,25 @@ func (a *PLDAccountant) epsilonBounds(delta float64, wantLower bool) (lower, upp
 		upper, from = pldMinRDPEpsilon(rdp, delta, upper)
 	}
 	return math.Min(lower, upper), upper, from, nil
+}
+
+// rdpOnly reports whether err means that the default grid could not hold
+// the composition (very long runs with small σ: the composed window
+// exceeds the FFT cap even after coarsening). Such queries are answered by
+// the RDP bound alone, with the trivial lower bound 0. With a GridWidth
+// set by the user the error is returned instead.
+func (a *PLDAccountant) rdpOnly(err error) bool {
+	return err == errPLDTooLarge && a.h == 0
+}
+
+// rdpOnlyEpsilon is epsilonBounds when rdpOnly holds.
+func (a *PLDAccountant) rdpOnlyEpsilon(delta float64) (lower, upper float64, from Kind, err error) {
+	rdp, err := a.rdpAccountant()
+	if err != nil {
+		return 0, 0, KindRDP, err
+	}
+	upper, _ = pldMinRDPEpsilon(rdp, delta, math.Inf(1))
+	return 0, upper, KindRDP, nil
 }
 
 // pldMinRDPEpsilon returns min(pldUpper, ε of rdp at delta) and which one it
@@ -477,6 +505,17 @@ func (a *PLDAccountant) deltaBounds(eps float64, wantLower bool) (lower, upper f
 		return 0, 0, KindPLD, nil
 	}
 	r, err := a.result()
+	if err == nil && r != nil && r.closedSigma == 0 {
+		lower, upper, err = r.bounds(func(c *pldComposed, up bool) float64 { return c.delta(eps, up) }, wantLower)
+	}
+	if a.rdpOnly(err) {
+		rdp, err := a.rdpAccountant()
+		if err != nil {
+			return 0, 0, KindRDP, err
+		}
+		d, err := rdp.Delta(eps)
+		return 0, d, KindRDP, err
+	}
 	if err != nil {
 		return 0, 0, KindPLD, err
 	}
@@ -492,10 +531,6 @@ func (a *PLDAccountant) deltaBounds(eps float64, wantLower bool) (lower, upper f
 			up = d + 2*math.SmallestNonzeroFloat64
 		}
 		return d * (1 - 1e-11), math.Min(1, up), KindPLD, nil
-	}
-	lower, upper, err = r.bounds(func(c *pldComposed, up bool) float64 { return c.delta(eps, up) }, wantLower)
-	if err != nil {
-		return 0, 0, KindPLD, err
 	}
 	from = KindPLD
 	if upper > 0 {

@@ -82,6 +82,11 @@ func (a *PLDAccountant) EpsilonCurve(step Event, steps []int, delta float64) ([]
 					ts[i] = n * s
 				}
 				out, err := a.fastCurve(k, ts, delta)
+				if a.rdpOnly(err) {
+					// Too large for the default grid: answer pointwise
+					// (Epsilon falls back to RDP where it must).
+					return a.incrementalCurve(step, steps, delta)
+				}
 				if err != nil {
 					return nil, err
 				}

@@ -111,3 +111,33 @@ func ExamplePLDAccountant_EpsilonBoundsFrom() {
 	// δ = 1e-05: 1.82 ≤ ε ≤ 1.83 (pld)
 	// δ = 1e-15: 3.45 ≤ ε ≤ 5.28 (rdp)
 }
+
+// TestPLDTooLargeFallsBackToRDP: with the default grid, a composition too
+// large for the FFT cap even after coarsening was an error ("pld grid too
+// large", the long sweep at T ~ 1e8, σ < 0.4); it is now answered by RDP
+// with lower bound 0. A user-set grid still reports the error.
+func TestPLDTooLargeFallsBackToRDP(t *testing.T) {
+	// From the long sweep (DPCALC_LONG=1, seed 20261122).
+	const sigma, q, steps, delta = 0.096938416512631145, 0.0025673218549295156, 73773893, 5.8929953588763836e-24
+	ev := SubsampledGaussian(sigma, q, steps)
+	rdp := NewRDP(nil)
+	if err := rdp.Compose(ev, 1); err != nil {
+		t.Fatal(err)
+	}
+	want, err := rdp.Epsilon(delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newPLDFor(t, ev, PLDOptions{})
+	lo, up, from, err := a.EpsilonBoundsFrom(delta)
+	if err != nil || lo != 0 || from != KindRDP || !(up >= want && up <= want*(1+1e-9)) {
+		t.Errorf("EpsilonBoundsFrom = [%g, %g] from %s, %v; want [0, rdp %g] from rdp", lo, up, from, err, want)
+	}
+	if d, err := a.Delta(up); err != nil || !(d <= delta) {
+		t.Errorf("Delta(%g) = %g, %v; want ≤ %g", up, d, err, delta)
+	}
+	b := newPLDFor(t, ev, PLDOptions{GridWidth: 1e-3})
+	if _, err := b.Epsilon(delta); err == nil {
+		t.Errorf("GridWidth 1e-3: no error, want %v", errPLDTooLarge)
+	}
+}
