@@ -106,22 +106,32 @@ func pldCumulant(parts []pldPart, h, lambda float64) float64 {
 	return pldRoundUp(k) // logs of sums: allow rounding, upward (also for k < 0)
 }
 
-// pldGoodSize returns the smallest n' ≥ n of the form 2^a·3^b·5^c.
+// pldGoodSize returns the smallest n' ≥ n of the form 2^a·3^b·5^c that
+// gonum's FFT can factor: its fftpack factorisation (4s first, then a 2,
+// 3s, 5s) must have at most pldFFTMaxFactors factors. A power of two up to
+// 2^26 always qualifies.
 func pldGoodSize(n int) int {
 	best := 1 << bits.Len(uint(n-1))
-	for p3 := 1; p3 < best; p3 *= 3 {
-		for p35 := p3; p35 < best; p35 *= 5 {
-			m := p35
+	for p3, b := 1, 0; p3 < best; p3, b = p3*3, b+1 {
+		for p35, c := p3, 0; p35 < best; p35, c = p35*5, c+1 {
+			m, a := p35, 0
 			for m < n {
 				m *= 2
+				a++
 			}
-			if m < best {
+			if m < best && a/2+a%2+b+c <= pldFFTMaxFactors {
 				best = m
 			}
 		}
 	}
 	return best
 }
+
+// pldFFTMaxFactors is the most factors gonum's fftpack can store (its ifac
+// array has 15 entries, two of them a header); more panic with an index out
+// of range in rffti1, e.g. at n = 2^3·3^12 = 4251528 (the long soundness
+// sweep at σ = 0.6345, q = 0.0329, T = 42945767).
+const pldFFTMaxFactors = 13
 
 // pldCompose convolves the parts with one real FFT per part plus one inverse
 // (powers by binary exponentiation in the frequency domain).

@@ -2,6 +2,8 @@ package accounting
 
 import (
 	"math"
+	"math/bits"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -90,5 +92,42 @@ func TestPLDEpsilonBackedByDelta(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPLDGoodSizeFactors checks that every FFT length pldGoodSize picks is
+// ≥ n, at most the next power of two, 5-smooth, and has at most 13 factors
+// in fftpack's factorisation (4s, then one 2, 3s, 5s; its ifac array holds
+// 13). n = 4251528 = 2^3·3^12 has 14 and made gonum panic.
+func TestPLDGoodSizeFactors(t *testing.T) {
+	check := func(n int) {
+		m := pldGoodSize(n)
+		if m < n || m > 1<<bits.Len(uint(n-1)) {
+			t.Fatalf("pldGoodSize(%d) = %d, want in [n, next power of two]", n, m)
+		}
+		r, f := m, 0
+		for r%4 == 0 {
+			r /= 4
+			f++
+		}
+		for _, p := range []int{2, 3, 5} {
+			for r%p == 0 {
+				r /= p
+				f++
+			}
+		}
+		if r != 1 || f > 13 {
+			t.Fatalf("pldGoodSize(%d) = %d: rest %d, %d fftpack factors; want 5-smooth with ≤ 13", n, m, r, f)
+		}
+	}
+	for n := 1; n <= 1<<14; n++ {
+		check(n)
+	}
+	for _, n := range []int{4251528, 4251527, 3 * 1 << 20, 1<<23 - 1, 1 << 23, 6377292} {
+		check(n)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 2000; i++ {
+		check(1 + rng.IntN(1<<23))
 	}
 }
