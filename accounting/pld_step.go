@@ -249,7 +249,11 @@ func (gr *pldGrid) lower() (low pldPMF) {
 		}
 		tb, lb := tl[j], at(kLo+j)
 		if math.IsNaN(fl) {
-			fl, _ = phi(tl[kt-kLo]) // t is grid point kt, kLo < kt ≤ kHi
+			if kt <= kHi {
+				fl, _ = phi(tl[kt-kLo]) // t is grid point kt > kLo
+			} else {
+				fl, _ = phi(pair.tails(t)) // a reached the top point
+			}
 		}
 		// Illinois iteration on φ, keeping a right end with φ ≥ 0, until
 		// the merged loss is within 1e-6·h above t.
