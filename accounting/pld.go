@@ -3,7 +3,9 @@ package accounting
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
+	"sync"
 )
 
 // PLDOptions configures a PLDAccountant.
@@ -58,8 +60,18 @@ const pldDefaultGridFactor = 0.15
 // small and T large: the FFT round-off bound grows like T·u·log N (at
 // δ = 1e-5 it matters from T ≈ 1e7; at δ = 1e-10 already from T ≈ 1e5,
 // e.g. σ = 2, q = 0.01, T = 1e5 gives ε ∈ [10.8, 16.3]), and per-step mass
-// bookkeeping adds up to ~2e-16·T to the upper δ. The upper bound stays
-// valid there; it is just loose.
+// bookkeeping adds up to ~2e-16·T to the upper δ. The PLD upper bound
+// stays valid there but is loose, and once these terms exceed δ (δ below
+// about 1e-13 to 1e-11, higher for longer runs) it is +Inf. So the upper
+// bounds that Epsilon, Delta, EpsilonBounds, DeltaBounds and EpsilonCurve
+// report are the minimum of the PLD bound and the RDP bound of the same
+// steps ([RDPAccountant] with [DefaultOrders]); both are sound, so the
+// minimum is, and it is finite wherever RDP is. EpsilonBoundsFrom and
+// DeltaBoundsFrom say which one was used. The lower bounds are the PLD's.
+// On one accountant Delta(Epsilon(δ)) ≤ δ holds exactly. With the default
+// grid, a composition whose window does not fit the FFT cap even after
+// coarsening (runs of ~1e8 steps and more at small σ) is answered by the
+// RDP bound alone, with the trivial lower bound 0, instead of an error.
 //
 // Compositions of plain Gaussians (q = 1 throughout) are answered in
 // closed form (T Gaussians with σ_i equal one with σ = (Σ σ_i^{−2})^{−1/2};
@@ -79,7 +91,8 @@ type PLDAccountant struct {
 	private bool // false once NonPrivate was composed
 	steps   int
 
-	res *pldResult // cached, nil after Compose
+	res *pldResult     // cached, nil after Compose
+	rdp *RDPAccountant // the same steps under RDP, cached, nil after Compose
 }
 
 // pldResult holds the composition, computed lazily per direction and bound.
@@ -226,7 +239,7 @@ func (a *PLDAccountant) Compose(e Event, count int) error {
 	if nonPrivate {
 		a.private = false
 	}
-	a.res = nil
+	a.res, a.rdp = nil, nil
 	return nil
 }
 
@@ -302,28 +315,46 @@ func pldAddGaussian(sigma, q float64, n int, acc map[[2]float64]int, nonPrivate 
 }
 
 // EpsilonBounds returns a certified lower and upper bound on the smallest ε
-// for which the composition is (ε, δ)-DP. The upper bound may be +Inf.
+// for which the composition is (ε, δ)-DP. The upper bound is the smaller
+// of the PLD bound and the RDP bound on the same steps (see
+// [PLDAccountant.EpsilonBoundsFrom]); it is +Inf only when both are.
 func (a *PLDAccountant) EpsilonBounds(delta float64) (lower, upper float64, err error) {
+	lower, upper, _, err = a.epsilonBounds(delta, true)
+	return lower, upper, err
+}
+
+// EpsilonBoundsFrom is [PLDAccountant.EpsilonBounds] that also names the
+// certificate behind the upper bound: KindPLD when the discretised PLD
+// gave it, KindRDP when the RDP bound on the same steps (default orders,
+// [RDPAccountant]) was smaller. RDP wins where the PLD's float64 error
+// bounds (FFT round-off, truncation, see [PLDAccountant]) approach δ, i.e.
+// for δ below about 1e-11 to 1e-13 (lower for short runs), where the PLD
+// bound becomes loose and then +Inf.
+func (a *PLDAccountant) EpsilonBoundsFrom(delta float64) (lower, upper float64, from Kind, err error) {
 	return a.epsilonBounds(delta, true)
 }
 
-func (a *PLDAccountant) epsilonBounds(delta float64, wantLower bool) (lower, upper float64, err error) {
+func (a *PLDAccountant) epsilonBounds(delta float64, wantLower bool) (lower, upper float64, from Kind, err error) {
 	if err := CheckDelta(delta); err != nil {
-		return 0, 0, err
+		return 0, 0, KindPLD, err
 	}
 	if !a.private {
-		return math.Inf(1), math.Inf(1), nil
+		return math.Inf(1), math.Inf(1), KindPLD, nil
 	}
 	r, err := a.result()
+	if a.rdpOnly(err) {
+		return a.rdpOnlyEpsilon(delta)
+	}
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, KindPLD, err
 	}
 	if r == nil {
-		return 0, 0, nil
+		return 0, 0, KindPLD, nil
 	}
 	if r.closedSigma > 0 {
+		// Exact Gaussian: RDP cannot be smaller.
 		lo, hi := pldGaussianEpsilon(r.closedSigma, delta)
-		return lo, hi, nil
+		return lo, hi, KindPLD, nil
 	}
 	f := func(c *pldComposed, up bool) float64 { return c.epsilon(delta, up) }
 	lower, upper, err = r.bounds(f, wantLower)
@@ -350,83 +381,229 @@ func (a *PLDAccountant) epsilonBounds(delta float64, wantLower bool) (lower, upp
 			break
 		}
 	}
-	return lower, upper, err
+	if a.rdpOnly(err) {
+		return a.rdpOnlyEpsilon(delta)
+	}
+	if err != nil {
+		return 0, 0, KindPLD, err
+	}
+	from = KindPLD
+	if upper > 0 {
+		rdp, err := a.rdpAccountant()
+		if err != nil {
+			return 0, 0, KindPLD, err
+		}
+		upper, from = pldMinRDPEpsilon(rdp, delta, upper)
+	}
+	return math.Min(lower, upper), upper, from, nil
+}
+
+// rdpOnly reports whether err means that the default grid could not hold
+// the composition (very long runs with small σ: the composed window
+// exceeds the FFT cap even after coarsening). Such queries are answered by
+// the RDP bound alone, with the trivial lower bound 0. With a GridWidth
+// set by the user the error is returned instead.
+func (a *PLDAccountant) rdpOnly(err error) bool {
+	return err == errPLDTooLarge && a.h == 0
+}
+
+// rdpOnlyEpsilon is epsilonBounds when rdpOnly holds.
+func (a *PLDAccountant) rdpOnlyEpsilon(delta float64) (lower, upper float64, from Kind, err error) {
+	rdp, err := a.rdpAccountant()
+	if err != nil {
+		return 0, 0, KindRDP, err
+	}
+	upper, _ = pldMinRDPEpsilon(rdp, delta, math.Inf(1))
+	return 0, upper, KindRDP, nil
+}
+
+// pldMinRDPEpsilon returns min(pldUpper, ε of rdp at delta) and which one it
+// is. The RDP ε is taken only with a round trip that holds exactly: it is
+// stepped up (relative 1e-12, doubling) until rdp's own δ at it is at most
+// delta, so that [PLDAccountant.Delta], which is at most that δ, gives back
+// at most delta. Both are certified upper bounds, so their minimum is.
+func pldMinRDPEpsilon(rdp *RDPAccountant, delta, pldUpper float64) (float64, Kind) {
+	e, err := rdp.Epsilon(delta)
+	if err != nil || !(e < pldUpper) {
+		return pldUpper, KindPLD
+	}
+	step := 1e-12 * math.Max(1, e)
+	for k := 0; k < 64 && e < pldUpper; k++ {
+		if d, err := rdp.Delta(e); err == nil && d <= delta {
+			return e, KindRDP
+		}
+		e += step
+		step *= 2
+	}
+	return pldUpper, KindPLD
+}
+
+// rdpAccountant returns an RDP accountant holding the same steps (cached
+// until the next Compose).
+func (a *PLDAccountant) rdpAccountant() (*RDPAccountant, error) {
+	if a.rdp != nil {
+		return a.rdp, nil
+	}
+	r := NewRDP(nil)
+	if !a.private {
+		if err := r.Compose(NonPrivate{}, 1); err != nil {
+			return nil, err
+		}
+	}
+	keys := make([][2]float64, 0, len(a.counts))
+	for k := range a.counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i][0] != keys[j][0] {
+			return keys[i][0] < keys[j][0]
+		}
+		return keys[i][1] < keys[j][1]
+	})
+	for _, k := range keys {
+		if err := r.Compose(pldStepEvent(k), a.counts[k]); err != nil {
+			return nil, err
+		}
+	}
+	a.rdp = r
+	return r, nil
+}
+
+// pldStepEvent is the event of one step with key (σ, q).
+func pldStepEvent(k [2]float64) Event {
+	var e Event = Gaussian{NoiseMultiplier: k[0]}
+	if k[1] < 1 {
+		e = PoissonSampled{SamplingRate: k[1], Event: e}
+	}
+	return e
 }
 
 // DeltaBounds returns a certified lower and upper bound on the smallest δ
-// for which the composition is (eps, δ)-DP, for eps ≥ 0.
+// for which the composition is (eps, δ)-DP, for eps ≥ 0. The upper bound is
+// the smaller of the PLD bound and the RDP bound on the same steps (see
+// [PLDAccountant.DeltaBoundsFrom]).
 func (a *PLDAccountant) DeltaBounds(eps float64) (lower, upper float64, err error) {
+	lower, upper, _, err = a.deltaBounds(eps, true)
+	return lower, upper, err
+}
+
+// DeltaBoundsFrom is [PLDAccountant.DeltaBounds] that also names the
+// certificate behind the upper bound (KindPLD or KindRDP), as
+// [PLDAccountant.EpsilonBoundsFrom] does.
+func (a *PLDAccountant) DeltaBoundsFrom(eps float64) (lower, upper float64, from Kind, err error) {
 	return a.deltaBounds(eps, true)
 }
 
-func (a *PLDAccountant) deltaBounds(eps float64, wantLower bool) (lower, upper float64, err error) {
+func (a *PLDAccountant) deltaBounds(eps float64, wantLower bool) (lower, upper float64, from Kind, err error) {
 	if math.IsNaN(eps) || eps < 0 {
-		return 0, 0, &ParamError{Name: "eps", Value: eps, Want: ">= 0"}
+		return 0, 0, KindPLD, &ParamError{Name: "eps", Value: eps, Want: ">= 0"}
 	}
 	if !a.private {
-		return 1, 1, nil
+		return 1, 1, KindPLD, nil
 	}
 	if math.IsInf(eps, 1) {
-		return 0, 0, nil
+		return 0, 0, KindPLD, nil
 	}
 	r, err := a.result()
+	if err == nil && r != nil && r.closedSigma == 0 {
+		lower, upper, err = r.bounds(func(c *pldComposed, up bool) float64 { return c.delta(eps, up) }, wantLower)
+	}
+	if a.rdpOnly(err) {
+		rdp, err := a.rdpAccountant()
+		if err != nil {
+			return 0, 0, KindRDP, err
+		}
+		d, err := rdp.Delta(eps)
+		return 0, d, KindRDP, err
+	}
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, KindPLD, err
 	}
 	if r == nil {
-		return 0, 0, nil
+		return 0, 0, KindPLD, nil
 	}
 	if r.closedSigma > 0 {
 		d := math.Exp(logGaussianDelta(r.closedSigma, 1, eps))
-		return d * (1 - 1e-11), math.Min(1, d*(1+1e-11)), nil
+		up := d * (1 + 1e-11)
+		if d < 0x1p-1022 {
+			// Subnormal or underflowed to 0 (log δ < −745): the relative
+			// margin is lost to the absolute spacing; add two of its steps.
+			up = d + 2*math.SmallestNonzeroFloat64
+		}
+		return d * (1 - 1e-11), math.Min(1, up), KindPLD, nil
 	}
-	return r.bounds(func(c *pldComposed, up bool) float64 { return c.delta(eps, up) }, wantLower)
+	from = KindPLD
+	if upper > 0 {
+		rdp, err := a.rdpAccountant()
+		if err != nil {
+			return 0, 0, KindPLD, err
+		}
+		if d, err := rdp.Delta(eps); err == nil && d < upper {
+			upper, from = d, KindRDP
+		}
+	}
+	return math.Min(lower, upper), upper, from, nil
 }
 
-// Epsilon returns the certified upper bound on ε(δ) from the finest grid
-// computed so far, without computing the lower bound (EpsilonBounds may
-// refine the grid, after which Epsilon returns the refined bound).
+// Epsilon returns the certified upper bound on ε(δ) of EpsilonBounds from
+// the finest grid computed so far, without computing the lower bound
+// (EpsilonBounds may refine the grid, after which Epsilon returns the
+// refined bound). On one accountant, Delta(Epsilon(δ)) ≤ δ.
 func (a *PLDAccountant) Epsilon(delta float64) (float64, error) {
-	_, u, err := a.epsilonBounds(delta, false)
+	_, u, _, err := a.epsilonBounds(delta, false)
 	return u, err
 }
 
 // Delta returns the certified upper bound of DeltaBounds (without computing
 // the lower bound).
 func (a *PLDAccountant) Delta(eps float64) (float64, error) {
-	_, u, err := a.deltaBounds(eps, false)
+	_, u, _, err := a.deltaBounds(eps, false)
 	return u, err
 }
 
-// pldGaussianEpsilon returns a bracket [lo, hi] of relative width 1e-13 around
-// the ε at which the Gaussian mechanism with noise σ (sensitivity 1) has
-// δ(ε) = delta (δ is decreasing in ε).
+// pldGaussianEpsilon returns a bracket [lo, hi] around the ε at which the
+// Gaussian mechanism with noise σ (sensitivity 1) has δ(ε) = delta (δ is
+// decreasing in ε). hi is certified against the upper δ that deltaBounds
+// reports, d·(1+1e-11): log δ(hi) ≤ log(delta) − 2e-11, so Delta(hi) ≤
+// delta. lo has log δ(lo) > log(delta) + 2e-11, so δ(lo) > delta even if
+// logGaussianDelta is off by the 1e-11 that deltaBounds allows. Each end is
+// found to a relative 1e-13.
 func pldGaussianEpsilon(sigma, delta float64) (lo, hi float64) {
-	ld := math.Log(delta)
+	const slack = 2e-11
+	ld := pldLog(delta)
 	f := func(e float64) float64 { return logGaussianDelta(sigma, 1, e) }
-	if f(0) <= ld {
+	_, hi = pldBisectDecreasing(f, ld-slack)
+	lo, _ = pldBisectDecreasing(f, ld+slack)
+	return math.Min(lo, hi), hi
+}
+
+// pldBisectDecreasing returns l < u with f(l) > target ≥ f(u) and
+// u − l ≤ 1e-13·u, for f non-increasing on [0, ∞); (0, 0) when
+// f(0) ≤ target and (l, +Inf) when f stays above target up to 1e300.
+func pldBisectDecreasing(f func(float64) float64, target float64) (l, u float64) {
+	if f(0) <= target {
 		return 0, 0
 	}
-	lo, hi = 0, 1
-	for f(hi) > ld {
-		lo = hi
-		hi *= 2
-		if hi > 1e300 {
-			return lo, math.Inf(1)
+	l, u = 0, 1
+	for f(u) > target {
+		l = u
+		u *= 2
+		if u > 1e300 {
+			return l, math.Inf(1)
 		}
 	}
-	for hi-lo > 1e-13*hi {
-		mid := lo + (hi-lo)/2
-		if mid <= lo || mid >= hi {
+	for u-l > 1e-13*u {
+		mid := l + (u-l)/2
+		if mid <= l || mid >= u {
 			break
 		}
-		if f(mid) > ld {
-			lo = mid
+		if f(mid) > target {
+			l = mid
 		} else {
-			hi = mid
+			u = mid
 		}
 	}
-	return lo, hi
+	return l, u
 }
 
 // result composes the recorded steps (cached until the next Compose). It
@@ -507,7 +684,9 @@ func (a *PLDAccountant) refine(r *pldResult) (*pldResult, error) {
 // the merge had to round a noticeable mass down (a concentrated loss
 // between grid points), it retries on grids shifted by multiples of h/8 and
 // keeps the one with the largest mean loss, i.e. the least rounding. Any
-// offset gives a valid lower bound.
+// offset gives a valid lower bound. The seven retries are independent and
+// run on up to GOMAXPROCS goroutines; the choice (the first offset with the
+// largest mean) does not depend on their schedule.
 func pldLowerBestOffset(g *pldGrid, count int, eta float64) pldPMF {
 	best := g.lower()
 	if best.fallback*float64(count) < 1e-6 {
@@ -520,14 +699,29 @@ func pldLowerBestOffset(g *pldGrid, count int, eta float64) pldPMF {
 		}
 		return s
 	}
-	bestMean := mean(&best)
-	for k := 1; k < 8; k++ {
-		o := newPLDGridOffset(g.pair, g.h, eta, float64(k)*g.h/8).lower()
-		if m := mean(&o); m > bestMean {
-			best, bestMean = o, m
+	const offsets = 8
+	var pmfs [offsets]pldPMF
+	var means [offsets]float64
+	pmfs[0], means[0] = best, mean(&best)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	for k := 1; k < offsets; k++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			pmfs[k] = newPLDGridOffset(g.pair, g.h, eta, float64(k)*g.h/offsets).lower()
+			means[k] = mean(&pmfs[k])
+		}()
+	}
+	wg.Wait()
+	bi := 0
+	for k := 1; k < offsets; k++ {
+		if means[k] > means[bi] {
+			bi = k
 		}
 	}
-	return best
+	return pmfs[bi]
 }
 
 // pldNoClosedForm disables the Gaussian closed form (tests of the FFT path).

@@ -81,7 +81,20 @@ func pldLogMGF(m *pldPMF, h, lambda float64) float64 {
 			s = s*r + m.p[i]
 		}
 	}
-	return lambda*float64(ref)*h + math.Log(s)
+	return lambda*float64(ref)*h + pldLog(s)
+}
+
+// pldLog returns log x, also for subnormal x. On amd64 and s390x math.Log
+// mishandles subnormal arguments (golang/go#56600, open as of Go 1.26:
+// math.Log(2.05e-320) returns −709.09 instead of −736.11, and every
+// subnormal gives about −709.09), so a log of a mass or of a scaled sum that
+// has underflowed into the subnormal range would be off by up to 35.
+// Scaling by 2^54 first is exact; the error of the result is a few ulps.
+func pldLog(x float64) float64 {
+	if x > 0 && x < 0x1p-1022 {
+		return math.Log(x*0x1p54) - 54*math.Ln2
+	}
+	return math.Log(x)
 }
 
 // pldCumulant returns Σ count·log M(λ), the log-MGF of the composed finite part.
@@ -93,22 +106,32 @@ func pldCumulant(parts []pldPart, h, lambda float64) float64 {
 	return pldRoundUp(k) // logs of sums: allow rounding, upward (also for k < 0)
 }
 
-// pldGoodSize returns the smallest n' ≥ n of the form 2^a·3^b·5^c.
+// pldGoodSize returns the smallest n' ≥ n of the form 2^a·3^b·5^c that
+// gonum's FFT can factor: its fftpack factorisation (4s first, then a 2,
+// 3s, 5s) must have at most pldFFTMaxFactors factors. A power of two up to
+// 2^26 always qualifies.
 func pldGoodSize(n int) int {
 	best := 1 << bits.Len(uint(n-1))
-	for p3 := 1; p3 < best; p3 *= 3 {
-		for p35 := p3; p35 < best; p35 *= 5 {
-			m := p35
+	for p3, b := 1, 0; p3 < best; p3, b = p3*3, b+1 {
+		for p35, c := p3, 0; p35 < best; p35, c = p35*5, c+1 {
+			m, a := p35, 0
 			for m < n {
 				m *= 2
+				a++
 			}
-			if m < best {
+			if m < best && a/2+a%2+b+c <= pldFFTMaxFactors {
 				best = m
 			}
 		}
 	}
 	return best
 }
+
+// pldFFTMaxFactors is the most factors gonum's fftpack can store (its ifac
+// array has 15 entries, two of them a header); more panic with an index out
+// of range in rffti1, e.g. at n = 2^3·3^12 = 4251528 (the long soundness
+// sweep at σ = 0.6345, q = 0.0329, T = 42945767).
+const pldFFTMaxFactors = 13
 
 // pldCompose convolves the parts with one real FFT per part plus one inverse
 // (powers by binary exponentiation in the frequency domain).
@@ -487,17 +510,21 @@ func (c *pldComposed) at(eps float64, i int, upper bool) float64 {
 	return math.Max(0, math.Min(d, 1))
 }
 
-// pldExpTimes returns e^eps·b for b > 0. For |eps| < 700 it is the plain
-// product. Beyond, e^eps alone would overflow (at eps ≈ 709.78; an
-// infinite product would drive δ(ε) to 0, an under-report) or underflow
-// while b is large; the product is then formed as exp(eps + log b), whose
-// relative error (a few times |eps + log b|·u < 1e-12) is resolved upward
-// when up is set and downward otherwise.
+// pldExpTimes returns e^eps·b for b > 0, rounded up when up is set and down
+// otherwise. For |eps| < 700 it is the plain product. Beyond, e^eps alone
+// would overflow (at eps ≈ 709.78; an infinite product would drive δ(ε) to
+// 0, an under-report) or underflow while b is large; the product is then
+// formed as exp(eps + log b). The relative error of either form (a few
+// times max(1, |eps + log b|)·u < 1e-12) is resolved by the same factor
+// 1 ± 1e-12 in both, so that the result stays monotone in eps across the
+// switch (δ bounds built from it are then non-increasing in ε).
 func pldExpTimes(eps, b float64, up bool) float64 {
+	var v float64
 	if eps < 700 && eps > -700 {
-		return math.Exp(eps) * b
+		v = math.Exp(eps) * b
+	} else {
+		v = math.Exp(eps + pldLog(b))
 	}
-	v := math.Exp(eps + math.Log(b))
 	if up {
 		return v * (1 + 1e-12)
 	}
@@ -566,18 +593,24 @@ func (c *pldComposed) epsilon(delta float64, upper bool) float64 {
 		// for losses beyond ~745): it first drops to δ at the right end.
 		eps = right
 	default:
-		eps = math.Log((kConst-delta)/b) + c.bScale
-		if math.IsInf(eps, 1) {
-			// b is so small that the ratio overflows: take logs first.
-			eps = math.Log(kConst-delta) - math.Log(b) + c.bScale
-		}
+		// In logs: b may be subnormal (it carries e^{bScale−loss} down to
+		// e^{−1400}), and then the ratio overflows.
+		eps = pldLog(kConst-delta) - pldLog(b) + c.bScale
 	}
 	eps = math.Max(left, math.Min(eps, right))
-	if upper {
-		eps = math.Nextafter(eps*(1+1e-12), math.Inf(1))
-		eps = math.Min(eps, right)
-	} else {
-		eps = math.Max(left, eps*(1-1e-12))
+	if !upper {
+		return math.Max(left, eps*(1-1e-12))
 	}
-	return eps
+	// The upper ε is certified by evaluating the very bound that delta
+	// reports: step up (relative 1e-12, doubling) until it is at most δ,
+	// else take the cell's right end, where the bisection showed it is.
+	step := 1e-12 * math.Max(1, math.Abs(eps))
+	for k := 0; k < 64 && eps < right; k++ {
+		if c.at(eps, c.index(eps), true) <= delta {
+			return eps
+		}
+		eps = math.Min(math.Nextafter(eps+step, math.Inf(1)), right)
+		step *= 2
+	}
+	return right
 }

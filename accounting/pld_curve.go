@@ -36,6 +36,9 @@ import (
 // the FFT cap at the largest T) h is coarser than Epsilon's for small T and
 // the bound is looser by the second-order discretisation error.
 //
+// Each point is then replaced by the RDP bound of the same composition
+// when that is smaller, as in [PLDAccountant.Epsilon].
+//
 // In every other case (a non-empty accountant, several (σ, q), q = 1,
 // NoOp, NonPrivate) it composes a copy incrementally and queries Epsilon
 // at each point, which is what the pointwise computation does.
@@ -78,7 +81,30 @@ func (a *PLDAccountant) EpsilonCurve(step Event, steps []int, delta float64) ([]
 				for i, s := range steps {
 					ts[i] = n * s
 				}
-				return a.fastCurve(k, ts, delta)
+				out, err := a.fastCurve(k, ts, delta)
+				if a.rdpOnly(err) {
+					// Too large for the default grid: answer pointwise
+					// (Epsilon falls back to RDP where it must).
+					return a.incrementalCurve(step, steps, delta)
+				}
+				if err != nil {
+					return nil, err
+				}
+				// As Epsilon: the smaller of the PLD and the RDP bound.
+				rdp := NewRDP(nil)
+				done := 0
+				for i, s := range steps {
+					if s > done {
+						if err := rdp.Compose(step, s-done); err != nil {
+							return nil, err
+						}
+						done = s
+					}
+					if out[i] > 0 {
+						out[i], _ = pldMinRDPEpsilon(rdp, delta, out[i])
+					}
+				}
+				return out, nil
 			}
 		}
 	}

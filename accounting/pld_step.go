@@ -61,6 +61,7 @@ type pldGrid struct {
 	kLo, kHi int
 	off      float64 // grid point k is at loss k·h + off
 	tl       []pldTails
+	logEta   float64 // log of the truncation mass eta
 }
 
 // at returns the loss of grid point k.
@@ -83,7 +84,7 @@ func newPLDGridOffset(pair *pldPair, h, eta, off float64) *pldGrid {
 	for i := range tl {
 		tl[i] = pair.tails(float64(kLo+i)*h + off)
 	}
-	return &pldGrid{pair: pair, h: h, kLo: kLo, kHi: kHi, off: off, tl: tl}
+	return &pldGrid{pair: pair, h: h, kLo: kLo, kHi: kHi, off: off, tl: tl, logEta: math.Log(eta)}
 }
 
 // upper returns the dominating per-step distribution (see pldDiscretise).
@@ -166,6 +167,23 @@ func (gr *pldGrid) lower() (low pldPMF) {
 	ta := tl[0]
 	j := 1 // next grid index (into tl) above a
 	for {
+		if ta.pT <= gr.logEta {
+			// The P-mass above a is at most eta: merge it whole (as at
+			// the top of the grid below). The grid's top point bounds
+			// the q-weighted component of the remove direction only
+			// through Φ̄(z) ≤ eta, so for small q the cells above here
+			// carry far less than eta, and a root search per cell there
+			// (the bulk of the cost) would change δ by less than
+			// count·eta.
+			if !math.IsInf(ta.pT, -1) {
+				loss := ta.pT - ta.qT
+				if math.IsInf(ta.qT, -1) || loss < a {
+					loss = a
+				}
+				putLoss(math.Max(loss-pldRelSlack*(1+math.Abs(loss)), a), math.Exp(ta.pT))
+			}
+			break
+		}
 		kt := int(math.Floor((a-gr.off)/h)) + 1
 		t := at(kt)
 		// φ(b) = (merged loss of (a, b] less its rounding error) − t; it
@@ -231,7 +249,11 @@ func (gr *pldGrid) lower() (low pldPMF) {
 		}
 		tb, lb := tl[j], at(kLo+j)
 		if math.IsNaN(fl) {
-			fl, _ = phi(pair.tails(t))
+			if kt <= kHi {
+				fl, _ = phi(tl[kt-kLo]) // t is grid point kt > kLo
+			} else {
+				fl, _ = phi(pair.tails(t)) // a reached the top point
+			}
 		}
 		// Illinois iteration on φ, keeping a right end with φ ≥ 0, until
 		// the merged loss is within 1e-6·h above t.

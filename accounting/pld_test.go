@@ -574,6 +574,34 @@ func BenchmarkPLD(b *testing.B) {
 	}
 }
 
+// BenchmarkPLDSlow covers the costly corners: a tiny sampling rate, where
+// the per-step grid is at its cap while the loss is concentrated near 0
+// (the sweep's 22 s case), and explicit fine grids (--pld-grid).
+func BenchmarkPLDSlow(b *testing.B) {
+	for _, c := range []struct {
+		name     string
+		sigma, q float64
+		steps    int
+		delta, h float64
+	}{
+		{"tinyq/sigma=0.54,q=6.6e-6,T=13", 0.54, 6.6e-6, 13, 2e-5, 0},
+		{"tinyq/sigma=0.742,q=2.1e-9,T=7512", 0.742, 2.1e-9, 7512, 2.6e-12, 0},
+		{"grid/h=1e-3", 4, 0.01, 10000, 1e-5, 1e-3},
+		{"grid/h=3e-4", 4, 0.01, 10000, 1e-5, 3e-4},
+		{"grid/h=1e-4", 4, 0.01, 10000, 1e-5, 1e-4},
+	} {
+		e := SubsampledGaussian(c.sigma, c.q, c.steps)
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				a, _ := NewPLD(PLDOptions{GridWidth: c.h})
+				_ = a.Compose(e, 1)
+				lo, up, _ := a.EpsilonBounds(c.delta)
+				benchSinkPLD = lo + up
+			}
+		})
+	}
+}
+
 // BenchmarkPLDCalibrate mimics σ calibration: 25 fresh accountants with
 // σ between 2 and 8 for q = 0.01, T = 10,000.
 func BenchmarkPLDCalibrate(b *testing.B) {
