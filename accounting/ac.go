@@ -405,7 +405,7 @@ func acAmplifyLog(eps, q float64) float64 {
 		v = math.Log1p(q * math.Expm1(eps))
 	} else {
 		// 1 + q(e^ε − 1) = (1−q) + q e^ε.
-		v = logmath.Add(math.Log1p(-q), math.Log(q)+eps)
+		v = logmath.Add(math.Log1p(-q), logmath.Log(q)+eps)
 	}
 	return zcUp(v)
 }
@@ -417,7 +417,7 @@ func acAmplifyLog(eps, q float64) float64 {
 // Theorem 2) apply it, not a proven bound. The caller validates σ > 0 and
 // δ ∈ (0, 1).
 func acClassicalGaussianEpsilon(sigma, delta float64) float64 {
-	return zcUp(math.Sqrt(2*math.Log(1.25/delta)) / sigma)
+	return zcUp(math.Sqrt(2*(math.Log(1.25)-logmath.Log(delta))) / sigma)
 }
 
 // acAnalyticGaussianEpsilon returns an upper bound, to relative precision
@@ -433,7 +433,7 @@ func acClassicalGaussianEpsilon(sigma, delta float64) float64 {
 // by the Illinois variant of false position, and the upper end of the
 // bracket, where the profile has been checked, is returned.
 func acAnalyticGaussianEpsilon(sigma, delta float64) float64 {
-	ld := math.Log(delta)
+	ld := logmath.Log(delta)
 	g := func(eps float64) float64 { return acLogGaussianDeltaUpper(sigma, eps) - ld }
 	glo := g(0)
 	if glo <= 0 {
@@ -515,7 +515,7 @@ func acAdvanced(epsS, counts []float64, slack float64) float64 {
 		sq += counts[i] * e * e
 		drift += counts[i] * e * math.Expm1(e)
 	}
-	return zcUp(math.Sqrt(2*-math.Log(slack)*sq) + drift)
+	return zcUp(math.Sqrt(2*-logmath.Log(slack)*sq) + drift)
 }
 
 var _ Accountant = (*ACAccountant)(nil)

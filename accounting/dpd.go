@@ -3,6 +3,8 @@ package accounting
 import (
 	"fmt"
 	"math"
+
+	"github.com/dpcalc/dpcalc/internal/logmath"
 )
 
 // This file implements the privacy calibrations of "Differentially Private
@@ -188,9 +190,9 @@ func dpdACEpsilon(sigma, q, steps, delta float64) float64 {
 		if !(dp > 0) || !(dIter > 0) || dIter >= 1 {
 			return math.Inf(1)
 		}
-		eIter := math.Sqrt(2*math.Log(1.25/dIter)) / sigma
+		eIter := math.Sqrt(2*(math.Log(1.25)-logmath.Log(dIter))) / sigma
 		e1 := acAmplifyLog(eIter, q)
-		return zcUp(math.Sqrt(2*steps*-math.Log(dp))*e1 + steps*e1*e1)
+		return zcUp(math.Sqrt(2*steps*-logmath.Log(dp))*e1 + steps*e1*e1)
 	}
 	return dpdMinimise(eval)
 }
@@ -344,9 +346,9 @@ func dpdZCDPEpsilon(sigma, q, steps, delta float64) float64 {
 	if dIter >= 1 {
 		return math.Inf(1)
 	}
-	eIter := math.Sqrt(2*math.Log(1.25/dIter)) / sigma
+	eIter := math.Sqrt(2*(math.Log(1.25)-logmath.Log(dIter))) / sigma
 	e1 := acAmplifyLog(eIter, q)
-	tau := 2 * math.Log(1.25/delta) / (e1 * e1)
+	tau := 2 * (math.Log(1.25) - logmath.Log(delta)) / (e1 * e1)
 	rho := steps / (2 * tau)
 	return zcdpEpsilon(rho, 0, delta)
 }
@@ -372,19 +374,19 @@ func DPDZCDPSigma(eps, delta, q float64, steps int) (float64, error) {
 	if delta >= q {
 		return 0, &ParamError{Name: "delta", Value: delta, Want: fmt.Sprintf("< q = %g (the reading's delta_iter = delta/q must be < 1)", q)}
 	}
-	l := -math.Log(delta)
+	l := -logmath.Log(delta)
 	sr := eps / (math.Sqrt(l+eps) + math.Sqrt(l)) // √ρ, without cancellation
 	rho := sr * sr
 	tau := float64(steps) / (2 * rho)
-	e1 := math.Sqrt(2 * math.Log(1.25/delta) / tau)
+	e1 := math.Sqrt(2 * (math.Log(1.25) - logmath.Log(delta)) / tau)
 	// ε_iter = log(1 + expm1(ε')/q), in log space when large.
 	var eIter float64
 	if x := math.Expm1(e1) / q; x < 1e300 {
 		eIter = math.Log1p(x)
 	} else {
-		eIter = e1 - math.Log(q) // e^{ε'}/q ≫ 1: log(1+x) = log x to double precision
+		eIter = e1 - logmath.Log(q) // e^{ε'}/q ≫ 1: log(1+x) = log x to double precision
 	}
-	return zcUp(math.Sqrt(2*math.Log(1.25*q/delta)) / eIter), nil
+	return zcUp(math.Sqrt(2*(math.Log(1.25)+logmath.Log(q)-logmath.Log(delta))) / eIter), nil
 }
 
 var (

@@ -103,7 +103,7 @@ func AnalyticGaussianSigma(eps, delta, sensitivity float64) (float64, error) {
 	if err := checkSensitivity(sensitivity); err != nil {
 		return 0, err
 	}
-	logDelta := math.Log(delta)
+	logDelta := logmath.Log(delta)
 	// Work with s = σ/Δ; δ is decreasing in s.
 	ok := func(s float64) bool { return logGaussianDelta(s, 1, eps) <= logDelta }
 	lo, hi := 1.0, 1.0
@@ -163,5 +163,5 @@ func ClassicGaussianSigma(eps, delta, sensitivity float64) (float64, error) {
 	if err := checkSensitivity(sensitivity); err != nil {
 		return 0, err
 	}
-	return sensitivity * math.Sqrt(2*math.Log(1.25/delta)) / eps, nil
+	return sensitivity * math.Sqrt(2*(math.Log(1.25)-logmath.Log(delta))) / eps, nil
 }

@@ -1,6 +1,10 @@
 package accounting
 
-import "math"
+import (
+	"math"
+
+	"github.com/dpcalc/dpcalc/internal/logmath"
+)
 
 // MomentsAccountant is the moments accountant of Abadi et al. (2016) §3.2
 // (arXiv:1607.00133v2) with the tail bound of Theorem 2.2 exactly as the
@@ -59,7 +63,7 @@ func (a *MomentsAccountant) EpsilonAndOrder(delta float64) (eps, lambda float64,
 	case delta == 0:
 		return math.Inf(1), math.NaN(), nil
 	}
-	logInvDelta := -math.Log(delta)
+	logInvDelta := -logmath.Log(delta)
 	eps, lambda = math.Inf(1), math.NaN()
 	for i, l := range a.s.orders {
 		if e := (a.s.total[i] + logInvDelta) / l; e < eps {

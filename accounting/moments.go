@@ -149,7 +149,7 @@ func logMomentBinomial(sigma, q float64, lambda int) float64 {
 		l := float64(lambda)
 		return l * (l + 1) / (2 * sigma * sigma)
 	}
-	lq, l1q := math.Log(q), math.Log1p(-q)
+	lq, l1q := logmath.Log(q), math.Log1p(-q)
 	inv := 1 / (2 * sigma * sigma)
 	terms := make([]float64, 0, a)
 	// C(a, k) by the multiplicative recurrence while it fits in float64
@@ -282,7 +282,7 @@ var gkX, gkWK, gkWG = integrate.GaussKronrod15()
 
 // newMomentGrid lays out the initial partition for orders up to maxL.
 func newMomentGrid(sigma, q, maxL float64) *momentGrid {
-	g := &momentGrid{sigma: sigma, q: q, logQ: math.Log(q), l1q: math.Log1p(-q)}
+	g := &momentGrid{sigma: sigma, q: q, logQ: logmath.Log(q), l1q: math.Log1p(-q)}
 	g.width = momentPanelSD * math.Min(sigma, sigma*sigma)
 	// Left end: the mode of μ0·L^{-λ} (log-concave) minus the tail margin.
 	mode := g.e1Mode(maxL)

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+
+	"github.com/dpcalc/dpcalc/internal/logmath"
 )
 
 // PLDOptions configures a PLDAccountant.
@@ -570,7 +572,7 @@ func (a *PLDAccountant) Delta(eps float64) (float64, error) {
 // found to a relative 1e-13.
 func pldGaussianEpsilon(sigma, delta float64) (lo, hi float64) {
 	const slack = 2e-11
-	ld := pldLog(delta)
+	ld := logmath.Log(delta)
 	f := func(e float64) float64 { return logGaussianDelta(sigma, 1, e) }
 	_, hi = pldBisectDecreasing(f, ld-slack)
 	lo, _ = pldBisectDecreasing(f, ld+slack)

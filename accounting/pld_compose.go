@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"sync"
 
+	"github.com/dpcalc/dpcalc/internal/logmath"
 	"gonum.org/v1/gonum/dsp/fourier"
 )
 
@@ -81,20 +82,7 @@ func pldLogMGF(m *pldPMF, h, lambda float64) float64 {
 			s = s*r + m.p[i]
 		}
 	}
-	return lambda*float64(ref)*h + pldLog(s)
-}
-
-// pldLog returns log x, also for subnormal x. On amd64 and s390x math.Log
-// mishandles subnormal arguments (golang/go#56600, open as of Go 1.26:
-// math.Log(2.05e-320) returns −709.09 instead of −736.11, and every
-// subnormal gives about −709.09), so a log of a mass or of a scaled sum that
-// has underflowed into the subnormal range would be off by up to 35.
-// Scaling by 2^54 first is exact; the error of the result is a few ulps.
-func pldLog(x float64) float64 {
-	if x > 0 && x < 0x1p-1022 {
-		return math.Log(x*0x1p54) - 54*math.Ln2
-	}
-	return math.Log(x)
+	return lambda*float64(ref)*h + logmath.Log(s)
 }
 
 // pldCumulant returns Σ count·log M(λ), the log-MGF of the composed finite part.
@@ -523,7 +511,7 @@ func pldExpTimes(eps, b float64, up bool) float64 {
 	if eps < 700 && eps > -700 {
 		v = math.Exp(eps) * b
 	} else {
-		v = math.Exp(eps + pldLog(b))
+		v = math.Exp(eps + logmath.Log(b))
 	}
 	if up {
 		return v * (1 + 1e-12)
@@ -595,7 +583,7 @@ func (c *pldComposed) epsilon(delta float64, upper bool) float64 {
 	default:
 		// In logs: b may be subnormal (it carries e^{bScale−loss} down to
 		// e^{−1400}), and then the ratio overflows.
-		eps = pldLog(kConst-delta) - pldLog(b) + c.bScale
+		eps = logmath.Log(kConst-delta) - logmath.Log(b) + c.bScale
 	}
 	eps = math.Max(left, math.Min(eps, right))
 	if !upper {

@@ -25,7 +25,7 @@ type pldPair struct {
 }
 
 func newPLDPair(sigma, q float64, add bool) pldPair {
-	return pldPair{sigma: sigma, q: q, add: add, log1mq: math.Log1p(-q), logq: pldLog(q)}
+	return pldPair{sigma: sigma, q: q, add: add, log1mq: math.Log1p(-q), logq: logmath.Log(q)}
 }
 
 // lRemove returns L_remove(x) = log(1−q + q·e^{(2x−1)/(2σ²)}).

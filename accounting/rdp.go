@@ -1,6 +1,10 @@
 package accounting
 
-import "math"
+import (
+	"math"
+
+	"github.com/dpcalc/dpcalc/internal/logmath"
+)
 
 // RDPAccountant reads the moments of [LogMoments] as Rényi divergences
 // (Mironov 2017, arXiv:1702.07476v3): the RDP of the composition at Rényi
@@ -62,7 +66,7 @@ func (a *RDPAccountant) EpsilonAndOrder(delta float64) (eps, lambda float64, err
 	case delta == 0:
 		return math.Inf(1), math.NaN(), nil
 	}
-	logDelta := math.Log(delta)
+	logDelta := logmath.Log(delta)
 	eps, lambda = math.Inf(1), math.NaN()
 	for i, l := range a.s.orders {
 		o := l + 1 // Rényi order

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/dpcalc/dpcalc/internal/logmath"
 )
 
 // ZCDPAccountant composes events under zero-concentrated differential
@@ -107,7 +109,7 @@ func (a *ZCDPAccountant) Delta(epsilon float64) (float64, error) {
 // Proposition 1.3 for (ξ, ρ)-zCDP, rounded up by four ulps. The caller
 // validates ρ, ξ ≥ 0 and δ ∈ (0, 1).
 func zcdpEpsilon(rho, xi, delta float64) float64 {
-	return zcUp(xi + rho + 2*math.Sqrt(rho*-math.Log(delta)))
+	return zcUp(xi + rho + 2*math.Sqrt(rho*-logmath.Log(delta)))
 }
 
 // zcdpDelta returns exp(−(ε−ξ−ρ)²/(4ρ)) for ε ≥ ξ + ρ and 1 otherwise, the

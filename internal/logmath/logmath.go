@@ -6,6 +6,19 @@ package logmath
 
 import "math"
 
+// Log returns the natural logarithm of x, like math.Log, but also correct
+// for subnormal x (0 < x < 2⁻¹⁰²²). Go's math.Log on amd64 returns about
+// −709.09 for every subnormal input (golang/go#56600; e.g. math.Log(1e-320)
+// gives −709.09 where the truth is −736.83). A δ of 1e-320 would then be
+// treated as about 2e-308, a larger δ and so a smaller ε: an under-report.
+// Log scales a subnormal by 2⁵⁴ (exact) before taking the logarithm.
+func Log(x float64) float64 {
+	if x > 0 && x < 0x1p-1022 {
+		return math.Log(x*0x1p54) - 54*math.Ln2
+	}
+	return math.Log(x)
+}
+
 // Add returns log(e^a + e^b).
 func Add(a, b float64) float64 {
 	if a < b {
@@ -56,7 +69,7 @@ func Log1mExp(x float64) float64 {
 	case x == 0:
 		return math.Inf(-1)
 	case x > -math.Ln2:
-		return math.Log(-math.Expm1(x))
+		return Log(-math.Expm1(x))
 	}
 	return math.Log1p(-math.Exp(x))
 }

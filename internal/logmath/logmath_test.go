@@ -72,3 +72,28 @@ func TestComb(t *testing.T) {
 		t.Errorf("Comb(10,3) = %v, want %v", got, want)
 	}
 }
+
+// TestLogSubnormal checks Log against the closed form
+// log 2^k = k·ln 2, across the subnormal range where math.Log on amd64
+// returns about −709.09 for every argument (golang/go#56600).
+func TestLogSubnormal(t *testing.T) {
+	for k := -1074; k <= -1000; k++ {
+		x := math.Ldexp(1, k)
+		want := float64(k) * math.Ln2
+		// Four ulps of |want| ≤ 745 (ulp 1.1e-13): the scaling subtracts
+		// 54·ln 2 and the reference k·ln 2 is itself rounded.
+		if got := Log(x); math.Abs(got-want) > 4.6e-13 {
+			t.Errorf("Log(2^%d) = %.17g, want %.17g", k, got, want)
+		}
+		// x·3 (not a power of two): log 3 + k·ln 2.
+		if k < -1023 {
+			want3 := math.Log(3) + want
+			if got := Log(3 * x); math.Abs(got-want3) > 4.6e-13 {
+				t.Errorf("Log(3·2^%d) = %.17g, want %.17g", k, got, want3)
+			}
+		}
+	}
+	if got := Log(0); !math.IsInf(got, -1) {
+		t.Errorf("Log(0) = %g, want -Inf", got)
+	}
+}
