@@ -216,6 +216,45 @@ func TestSgemm(t *testing.T) {
 	})
 }
 
+// TestSgemmNarrow covers the narrow-C paths (sgemmNarrow, sgemmAxpy and
+// the transposed tiles) with every narrow width 1…16 on either side of C,
+// long sides that are not a multiple of any kernel's width, all transpose
+// combinations, padded strides, small and long k, and beta 0 (NaN C), 1
+// and other.
+func TestSgemmNarrow(t *testing.T) {
+	coeffs := []struct {
+		alpha, beta float32
+		nanC        bool
+	}{{1, 0, true}, {-1.5, 1, false}, {0.5, -2, false}}
+	withKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(17, 18))
+		for narrow := 1; narrow <= narrowMax; narrow++ {
+			for _, side := range []string{"n", "m"} {
+				t.Run(fmt.Sprintf("%s=%d", side, narrow), func(t *testing.T) {
+					for _, long := range []int{1, 37, 100} {
+						for _, k := range []int{1, 2, 17, 300} {
+							for _, ta := range []bool{false, true} {
+								for _, tb := range []bool{false, true} {
+									for ci, cf := range coeffs {
+										m, n := long, narrow
+										if side == "m" {
+											m, n = narrow, long
+										}
+										pad := 3 * (ci % 2)
+										t.Run(fmt.Sprintf("%dx%dx%d/ta=%v,tb=%v/beta=%g", m, n, k, ta, tb, cf.beta), func(t *testing.T) {
+											newOperands(rng, ta, tb, m, n, k, pad, cf.alpha, cf.beta, cf.nanC).check(t)
+										})
+									}
+								}
+							}
+						}
+					}
+				})
+			}
+		}
+	})
+}
+
 // TestSgemmLarge crosses every cache-block boundary (m > blockM, n > blockN,
 // k > blockK, none a multiple of a tile) and exercises the parallel split,
 // including uneven splits over three goroutines.
@@ -387,7 +426,7 @@ func TestSgemmParallel(t *testing.T) {
 		rng := rand.New(rand.NewPCG(13, 14))
 		for _, blk := range []blockSizes{blocks, {k: 5, n: 40, m: 9}, {k: 16, n: 64, m: 30}} {
 			for _, procs := range []int{2, 3, 4} {
-				for _, sh := range [][3]int{{64, 70, 33}, {9, 200, 21}, {150, 10, 40}, {33, 33, 1}, {100, 100, 100}} {
+				for _, sh := range [][3]int{{64, 70, 33}, {9, 200, 21}, {150, 10, 40}, {33, 33, 1}, {100, 100, 100}, {300, 16, 5}, {7, 333, 9}, {1000, 1, 2}} {
 					for _, ta := range []bool{false, true} {
 						for _, tb := range []bool{false, true} {
 							name := fmt.Sprintf("blocks=%v/procs=%d/%v/ta=%v,tb=%v", blk, procs, sh, ta, tb)

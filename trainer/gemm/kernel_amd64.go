@@ -38,6 +38,33 @@ func dotAVX512(k int, a0, a1, a2, a3, bt []float32, ldbt int, out []float32) {
 	dot4x5AVX512(k, &a0[0], &a1[0], &a2[0], &a3[0], &bt[0], ldbt, &out[0])
 }
 
+// axpyAsm is one generated axpy kernel (axpy_amd64.go) and the number of
+// columns it covers.
+type axpyAsm struct {
+	w  int
+	fn func(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64)
+}
+
+// axpyKernelAVX512 serves sgemmAxpy with the generated kernels.
+var axpyKernelAVX512 = func() *axpyKernel {
+	ak := &axpyKernel{fn: axpyAVX512Checked}
+	for r, kk := range axpyAVX512 {
+		ak.width[r] = kk.w
+	}
+	return ak
+}()
+
+// axpyAVX512Checked calls the axpy kernel for rows after the bounds checks
+// it relies on; the mask covers the first cols lanes.
+func axpyAVX512Checked(rows, k int, s, a []float32, lda int, c []float32, ldc, cols int, alpha, beta float32) {
+	kk := axpyAVX512[rows-1]
+	if cols < 1 || cols > kk.w || k < 1 {
+		panic("gemm: bad axpy block")
+	}
+	_, _, _ = s[k*rows-1], a[(k-1)*lda+cols-1], c[(rows-1)*ldc+cols-1] // bounds: the asm trusts these
+	kk.fn(k, &s[0], &a[0], lda, &c[0], ldc, alpha, beta, uint64(1)<<cols-1)
+}
+
 var avx2Kernel = microKernel{
 	name: "avx2-6x16", mr: 6, nr: 16,
 	fn: func(k int, a, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
@@ -55,6 +82,7 @@ func availableKernels() []microKernel {
 		if cpu.X86.HasAVX512VL {
 			kern.dot = dotAVX512
 		}
+		kern.axpy = axpyKernelAVX512
 		ks = append(ks, kern)
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {

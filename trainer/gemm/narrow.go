@@ -115,3 +115,119 @@ func sgemmNarrow(kern microKernel, transA, transB bool, m, n, k int, alpha float
 	wg.Wait()
 	return true
 }
+
+// axpyKernel multiplies a narrow operand by a block of a wide one that is
+// contiguous along C's long side: for r < rows (1 ≤ rows ≤ narrowMax), i <
+// cols (1 ≤ cols ≤ width[rows-1]) and k ≥ 1,
+//
+//	acc[r][i] = Σ_{p<k} s[p·rows+r] · a[p·lda+i]
+//	c[r·ldc+i] = alpha·acc + beta·c[r·ldc+i]  (c not read if beta == 0)
+//
+// Each k step is rows broadcasts of s times a few vectors of a's row p, so
+// every lane does useful work whatever rows is, and a is read once, in
+// place.
+type axpyKernel struct {
+	width [narrowMax]int
+	fn    func(rows, k int, s, a []float32, lda int, c []float32, ldc, cols int, alpha, beta float32)
+}
+
+// sgemmAxpy handles a C with at most narrowMax columns when op(A)ᵀ = A is
+// stored k×m, contiguous along m (the weight gradient Aᵀ·G of a narrow
+// layer), and symmetrically a C with at most narrowMax rows when op(B) = B
+// is stored k×n. The narrow operand is packed k×rows; the wide one is
+// streamed once, unpacked, in blocks of the kernel's width, which are
+// shared among GOMAXPROCS goroutines. In the first case the kernel computes
+// a block of Cᵀ into a scratch tile that is then stored transposed. It
+// reports false, doing nothing, when the shape or kernel does not fit.
+func sgemmAxpy(kern microKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) bool {
+	if kern.axpy == nil {
+		return false
+	}
+	// The result has rows×cols elements, row r at column i being C
+	// element (i, r) when transC is set, and (r, i) otherwise.
+	var (
+		w          []float32
+		ldw        int
+		rows, cols int
+		transC     bool
+	)
+	switch {
+	case transA && n <= narrowMax:
+		w, ldw, rows, cols, transC = a, lda, n, m, true
+	case !transB && m <= narrowMax:
+		w, ldw, rows, cols = b, ldb, m, n
+	default:
+		return false
+	}
+	sp := btPool.Get().(*[]float32)
+	defer btPool.Put(sp)
+	if cap(*sp) < k*rows {
+		*sp = make([]float32, k*rows)
+	}
+	s := (*sp)[:k*rows]
+	// s[p*rows+r] is op(B)[p][r] when transC, op(A)[r][p] otherwise.
+	narrow, ldn, contiguous := b, ldb, !transB
+	if !transC {
+		narrow, ldn, contiguous = a, lda, transA
+	}
+	for p := 0; p < k; p++ {
+		sr := s[p*rows : (p+1)*rows]
+		if contiguous {
+			copy(sr, narrow[p*ldn:p*ldn+rows])
+		} else {
+			for r := range sr {
+				sr[r] = narrow[r*ldn+p]
+			}
+		}
+	}
+
+	width := kern.axpy.width[rows-1]
+	nblocks := (cols + width - 1) / width
+	// Blocks per task: enough work (≥ 2¹⁴ multiply-adds) to amortise
+	// taking it.
+	per := max(1, (1<<14)/(k*rows*width))
+	tasks := (nblocks + per - 1) / per
+	var next atomic.Int64
+	work := func() {
+		var tile [narrowMax * 64]float32
+		for {
+			t := int(next.Add(1) - 1)
+			if t >= tasks {
+				return
+			}
+			for blk := t * per; blk < min((t+1)*per, nblocks); blk++ {
+				i0 := blk * width
+				cw := min(width, cols-i0)
+				if !transC {
+					kern.axpy.fn(rows, k, s, w[i0:], ldw, c[i0:], ldc, cw, alpha, beta)
+					continue
+				}
+				kern.axpy.fn(rows, k, s, w[i0:], ldw, tile[:], width, cw, alpha, 0)
+				for i := 0; i < cw; i++ {
+					crow := c[(i0+i)*ldc : (i0+i)*ldc+rows]
+					if beta == 0 {
+						for r := range crow {
+							crow[r] = tile[r*width+i]
+						}
+					} else {
+						for r := range crow {
+							crow[r] = tile[r*width+i] + beta*crow[r]
+						}
+					}
+				}
+			}
+		}
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if rows*cols*k < parallelMinWork {
+		workers = 1
+	}
+	workers = min(workers, tasks)
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	return true
+}

@@ -25,6 +25,9 @@ type microKernel struct {
 
 	// dot, if not nil, serves narrow products (see sgemmNarrow).
 	dot dotKernel
+	// axpy, if not nil, serves narrow products whose wide operand is
+	// contiguous along C's long side (see sgemmAxpy).
+	axpy *axpyKernel
 }
 
 // blockSizes are the cache-blocking parameters. A packed kc×nc block of
@@ -116,7 +119,8 @@ func scaleC(m, n int, beta float32, c []float32, ldc int) {
 // goroutines when the problem is large enough. Arguments are checked and
 // m, n, k > 0.
 func sgemmTiled(kern microKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	if sgemmNarrow(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
+	if sgemmNarrow(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) ||
+		sgemmAxpy(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
 		return
 	}
 	p := &problem{kern: kern, blk: blocks, transA: transA, transB: transB, k: k, alpha: alpha, beta: beta,
