@@ -193,11 +193,12 @@ func TestSgemm(t *testing.T) {
 		{"alpha=0 beta=3", 0, 3, false},
 		{"alpha=0 beta=0 NaN C", 0, 0, true},
 	}
-	defer func(b blockSizes) { blocks = b }(blocks)
+	defer func(b blockSizes, kc int) { blocks, narrowKC = b, kc }(blocks, narrowKC)
 	withKernel(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))
-		for _, blk := range []blockSizes{blocks, {k: 5, n: 40, m: 9}} {
+		for bi, blk := range []blockSizes{blocks, {k: 5, n: 40, m: 9}} {
 			blocks = blk
+			narrowKC = []int{4096, 20}[bi]
 			for _, sh := range shapes {
 				for _, cf := range coeffs {
 					for _, ta := range []bool{false, true} {
@@ -226,6 +227,7 @@ func TestSgemmNarrow(t *testing.T) {
 		alpha, beta float32
 		nanC        bool
 	}{{1, 0, true}, {-1.5, 1, false}, {0.5, -2, false}}
+	kc := narrowKC
 	withKernel(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(17, 18))
 		for narrow := 1; narrow <= narrowMax; narrow++ {
@@ -242,7 +244,13 @@ func TestSgemmNarrow(t *testing.T) {
 										}
 										pad := 3 * (ci % 2)
 										t.Run(fmt.Sprintf("%dx%dx%d/ta=%v,tb=%v/beta=%g", m, n, k, ta, tb, cf.beta), func(t *testing.T) {
-											newOperands(rng, ta, tb, m, n, k, pad, cf.alpha, cf.beta, cf.nanC).check(t)
+											o := newOperands(rng, ta, tb, m, n, k, pad, cf.alpha, cf.beta, cf.nanC)
+											o.check(t)
+											if k > 16 {
+												narrowKC = 16 // several k blocks
+												defer func() { narrowKC = kc }()
+												o.check(t)
+											}
 										})
 									}
 								}

@@ -158,10 +158,10 @@ func gen(w *bytes.Buffer, k kernel) {
 	p("RET")
 }
 
-// genDot writes dot4x5AVX512, the narrow-C kernel: out[r*5+c] =
+// genDot writes dot4x5AVX512, the narrow-C kernel: out[r*5+c] +=
 // Σ_p a_r[p]·bt[c*ldbt+p] for four A rows and five rows of Bᵀ, with vectors
-// along k (16 at a time, the tail under a mask) and a horizontal sum of each
-// of the 20 accumulators at the end. It needs AVX-512F and VL.
+// along k (16 at a time, the tail under a mask) and a shuffle-and-add tree
+// summing the lanes of the 20 accumulators at the end. It needs AVX-512F.
 func genDot(w *bytes.Buffer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
 	const name = "dot4x5AVX512"
@@ -217,19 +217,71 @@ func genDot(w *bytes.Buffer) {
 	p("KMOVW AX, K1")
 	body(true)
 	fmt.Fprintf(w, "%s_reduce:\n", name)
-	for i := 0; i < 20; i++ {
-		p("VEXTRACTF64X4 $1, Z%d, Y30", i)
-		p("VADDPS Y30, Y%d, Y30", i)
-		p("VEXTRACTF32X4 $1, Y30, X29")
-		p("VADDPS X29, X30, X30")
-		p("VPERMILPS $0x4e, X30, X29")
-		p("VADDPS X29, X30, X30")
-		p("VPERMILPS $0xb1, X30, X29")
-		p("VADDPS X29, X30, X30")
-		p("VMOVSS X30, %d(DX)", 4*i)
+	// Sum each accumulator's lanes with a shuffle-and-add tree that
+	// reduces 16 vectors at once: the result's lane L is the sum of tree
+	// input 4·(L%4)+L/4. The last four accumulators go through the same
+	// tree with zeros for the other inputs, landing in lanes 0…3.
+	p("VPXORD Z29, Z29, Z29")
+	var main, rest [16]int
+	for s := range main {
+		main[s] = 4*(s%4) + s/4
+		rest[s] = -1
 	}
+	for i := 0; i < 4; i++ {
+		rest[4*i] = 16 + i
+	}
+	r := sumTree(p, main)
+	p("VADDPS (DX), Z%d, Z%d", r, r)
+	p("VMOVUPS Z%d, (DX)", r)
+	p("MOVL $15, AX")
+	p("KMOVW AX, K2")
+	r = sumTree(p, rest)
+	p("VMOVUPS.Z 64(DX), K2, Z30")
+	p("VADDPS Z30, Z%d, Z%d", r, r)
+	p("VMOVUPS Z%d, K2, 64(DX)", r)
 	p("VZEROUPPER")
 	p("RET")
+}
+
+// sumTree writes a tree of shuffles and adds that sums the lanes of 16
+// zmm registers into one, whose lane L holds the sum of in[4·(L%4)+L/4]
+// (−1 means a zero vector, and zero pairs are skipped). It overwrites the
+// inputs and Z29 must be zero; Z30 and Z31 are scratch. It returns the
+// register holding the result.
+func sumTree(p func(string, ...any), in [16]int) int {
+	type stage struct {
+		op         string
+		immA, immB int
+	}
+	cur := in[:]
+	for _, st := range []stage{
+		{"VSHUFF32X4", 0x44, 0xee}, // low and high 256 bits of each pair
+		{"VSHUFF32X4", 0x88, 0xdd}, // even and odd 128-bit lanes
+		{"VSHUFPS", 0x88, 0xdd},    // even and odd elements
+		{"VSHUFPS", 0x88, 0xdd},
+	} {
+		var next []int
+		for i := 0; i < len(cur); i += 2 {
+			x, y := cur[i], cur[i+1]
+			if x < 0 && y < 0 {
+				next = append(next, -1)
+				continue
+			}
+			dst := x
+			if x < 0 {
+				x, dst = 29, y
+			}
+			if y < 0 {
+				y = 29
+			}
+			p("%s $0x%02x, Z%d, Z%d, Z30", st.op, st.immA, y, x)
+			p("%s $0x%02x, Z%d, Z%d, Z31", st.op, st.immB, y, x)
+			p("VADDPS Z31, Z30, Z%d", dst)
+			next = append(next, dst)
+		}
+		cur = next
+	}
+	return cur[0]
 }
 
 // axpyMaxRows is the most rows (columns of C, or rows when transposed) an

@@ -79,9 +79,7 @@ func availableKernels() []microKernel {
 	var ks []microKernel
 	if cpu.X86.HasAVX512F {
 		kern := avx512Kernel
-		if cpu.X86.HasAVX512VL {
-			kern.dot = dotAVX512
-		}
+		kern.dot = dotAVX512
 		kern.axpy = axpyKernelAVX512
 		ks = append(ks, kern)
 	}
@@ -195,8 +193,8 @@ func transPanelAVX2Checked(dst, src []float32, ld, kc, rows, w int) {
 	transPanelAVX2(&dst[0], &src[0], &idx[0], kc, w, &masks[0])
 }
 
-// dot4x5AVX512 is the narrow-C kernel (kernel_amd64.s): out[r*5+c] =
-// Σ_{p<k} a_r[p]·bt[c*ldbt+p] for r < 4, c < 5. Needs AVX-512F and VL.
+// dot4x5AVX512 is the narrow-C kernel (kernel_amd64.s): out[r*5+c] +=
+// Σ_{p<k} a_r[p]·bt[c*ldbt+p] for r < 4, c < 5. Needs AVX-512F.
 //
 //go:noescape
 func dot4x5AVX512(k int, a0, a1, a2, a3, bt *float32, ldbt int, out *float32)

@@ -9,8 +9,15 @@ import (
 // narrowMax is the widest C (in columns, or rows) that sgemmNarrow handles.
 const narrowMax = 16
 
-// dotKernel computes out[r*5+c] = Σ_{p<k} a_r[p]·bt[c*ldbt+p] for four
-// rows a0…a3 (k values each) and five rows of bt.
+// narrowKC is the longest k block of sgemmNarrow, which bounds the packed
+// narrow operand's block at 256 KiB, well inside L2. Shorter blocks (256
+// or 512, to keep the trainer's 10×1000 block in L1) measured slower on
+// fwd_600x1000x10: the wide operand's rows are then read in short runs
+// that the hardware prefetchers follow less well. Tests lower it.
+var narrowKC = 4096
+
+// dotKernel adds Σ_{p<k} a_r[p]·bt[c*ldbt+p] to out[r*5+c] for four rows
+// a0…a3 (k values each) and five rows of bt.
 type dotKernel func(k int, a0, a1, a2, a3, bt []float32, ldbt int, out []float32)
 
 // btPool holds the packed narrow operand of sgemmNarrow.
@@ -57,39 +64,60 @@ func sgemmNarrow(kern microKernel, transA, transB bool, m, n, k int, alpha float
 		*btp = make([]float32, groups*5*k)
 	}
 	bt := (*btp)[:groups*5*k]
-	for j := 0; j < cols; j++ {
-		row := bt[j*k : (j+1)*k]
-		if narrowT {
-			for p := range row {
-				row[p] = narrow[p*ldn+j]
+	if narrowT {
+		// Read the stored rows in order; the writes go to cols ≤ 16
+		// streams.
+		for p := 0; p < k; p++ {
+			for j, v := range narrow[p*ldn : p*ldn+cols] {
+				bt[j*k+p] = v
 			}
-		} else {
-			copy(row, narrow[j*ldn:j*ldn+k])
+		}
+	} else {
+		for j := 0; j < cols; j++ {
+			copy(bt[j*k:(j+1)*k], narrow[j*ldn:j*ldn+k])
 		}
 	}
 	clear(bt[cols*k:])
 
+	// The k dimension is cut into balanced blocks of at most narrowKC, so
+	// that a block of the packed narrow operand stays in L1 while a
+	// chunk's rows pass; the kernel accumulates the blocks' sums in sums.
+	kblocks := (k + narrowKC - 1) / narrowKC
+	kc := (k + kblocks - 1) / kblocks
 	const chunkRows = 32 // rows per task: a multiple of 4
 	tasks := (rows + chunkRows - 1) / chunkRows
 	var next atomic.Int64
 	work := func() {
-		var out [20]float32
+		// sums[(i/4*groups+g)*20 + r*5+cc] is C element (i+r, g*5+cc)
+		// of the chunk, before alpha and beta.
+		var sums [chunkRows / 4 * (narrowMax + 4) / 5 * 20]float32
 		for {
 			t := int(next.Add(1) - 1)
 			if t >= tasks {
 				return
 			}
-			for i := t * chunkRows; i < min((t+1)*chunkRows, rows); i += 4 {
-				valid := min(4, rows-i)
-				var ar [4][]float32
-				for r := range ar {
-					ir := i + min(r, valid-1) // repeat the last row past the end
-					ar[r] = w[ir*ldw : ir*ldw+k]
+			i0, i1 := t*chunkRows, min((t+1)*chunkRows, rows)
+			clear(sums[:])
+			for p0 := 0; p0 < k; p0 += kc {
+				kb := min(kc, k-p0)
+				for i := i0; i < i1; i += 4 {
+					valid := min(4, i1-i)
+					var ar [4][]float32
+					for r := range ar {
+						ir := i + min(r, valid-1) // repeat the last row past the end
+						ar[r] = w[ir*ldw+p0 : ir*ldw+p0+kb]
+					}
+					for g := 0; g < groups; g++ {
+						out := sums[((i-i0)/4*groups+g)*20:][:20]
+						kern.dot(kb, ar[0], ar[1], ar[2], ar[3], bt[g*5*k+p0:], k, out)
+					}
 				}
+			}
+			for i := i0; i < i1; i += 4 {
 				for g := 0; g < groups; g++ {
-					kern.dot(k, ar[0], ar[1], ar[2], ar[3], bt[g*5*k:], k, out[:])
-					for r := 0; r < valid; r++ {
-						for cc := 0; cc < 5 && g*5+cc < cols; cc++ {
+					out := sums[((i-i0)/4*groups+g)*20:][:20]
+					for r := 0; r < min(4, i1-i); r++ {
+						for cc := 0; cc < min(5, cols-g*5); cc++ {
 							idx := (i+r)*csi + (g*5+cc)*csj
 							v := alpha * out[r*5+cc]
 							if beta != 0 {
