@@ -100,14 +100,14 @@ func sgemmNarrow(kern microKernel, transA, transB bool, m, n, k int, alpha float
 			clear(sums[:])
 			for p0 := 0; p0 < k; p0 += kc {
 				kb := min(kc, k-p0)
-				for i := i0; i < i1; i += 4 {
-					valid := min(4, i1-i)
-					var ar [4][]float32
-					for r := range ar {
-						ir := i + min(r, valid-1) // repeat the last row past the end
-						ar[r] = w[ir*ldw+p0 : ir*ldw+p0+kb]
-					}
-					for g := 0; g < groups; g++ {
+				for g := 0; g < groups; g++ {
+					for i := i0; i < i1; i += 4 {
+						valid := min(4, i1-i)
+						var ar [4][]float32
+						for r := range ar {
+							ir := i + min(r, valid-1) // repeat the last row past the end
+							ar[r] = w[ir*ldw+p0 : ir*ldw+p0+kb]
+						}
 						out := sums[((i-i0)/4*groups+g)*20:][:20]
 						kern.dot(kb, ar[0], ar[1], ar[2], ar[3], bt[g*5*k+p0:], k, out)
 					}
