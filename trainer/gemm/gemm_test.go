@@ -422,6 +422,44 @@ func TestPanels(t *testing.T) {
 	}
 }
 
+// TestTransLong checks every transLong implementation (the Go one and the
+// active kernel's, if any) element by element on odd shapes, and that
+// nothing past each destination row is written.
+func TestTransLong(t *testing.T) {
+	impls := map[string]func([]float32, int, []float32, int, int, int){"go": transLongGo}
+	for _, kern := range kernels {
+		if kern.transLong != nil {
+			impls[kern.name] = kern.transLong
+		}
+	}
+	for name, f := range impls {
+		for _, tc := range []struct{ rows, cols, lds, pad int }{{1, 1, 1, 0}, {7, 3, 5, 1}, {33, 10, 10, 3}, {100, 16, 19, 0}, {65, 1, 4, 2}} {
+			t.Run(fmt.Sprintf("%s/%dx%d,lds=%d", name, tc.rows, tc.cols, tc.lds), func(t *testing.T) {
+				src := make([]float32, tc.rows*tc.lds)
+				for i := range src {
+					src[i] = float32(i + 1)
+				}
+				ldd := tc.rows + tc.pad
+				dst := make([]float32, tc.cols*ldd+3)
+				for i := range dst {
+					dst[i] = -1
+				}
+				f(dst, ldd, src, tc.lds, tc.rows, tc.cols)
+				for i, got := range dst {
+					j, p := i/ldd, i%ldd
+					want := float32(-1)
+					if j < tc.cols && p < tc.rows {
+						want = src[p*tc.lds+j]
+					}
+					if got != want {
+						t.Fatalf("dst[%d] (column %d, row %d) = %v, want %v", i, j, p, got, want)
+					}
+				}
+			})
+		}
+	}
+}
+
 // TestSgemmParallel forces the shared-packing parallel path onto small
 // shapes, with default and tiny cache blocks (many k, n and row blocks, so
 // the double-buffered B packing and the chunk counters are exercised) and

@@ -79,7 +79,7 @@ func availableKernels() []microKernel {
 	var ks []microKernel
 	if cpu.X86.HasAVX512F {
 		kern := avx512Kernel
-		kern.dot = dotAVX512
+		kern.dot, kern.transLong = dotAVX512, transLongAVX512
 		kern.axpy = axpyKernelAVX512
 		ks = append(ks, kern)
 	}
@@ -132,6 +132,28 @@ func transPanelAVX512Checked(dst, src []float32, ld, kc, rows, w int) {
 		idx[r] = int32(r * ld)
 	}
 	transPanelAVX512(&dst[0], &src[0], &idx[0], kc, w, lowBits(rows), lowBits(w))
+}
+
+// transLongAVX512 is transLongGo with AVX-512 gathers: transPanelAVX512
+// on blocks of 32 source rows, each column j of the block gathered into
+// dst[j*ldd+p0 : j*ldd+p0+32].
+func transLongAVX512(dst []float32, ldd int, src []float32, lds, rows, cols int) {
+	if rows == 0 || cols == 0 {
+		return
+	}
+	_, _ = dst[(cols-1)*ldd+rows-1], src[(rows-1)*lds+cols-1] // bounds: the asm trusts these
+	if 31*lds > math.MaxInt32 {
+		transLongGo(dst, ldd, src, lds, rows, cols) // offsets overflow the gather's int32 indices
+		return
+	}
+	var idx [32]int32
+	for r := range idx {
+		idx[r] = int32(r * lds)
+	}
+	for p0 := 0; p0 < rows; p0 += 32 {
+		mask := lowBits(min(32, rows-p0))
+		transPanelAVX512(&dst[p0], &src[p0*lds], &idx[0], cols, ldd, mask, mask)
+	}
 }
 
 // copyPanelAVX2 is copyPanelGo for w ≤ 16 with AVX masked moves

@@ -65,13 +65,11 @@ func sgemmNarrow(kern microKernel, transA, transB bool, m, n, k int, alpha float
 	}
 	bt := (*btp)[:groups*5*k]
 	if narrowT {
-		// Read the stored rows in order; the writes go to cols ≤ 16
-		// streams.
-		for p := 0; p < k; p++ {
-			for j, v := range narrow[p*ldn : p*ldn+cols] {
-				bt[j*k+p] = v
-			}
+		transLong := transLongGo
+		if kern.transLong != nil {
+			transLong = kern.transLong
 		}
+		transLong(bt, k, narrow, ldn, k, cols)
 	} else {
 		for j := 0; j < cols; j++ {
 			copy(bt[j*k:(j+1)*k], narrow[j*ldn:j*ldn+k])
@@ -198,15 +196,10 @@ func sgemmAxpy(kern microKernel, transA, transB bool, m, n, k int, alpha float32
 	if !transC {
 		narrow, ldn, contiguous = a, lda, transA
 	}
-	for p := 0; p < k; p++ {
-		sr := s[p*rows : (p+1)*rows]
-		if contiguous {
-			copy(sr, narrow[p*ldn:p*ldn+rows])
-		} else {
-			for r := range sr {
-				sr[r] = narrow[r*ldn+p]
-			}
-		}
+	if contiguous {
+		kern.copyPanel(s, narrow, ldn, k, rows, rows)
+	} else {
+		kern.transPanel(s, narrow, ldn, k, rows, rows)
 	}
 
 	width := kern.axpy.width[rows-1]
@@ -258,4 +251,25 @@ func sgemmAxpy(kern microKernel, transA, transB bool, m, n, k int, alpha float32
 	work()
 	wg.Wait()
 	return true
+}
+
+// transLongGo sets dst[j*ldd+p] = src[p*lds+j] for p < rows and j < cols:
+// it transposes a long, narrow matrix (cols ≤ narrowMax) into cols long
+// rows. Eight source rows at a time, so that each write is a short
+// contiguous run.
+func transLongGo(dst []float32, ldd int, src []float32, lds, rows, cols int) {
+	p := 0
+	for ; p+8 <= rows; p += 8 {
+		s := src[p*lds : (p+7)*lds+cols]
+		for j := 0; j < cols; j++ {
+			d := dst[j*ldd+p : j*ldd+p+8 : j*ldd+p+8]
+			d[0], d[1], d[2], d[3] = s[j], s[lds+j], s[2*lds+j], s[3*lds+j]
+			d[4], d[5], d[6], d[7] = s[4*lds+j], s[5*lds+j], s[6*lds+j], s[7*lds+j]
+		}
+	}
+	for ; p < rows; p++ {
+		for j, v := range src[p*lds : p*lds+cols] {
+			dst[j*ldd+p] = v
+		}
+	}
 }

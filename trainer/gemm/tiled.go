@@ -23,8 +23,10 @@ type microKernel struct {
 	copyPanel  func(dst, src []float32, ld, kc, cols, w int)
 	transPanel func(dst, src []float32, ld, kc, rows, w int)
 
-	// dot, if not nil, serves narrow products (see sgemmNarrow).
-	dot dotKernel
+	// dot, if not nil, serves narrow products (see sgemmNarrow), and
+	// transLong, if not nil, replaces transLongGo there.
+	dot       dotKernel
+	transLong func(dst []float32, ldd int, src []float32, lds, rows, cols int)
 	// axpy, if not nil, serves narrow products whose wide operand is
 	// contiguous along C's long side (see sgemmAxpy).
 	axpy *axpyKernel
