@@ -422,6 +422,31 @@ func TestPanels(t *testing.T) {
 	}
 }
 
+// TestSgemmNarrowGoStore runs the narrow dot path with the Go loop that
+// stores its results, which kernels with an assembly dotStore skip.
+func TestSgemmNarrowGoStore(t *testing.T) {
+	defer func(ks []microKernel) { kernels = ks }(kernels)
+	kernels = append([]microKernel(nil), kernels...)
+	tested := false
+	for i := range kernels {
+		if kernels[i].dot != nil {
+			kernels[i].dotStore, tested = nil, true
+		}
+	}
+	if !tested {
+		t.Skip("no kernel has the narrow dot path")
+	}
+	withKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(19, 20))
+		for _, sh := range [][3]int{{37, 10, 40}, {10, 37, 40}, {5, 1, 17}, {1, 16, 33}} {
+			for _, tb := range []bool{false, true} {
+				newOperands(rng, false, tb, sh[0], sh[1], sh[2], 2, 1.5, 0.5, false).check(t)
+				newOperands(rng, false, tb, sh[0], sh[1], sh[2], 0, -1, 0, true).check(t)
+			}
+		}
+	})
+}
+
 // TestTransLong checks every transLong implementation (the Go one and the
 // active kernel's, if any) element by element on odd shapes, and that
 // nothing past each destination row is written.

@@ -36,6 +36,7 @@ func main() {
 	gen(&w, kernel{name: "kernel14x32AVX512", mr: 14, nr: 32, width: 16, reg: "Z", zero: "VPXORD"})
 	gen(&w, kernel{name: "kernel6x16AVX2", mr: 6, nr: 16, width: 8, reg: "Y", zero: "VXORPS"})
 	genDot(&w)
+	w.WriteString(storeDotAsm)
 	var decl bytes.Buffer
 	genAxpyAll(&w, &decl)
 	write("kernel_amd64.s", w.Bytes())
@@ -242,6 +243,54 @@ func genDot(w *bytes.Buffer) {
 	p("VZEROUPPER")
 	p("RET")
 }
+
+// storeDotAsm is storeDotAVX512, which writes one dot-kernel result into
+// C: the 20 sums (out[r*5+c] for 4 rows and 5 columns) are scaled by
+// alpha, and for each of n output runs (C rows, or columns when C is
+// transposed) a two-table permute gathers the run's sums into the first
+// lanes (perm holds n index vectors of 16 int32), which are stored under
+// mask at c + t·ldc, after adding beta times the old values unless beta
+// is 0.
+const storeDotAsm = `
+// func storeDotAVX512(out, c *float32, ldc, n int, mask uint32, perm *int32, alpha, beta float32)
+TEXT ·storeDotAVX512(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), AX
+	MOVQ c+8(FP), DI
+	MOVQ ldc+16(FP), SI
+	SHLQ $2, SI
+	MOVQ n+24(FP), CX
+	MOVL mask+32(FP), DX
+	KMOVW DX, K1
+	MOVQ perm+40(FP), BX
+	MOVL $15, DX
+	KMOVW DX, K2
+	VMOVUPS (AX), Z0
+	VMOVUPS.Z 64(AX), K2, Z1
+	VBROADCASTSS alpha+48(FP), Z4
+	VMULPS Z4, Z0, Z0
+	VMULPS Z4, Z1, Z1
+	VBROADCASTSS beta+52(FP), Z5
+	MOVL beta+52(FP), DX
+	ANDL $0x7fffffff, DX
+	TESTQ CX, CX
+	JEQ storeDot_done
+storeDot_loop:
+	VMOVDQU32 (BX), Z2
+	VPERMI2PS Z1, Z0, Z2
+	TESTL DX, DX
+	JEQ storeDot_store
+	VMOVUPS.Z (DI), K1, Z3
+	VFMADD231PS Z3, Z5, Z2
+storeDot_store:
+	VMOVUPS Z2, K1, (DI)
+	ADDQ $64, BX
+	ADDQ SI, DI
+	DECQ CX
+	JNE storeDot_loop
+storeDot_done:
+	VZEROUPPER
+	RET
+`
 
 // sumTree writes a tree of shuffles and adds that sums the lanes of 16
 // zmm registers into one, whose lane L holds the sum of in[4·(L%4)+L/4]

@@ -79,7 +79,7 @@ func availableKernels() []microKernel {
 	var ks []microKernel
 	if cpu.X86.HasAVX512F {
 		kern := avx512Kernel
-		kern.dot, kern.transLong = dotAVX512, transLongAVX512
+		kern.dot, kern.transLong, kern.dotStore = dotAVX512, transLongAVX512, dotStoreAVX512
 		kern.axpy = axpyKernelAVX512
 		ks = append(ks, kern)
 	}
@@ -132,6 +132,40 @@ func transPanelAVX512Checked(dst, src []float32, ld, kc, rows, w int) {
 		idx[r] = int32(r * ld)
 	}
 	transPanelAVX512(&dst[0], &src[0], &idx[0], kc, w, lowBits(rows), lowBits(w))
+}
+
+// storeDotAVX512 writes a dot-kernel result into C (kernel_amd64.s; see
+// storeDotAsm in gen_kernels.go).
+//
+//go:noescape
+func storeDotAVX512(out, c *float32, ldc, n int, mask uint32, perm *int32, alpha, beta float32)
+
+// dotPerm holds storeDotAVX512's permutations of the 20 sums r*5+j: for
+// each row r < 4 (C rows) the lanes r*5…r*5+4, then for each column j < 5
+// (C columns, when C is transposed) the lanes j, 5+j, 10+j, 15+j. Unused
+// lanes are 0; they are never stored.
+var dotPerm = func() (p [9][16]int32) {
+	for r := range 4 {
+		for j := range 5 {
+			p[r][j] = int32(r*5 + j)
+			p[4+j][r] = int32(r*5 + j)
+		}
+	}
+	return p
+}()
+
+// dotStoreAVX512 sets C = alpha·out + beta·C (C not read if beta == 0) for
+// the rows×cols block of a dot-kernel result out, whose element (r, j) is
+// c[r*ldc+j], or c[j*ldc+r] when trans is set.
+func dotStoreAVX512(out, c []float32, ldc, rows, cols int, trans bool, alpha, beta float32) {
+	_ = out[19]
+	if trans {
+		_ = c[(cols-1)*ldc+rows-1] // bounds: the asm trusts these
+		storeDotAVX512(&out[0], &c[0], ldc, cols, lowBits(rows), &dotPerm[4][0], alpha, beta)
+		return
+	}
+	_ = c[(rows-1)*ldc+cols-1]
+	storeDotAVX512(&out[0], &c[0], ldc, rows, lowBits(cols), &dotPerm[0][0], alpha, beta)
 }
 
 // transLongAVX512 is transLongGo with AVX-512 gathers: transPanelAVX512

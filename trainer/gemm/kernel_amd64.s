@@ -772,6 +772,45 @@ dot4x5AVX512_reduce:
 	VZEROUPPER
 	RET
 
+// func storeDotAVX512(out, c *float32, ldc, n int, mask uint32, perm *int32, alpha, beta float32)
+TEXT ·storeDotAVX512(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), AX
+	MOVQ c+8(FP), DI
+	MOVQ ldc+16(FP), SI
+	SHLQ $2, SI
+	MOVQ n+24(FP), CX
+	MOVL mask+32(FP), DX
+	KMOVW DX, K1
+	MOVQ perm+40(FP), BX
+	MOVL $15, DX
+	KMOVW DX, K2
+	VMOVUPS (AX), Z0
+	VMOVUPS.Z 64(AX), K2, Z1
+	VBROADCASTSS alpha+48(FP), Z4
+	VMULPS Z4, Z0, Z0
+	VMULPS Z4, Z1, Z1
+	VBROADCASTSS beta+52(FP), Z5
+	MOVL beta+52(FP), DX
+	ANDL $0x7fffffff, DX
+	TESTQ CX, CX
+	JEQ storeDot_done
+storeDot_loop:
+	VMOVDQU32 (BX), Z2
+	VPERMI2PS Z1, Z0, Z2
+	TESTL DX, DX
+	JEQ storeDot_store
+	VMOVUPS.Z (DI), K1, Z3
+	VFMADD231PS Z3, Z5, Z2
+storeDot_store:
+	VMOVUPS Z2, K1, (DI)
+	ADDQ $64, BX
+	ADDQ SI, DI
+	DECQ CX
+	JNE storeDot_loop
+storeDot_done:
+	VZEROUPPER
+	RET
+
 // func axpy1x64AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64)
 TEXT ·axpy1x64AVX512(SB), NOSPLIT, $0-64
 	MOVQ k+0(FP), CX

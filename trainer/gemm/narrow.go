@@ -43,6 +43,7 @@ func sgemmNarrow(kern microKernel, transA, transB bool, m, n, k int, alpha float
 		ldn        int
 		narrowT    bool // narrow operand is stored k×cols (needs a transpose)
 		csi, csj   int
+		transC     bool // csi == 1, csj == ldc
 	)
 	switch {
 	case !transA && n <= narrowMax:
@@ -53,7 +54,7 @@ func sgemmNarrow(kern microKernel, transA, transB bool, m, n, k int, alpha float
 		// Cᵀ = op(B)ᵀ·op(A)ᵀ; the rows of op(B)ᵀ are B's stored rows.
 		w, ldw, rows, cols = b, ldb, n, m
 		narrow, ldn, narrowT = a, lda, transA
-		csi, csj = 1, ldc
+		csi, csj, transC = 1, ldc, true
 	default:
 		return false
 	}
@@ -114,8 +115,13 @@ func sgemmNarrow(kern microKernel, transA, transB bool, m, n, k int, alpha float
 			for i := i0; i < i1; i += 4 {
 				for g := 0; g < groups; g++ {
 					out := sums[((i-i0)/4*groups+g)*20:][:20]
-					for r := 0; r < min(4, i1-i); r++ {
-						for cc := 0; cc < min(5, cols-g*5); cc++ {
+					vr, vc := min(4, i1-i), min(5, cols-g*5)
+					if kern.dotStore != nil {
+						kern.dotStore(out, c[i*csi+g*5*csj:], ldc, vr, vc, transC, alpha, beta)
+						continue
+					}
+					for r := 0; r < vr; r++ {
+						for cc := 0; cc < vc; cc++ {
 							idx := (i+r)*csi + (g*5+cc)*csj
 							v := alpha * out[r*5+cc]
 							if beta != 0 {

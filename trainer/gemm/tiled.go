@@ -23,10 +23,12 @@ type microKernel struct {
 	copyPanel  func(dst, src []float32, ld, kc, cols, w int)
 	transPanel func(dst, src []float32, ld, kc, rows, w int)
 
-	// dot, if not nil, serves narrow products (see sgemmNarrow), and
-	// transLong, if not nil, replaces transLongGo there.
+	// dot, if not nil, serves narrow products (see sgemmNarrow); there
+	// transLong and dotStore, if not nil, replace transLongGo and the Go
+	// loop that stores the dot kernel's results.
 	dot       dotKernel
 	transLong func(dst []float32, ldd int, src []float32, lds, rows, cols int)
+	dotStore  func(out, c []float32, ldc, rows, cols int, trans bool, alpha, beta float32)
 	// axpy, if not nil, serves narrow products whose wide operand is
 	// contiguous along C's long side (see sgemmAxpy).
 	axpy *axpyKernel
