@@ -7,82 +7,82 @@ package gemm
 // axpy1x64AVX512 is the axpy kernel for a 1×64 block (kernel_amd64.s).
 //
 //go:noescape
-func axpy1x64AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64)
+func axpy1x64AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64, idx *int32)
 
 // axpy2x64AVX512 is the axpy kernel for a 2×64 block (kernel_amd64.s).
 //
 //go:noescape
-func axpy2x64AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64)
+func axpy2x64AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64, idx *int32)
 
 // axpy3x64AVX512 is the axpy kernel for a 3×64 block (kernel_amd64.s).
 //
 //go:noescape
-func axpy3x64AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64)
+func axpy3x64AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64, idx *int32)
 
 // axpy4x64AVX512 is the axpy kernel for a 4×64 block (kernel_amd64.s).
 //
 //go:noescape
-func axpy4x64AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64)
+func axpy4x64AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64, idx *int32)
 
 // axpy5x64AVX512 is the axpy kernel for a 5×64 block (kernel_amd64.s).
 //
 //go:noescape
-func axpy5x64AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64)
+func axpy5x64AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64, idx *int32)
 
 // axpy6x64AVX512 is the axpy kernel for a 6×64 block (kernel_amd64.s).
 //
 //go:noescape
-func axpy6x64AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64)
+func axpy6x64AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64, idx *int32)
 
 // axpy7x48AVX512 is the axpy kernel for a 7×48 block (kernel_amd64.s).
 //
 //go:noescape
-func axpy7x48AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64)
+func axpy7x48AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64, idx *int32)
 
 // axpy8x48AVX512 is the axpy kernel for a 8×48 block (kernel_amd64.s).
 //
 //go:noescape
-func axpy8x48AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64)
+func axpy8x48AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64, idx *int32)
 
 // axpy9x48AVX512 is the axpy kernel for a 9×48 block (kernel_amd64.s).
 //
 //go:noescape
-func axpy9x48AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64)
+func axpy9x48AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64, idx *int32)
 
 // axpy10x32AVX512 is the axpy kernel for a 10×32 block (kernel_amd64.s).
 //
 //go:noescape
-func axpy10x32AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64)
+func axpy10x32AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64, idx *int32)
 
 // axpy11x32AVX512 is the axpy kernel for a 11×32 block (kernel_amd64.s).
 //
 //go:noescape
-func axpy11x32AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64)
+func axpy11x32AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64, idx *int32)
 
 // axpy12x32AVX512 is the axpy kernel for a 12×32 block (kernel_amd64.s).
 //
 //go:noescape
-func axpy12x32AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64)
+func axpy12x32AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64, idx *int32)
 
 // axpy13x32AVX512 is the axpy kernel for a 13×32 block (kernel_amd64.s).
 //
 //go:noescape
-func axpy13x32AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64)
+func axpy13x32AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64, idx *int32)
 
 // axpy14x32AVX512 is the axpy kernel for a 14×32 block (kernel_amd64.s).
 //
 //go:noescape
-func axpy14x32AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64)
+func axpy14x32AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64, idx *int32)
 
 // axpy15x16AVX512 is the axpy kernel for a 15×16 block (kernel_amd64.s).
 //
 //go:noescape
-func axpy15x16AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64)
+func axpy15x16AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64, idx *int32)
 
 // axpy16x16AVX512 is the axpy kernel for a 16×16 block (kernel_amd64.s).
 //
 //go:noescape
-func axpy16x16AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64)
+func axpy16x16AVX512(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64, idx *int32)
 
 // axpyAVX512 holds the axpy kernels by rows−1 with their widths.
 var axpyAVX512 = [16]axpyAsm{

@@ -364,7 +364,7 @@ func genAxpyAll(w, decl *bytes.Buffer) {
 		genAxpy(w, name, j, v)
 		d("\n// %s is the axpy kernel for a %d×%d block (kernel_amd64.s).\n", name, j, 16*v)
 		d("//\n//go:noescape\n")
-		d("func %s(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64)\n", name)
+		d("func %s(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64, idx *int32)\n", name)
 	}
 	d("\n// axpyAVX512 holds the axpy kernels by rows−1 with their widths.\n")
 	d("var axpyAVX512 = [%d]axpyAsm{\n", axpyMaxRows)
@@ -393,8 +393,8 @@ func genAxpy(w *bytes.Buffer, name string, rows, vecs int) {
 	}
 	z := func(i int) string { return fmt.Sprintf("Z%d", i) }
 	kr := func(v int) string { return fmt.Sprintf("K%d", v+1) }
-	fmt.Fprintf(w, "\n// func %s(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64)\n", name)
-	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-64\n", name)
+	fmt.Fprintf(w, "\n// func %s(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64, idx *int32)\n", name)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-72\n", name)
 	p("MOVQ k+0(FP), CX")
 	p("MOVQ s+8(FP), BX")
 	p("MOVQ a+16(FP), AX")
@@ -442,6 +442,10 @@ func genAxpy(w *bytes.Buffer, name string, rows, vecs int) {
 	// beta == 0 (either sign) means C is not read.
 	p("MOVL beta+52(FP), DX")
 	p("ANDL $0x7fffffff, DX")
+	p("MOVQ idx+64(FP), R11")
+	p("TESTQ R11, R11")
+	p("JNE %s_scatter", name)
+	p("TESTL DX, DX")
 	p("JEQ %s_store", name)
 	p("VBROADCASTSS beta+52(FP), %s", z(bc))
 	for r := 0; r < rows; r++ {
@@ -463,6 +467,32 @@ func genAxpy(w *bytes.Buffer, name string, rows, vecs int) {
 		}
 		if r < rows-1 {
 			p("ADDQ SI, DI")
+		}
+	}
+	p("VZEROUPPER")
+	p("RET")
+	// Transposed store: the result's row r, column i goes to c[i*ldc+r].
+	// idx holds i*ldc for i < 16; Z31 is free in every kernel (at most
+	// 31 registers are used in the loop), as are aReg and bc.
+	fmt.Fprintf(w, "%s_scatter:\n", name)
+	p("VMOVDQU32 (R11), Z31")
+	p("MOVQ SI, R12")
+	p("SHLQ $4, R12") // 16 rows of C: one vector's columns
+	p("VBROADCASTSS beta+52(FP), %s", z(bc))
+	for v := 0; v < vecs; v++ {
+		if v > 0 {
+			p("ADDQ R12, DI")
+		}
+		for r := 0; r < rows; r++ {
+			acc := z(r*vecs + v)
+			p("TESTL DX, DX")
+			p("JEQ %s_s%d_%d", name, v, r)
+			p("KMOVW %s, K5", kr(v))
+			p("VGATHERDPS %d(DI)(Z31*4), K5, %s", 4*r, z(aReg))
+			p("VFMADD231PS %s, %s, %s", z(aReg), z(bc), acc)
+			fmt.Fprintf(w, "%s_s%d_%d:\n", name, v, r)
+			p("KMOVW %s, K5", kr(v))
+			p("VSCATTERDPS %s, K5, %d(DI)(Z31*4)", acc, 4*r)
 		}
 	}
 	p("VZEROUPPER")

@@ -42,12 +42,12 @@ func dotAVX512(k int, a0, a1, a2, a3, bt []float32, ldbt int, out []float32) {
 // columns it covers.
 type axpyAsm struct {
 	w  int
-	fn func(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64)
+	fn func(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64, idx *int32)
 }
 
 // axpyKernelAVX512 serves sgemmAxpy with the generated kernels.
 var axpyKernelAVX512 = func() *axpyKernel {
-	ak := &axpyKernel{fn: axpyAVX512Checked}
+	ak := &axpyKernel{fn: axpyAVX512Checked, fnT: axpyTransAVX512Checked}
 	for r, kk := range axpyAVX512 {
 		ak.width[r] = kk.w
 	}
@@ -62,7 +62,24 @@ func axpyAVX512Checked(rows, k int, s, a []float32, lda int, c []float32, ldc, c
 		panic("gemm: bad axpy block")
 	}
 	_, _, _ = s[k*rows-1], a[(k-1)*lda+cols-1], c[(rows-1)*ldc+cols-1] // bounds: the asm trusts these
-	kk.fn(k, &s[0], &a[0], lda, &c[0], ldc, alpha, beta, uint64(1)<<cols-1)
+	kk.fn(k, &s[0], &a[0], lda, &c[0], ldc, alpha, beta, uint64(1)<<cols-1, nil)
+}
+
+// axpyTransAVX512Checked is axpyAVX512Checked storing the result
+// transposed, c[i*ldc+r], with AVX-512 scatters (gathers for beta); idx
+// must hold i*ldc for i < 16. It reports false, doing nothing, when those
+// offsets would overflow the int32 indices.
+func axpyTransAVX512Checked(rows, k int, s, a []float32, lda int, c []float32, ldc, cols int, alpha, beta float32, idx *[16]int32) bool {
+	kk := axpyAVX512[rows-1]
+	if cols < 1 || cols > kk.w || k < 1 {
+		panic("gemm: bad axpy block")
+	}
+	if 15*ldc > math.MaxInt32 || idx[1] != int32(ldc) {
+		return false
+	}
+	_, _, _ = s[k*rows-1], a[(k-1)*lda+cols-1], c[(cols-1)*ldc+rows-1] // bounds: the asm trusts these
+	kk.fn(k, &s[0], &a[0], lda, &c[0], ldc, alpha, beta, uint64(1)<<cols-1, &idx[0])
+	return true
 }
 
 var avx2Kernel = microKernel{

@@ -158,9 +158,14 @@ func sgemmNarrow(kern microKernel, transA, transB bool, m, n, k int, alpha float
 // Each k step is rows broadcasts of s times a few vectors of a's row p, so
 // every lane does useful work whatever rows is, and a is read once, in
 // place.
+//
+// fnT, if not nil, stores the result transposed, c[i·ldc+r]; idx must hold
+// i·ldc for i < 16. It reports false, doing nothing, if it cannot (the
+// caller then uses fn on a scratch tile).
 type axpyKernel struct {
 	width [narrowMax]int
 	fn    func(rows, k int, s, a []float32, lda int, c []float32, ldc, cols int, alpha, beta float32)
+	fnT   func(rows, k int, s, a []float32, lda int, c []float32, ldc, cols int, alpha, beta float32, idx *[16]int32) bool
 }
 
 // sgemmAxpy handles a C with at most narrowMax columns when op(A)ᵀ = A is
@@ -215,6 +220,10 @@ func sgemmAxpy(kern microKernel, transA, transB bool, m, n, k int, alpha float32
 	per := max(1, (1<<14)/(k*rows*width))
 	tasks := (nblocks + per - 1) / per
 	var next atomic.Int64
+	var idx [16]int32 // C row offsets for fnT
+	for i := range idx {
+		idx[i] = int32(i * ldc)
+	}
 	work := func() {
 		var tile [narrowMax * 64]float32
 		for {
@@ -227,6 +236,9 @@ func sgemmAxpy(kern microKernel, transA, transB bool, m, n, k int, alpha float32
 				cw := min(width, cols-i0)
 				if !transC {
 					kern.axpy.fn(rows, k, s, w[i0:], ldw, c[i0:], ldc, cw, alpha, beta)
+					continue
+				}
+				if kern.axpy.fnT != nil && kern.axpy.fnT(rows, k, s, w[i0:], ldw, c[i0*ldc:], ldc, cw, alpha, beta, &idx) {
 					continue
 				}
 				kern.axpy.fn(rows, k, s, w[i0:], ldw, tile[:], width, cw, alpha, 0)
