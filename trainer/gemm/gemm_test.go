@@ -422,9 +422,10 @@ func TestPanels(t *testing.T) {
 	}
 }
 
-// TestSgemmNarrowGoStore runs the narrow dot path with the Go loop that
-// stores its results, which kernels with an assembly dotStore skip.
-func TestSgemmNarrowGoStore(t *testing.T) {
+// TestSgemmNarrowGoStores runs the narrow paths with the Go loops that
+// store their results, which kernels with an assembly dotStore or axpy fnT
+// skip.
+func TestSgemmNarrowGoStores(t *testing.T) {
 	defer func(ks []microKernel) { kernels = ks }(kernels)
 	kernels = append([]microKernel(nil), kernels...)
 	tested := false
@@ -432,16 +433,22 @@ func TestSgemmNarrowGoStore(t *testing.T) {
 		if kernels[i].dot != nil {
 			kernels[i].dotStore, tested = nil, true
 		}
+		if kernels[i].axpy != nil {
+			ak := *kernels[i].axpy
+			ak.fnT, kernels[i].axpy, tested = nil, &ak, true
+		}
 	}
 	if !tested {
-		t.Skip("no kernel has the narrow dot path")
+		t.Skip("no kernel has the narrow paths")
 	}
 	withKernel(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(19, 20))
-		for _, sh := range [][3]int{{37, 10, 40}, {10, 37, 40}, {5, 1, 17}, {1, 16, 33}} {
-			for _, tb := range []bool{false, true} {
-				newOperands(rng, false, tb, sh[0], sh[1], sh[2], 2, 1.5, 0.5, false).check(t)
-				newOperands(rng, false, tb, sh[0], sh[1], sh[2], 0, -1, 0, true).check(t)
+		for _, sh := range [][3]int{{37, 10, 40}, {10, 37, 40}, {5, 1, 17}, {1, 16, 33}, {70, 3, 5}} {
+			for _, ta := range []bool{false, true} {
+				for _, tb := range []bool{false, true} {
+					newOperands(rng, ta, tb, sh[0], sh[1], sh[2], 2, 1.5, 0.5, false).check(t)
+					newOperands(rng, ta, tb, sh[0], sh[1], sh[2], 0, -1, 0, true).check(t)
+				}
 			}
 		}
 	})
