@@ -22,12 +22,13 @@
 //
 //   - if the rows of op(A) are contiguous (the forward pass A·W), a
 //     dot-product kernel vectorised along k computes 4×5 blocks of C,
-//     summing its accumulators' lanes with a shuffle tree at the end;
+//     summing its accumulators' lanes with a shuffle tree at the end (a
+//     permute per row then places the sums for masked stores into C);
 //   - if op(A) = Aᵀ, whose rows run along m (the weight gradient Aᵀ·G),
 //     an "axpy" kernel computes a block of 16–64 columns of Cᵀ: for each
 //     k step it broadcasts the narrow operand's row and multiplies it by
 //     vectors of A's stored row, so every lane is used whatever the width
-//     of C; the block is then stored transposed.
+//     of C; the block is then stored transposed, with scatters.
 //
 // C with at most 16 rows is handled symmetrically (op(B)ᵀ rows contiguous:
 // dot kernel; op(B) = B: axpy kernel, stored directly). Otherwise, or
