@@ -17,13 +17,24 @@
 // buffers are reused through a sync.Pool.
 //
 // Narrow products get special care, since the trainer's last layer has 10
-// outputs. When C has at most 16 columns and the rows of op(A) are
-// contiguous in memory (or, symmetrically, at most 16 rows and op(B)ᵀ rows
-// contiguous), a dot-product kernel vectorised along k streams the wide
-// operand once without packing it (AVX-512 only). Otherwise, when C is
-// narrow, the driver computes Cᵀ = op(B)ᵀ·op(A)ᵀ, which fills the tiles
-// better, and when op(B) = B meets at most two A micro-panels its rows are
-// read in place instead of being packed.
+// outputs. With AVX-512, when C has at most 16 columns the wide operand is
+// streamed once, unpacked, and only the narrow one (≤ 16×k) is packed:
+//
+//   - if the rows of op(A) are contiguous (the forward pass A·W), a
+//     dot-product kernel vectorised along k computes 4×5 blocks of C,
+//     summing its accumulators' lanes with a shuffle tree at the end (a
+//     permute per row then places the sums for masked stores into C);
+//   - if op(A) = Aᵀ, whose rows run along m (the weight gradient Aᵀ·G),
+//     an "axpy" kernel computes a block of 16–64 columns of Cᵀ: for each
+//     k step it broadcasts the narrow operand's row and multiplies it by
+//     vectors of A's stored row, so every lane is used whatever the width
+//     of C; the block is then stored transposed, with scatters.
+//
+// C with at most 16 rows is handled symmetrically (op(B)ᵀ rows contiguous:
+// dot kernel; op(B) = B: axpy kernel, stored directly). Otherwise, or
+// without AVX-512, when C is narrow the driver computes Cᵀ = op(B)ᵀ·op(A)ᵀ,
+// which fills the tiles better, and when op(B) = B meets at most two A
+// micro-panels its rows are read in place instead of being packed.
 //
 // Products with at least 2²⁰ multiply-adds run on GOMAXPROCS goroutines.
 // Each kc×nc block of op(B) is packed once, cooperatively, into one of two
@@ -39,9 +50,12 @@
 //
 //   - "avx512-14x32" (amd64 with AVX-512F): Go assembly, a 14×32 tile in 28
 //     zmm accumulators, B rows loaded as two vectors, A values broadcast;
-//     packing uses masked AVX-512 moves and gathers. With AVX-512VL it also
-//     has the narrow-C dot-product kernel (4 rows × 5 columns, 20 zmm
-//     accumulators, used when k ≥ 16).
+//     packing uses masked AVX-512 moves and gathers. It also has the
+//     narrow-C kernels: the dot-product kernel (4 rows × 5 columns, 20 zmm
+//     accumulators, used when k ≥ 16) and sixteen axpy kernels, one per
+//     narrow width j ≤ 16, each covering 16·v columns with j·v
+//     accumulators (v = 4 for j ≤ 6, 3 for j ≤ 9, 2 for j ≤ 14, else 1)
+//     and prefetching the wide operand's rows ahead.
 //   - "avx2-6x16" (amd64 with AVX2 and FMA): Go assembly, a 6×16 tile in 12
 //     ymm accumulators; packing in Go.
 //   - "generic-4x4": pure Go, the only kernel on other architectures or with

@@ -193,11 +193,12 @@ func TestSgemm(t *testing.T) {
 		{"alpha=0 beta=3", 0, 3, false},
 		{"alpha=0 beta=0 NaN C", 0, 0, true},
 	}
-	defer func(b blockSizes) { blocks = b }(blocks)
+	defer func(b blockSizes, kc int) { blocks, narrowKC = b, kc }(blocks, narrowKC)
 	withKernel(t, func(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))
-		for _, blk := range []blockSizes{blocks, {k: 5, n: 40, m: 9}} {
+		for bi, blk := range []blockSizes{blocks, {k: 5, n: 40, m: 9}} {
 			blocks = blk
+			narrowKC = []int{4096, 20}[bi]
 			for _, sh := range shapes {
 				for _, cf := range coeffs {
 					for _, ta := range []bool{false, true} {
@@ -211,6 +212,52 @@ func TestSgemm(t *testing.T) {
 						}
 					}
 				}
+			}
+		}
+	})
+}
+
+// TestSgemmNarrow covers the narrow-C paths (sgemmNarrow, sgemmAxpy and
+// the transposed tiles) with every narrow width 1…16 on either side of C,
+// long sides that are not a multiple of any kernel's width, all transpose
+// combinations, padded strides, small and long k, and beta 0 (NaN C), 1
+// and other.
+func TestSgemmNarrow(t *testing.T) {
+	coeffs := []struct {
+		alpha, beta float32
+		nanC        bool
+	}{{1, 0, true}, {-1.5, 1, false}, {0.5, -2, false}}
+	kc := narrowKC
+	withKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(17, 18))
+		for narrow := 1; narrow <= narrowMax; narrow++ {
+			for _, side := range []string{"n", "m"} {
+				t.Run(fmt.Sprintf("%s=%d", side, narrow), func(t *testing.T) {
+					for _, long := range []int{1, 37, 100} {
+						for _, k := range []int{1, 2, 17, 300} {
+							for _, ta := range []bool{false, true} {
+								for _, tb := range []bool{false, true} {
+									for ci, cf := range coeffs {
+										m, n := long, narrow
+										if side == "m" {
+											m, n = narrow, long
+										}
+										pad := 3 * (ci % 2)
+										t.Run(fmt.Sprintf("%dx%dx%d/ta=%v,tb=%v/beta=%g", m, n, k, ta, tb, cf.beta), func(t *testing.T) {
+											o := newOperands(rng, ta, tb, m, n, k, pad, cf.alpha, cf.beta, cf.nanC)
+											o.check(t)
+											if k > 16 {
+												narrowKC = 16 // several k blocks
+												defer func() { narrowKC = kc }()
+												o.check(t)
+											}
+										})
+									}
+								}
+							}
+						}
+					}
+				})
 			}
 		}
 	})
@@ -375,6 +422,76 @@ func TestPanels(t *testing.T) {
 	}
 }
 
+// TestSgemmNarrowGoStores runs the narrow paths with the Go loops that
+// store their results, which kernels with an assembly dotStore or axpy fnT
+// skip.
+func TestSgemmNarrowGoStores(t *testing.T) {
+	defer func(ks []microKernel) { kernels = ks }(kernels)
+	kernels = append([]microKernel(nil), kernels...)
+	tested := false
+	for i := range kernels {
+		if kernels[i].dot != nil {
+			kernels[i].dotStore, tested = nil, true
+		}
+		if kernels[i].axpy != nil {
+			ak := *kernels[i].axpy
+			ak.fnT, kernels[i].axpy, tested = nil, &ak, true
+		}
+	}
+	if !tested {
+		t.Skip("no kernel has the narrow paths")
+	}
+	withKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(19, 20))
+		for _, sh := range [][3]int{{37, 10, 40}, {10, 37, 40}, {5, 1, 17}, {1, 16, 33}, {70, 3, 5}} {
+			for _, ta := range []bool{false, true} {
+				for _, tb := range []bool{false, true} {
+					newOperands(rng, ta, tb, sh[0], sh[1], sh[2], 2, 1.5, 0.5, false).check(t)
+					newOperands(rng, ta, tb, sh[0], sh[1], sh[2], 0, -1, 0, true).check(t)
+				}
+			}
+		}
+	})
+}
+
+// TestTransLong checks every transLong implementation (the Go one and the
+// active kernel's, if any) element by element on odd shapes, and that
+// nothing past each destination row is written.
+func TestTransLong(t *testing.T) {
+	impls := map[string]func([]float32, int, []float32, int, int, int){"go": transLongGo}
+	for _, kern := range kernels {
+		if kern.transLong != nil {
+			impls[kern.name] = kern.transLong
+		}
+	}
+	for name, f := range impls {
+		for _, tc := range []struct{ rows, cols, lds, pad int }{{1, 1, 1, 0}, {7, 3, 5, 1}, {33, 10, 10, 3}, {100, 16, 19, 0}, {65, 1, 4, 2}} {
+			t.Run(fmt.Sprintf("%s/%dx%d,lds=%d", name, tc.rows, tc.cols, tc.lds), func(t *testing.T) {
+				src := make([]float32, tc.rows*tc.lds)
+				for i := range src {
+					src[i] = float32(i + 1)
+				}
+				ldd := tc.rows + tc.pad
+				dst := make([]float32, tc.cols*ldd+3)
+				for i := range dst {
+					dst[i] = -1
+				}
+				f(dst, ldd, src, tc.lds, tc.rows, tc.cols)
+				for i, got := range dst {
+					j, p := i/ldd, i%ldd
+					want := float32(-1)
+					if j < tc.cols && p < tc.rows {
+						want = src[p*tc.lds+j]
+					}
+					if got != want {
+						t.Fatalf("dst[%d] (column %d, row %d) = %v, want %v", i, j, p, got, want)
+					}
+				}
+			})
+		}
+	}
+}
+
 // TestSgemmParallel forces the shared-packing parallel path onto small
 // shapes, with default and tiny cache blocks (many k, n and row blocks, so
 // the double-buffered B packing and the chunk counters are exercised) and
@@ -387,7 +504,7 @@ func TestSgemmParallel(t *testing.T) {
 		rng := rand.New(rand.NewPCG(13, 14))
 		for _, blk := range []blockSizes{blocks, {k: 5, n: 40, m: 9}, {k: 16, n: 64, m: 30}} {
 			for _, procs := range []int{2, 3, 4} {
-				for _, sh := range [][3]int{{64, 70, 33}, {9, 200, 21}, {150, 10, 40}, {33, 33, 1}, {100, 100, 100}} {
+				for _, sh := range [][3]int{{64, 70, 33}, {9, 200, 21}, {150, 10, 40}, {33, 33, 1}, {100, 100, 100}, {300, 16, 5}, {7, 333, 9}, {1000, 1, 2}} {
 					for _, ta := range []bool{false, true} {
 						for _, tb := range []bool{false, true} {
 							name := fmt.Sprintf("blocks=%v/procs=%d/%v/ta=%v,tb=%v", blk, procs, sh, ta, tb)

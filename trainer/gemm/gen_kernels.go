@@ -36,7 +36,15 @@ func main() {
 	gen(&w, kernel{name: "kernel14x32AVX512", mr: 14, nr: 32, width: 16, reg: "Z", zero: "VPXORD"})
 	gen(&w, kernel{name: "kernel6x16AVX2", mr: 6, nr: 16, width: 8, reg: "Y", zero: "VXORPS"})
 	genDot(&w)
-	if err := os.WriteFile("kernel_amd64.s", w.Bytes(), 0o644); err != nil {
+	w.WriteString(storeDotAsm)
+	var decl bytes.Buffer
+	genAxpyAll(&w, &decl)
+	write("kernel_amd64.s", w.Bytes())
+	write("axpy_amd64.go", decl.Bytes())
+}
+
+func write(name string, b []byte) {
+	if err := os.WriteFile(name, b, 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -151,10 +159,10 @@ func gen(w *bytes.Buffer, k kernel) {
 	p("RET")
 }
 
-// genDot writes dot4x5AVX512, the narrow-C kernel: out[r*5+c] =
+// genDot writes dot4x5AVX512, the narrow-C kernel: out[r*5+c] +=
 // Σ_p a_r[p]·bt[c*ldbt+p] for four A rows and five rows of Bᵀ, with vectors
-// along k (16 at a time, the tail under a mask) and a horizontal sum of each
-// of the 20 accumulators at the end. It needs AVX-512F and VL.
+// along k (16 at a time, the tail under a mask) and a shuffle-and-add tree
+// summing the lanes of the 20 accumulators at the end. It needs AVX-512F.
 func genDot(w *bytes.Buffer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
 	const name = "dot4x5AVX512"
@@ -210,16 +218,282 @@ func genDot(w *bytes.Buffer) {
 	p("KMOVW AX, K1")
 	body(true)
 	fmt.Fprintf(w, "%s_reduce:\n", name)
-	for i := 0; i < 20; i++ {
-		p("VEXTRACTF64X4 $1, Z%d, Y30", i)
-		p("VADDPS Y30, Y%d, Y30", i)
-		p("VEXTRACTF32X4 $1, Y30, X29")
-		p("VADDPS X29, X30, X30")
-		p("VPERMILPS $0x4e, X30, X29")
-		p("VADDPS X29, X30, X30")
-		p("VPERMILPS $0xb1, X30, X29")
-		p("VADDPS X29, X30, X30")
-		p("VMOVSS X30, %d(DX)", 4*i)
+	// Sum each accumulator's lanes with a shuffle-and-add tree that
+	// reduces 16 vectors at once: the result's lane L is the sum of tree
+	// input 4·(L%4)+L/4. The last four accumulators go through the same
+	// tree with zeros for the other inputs, landing in lanes 0…3.
+	p("VPXORD Z29, Z29, Z29")
+	var main, rest [16]int
+	for s := range main {
+		main[s] = 4*(s%4) + s/4
+		rest[s] = -1
+	}
+	for i := 0; i < 4; i++ {
+		rest[4*i] = 16 + i
+	}
+	r := sumTree(p, main)
+	p("VADDPS (DX), Z%d, Z%d", r, r)
+	p("VMOVUPS Z%d, (DX)", r)
+	p("MOVL $15, AX")
+	p("KMOVW AX, K2")
+	r = sumTree(p, rest)
+	p("VMOVUPS.Z 64(DX), K2, Z30")
+	p("VADDPS Z30, Z%d, Z%d", r, r)
+	p("VMOVUPS Z%d, K2, 64(DX)", r)
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// storeDotAsm is storeDotAVX512, which writes one dot-kernel result into
+// C: the 20 sums (out[r*5+c] for 4 rows and 5 columns) are scaled by
+// alpha, and for each of n output runs (C rows, or columns when C is
+// transposed) a two-table permute gathers the run's sums into the first
+// lanes (perm holds n index vectors of 16 int32), which are stored under
+// mask at c + t·ldc, after adding beta times the old values unless beta
+// is 0.
+const storeDotAsm = `
+// func storeDotAVX512(out, c *float32, ldc, n int, mask uint32, perm *int32, alpha, beta float32)
+TEXT ·storeDotAVX512(SB), NOSPLIT, $0-56
+	MOVQ out+0(FP), AX
+	MOVQ c+8(FP), DI
+	MOVQ ldc+16(FP), SI
+	SHLQ $2, SI
+	MOVQ n+24(FP), CX
+	MOVL mask+32(FP), DX
+	KMOVW DX, K1
+	MOVQ perm+40(FP), BX
+	MOVL $15, DX
+	KMOVW DX, K2
+	VMOVUPS (AX), Z0
+	VMOVUPS.Z 64(AX), K2, Z1
+	VBROADCASTSS alpha+48(FP), Z4
+	VMULPS Z4, Z0, Z0
+	VMULPS Z4, Z1, Z1
+	VBROADCASTSS beta+52(FP), Z5
+	MOVL beta+52(FP), DX
+	ANDL $0x7fffffff, DX
+	TESTQ CX, CX
+	JEQ storeDot_done
+storeDot_loop:
+	VMOVDQU32 (BX), Z2
+	VPERMI2PS Z1, Z0, Z2
+	TESTL DX, DX
+	JEQ storeDot_store
+	VMOVUPS.Z (DI), K1, Z3
+	VFMADD231PS Z3, Z5, Z2
+storeDot_store:
+	VMOVUPS Z2, K1, (DI)
+	ADDQ $64, BX
+	ADDQ SI, DI
+	DECQ CX
+	JNE storeDot_loop
+storeDot_done:
+	VZEROUPPER
+	RET
+`
+
+// sumTree writes a tree of shuffles and adds that sums the lanes of 16
+// zmm registers into one, whose lane L holds the sum of in[4·(L%4)+L/4]
+// (−1 means a zero vector, and zero pairs are skipped). It overwrites the
+// inputs and Z29 must be zero; Z30 and Z31 are scratch. It returns the
+// register holding the result.
+func sumTree(p func(string, ...any), in [16]int) int {
+	type stage struct {
+		op         string
+		immA, immB int
+	}
+	cur := in[:]
+	for _, st := range []stage{
+		{"VSHUFF32X4", 0x44, 0xee}, // low and high 256 bits of each pair
+		{"VSHUFF32X4", 0x88, 0xdd}, // even and odd 128-bit lanes
+		{"VSHUFPS", 0x88, 0xdd},    // even and odd elements
+		{"VSHUFPS", 0x88, 0xdd},
+	} {
+		var next []int
+		for i := 0; i < len(cur); i += 2 {
+			x, y := cur[i], cur[i+1]
+			if x < 0 && y < 0 {
+				next = append(next, -1)
+				continue
+			}
+			dst := x
+			if x < 0 {
+				x, dst = 29, y
+			}
+			if y < 0 {
+				y = 29
+			}
+			p("%s $0x%02x, Z%d, Z%d, Z30", st.op, st.immA, y, x)
+			p("%s $0x%02x, Z%d, Z%d, Z31", st.op, st.immB, y, x)
+			p("VADDPS Z31, Z30, Z%d", dst)
+			next = append(next, dst)
+		}
+		cur = next
+	}
+	return cur[0]
+}
+
+// axpyMaxRows is the most rows (columns of C, or rows when transposed) an
+// axpy kernel accumulates; it matches narrowMax in narrow.go.
+const axpyMaxRows = 16
+
+// axpyVectors is the number of 16-lane vectors an axpy kernel with j rows
+// covers: as many as fit in the 32 zmm registers next to j·v accumulators,
+// v wide-operand vectors and one broadcast, up to 4.
+func axpyVectors(j int) int { return min(4, 31/(j+1)) }
+
+// axpyPrefetch is how many wide-operand rows ahead an axpy kernel with j
+// rows and v vectors prefetches: about 256 cycles' worth of k steps (each
+// is j·v FMAs, two per cycle), at least 16 and at most 64. The rows are a
+// stride apart, which the hardware prefetchers do not follow across pages;
+// without the prefetches the kernel ran at about two thirds of the speed.
+func axpyPrefetch(j, v int) int { return min(64, max(16, 512/(j*v))) }
+
+// genAxpyAll writes the axpy kernels for 1…axpyMaxRows rows into w and
+// their Go declarations and table into decl.
+func genAxpyAll(w, decl *bytes.Buffer) {
+	d := func(format string, args ...any) { fmt.Fprintf(decl, format, args...) }
+	d("// Code generated by gen_kernels.go; DO NOT EDIT.\n\n")
+	d("//go:build amd64 && !purego\n\n")
+	d("package gemm\n")
+	var names []string
+	for j := 1; j <= axpyMaxRows; j++ {
+		v := axpyVectors(j)
+		name := fmt.Sprintf("axpy%dx%dAVX512", j, 16*v)
+		names = append(names, name)
+		genAxpy(w, name, j, v)
+		d("\n// %s is the axpy kernel for a %d×%d block (kernel_amd64.s).\n", name, j, 16*v)
+		d("//\n//go:noescape\n")
+		d("func %s(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64, idx *int32)\n", name)
+	}
+	d("\n// axpyAVX512 holds the axpy kernels by rows−1 with their widths.\n")
+	d("var axpyAVX512 = [%d]axpyAsm{\n", axpyMaxRows)
+	for j, name := range names {
+		d("\t{%d, %s},\n", 16*axpyVectors(j+1), name)
+	}
+	d("}\n")
+}
+
+// genAxpy writes one axpy kernel: for rows r < J and columns i < 16·V under
+// mask,
+//
+//	acc[r][i] = Σ_{p<k} s[p·J+r] · a[p·lda+i]
+//	c[r·ldc+i] = alpha·acc + beta·c[r·ldc+i]  (c not read if beta == 0)
+//
+// Each k step loads V vectors of a's row p (masked, so a tail block reads
+// nothing past its columns) and broadcasts the J values of s's row p into
+// J·V accumulators: C is computed a row of the narrow operand at a time,
+// with the wide operand streamed once, unpacked. It needs AVX-512F.
+func genAxpy(w *bytes.Buffer, name string, rows, vecs int) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
+	nacc := rows * vecs
+	aReg, bc := nacc, nacc+vecs
+	if bc >= 32 {
+		panic("too many registers")
+	}
+	z := func(i int) string { return fmt.Sprintf("Z%d", i) }
+	kr := func(v int) string { return fmt.Sprintf("K%d", v+1) }
+	fmt.Fprintf(w, "\n// func %s(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64, idx *int32)\n", name)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-72\n", name)
+	p("MOVQ k+0(FP), CX")
+	p("MOVQ s+8(FP), BX")
+	p("MOVQ a+16(FP), AX")
+	p("MOVQ lda+24(FP), R9")
+	p("SHLQ $2, R9")
+	p("IMUL3Q $%d, R9, R10", axpyPrefetch(rows, vecs))
+	p("MOVQ c+32(FP), DI")
+	p("MOVQ ldc+40(FP), SI")
+	p("SHLQ $2, SI")
+	p("MOVQ mask+56(FP), DX")
+	for v := 0; v < vecs; v++ {
+		p("KMOVW DX, %s", kr(v))
+		if v < vecs-1 {
+			p("SHRQ $16, DX")
+		}
+	}
+	for i := 0; i < nacc; i++ {
+		p("VPXORD %s, %s, %s", z(i), z(i), z(i))
+	}
+	p("TESTQ CX, CX")
+	p("JEQ %s_done", name)
+	fmt.Fprintf(w, "%s_loop:\n", name)
+	for v := 0; v < vecs; v++ {
+		p("PREFETCHT0 %d(AX)(R10*1)", 64*v)
+	}
+	p("PREFETCHT0 %d(AX)(R10*1)", 64*vecs-4) // the last line when a is not aligned
+	for v := 0; v < vecs; v++ {
+		p("VMOVUPS.Z %d(AX), %s, %s", 64*v, kr(v), z(aReg+v))
+	}
+	for r := 0; r < rows; r++ {
+		p("VBROADCASTSS %d(BX), %s", 4*r, z(bc))
+		for v := 0; v < vecs; v++ {
+			p("VFMADD231PS %s, %s, %s", z(aReg+v), z(bc), z(r*vecs+v))
+		}
+	}
+	p("ADDQ R9, AX")
+	p("ADDQ $%d, BX", 4*rows)
+	p("DECQ CX")
+	p("JNE %s_loop", name)
+	fmt.Fprintf(w, "%s_done:\n", name)
+	p("VBROADCASTSS alpha+48(FP), %s", z(bc))
+	for i := 0; i < nacc; i++ {
+		p("VMULPS %s, %s, %s", z(bc), z(i), z(i))
+	}
+	// beta == 0 (either sign) means C is not read.
+	p("MOVL beta+52(FP), DX")
+	p("ANDL $0x7fffffff, DX")
+	p("MOVQ idx+64(FP), R11")
+	p("TESTQ R11, R11")
+	p("JNE %s_scatter", name)
+	p("TESTL DX, DX")
+	p("JEQ %s_store", name)
+	p("VBROADCASTSS beta+52(FP), %s", z(bc))
+	for r := 0; r < rows; r++ {
+		for v := 0; v < vecs; v++ {
+			p("VMOVUPS.Z %d(DI), %s, %s", 64*v, kr(v), z(aReg))
+			p("VFMADD231PS %s, %s, %s", z(aReg), z(bc), z(r*vecs+v))
+			p("VMOVUPS %s, %s, %d(DI)", z(r*vecs+v), kr(v), 64*v)
+		}
+		if r < rows-1 {
+			p("ADDQ SI, DI")
+		}
+	}
+	p("VZEROUPPER")
+	p("RET")
+	fmt.Fprintf(w, "%s_store:\n", name)
+	for r := 0; r < rows; r++ {
+		for v := 0; v < vecs; v++ {
+			p("VMOVUPS %s, %s, %d(DI)", z(r*vecs+v), kr(v), 64*v)
+		}
+		if r < rows-1 {
+			p("ADDQ SI, DI")
+		}
+	}
+	p("VZEROUPPER")
+	p("RET")
+	// Transposed store: the result's row r, column i goes to c[i*ldc+r].
+	// idx holds i*ldc for i < 16; Z31 is free in every kernel (at most
+	// 31 registers are used in the loop), as are aReg and bc.
+	fmt.Fprintf(w, "%s_scatter:\n", name)
+	p("VMOVDQU32 (R11), Z31")
+	p("MOVQ SI, R12")
+	p("SHLQ $4, R12") // 16 rows of C: one vector's columns
+	p("VBROADCASTSS beta+52(FP), %s", z(bc))
+	for v := 0; v < vecs; v++ {
+		if v > 0 {
+			p("ADDQ R12, DI")
+		}
+		for r := 0; r < rows; r++ {
+			acc := z(r*vecs + v)
+			p("TESTL DX, DX")
+			p("JEQ %s_s%d_%d", name, v, r)
+			p("KMOVW %s, K5", kr(v))
+			p("VGATHERDPS %d(DI)(Z31*4), K5, %s", 4*r, z(aReg))
+			p("VFMADD231PS %s, %s, %s", z(aReg), z(bc), acc)
+			fmt.Fprintf(w, "%s_s%d_%d:\n", name, v, r)
+			p("KMOVW %s, K5", kr(v))
+			p("VSCATTERDPS %s, K5, %d(DI)(Z31*4)", acc, 4*r)
+		}
 	}
 	p("VZEROUPPER")
 	p("RET")

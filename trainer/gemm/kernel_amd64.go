@@ -38,6 +38,50 @@ func dotAVX512(k int, a0, a1, a2, a3, bt []float32, ldbt int, out []float32) {
 	dot4x5AVX512(k, &a0[0], &a1[0], &a2[0], &a3[0], &bt[0], ldbt, &out[0])
 }
 
+// axpyAsm is one generated axpy kernel (axpy_amd64.go) and the number of
+// columns it covers.
+type axpyAsm struct {
+	w  int
+	fn func(k int, s, a *float32, lda int, c *float32, ldc int, alpha, beta float32, mask uint64, idx *int32)
+}
+
+// axpyKernelAVX512 serves sgemmAxpy with the generated kernels.
+var axpyKernelAVX512 = func() *axpyKernel {
+	ak := &axpyKernel{fn: axpyAVX512Checked, fnT: axpyTransAVX512Checked}
+	for r, kk := range axpyAVX512 {
+		ak.width[r] = kk.w
+	}
+	return ak
+}()
+
+// axpyAVX512Checked calls the axpy kernel for rows after the bounds checks
+// it relies on; the mask covers the first cols lanes.
+func axpyAVX512Checked(rows, k int, s, a []float32, lda int, c []float32, ldc, cols int, alpha, beta float32) {
+	kk := axpyAVX512[rows-1]
+	if cols < 1 || cols > kk.w || k < 1 {
+		panic("gemm: bad axpy block")
+	}
+	_, _, _ = s[k*rows-1], a[(k-1)*lda+cols-1], c[(rows-1)*ldc+cols-1] // bounds: the asm trusts these
+	kk.fn(k, &s[0], &a[0], lda, &c[0], ldc, alpha, beta, uint64(1)<<cols-1, nil)
+}
+
+// axpyTransAVX512Checked is axpyAVX512Checked storing the result
+// transposed, c[i*ldc+r], with AVX-512 scatters (gathers for beta); idx
+// must hold i*ldc for i < 16. It reports false, doing nothing, when those
+// offsets would overflow the int32 indices.
+func axpyTransAVX512Checked(rows, k int, s, a []float32, lda int, c []float32, ldc, cols int, alpha, beta float32, idx *[16]int32) bool {
+	kk := axpyAVX512[rows-1]
+	if cols < 1 || cols > kk.w || k < 1 {
+		panic("gemm: bad axpy block")
+	}
+	if 15*ldc > math.MaxInt32 || idx[1] != int32(ldc) {
+		return false
+	}
+	_, _, _ = s[k*rows-1], a[(k-1)*lda+cols-1], c[(cols-1)*ldc+rows-1] // bounds: the asm trusts these
+	kk.fn(k, &s[0], &a[0], lda, &c[0], ldc, alpha, beta, uint64(1)<<cols-1, &idx[0])
+	return true
+}
+
 var avx2Kernel = microKernel{
 	name: "avx2-6x16", mr: 6, nr: 16,
 	fn: func(k int, a, b []float32, ldb int, c []float32, ldc int, alpha, beta float32) {
@@ -52,9 +96,8 @@ func availableKernels() []microKernel {
 	var ks []microKernel
 	if cpu.X86.HasAVX512F {
 		kern := avx512Kernel
-		if cpu.X86.HasAVX512VL {
-			kern.dot = dotAVX512
-		}
+		kern.dot, kern.transLong, kern.dotStore = dotAVX512, transLongAVX512, dotStoreAVX512
+		kern.axpy = axpyKernelAVX512
 		ks = append(ks, kern)
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
@@ -106,6 +149,62 @@ func transPanelAVX512Checked(dst, src []float32, ld, kc, rows, w int) {
 		idx[r] = int32(r * ld)
 	}
 	transPanelAVX512(&dst[0], &src[0], &idx[0], kc, w, lowBits(rows), lowBits(w))
+}
+
+// storeDotAVX512 writes a dot-kernel result into C (kernel_amd64.s; see
+// storeDotAsm in gen_kernels.go).
+//
+//go:noescape
+func storeDotAVX512(out, c *float32, ldc, n int, mask uint32, perm *int32, alpha, beta float32)
+
+// dotPerm holds storeDotAVX512's permutations of the 20 sums r*5+j: for
+// each row r < 4 (C rows) the lanes r*5…r*5+4, then for each column j < 5
+// (C columns, when C is transposed) the lanes j, 5+j, 10+j, 15+j. Unused
+// lanes are 0; they are never stored.
+var dotPerm = func() (p [9][16]int32) {
+	for r := range 4 {
+		for j := range 5 {
+			p[r][j] = int32(r*5 + j)
+			p[4+j][r] = int32(r*5 + j)
+		}
+	}
+	return p
+}()
+
+// dotStoreAVX512 sets C = alpha·out + beta·C (C not read if beta == 0) for
+// the rows×cols block of a dot-kernel result out, whose element (r, j) is
+// c[r*ldc+j], or c[j*ldc+r] when trans is set.
+func dotStoreAVX512(out, c []float32, ldc, rows, cols int, trans bool, alpha, beta float32) {
+	_ = out[19]
+	if trans {
+		_ = c[(cols-1)*ldc+rows-1] // bounds: the asm trusts these
+		storeDotAVX512(&out[0], &c[0], ldc, cols, lowBits(rows), &dotPerm[4][0], alpha, beta)
+		return
+	}
+	_ = c[(rows-1)*ldc+cols-1]
+	storeDotAVX512(&out[0], &c[0], ldc, rows, lowBits(cols), &dotPerm[0][0], alpha, beta)
+}
+
+// transLongAVX512 is transLongGo with AVX-512 gathers: transPanelAVX512
+// on blocks of 32 source rows, each column j of the block gathered into
+// dst[j*ldd+p0 : j*ldd+p0+32].
+func transLongAVX512(dst []float32, ldd int, src []float32, lds, rows, cols int) {
+	if rows == 0 || cols == 0 {
+		return
+	}
+	_, _ = dst[(cols-1)*ldd+rows-1], src[(rows-1)*lds+cols-1] // bounds: the asm trusts these
+	if 31*lds > math.MaxInt32 {
+		transLongGo(dst, ldd, src, lds, rows, cols) // offsets overflow the gather's int32 indices
+		return
+	}
+	var idx [32]int32
+	for r := range idx {
+		idx[r] = int32(r * lds)
+	}
+	for p0 := 0; p0 < rows; p0 += 32 {
+		mask := lowBits(min(32, rows-p0))
+		transPanelAVX512(&dst[p0], &src[p0*lds], &idx[0], cols, ldd, mask, mask)
+	}
 }
 
 // copyPanelAVX2 is copyPanelGo for w ≤ 16 with AVX masked moves
@@ -167,8 +266,8 @@ func transPanelAVX2Checked(dst, src []float32, ld, kc, rows, w int) {
 	transPanelAVX2(&dst[0], &src[0], &idx[0], kc, w, &masks[0])
 }
 
-// dot4x5AVX512 is the narrow-C kernel (kernel_amd64.s): out[r*5+c] =
-// Σ_{p<k} a_r[p]·bt[c*ldbt+p] for r < 4, c < 5. Needs AVX-512F and VL.
+// dot4x5AVX512 is the narrow-C kernel (kernel_amd64.s): out[r*5+c] +=
+// Σ_{p<k} a_r[p]·bt[c*ldbt+p] for r < 4, c < 5. Needs AVX-512F.
 //
 //go:noescape
 func dot4x5AVX512(k int, a0, a1, a2, a3, bt *float32, ldbt int, out *float32)

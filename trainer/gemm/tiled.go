@@ -23,8 +23,15 @@ type microKernel struct {
 	copyPanel  func(dst, src []float32, ld, kc, cols, w int)
 	transPanel func(dst, src []float32, ld, kc, rows, w int)
 
-	// dot, if not nil, serves narrow products (see sgemmNarrow).
-	dot dotKernel
+	// dot, if not nil, serves narrow products (see sgemmNarrow); there
+	// transLong and dotStore, if not nil, replace transLongGo and the Go
+	// loop that stores the dot kernel's results.
+	dot       dotKernel
+	transLong func(dst []float32, ldd int, src []float32, lds, rows, cols int)
+	dotStore  func(out, c []float32, ldc, rows, cols int, trans bool, alpha, beta float32)
+	// axpy, if not nil, serves narrow products whose wide operand is
+	// contiguous along C's long side (see sgemmAxpy).
+	axpy *axpyKernel
 }
 
 // blockSizes are the cache-blocking parameters. A packed kc×nc block of
@@ -116,7 +123,8 @@ func scaleC(m, n int, beta float32, c []float32, ldc int) {
 // goroutines when the problem is large enough. Arguments are checked and
 // m, n, k > 0.
 func sgemmTiled(kern microKernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	if sgemmNarrow(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
+	if sgemmNarrow(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) ||
+		sgemmAxpy(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) {
 		return
 	}
 	p := &problem{kern: kern, blk: blocks, transA: transA, transB: transB, k: k, alpha: alpha, beta: beta,
