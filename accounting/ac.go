@@ -302,7 +302,7 @@ func (a *ACAccountant) epsilon(delta float64) float64 {
 	eval := func(f float64, basic bool) float64 {
 		for i, s := range segs {
 			if s.gauss {
-				epsS[i] = a.gaussStepEpsilon(s.sigma, s.q, f*rest/nGauss)
+				epsS[i] = a.gaussStepEpsilon(s.sigma, s.q, acLogShare(f, rest, nGauss, s.q))
 			} else {
 				epsS[i] = a.amplifyEpsilon(s.eps, s.q)
 			}
@@ -310,7 +310,7 @@ func (a *ACAccountant) epsilon(delta float64) float64 {
 		if basic {
 			return acBasic(epsS, counts)
 		}
-		return acAdvanced(epsS, counts, (1-f)*rest)
+		return acAdvanced(epsS, counts, acLogShare(1-f, rest, 1, 1))
 	}
 	best := eval(1, true)
 	if nGauss == 0 {
@@ -360,29 +360,47 @@ func acLess(a, b acSeg) bool {
 	return a.delta < b.delta
 }
 
+// acLogShare returns log(f·rest/n/q), the log of a δ share, or −Inf when
+// the share is 0. Where the share is a normal float64 it is computed
+// directly, exactly as before; below 2^-1000 (from δ around 1e-300 and
+// smaller) it is formed from the logs of its factors, because the product
+// would be subnormal, rounded by up to half a subnormal ulp (up to +100%
+// relative, spending more δ than the split allows) or flushed to 0 (an
+// infinite ε where a finite one exists). The log form is lowered by 4e-12,
+// above the rounding of the four logs and two sums (a few ulps of |log| ≤
+// 745, ulp 1.1e-13), so the share spent is never more than allotted.
+func acLogShare(f, rest, n, q float64) float64 {
+	if d := f * rest / n / q; d >= 0x1p-1000 {
+		return math.Log(d)
+	}
+	if !(f > 0) || !(rest > 0) {
+		return math.Inf(-1)
+	}
+	return logmath.Log(f) + logmath.Log(rest) - math.Log(n) - logmath.Log(q) - 4e-12
+}
+
 // gaussStepEpsilon returns the ε of one Gaussian{σ} step subsampled with
-// rate q when the step may spend an (amplified) δ of deltaS, or +Inf for
-// deltaS ≤ 0.
+// rate q when the step may spend an (amplified) δ of q·δ0, given as
+// logD0 = log δ0, or +Inf for δ0 = 0.
 //
-// For δ0 = deltaS/q ≥ 1 it returns 0: every mechanism is (0, 1)-DP, so the
+// For δ0 ≥ 1 it returns 0: every mechanism is (0, 1)-DP, so the
 // subsampled step is (0, q)-DP (the amplification theorem at ε0 = 0, δ0 = 1:
 // its output distributions on neighbours differ by at most q in total
 // variation), and spending q ≤ deltaS is sound. Before this case such steps
 // were +Inf, which made Epsilon grow with δ: σ = 0.05, q = 1.08774e-5,
 // T = 3094 gave 6.97e5 at δ = 1e-3 but 9.2e37 at δ = 0.1 (where T·q·1 =
 // 0.034 ≤ δ, so the composition is in fact (0, δ)-DP).
-func (a *ACAccountant) gaussStepEpsilon(sigma, q, deltaS float64) float64 {
-	d0 := deltaS / q
-	if !(d0 > 0) {
+func (a *ACAccountant) gaussStepEpsilon(sigma, q, logD0 float64) float64 {
+	if math.IsInf(logD0, -1) || math.IsNaN(logD0) {
 		return math.Inf(1)
 	}
-	if d0 >= 1 {
+	if logD0 >= 0 {
 		return 0
 	}
 	if a.amp == AmplificationLinear {
-		return q * acClassicalGaussianEpsilon(sigma, d0)
+		return q * acClassicalGaussianEpsilonLog(sigma, logD0)
 	}
-	return acAmplifyLog(acAnalyticGaussianEpsilon(sigma, d0), q)
+	return acAmplifyLog(acAnalyticGaussianEpsilonLog(sigma, logD0), q)
 }
 
 func (a *ACAccountant) amplifyEpsilon(eps, q float64) float64 {
@@ -417,7 +435,12 @@ func acAmplifyLog(eps, q float64) float64 {
 // Theorem 2) apply it, not a proven bound. The caller validates σ > 0 and
 // δ ∈ (0, 1).
 func acClassicalGaussianEpsilon(sigma, delta float64) float64 {
-	return zcUp(math.Sqrt(2*(math.Log(1.25)-logmath.Log(delta))) / sigma)
+	return acClassicalGaussianEpsilonLog(sigma, logmath.Log(delta))
+}
+
+// acClassicalGaussianEpsilonLog is acClassicalGaussianEpsilon given log δ.
+func acClassicalGaussianEpsilonLog(sigma, logDelta float64) float64 {
+	return zcUp(math.Sqrt(2*(math.Log(1.25)-logDelta)) / sigma)
 }
 
 // acAnalyticGaussianEpsilon returns an upper bound, to relative precision
@@ -433,7 +456,11 @@ func acClassicalGaussianEpsilon(sigma, delta float64) float64 {
 // by the Illinois variant of false position, and the upper end of the
 // bracket, where the profile has been checked, is returned.
 func acAnalyticGaussianEpsilon(sigma, delta float64) float64 {
-	ld := logmath.Log(delta)
+	return acAnalyticGaussianEpsilonLog(sigma, logmath.Log(delta))
+}
+
+// acAnalyticGaussianEpsilonLog is acAnalyticGaussianEpsilon given ld = log δ.
+func acAnalyticGaussianEpsilonLog(sigma, ld float64) float64 {
 	g := func(eps float64) float64 { return acLogGaussianDeltaUpper(sigma, eps) - ld }
 	glo := g(0)
 	if glo <= 0 {
@@ -502,9 +529,9 @@ func acBasic(epsS, counts []float64) float64 {
 
 // acAdvanced returns √(2 ln(1/δ') Σ n_i ε_i²) + Σ n_i ε_i(e^{ε_i}−1), the ε
 // of Dwork and Roth (2014) Theorem 3.20 for n_i steps of ε_i each, rounded
-// up. It is +Inf for δ' ≤ 0.
-func acAdvanced(epsS, counts []float64, slack float64) float64 {
-	if !(slack > 0) {
+// up. logSlack is log δ'; it is +Inf for δ' = 0 (logSlack = −Inf).
+func acAdvanced(epsS, counts []float64, logSlack float64) float64 {
+	if math.IsInf(logSlack, -1) || math.IsNaN(logSlack) {
 		return math.Inf(1)
 	}
 	var sq, drift float64
@@ -515,7 +542,7 @@ func acAdvanced(epsS, counts []float64, slack float64) float64 {
 		sq += counts[i] * e * e
 		drift += counts[i] * e * math.Expm1(e)
 	}
-	return zcUp(math.Sqrt(2*-logmath.Log(slack)*sq) + drift)
+	return zcUp(math.Sqrt(2*-logSlack*sq) + drift)
 }
 
 var _ Accountant = (*ACAccountant)(nil)

@@ -13,13 +13,13 @@ func TestACAdvancedFormula(t *testing.T) {
 	// digits, including k = 541 at ε_s = 1.5 (where (1+e^ε)^k-style linear
 	// evaluation overflows) and k = 1e9.
 	for _, c := range compLoadRefs(t).Advanced {
-		got := acAdvanced([]float64{c.EpsS}, []float64{c.K}, c.Slack)
+		got := acAdvanced([]float64{c.EpsS}, []float64{c.K}, math.Log(c.Slack))
 		// A dozen roundings, each ≤ 1.1e-16 relative, then a 4-ulp round-up.
 		if !compNear(got, c.Eps, 4e-15) || got < c.Eps*(1-4e-16) {
 			t.Errorf("eps_s=%g k=%g slack=%g: %.17g, want %.17g", c.EpsS, c.K, c.Slack, got, c.Eps)
 		}
 	}
-	if got := acAdvanced([]float64{0.1}, []float64{10}, 0); !math.IsInf(got, 1) {
+	if got := acAdvanced([]float64{0.1}, []float64{10}, math.Inf(-1)); !math.IsInf(got, 1) {
 		t.Errorf("slack 0: %g, want +Inf", got)
 	}
 }

@@ -185,14 +185,16 @@ func (a *DPDACAccountant) Delta(epsilon float64) (float64, error) {
 func dpdACEpsilon(sigma, q, steps, delta float64) float64 {
 	eval := func(x float64) float64 {
 		f := 1 / (1 + math.Exp(-x))
-		dp := f * delta
-		dIter := (1 - f) * delta / (steps * q)
-		if !(dp > 0) || !(dIter > 0) || dIter >= 1 {
+		// log δ' and log δ_iter, with acLogShare so that a δ_tot near
+		// the bottom of the float64 range neither underflows nor rounds up.
+		ldp := acLogShare(f, delta, 1, 1)
+		ldIter := acLogShare(1-f, delta, steps, q)
+		if math.IsInf(ldp, -1) || math.IsInf(ldIter, -1) || ldIter >= 0 {
 			return math.Inf(1)
 		}
-		eIter := math.Sqrt(2*(math.Log(1.25)-logmath.Log(dIter))) / sigma
+		eIter := math.Sqrt(2*(math.Log(1.25)-ldIter)) / sigma
 		e1 := acAmplifyLog(eIter, q)
-		return zcUp(math.Sqrt(2*steps*-logmath.Log(dp))*e1 + steps*e1*e1)
+		return zcUp(math.Sqrt(2*steps*-ldp)*e1 + steps*e1*e1)
 	}
 	return dpdMinimise(eval)
 }
@@ -342,11 +344,11 @@ func (a *DPDZCDPAccountant) Delta(epsilon float64) (float64, error) {
 }
 
 func dpdZCDPEpsilon(sigma, q, steps, delta float64) float64 {
-	dIter := delta / q
-	if dIter >= 1 {
+	ldIter := acLogShare(1, delta, 1, q)
+	if ldIter >= 0 {
 		return math.Inf(1)
 	}
-	eIter := math.Sqrt(2*(math.Log(1.25)-logmath.Log(dIter))) / sigma
+	eIter := math.Sqrt(2*(math.Log(1.25)-ldIter)) / sigma
 	e1 := acAmplifyLog(eIter, q)
 	tau := 2 * (math.Log(1.25) - logmath.Log(delta)) / (e1 * e1)
 	rho := steps / (2 * tau)
