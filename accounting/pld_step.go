@@ -165,6 +165,18 @@ func (gr *pldGrid) lower() (low pldPMF) {
 	}
 	a := at(kLo)
 	ta := tl[0]
+	// putTail merges the whole P-mass above a (tail values ta) into one
+	// atom at its smallest possible loss, at least a.
+	putTail := func() {
+		if math.IsInf(ta.pT, -1) {
+			return
+		}
+		loss := ta.pT - ta.qT
+		if math.IsInf(ta.qT, -1) || loss < a {
+			loss = a
+		}
+		putLoss(math.Max(loss-pldRelSlack*(1+math.Abs(loss)), a), math.Exp(ta.pT))
+	}
 	j := 1 // next grid index (into tl) above a
 	for {
 		if ta.pT <= gr.logEta {
@@ -175,13 +187,7 @@ func (gr *pldGrid) lower() (low pldPMF) {
 			// carry far less than eta, and a root search per cell there
 			// (the bulk of the cost) would change δ by less than
 			// count·eta.
-			if !math.IsInf(ta.pT, -1) {
-				loss := ta.pT - ta.qT
-				if math.IsInf(ta.qT, -1) || loss < a {
-					loss = a
-				}
-				putLoss(math.Max(loss-pldRelSlack*(1+math.Abs(loss)), a), math.Exp(ta.pT))
-			}
+			putTail()
 			break
 		}
 		kt := int(math.Floor((a-gr.off)/h)) + 1
@@ -297,13 +303,7 @@ func (gr *pldGrid) lower() (low pldPMF) {
 		a, ta = lb, tb
 		if a >= at(kHi) {
 			// Remaining tail above the grid.
-			if !math.IsInf(ta.pT, -1) {
-				loss := ta.pT - ta.qT
-				if math.IsInf(ta.qT, -1) || loss < a {
-					loss = a
-				}
-				putLoss(math.Max(loss-pldRelSlack*(1+math.Abs(loss)), a), math.Exp(ta.pT))
-			}
+			putTail()
 			break
 		}
 	}

@@ -134,17 +134,7 @@ func sgemmNarrow(kern microKernel, transA, transB bool, m, n, k int, alpha float
 			}
 		}
 	}
-	workers := runtime.GOMAXPROCS(0)
-	if rows*cols*k < parallelMinWork {
-		workers = 1
-	}
-	workers = min(workers, tasks)
-	var wg sync.WaitGroup
-	for range workers - 1 {
-		wg.Go(work)
-	}
-	work()
-	wg.Wait()
+	runWorkers(rows*cols*k, tasks, work)
 	return true
 }
 
@@ -257,17 +247,7 @@ func sgemmAxpy(kern microKernel, transA, transB bool, m, n, k int, alpha float32
 			}
 		}
 	}
-	workers := runtime.GOMAXPROCS(0)
-	if rows*cols*k < parallelMinWork {
-		workers = 1
-	}
-	workers = min(workers, tasks)
-	var wg sync.WaitGroup
-	for range workers - 1 {
-		wg.Go(work)
-	}
-	work()
-	wg.Wait()
+	runWorkers(rows*cols*k, tasks, work)
 	return true
 }
 
@@ -290,4 +270,22 @@ func transLongGo(dst []float32, ldd int, src []float32, lds, rows, cols int) {
 			dst[j*ldd+p] = v
 		}
 	}
+}
+
+// runWorkers runs work on up to GOMAXPROCS goroutines (the caller's
+// included), at most one per task, or on the caller alone when the product
+// has fewer than parallelMinWork multiply-adds; work takes tasks until none
+// are left.
+func runWorkers(madds, tasks int, work func()) {
+	workers := runtime.GOMAXPROCS(0)
+	if madds < parallelMinWork {
+		workers = 1
+	}
+	workers = min(workers, tasks)
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
 }
