@@ -1,17 +1,15 @@
 package accounting
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/dpcalc/dpcalc/internal/killtest"
 )
 
 const killHelperEnv = "DPCALC_KILL_LEDGER"
@@ -74,9 +72,9 @@ func TestKillDuringLedgerWrite(t *testing.T) {
 	for r := 0; r < rounds; r++ {
 		var when func() bool
 		if r%2 == 1 {
-			when = func() bool { return tempExists(work, ".ledger.json.tmp-") }
+			when = func() bool { return killtest.TempExists(work, ".ledger.json.tmp-") }
 		}
-		saves := killChild(t, "^TestKillHelperLedger$", killHelperEnv, path, time.Duration(r%6)*7*time.Millisecond, when)
+		saves := killtest.KillChild(t, "^TestKillHelperLedger$", killHelperEnv, path, time.Duration(r%6)*7*time.Millisecond, when)
 		got, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatalf("round %d: %v", r, err)
@@ -123,82 +121,4 @@ func TestKillHelperLedger(t *testing.T) {
 		}
 		os.Stdout.WriteString("saved\n")
 	}
-}
-
-// tempExists reports whether dir holds a file whose name starts with prefix.
-func tempExists(dir, prefix string) bool {
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if strings.HasPrefix(e.Name(), prefix) {
-			return true
-		}
-	}
-	return false
-}
-
-// killChild starts the test binary running only test run with env=path,
-// waits for its "ready" line and its first save, then for delay, or, if
-// when is not nil, until when() reports true (polled continuously, for at
-// most 10 s); SIGKILLs it and returns how many saves it reported.
-func killChild(t *testing.T, run, env, path string, delay time.Duration, when func() bool) int {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run="+run, "-test.v")
-	cmd.Env = append(os.Environ(), env+"="+path)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	lines := make(chan string, 1024)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-	}()
-	saves := 0
-	wait := func(prefix string) {
-		for {
-			select {
-			case l, ok := <-lines:
-				if !ok {
-					t.Fatalf("helper exited before %q", prefix)
-				}
-				if l == "saved" {
-					saves++
-				}
-				if strings.HasPrefix(l, prefix) {
-					return
-				}
-			case <-time.After(60 * time.Second):
-				t.Fatalf("helper did not print %q", prefix)
-			}
-		}
-	}
-	wait("ready")
-	wait("saved")
-	if when == nil {
-		time.Sleep(delay)
-	} else {
-		for deadline := time.Now().Add(10 * time.Second); !when() && time.Now().Before(deadline); {
-		}
-	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		for l := range lines {
-			_ = l
-		}
-	}()
-	err = cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("helper wait = %v, want killed by SIGKILL", err)
-	}
-	return saves
 }
