@@ -20,15 +20,7 @@ type gaussianRef struct {
 // testdata/pld/gen_gaussian.py (mpmath, 60 digits).
 func loadGaussianRefs(t *testing.T) []gaussianRef {
 	t.Helper()
-	f, err := os.Open("../testdata/pld/gaussian_ref.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := readRefCSV(t, "../testdata/pld/gaussian_ref.csv")
 	var refs []gaussianRef
 	for _, r := range rows[1:] {
 		var v [5]float64
@@ -179,4 +171,20 @@ func ExampleAnalyticGaussianSigma() {
 	classic, _ := ClassicGaussianSigma(1, 1e-5, 1)
 	fmt.Printf("analytic %.4f, classic %.4f\n", sigma, classic)
 	// Output: analytic 3.7306, classic 4.8448
+}
+
+// readRefCSV returns the records of a committed reference CSV file, header
+// row included.
+func readRefCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }

@@ -1,7 +1,6 @@
 package accounting
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"math"
@@ -24,19 +23,12 @@ type pldRef struct {
 // mpmath at 60 digits).
 func loadPLDRefs(t *testing.T) []pldRef {
 	t.Helper()
-	f, err := os.Open("../testdata/pld/pld_ref.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := readRefCSV(t, "../testdata/pld/pld_ref.csv")
 	var refs []pldRef
 	for _, r := range rows[1:] {
 		var v [5]float64
 		for i := range v {
+			var err error
 			if v[i], err = strconv.ParseFloat(r[i+1], 64); err != nil {
 				t.Fatal(err)
 			}
