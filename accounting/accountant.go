@@ -1,33 +1,66 @@
 package accounting
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+	"strings"
+)
 
-// Accountant composes events and bounds the privacy loss of the composition.
+// Method composes events and answers ε(δ) and δ(ε) for the composition. It
+// is what an [Accountant] and a [Procedure] share; only an Accountant
+// promises upper bounds.
 //
-// Compose validates e completely before it changes any state: on error the
-// accountant is as it was. Epsilon and Delta never under-report: Epsilon
-// returns an upper bound on the smallest ε for which the composition is
-// (ε, δ)-DP, Delta an upper bound on the smallest such δ. Where a
-// composition gives no finite bound, Epsilon returns +Inf and Delta returns
-// 1 with a nil error.
+// Compose normalises e with [Normalize], checks every step with Supports and
+// only then changes state: on error the method is as it was. Compose does no
+// numerical work; Epsilon and Delta do, and return ctx.Err() (wrapped) when
+// ctx is done before they finish. Epsilon takes δ ∈ [0, 1) and Delta ε ≥ 0
+// (+Inf allowed). Where a composition has no finite bound, Epsilon returns
+// +Inf and Delta returns 1 with a nil error.
 //
-// Accountants are not safe for concurrent use unless their doc says so.
-type Accountant interface {
+// Implementations are not safe for concurrent use unless their doc says so.
+type Method interface {
 	// Kind names the accounting method.
 	Kind() Kind
+	// Supports returns nil if the method can bound s, and an
+	// *UnsupportedEventError naming s's path otherwise.
+	Supports(s Step) error
 	// Compose adds count adaptive repetitions of e.
 	Compose(e Event, count int) error
-	// Epsilon returns ε(δ) for δ ∈ (0, 1).
-	Epsilon(delta float64) (float64, error)
-	// Delta returns δ(ε) for ε ≥ 0.
-	Delta(epsilon float64) (float64, error)
+	// Epsilon returns ε(δ).
+	Epsilon(ctx context.Context, delta float64) (float64, error)
+	// Delta returns δ(ε).
+	Delta(ctx context.Context, epsilon float64) (float64, error)
+}
+
+// Accountant is a [Method] that never under-reports: Epsilon returns an
+// upper bound on the smallest ε for which the composition is (ε, δ)-DP,
+// Delta an upper bound on the smallest such δ, and rounding errs toward more
+// privacy loss. A Gaussian step is never pure DP, so Delta of a composition
+// holding one is never 0 for a finite ε: a δ below the smallest float64
+// rounds up to it.
+type Accountant interface {
+	Method
+	// UpperBound does nothing; it marks implementations that keep the
+	// Accountant contract.
+	UpperBound()
+}
+
+// Procedure is a [Method] that evaluates a published procedure whose
+// numbers are not proven bounds (the DPD paper's calibrations, Abadi et
+// al.'s linear amplification). It has the same inputs and outputs as an
+// Accountant, and its Caveat says why it is not one.
+type Procedure interface {
+	Method
+	// Caveat says in a sentence why the numbers are not proven bounds.
+	Caveat() string
 }
 
 // Kind names an accounting method. Its string is the name used on the
 // command line and in JSON.
 type Kind string
 
-// The accounting methods.
+// The accounting methods. [KindDPDAC] and [KindDPDZCDP] are procedures; the
+// others are accountants (KindAC with linear amplification is a procedure).
 const (
 	// KindMA is the moments accountant with Abadi et al. (2016) Theorem 2.2's
 	// tail bound, exactly as the paper states it.
@@ -48,15 +81,61 @@ const (
 	KindPLD Kind = "pld"
 )
 
-// Kinds lists every accounting method in display order.
-var Kinds = []Kind{KindMA, KindRDP, KindZCDP, KindAC, KindDPDAC, KindDPDZCDP, KindPLD}
+// Kinds lists every accounting method in display order: the accountants,
+// then the procedures.
+var Kinds = []Kind{KindMA, KindRDP, KindZCDP, KindAC, KindPLD, KindDPDAC, KindDPDZCDP}
+
+// Procedural reports whether k is a procedure rather than an accountant
+// (KindAC is an accountant unless linear amplification is chosen).
+func (k Kind) Procedural() bool { return k == KindDPDAC || k == KindDPDZCDP }
 
 // ParseKind returns the Kind named s.
 func ParseKind(s string) (Kind, error) {
-	for _, k := range Kinds {
+	names := make([]string, len(Kinds))
+	for i, k := range Kinds {
 		if string(k) == s {
 			return k, nil
 		}
+		names[i] = string(k)
 	}
-	return "", fmt.Errorf("accounting: unknown accountant %q, want one of ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld", s)
+	return "", fmt.Errorf("accounting: unknown accountant %q, want one of %s", s, strings.Join(names, ", "))
+}
+
+// OrderReporter is implemented by accountants that minimise over Rényi or
+// moment orders (KindMA, KindRDP): they also report the optimal order λ.
+type OrderReporter interface {
+	EpsilonAndOrder(ctx context.Context, delta float64) (epsilon, lambda float64, err error)
+	DeltaAndOrder(ctx context.Context, epsilon float64) (delta, lambda float64, err error)
+}
+
+// BoundsReporter is implemented by accountants that certify both a lower
+// and an upper bound (KindPLD). Epsilon returns the upper bound of
+// EpsilonBounds, and Delta that of DeltaBounds, exactly.
+type BoundsReporter interface {
+	EpsilonBounds(ctx context.Context, delta float64) (lower, upper float64, err error)
+	DeltaBounds(ctx context.Context, epsilon float64) (lower, upper float64, err error)
+}
+
+// CurveReporter is implemented by accountants that answer a whole ε curve
+// faster than one Compose and Epsilon per point (KindPLD).
+//
+// EpsilonCurve returns, for each i, an upper bound on the smallest ε for
+// which the accountant's current composition followed by steps[i] adaptive
+// repetitions of step is (ε, delta)-DP. steps must be non-decreasing and
+// each at least 1. It validates step, steps and delta before any work and
+// does not change the accountant's state. Each value is a certified upper
+// bound in the sense of [Accountant.Epsilon]; an implementation documents
+// how it compares with the value Epsilon would return after the same
+// composition.
+type CurveReporter interface {
+	EpsilonCurve(ctx context.Context, step Event, steps []int, delta float64) ([]float64, error)
+}
+
+// Canceled wraps ctx.Err() with the package prefix, or returns nil while
+// ctx is live. Long computations call it between units of work.
+func Canceled(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("accounting: stopped: %w", err)
+	}
+	return nil
 }

@@ -14,14 +14,19 @@ var ErrUnsupportedEvent = errors.New("accounting: unsupported event")
 
 // ParamError reports a parameter outside its valid range. Name is the
 // parameter's glossary name ("sigma", "q", "delta", ...); Want describes the
-// valid range ("> 0", "in (0, 1]").
+// valid range ("> 0", "in (0, 1]"). Path locates the event that holds the
+// parameter, in the format of [Normalize] ("" for a parameter of a call).
 type ParamError struct {
 	Name  string
 	Value float64
+	Path  string
 	Want  string
 }
 
 func (e *ParamError) Error() string {
+	if e.Path != "" {
+		return fmt.Sprintf("accounting: %s = %g at %s, want %s", e.Name, e.Value, e.Path, e.Want)
+	}
 	return fmt.Sprintf("accounting: %s = %g, want %s", e.Name, e.Value, e.Want)
 }
 
@@ -29,8 +34,8 @@ func (e *ParamError) Error() string {
 func (e *ParamError) Is(target error) bool { return target == ErrInvalidParameter }
 
 // UnsupportedEventError reports an event, possibly nested, that an accountant
-// cannot bound. Path locates the event inside the composed event passed in,
-// e.g. "Composed.Events[2].Event".
+// cannot bound. Path locates the event inside the event passed in, in the
+// format of [Normalize]: "Composed[2]/PoissonSampled/Gaussian".
 type UnsupportedEventError struct {
 	Event  Event
 	Path   string
@@ -49,6 +54,9 @@ func (e *UnsupportedEventError) Error() string {
 func (e *UnsupportedEventError) Is(target error) bool { return target == ErrUnsupportedEvent }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// Finite reports whether x is neither NaN nor ±Inf.
+func Finite(x float64) bool { return finite(x) }
 
 // CheckNoiseMultiplier validates σ: finite and > 0.
 func CheckNoiseMultiplier(sigma float64) error {

@@ -28,7 +28,7 @@ type Segment struct {
 // steps costs one segment, not T.
 //
 // A ledger says what was run, not how much privacy it cost: [Ledger.Replay]
-// composes it into any [Accountant]. It serialises to JSON with type-tagged
+// composes it into any [Method]. It serialises to JSON with type-tagged
 // events (see [MarshalEvent]) and a SHA-256 checksum of its contents, so the
 // CLI can save it, reload it (refusing a corrupted file) and replay it under
 // a different accountant.
@@ -116,32 +116,11 @@ func validateSegments(segs []Segment) (int, error) {
 	return n, nil
 }
 
-// checkLedgerEvent rejects nil events and SelfComposed counts < 1 at any
-// depth.
+// checkLedgerEvent validates e as [Normalize] does: a ledger holds only
+// events some method could bound.
 func checkLedgerEvent(e Event) error {
-	if err := checkEventTree(e, "event"); err != nil {
-		return err
-	}
-	return checkNestedCounts(e)
-}
-
-func checkNestedCounts(e Event) error {
-	switch e := e.(type) {
-	case PoissonSampled:
-		return checkNestedCounts(e.Event)
-	case SelfComposed:
-		if e.Count < 1 {
-			return &ParamError{Name: "count", Value: float64(e.Count), Want: ">= 1 in SelfComposed"}
-		}
-		return checkNestedCounts(e.Event)
-	case Composed:
-		for _, s := range e.Events {
-			if err := checkNestedCounts(s); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	_, err := Normalize(e, 1)
+	return err
 }
 
 // Clone returns a deep copy of the segment list (events are immutable
@@ -166,7 +145,7 @@ func (l *Ledger) Event() Event {
 // Replay composes every segment, in order, into acc. Replay into a fresh
 // accountant gives the privacy cost of the recorded run. On error the
 // returned error names the segment; segments before it have been composed.
-func (l *Ledger) Replay(acc Accountant) error {
+func (l *Ledger) Replay(acc Method) error {
 	for i, s := range l.Segments {
 		if err := acc.Compose(s.Event, s.Count); err != nil {
 			return fmt.Errorf("accounting: ledger segment %d: %w", i, err)

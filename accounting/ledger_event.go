@@ -25,7 +25,7 @@ const (
 //
 // It returns an *UnsupportedEventError for nil or unknown events.
 func MarshalEvent(e Event) ([]byte, error) {
-	if err := checkEventTree(e, "event"); err != nil {
+	if err := checkEventTree(e, ""); err != nil {
 		return nil, err
 	}
 	v, err := eventToJSON(e)
@@ -212,18 +212,19 @@ func unmarshalEvent(b []byte, depth int) (Event, error) {
 	return nil, fmt.Errorf("accounting: unknown event type %q", head.Type)
 }
 
-// checkEventTree rejects nil events at any depth, naming the path.
+// checkEventTree rejects nil events at any depth, naming the path in the
+// format of [Normalize].
 func checkEventTree(e Event, path string) error {
 	switch e := e.(type) {
 	case nil:
 		return &UnsupportedEventError{Event: nil, Path: path, Reason: "nil event"}
 	case PoissonSampled:
-		return checkEventTree(e.Event, path+".Event")
+		return checkEventTree(e.Event, join(path, "PoissonSampled"))
 	case SelfComposed:
-		return checkEventTree(e.Event, path+".Event")
+		return checkEventTree(e.Event, join(path, "SelfComposed"))
 	case Composed:
 		for i, s := range e.Events {
-			if err := checkEventTree(s, fmt.Sprintf("%s.Events[%d]", path, i)); err != nil {
+			if err := checkEventTree(s, join(path, fmt.Sprintf("Composed[%d]", i))); err != nil {
 				return err
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/advcomp"
+	"github.com/dpcalc/dpcalc/accounting/registry"
 )
 
 // TestSigmaRoundTripEveryAccountant calibrates σ with every accountant on
@@ -18,7 +20,7 @@ func TestSigmaRoundTripEveryAccountant(t *testing.T) {
 		n = 1
 	}
 	for _, k := range accounting.Kinds {
-		newAcc := func() (accounting.Accountant, error) { return accounting.New(k, accounting.Options{}) }
+		newAcc := func() (accounting.Accountant, error) { return registry.New(k, registry.Options{}) }
 		for i := 0; i < n; i++ {
 			eps := math.Exp(rng.Float64()*math.Log(20/0.2)) * 0.2 // [0.2, 20]
 			q := math.Pow(10, -2.5*rng.Float64())                 // [3e-3, 1]
@@ -50,19 +52,19 @@ func TestSigmaRoundTripEveryAccountant(t *testing.T) {
 func TestAbadiSection51(t *testing.T) {
 	tests := []struct {
 		kind   accounting.Kind
-		opt    accounting.Options
+		opt    registry.Options
 		epochs float64
 		paper  float64
 		tol    float64
 	}{
-		{accounting.KindMA, accounting.Options{}, 100, 1.26, 0.01},
-		{accounting.KindMA, accounting.Options{}, 400, 2.55, 0.015},
-		{accounting.KindAC, accounting.Options{ACAmplification: accounting.AmplificationLinear}, 100, 9.34, 0.01},
-		{accounting.KindAC, accounting.Options{ACAmplification: accounting.AmplificationLinear}, 400, 24.22, 0.01},
+		{accounting.KindMA, registry.Options{}, 100, 1.26, 0.01},
+		{accounting.KindMA, registry.Options{}, 400, 2.55, 0.015},
+		{accounting.KindAC, registry.Options{ACAmplification: advcomp.AmplificationLinear}, 100, 9.34, 0.01},
+		{accounting.KindAC, registry.Options{ACAmplification: advcomp.AmplificationLinear}, 400, 24.22, 0.01},
 	}
 	for _, tt := range tests {
 		steps, _ := StepsForEpochs(tt.epochs, 0.01)
-		got, err := Epsilon(func() (accounting.Accountant, error) { return accounting.New(tt.kind, tt.opt) },
+		got, err := Epsilon(func() (accounting.Accountant, error) { return registry.New(tt.kind, tt.opt) },
 			accounting.SubsampledGaussian(4, 0.01, steps), 1e-5)
 		if err != nil {
 			t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/registry"
 )
 
 var benchSink float64
@@ -15,7 +16,7 @@ func BenchmarkSigma(b *testing.B) {
 	tr := Training{SamplingRate: 0.01, Steps: 10000}
 	for _, k := range accounting.Kinds {
 		b.Run(string(k), func(b *testing.B) {
-			newAcc := func() (accounting.Accountant, error) { return accounting.New(k, accounting.Options{}) }
+			newAcc := func() (accounting.Accountant, error) { return registry.New(k, registry.Options{}) }
 			evals := 0
 			for b.Loop() {
 				r, err := Sigma(newAcc, tr, 1, 1e-5, Options{})
@@ -36,7 +37,7 @@ func BenchmarkEpsilon(b *testing.B) {
 	ev := accounting.SubsampledGaussian(4, 0.01, 10000)
 	for _, k := range accounting.Kinds {
 		b.Run(string(k), func(b *testing.B) {
-			newAcc := func() (accounting.Accountant, error) { return accounting.New(k, accounting.Options{}) }
+			newAcc := func() (accounting.Accountant, error) { return registry.New(k, registry.Options{}) }
 			for b.Loop() {
 				e, err := Epsilon(newAcc, ev, 1e-5)
 				if err != nil {

@@ -1,16 +1,17 @@
 package calibrate
 
 import (
+	"context"
 	"fmt"
 	"math"
 
 	"github.com/dpcalc/dpcalc/accounting"
 )
 
-// Factory returns a fresh, empty accountant. Calibration composes events into
-// accountants it makes itself and never changes an accountant's state
-// otherwise.
-type Factory func() (accounting.Accountant, error)
+// Factory returns a fresh, empty accounting method (an accountant or a
+// procedure). Calibration composes events into methods it makes itself and
+// never changes a method's state otherwise.
+type Factory func() (accounting.Method, error)
 
 // Training describes T steps of a Poisson-subsampled Gaussian mechanism, the
 // event of DP-SGD (Abadi et al. 2016, Algorithm 1).
@@ -32,7 +33,7 @@ func (t Training) check() error {
 }
 
 // Epsilon returns ε(δ) of e under a fresh accountant from newAcc.
-func Epsilon(newAcc Factory, e accounting.Event, delta float64) (float64, error) {
+func Epsilon(ctx context.Context, newAcc Factory, e accounting.Event, delta float64) (float64, error) {
 	if err := accounting.CheckDelta(delta); err != nil {
 		return 0, err
 	}
@@ -40,11 +41,11 @@ func Epsilon(newAcc Factory, e accounting.Event, delta float64) (float64, error)
 	if err != nil {
 		return 0, err
 	}
-	return acc.Epsilon(delta)
+	return acc.Epsilon(ctx, delta)
 }
 
 // composed returns a fresh accountant from newAcc holding e.
-func composed(newAcc Factory, e accounting.Event) (accounting.Accountant, error) {
+func composed(newAcc Factory, e accounting.Event) (accounting.Method, error) {
 	acc, err := newAcc()
 	if err != nil {
 		return nil, err
@@ -56,7 +57,7 @@ func composed(newAcc Factory, e accounting.Event) (accounting.Accountant, error)
 }
 
 // Delta returns δ(ε) of e under a fresh accountant from newAcc.
-func Delta(newAcc Factory, e accounting.Event, eps float64) (float64, error) {
+func Delta(ctx context.Context, newAcc Factory, e accounting.Event, eps float64) (float64, error) {
 	if err := accounting.CheckEpsilon(eps); err != nil {
 		return 0, err
 	}
@@ -64,7 +65,7 @@ func Delta(newAcc Factory, e accounting.Event, eps float64) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return acc.Delta(eps)
+	return acc.Delta(ctx, eps)
 }
 
 // Sigma returns the smallest noise multiplier σ (to relative tolerance
@@ -74,17 +75,17 @@ func Delta(newAcc Factory, e accounting.Event, eps float64) (float64, error) {
 //
 // If no σ ≤ opt.Max (default 1e6) meets the budget the error matches
 // ErrUnreachable.
-func Sigma(newAcc Factory, t Training, eps, delta float64, opt Options) (Result, error) {
+func Sigma(ctx context.Context, newAcc Factory, t Training, eps, delta float64, opt Options) (Result, error) {
 	if err := t.check(); err != nil {
 		return Result{}, err
 	}
-	return SigmaFor(newAcc, t.Event, eps, delta, opt)
+	return SigmaFor(ctx, newAcc, t.Event, eps, delta, opt)
 }
 
 // SigmaFor is [Sigma] for any family of events indexed by a noise
 // multiplier, e.g. a training run preceded by a DP-PCA release. event(σ)
 // must become more private as σ grows.
-func SigmaFor(newAcc Factory, event func(sigma float64) accounting.Event, eps, delta float64, opt Options) (Result, error) {
+func SigmaFor(ctx context.Context, newAcc Factory, event func(sigma float64) accounting.Event, eps, delta float64, opt Options) (Result, error) {
 	if err := accounting.CheckEpsilon(eps); err != nil {
 		return Result{}, err
 	}
@@ -94,7 +95,7 @@ func SigmaFor(newAcc Factory, event func(sigma float64) accounting.Event, eps, d
 	if opt.Min <= 0 {
 		opt.Min = 1e-3
 	}
-	f := func(sigma float64) (float64, error) { return Epsilon(newAcc, event(sigma), delta) }
+	f := func(sigma float64) (float64, error) { return Epsilon(ctx, newAcc, event(sigma), delta) }
 	r, err := Smallest(f, eps, 1, opt)
 	if err != nil {
 		return r, err
@@ -109,7 +110,7 @@ func SigmaFor(newAcc Factory, event func(sigma float64) accounting.Event, eps, d
 // the Poisson-subsampled Gaussian with noise multiplier sigma and sampling
 // rate q are (eps, delta)-DP under the accountant newAcc makes. It returns 0
 // when not even one step fits.
-func MaxSteps(newAcc Factory, sigma, q, eps, delta float64, limit int) (int, error) {
+func MaxSteps(ctx context.Context, newAcc Factory, sigma, q, eps, delta float64, limit int) (int, error) {
 	if err := accounting.CheckNoiseMultiplier(sigma); err != nil {
 		return 0, err
 	}
@@ -123,7 +124,7 @@ func MaxSteps(newAcc Factory, sigma, q, eps, delta float64, limit int) (int, err
 		return 0, err
 	}
 	ok := func(steps int) (bool, error) {
-		e, err := Epsilon(newAcc, accounting.SubsampledGaussian(sigma, q, steps), delta)
+		e, err := Epsilon(ctx, newAcc, accounting.SubsampledGaussian(sigma, q, steps), delta)
 		return e <= eps, err
 	}
 	n, _, err := LargestInt(ok, limit)

@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
@@ -14,7 +15,7 @@ import (
 // incrementally into one accountant, so the cost is that of the longest run
 // plus one query per point. Either way each value is a certified upper
 // bound in the accountant's sense.
-func EpsilonCurve(newAcc Factory, sigma, q float64, steps []int, delta float64) ([]float64, error) {
+func EpsilonCurve(ctx context.Context, newAcc Factory, sigma, q float64, steps []int, delta float64) ([]float64, error) {
 	if err := accounting.CheckNoiseMultiplier(sigma); err != nil {
 		return nil, err
 	}
@@ -38,7 +39,7 @@ func EpsilonCurve(newAcc Factory, sigma, q float64, steps []int, delta float64) 
 	}
 	step := accounting.PoissonSampled{SamplingRate: q, Event: accounting.Gaussian{NoiseMultiplier: sigma}}
 	if cr, ok := acc.(accounting.CurveReporter); ok {
-		return cr.EpsilonCurve(step, steps, delta)
+		return cr.EpsilonCurve(ctx, step, steps, delta)
 	}
 	out := make([]float64, len(steps))
 	done := 0
@@ -49,7 +50,7 @@ func EpsilonCurve(newAcc Factory, sigma, q float64, steps []int, delta float64) 
 			}
 			done = s
 		}
-		if out[i], err = acc.Epsilon(delta); err != nil {
+		if out[i], err = acc.Epsilon(ctx, delta); err != nil {
 			return nil, err
 		}
 	}
@@ -59,7 +60,7 @@ func EpsilonCurve(newAcc Factory, sigma, q float64, steps []int, delta float64) 
 // SigmaCurve returns the calibrated σ (safe side, see [Sigma]) for each
 // target ε in eps, for training t at δ (DPD Figure 1(c),(f); DPVD Figure 3).
 // Each search starts from the previous answer.
-func SigmaCurve(newAcc Factory, t Training, eps []float64, delta float64, opt Options) ([]Result, error) {
+func SigmaCurve(ctx context.Context, newAcc Factory, t Training, eps []float64, delta float64, opt Options) ([]Result, error) {
 	out := make([]Result, len(eps))
 	guess := 1.0
 	for i, e := range eps {
@@ -76,7 +77,7 @@ func SigmaCurve(newAcc Factory, t Training, eps []float64, delta float64, opt Op
 		if o.Min <= 0 {
 			o.Min = 1e-3
 		}
-		f := func(sigma float64) (float64, error) { return Epsilon(newAcc, t.Event(sigma), delta) }
+		f := func(sigma float64) (float64, error) { return Epsilon(ctx, newAcc, t.Event(sigma), delta) }
 		r, err := Smallest(f, e, guess, o)
 		if err != nil {
 			return nil, fmt.Errorf("calibrate: ε = %g: %w", e, err)

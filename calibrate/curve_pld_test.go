@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/registry"
 )
 
 // plainAccountant hides every optional interface of the accountant it
@@ -19,7 +20,7 @@ type plainAccountant struct{ accounting.Accountant }
 func TestEpsilonCurvePLD(t *testing.T) {
 	const sigma, q, delta = 1.1, 0.02, 1e-6
 	steps := []int{1, 5, 50, 50, 400, 1500}
-	pld := func() (accounting.Accountant, error) { return accounting.New(accounting.KindPLD, accounting.Options{}) }
+	pld := func() (accounting.Accountant, error) { return registry.New(accounting.KindPLD, registry.Options{}) }
 	plain := func() (accounting.Accountant, error) {
 		a, err := pld()
 		return plainAccountant{a}, err
@@ -62,7 +63,7 @@ func TestEpsilonCurvePLD(t *testing.T) {
 // TestEpsilonCurvePLDBadSteps: unsorted or non-positive steps are errors on
 // the fast path as on the generic one.
 func TestEpsilonCurvePLDBadSteps(t *testing.T) {
-	pld := func() (accounting.Accountant, error) { return accounting.New(accounting.KindPLD, accounting.Options{}) }
+	pld := func() (accounting.Accountant, error) { return registry.New(accounting.KindPLD, registry.Options{}) }
 	for _, steps := range [][]int{{3, 2}, {0, 4}, {-5}} {
 		if got, err := EpsilonCurve(pld, 2, 0.01, steps, 1e-5); err == nil {
 			t.Errorf("steps %v: got %v, want an error", steps, got)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/advcomp"
 	"github.com/dpcalc/dpcalc/calibrate"
 	"github.com/dpcalc/dpcalc/internal/plotting"
 )
@@ -69,7 +70,7 @@ func (r *runner) abadiEpsilonTable() (*Table, error) {
 		},
 	}
 	linear := r.acc.opt
-	linear.ACAmplification = accounting.AmplificationLinear
+	linear.ACAmplification = advcomp.AmplificationLinear
 	for _, e := range []float64{100, 400} {
 		steps, err := calibrate.StepsForEpochs(e, s.Q)
 		if err != nil {
@@ -150,14 +151,14 @@ func (r *runner) abadiFigure2() (*Table, error) {
 		if k == accounting.KindAC {
 			name = "ac (linear, Abadi §3.1)"
 			o := r.acc.opt
-			o.ACAmplification = accounting.AmplificationLinear
-			fac = func() (accounting.Accountant, error) { return r.acc.newAcc(k, o) }
+			o.ACAmplification = advcomp.AmplificationLinear
+			fac = func() (accounting.Method, error) { return r.acc.newAcc(k, o) }
 		}
 		t.Columns = append(t.Columns, "ours "+name)
 		if !r.acc.built[k] {
 			continue
 		}
-		eps, err := calibrate.EpsilonCurve(fac, s.Sigma, s.Q, steps, s.Delta)
+		eps, err := calibrate.EpsilonCurve(r.ctx, fac, s.Sigma, s.Q, steps, s.Delta)
 		if err != nil {
 			return nil, fmt.Errorf("reproduce: Figure 2, %s: %w", k, err)
 		}
@@ -262,14 +263,14 @@ func (r *runner) sigmaTable(p Paper) *Table {
 }
 
 // auditTable checks every published σ (or the §5.1 claims for Abadi) with
-// accounting.Audit: the certified PLD interval for the true ε and a verdict.
+// calibrate.Audit: the certified PLD interval for the true ε and a verdict.
 func (r *runner) auditTable(p Paper) *Table {
 	t := &Table{
 		Name:    string(p) + "-audit",
-		Title:   fmt.Sprintf("%s: does each published σ deliver its claimed ε? (accounting.Audit, certified PLD interval)", p.Title()),
+		Title:   fmt.Sprintf("%s: does each published σ deliver its claimed ε? (calibrate.Audit, certified PLD interval)", p.Title()),
 		Columns: []string{"dataset", "claim", "σ", "reading", "q", "T", "claimed ε", "δ", "true ε lower", "true ε upper", "verdict"},
 		Notes: []string{
-			"true ε lower/upper: the pld accountant's optimistic and pessimistic discretisations, which bracket the exact ε(δ) of the event (accounting.Audit). holds: upper ≤ claimed; violated: lower > claimed; undetermined otherwise.",
+			"true ε lower/upper: the pld accountant's optimistic and pessimistic discretisations, which bracket the exact ε(δ) of the event (calibrate.Audit). holds: upper ≤ claimed; violated: lower > claimed; undetermined otherwise.",
 		},
 	}
 	type item struct {
@@ -320,9 +321,9 @@ func (r *runner) auditTable(p Paper) *Table {
 			} else {
 				lo, hi, verdict = fDown(a.Lower), fUp(a.Upper), string(a.Verdict)
 				switch a.Verdict {
-				case accounting.Holds:
+				case calibrate.Holds:
 					t.Verdict = append(t.Verdict, fmt.Sprintf("%s %s σ = %g (%s): claimed ε = %g holds (true ε ≤ %s).", who, it.claim, it.sigma, it.reading, it.eps, fUp(a.Upper)))
-				case accounting.Violated:
+				case calibrate.Violated:
 					t.Verdict = append(t.Verdict, fmt.Sprintf("%s %s σ = %g (%s): does NOT deliver ε = %g — the true ε is at least %s (certified).", who, it.claim, it.sigma, it.reading, it.eps, fDown(a.Lower)))
 				default:
 					t.Verdict = append(t.Verdict, fmt.Sprintf("%s %s σ = %g (%s): undetermined — the claimed ε = %g lies inside the certified interval [%s, %s].", who, it.claim, it.sigma, it.reading, it.eps, fDown(a.Lower), fUp(a.Upper)))
@@ -337,10 +338,10 @@ func (r *runner) auditTable(p Paper) *Table {
 	return t
 }
 
-// auditResult is accounting.Audit's answer, cacheable.
+// auditResult is calibrate.Audit's answer, cacheable.
 type auditResult struct {
 	Lower, Upper float64
-	Verdict      accounting.Verdict
+	Verdict      calibrate.Verdict
 	Err          string
 }
 
@@ -356,13 +357,13 @@ func (r *runner) audit(e accounting.Event, eps, delta float64) auditResult {
 		return out
 	}
 	if r.opt.NewAccountant != nil {
-		// An injected pld: the same computation as accounting.Audit.
+		// An injected pld: the same computation as calibrate.Audit.
 		out = r.auditWith(e, eps, delta)
 		if out.Err != "" {
 			return out
 		}
 	} else {
-		a, err := accounting.Audit(e, accounting.Epsilons{Epsilon: eps, Delta: delta}, r.acc.opt)
+		a, err := calibrate.Audit(r.ctx, e, calibrate.Epsilons{Epsilon: eps, Delta: delta}, r.acc.opt.PLDGridWidth)
 		if err != nil {
 			return auditResult{Err: "error: " + err.Error()}
 		}
@@ -429,7 +430,7 @@ func (r *runner) sigmaCurves(p Paper) (*Table, error) {
 			}{k, tr, eps, sc.Delta, r.acc.opt.PLDGridWidth}
 			var ys []float64
 			if !r.cache.get("curve", key, &ys) {
-				rs, err := calibrate.SigmaCurve(r.acc.factory(k), tr, eps, sc.Delta, calibrate.Options{RelTol: 1e-4})
+				rs, err := calibrate.SigmaCurve(r.ctx, r.acc.factory(k), tr, eps, sc.Delta, calibrate.Options{RelTol: 1e-4})
 				if err != nil {
 					return nil, fmt.Errorf("reproduce: σ curve %s %s: %w", sc.Dataset, k, err)
 				}
@@ -495,7 +496,7 @@ func saveChart(c *plotting.Chart, path string) error {
 	return c.Save(path)
 }
 
-// auditWith is accounting.Audit over the injected pld accountant.
+// auditWith is calibrate.Audit over the injected pld accountant.
 func (r *runner) auditWith(e accounting.Event, eps, delta float64) auditResult {
 	res := r.epsilon(accounting.KindPLD, e, delta)
 	if res.Err != "" {
@@ -504,12 +505,12 @@ func (r *runner) auditWith(e accounting.Event, eps, delta float64) auditResult {
 	if res.Lower == nil {
 		return auditResult{Err: "error: the pld accountant reports no lower bound"}
 	}
-	out := auditResult{Lower: *res.Lower, Upper: res.Epsilon, Verdict: accounting.Undetermined}
+	out := auditResult{Lower: *res.Lower, Upper: res.Epsilon, Verdict: calibrate.Undetermined}
 	switch {
 	case out.Upper <= eps:
-		out.Verdict = accounting.Holds
+		out.Verdict = calibrate.Holds
 	case out.Lower > eps:
-		out.Verdict = accounting.Violated
+		out.Verdict = calibrate.Violated
 	}
 	return out
 }

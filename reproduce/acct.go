@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
 	"github.com/dpcalc/dpcalc/internal/atomicfile"
 )
@@ -92,14 +93,14 @@ var errNotBuilt = errors.New("accountant not built")
 
 // accountants makes accountants and remembers which kinds exist.
 type accountants struct {
-	opt    accounting.Options
-	newAcc func(accounting.Kind, accounting.Options) (accounting.Accountant, error)
+	opt    registry.Options
+	newAcc func(accounting.Kind, registry.Options) (accounting.Method, error)
 	built  map[accounting.Kind]bool
 }
 
-func newAccountants(opt accounting.Options, newAcc func(accounting.Kind, accounting.Options) (accounting.Accountant, error)) *accountants {
+func newAccountants(opt registry.Options, newAcc func(accounting.Kind, registry.Options) (accounting.Method, error)) *accountants {
 	if newAcc == nil {
-		newAcc = accounting.New
+		newAcc = registry.New
 	}
 	a := &accountants{opt: opt, newAcc: newAcc, built: map[accounting.Kind]bool{}}
 	for _, k := range accounting.Kinds {
@@ -110,7 +111,7 @@ func newAccountants(opt accounting.Options, newAcc func(accounting.Kind, account
 }
 
 func (a *accountants) factory(k accounting.Kind) calibrate.Factory {
-	return func() (accounting.Accountant, error) { return a.newAcc(k, a.opt) }
+	return func() (accounting.Method, error) { return a.newAcc(k, a.opt) }
 }
 
 // sound is the tight, sound accountant used for "true ε" and the sound σ:
@@ -150,15 +151,15 @@ func (r *runner) epsilon(k accounting.Kind, e accounting.Event, delta float64) e
 
 // epsilonWith is epsilon with accountant options opt (e.g. Abadi's linear
 // amplification for KindAC).
-func (r *runner) epsilonWith(k accounting.Kind, opt accounting.Options, e accounting.Event, delta float64) epsResult {
+func (r *runner) epsilonWith(k accounting.Kind, opt registry.Options, e accounting.Event, delta float64) epsResult {
 	if !r.acc.built[k] {
 		return epsResult{Epsilon: math.NaN(), Err: NotBuilt}
 	}
 	key := struct {
-		Kind  accounting.Kind    `json:"kind"`
-		Event accounting.Event   `json:"event"`
-		Delta float64            `json:"delta"`
-		Opt   accounting.Options `json:"options"`
+		Kind  accounting.Kind  `json:"kind"`
+		Event accounting.Event `json:"event"`
+		Delta float64          `json:"delta"`
+		Opt   registry.Options `json:"options"`
 	}{k, e, delta, opt}
 	var out epsResult
 	if r.cache.get("eps", key, &out) {
@@ -171,10 +172,10 @@ func (r *runner) epsilonWith(k accounting.Kind, opt accounting.Options, e accoun
 	if err == nil {
 		if b, ok := acc.(accounting.BoundsReporter); ok {
 			var lo, hi float64
-			lo, hi, err = b.EpsilonBounds(delta)
+			lo, hi, err = b.EpsilonBounds(r.ctx, delta)
 			out = epsResult{Epsilon: hi, Lower: &lo}
 		} else {
-			out.Epsilon, err = acc.Epsilon(delta)
+			out.Epsilon, err = acc.Epsilon(r.ctx, delta)
 		}
 	}
 	if err != nil {
@@ -224,7 +225,7 @@ func (r *runner) calibrateSigma(k accounting.Kind, event func(float64) accountin
 	if r.cache.get("sigma", key, &out) {
 		return out
 	}
-	res, err := calibrate.SigmaFor(r.acc.factory(k), event, eps, delta, calibrate.Options{RelTol: sigmaRelTol})
+	res, err := calibrate.SigmaFor(r.ctx, r.acc.factory(k), event, eps, delta, calibrate.Options{RelTol: sigmaRelTol})
 	if err != nil {
 		return sigmaResult{Sigma: math.NaN(), Err: "error: " + err.Error()}
 	}

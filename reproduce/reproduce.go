@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/internal/atomicfile"
 	"github.com/dpcalc/dpcalc/trainer/data"
 )
@@ -61,13 +62,13 @@ type Options struct {
 	// means 1.
 	Seed uint64
 	// Accounting configures every accountant (e.g. the PLD grid).
-	Accounting accounting.Options
+	Accounting registry.Options
 	// PlanOnly stops after the accounting tables and the plan: no training,
 	// no training tables (Report.Plan says what a real run would do).
 	PlanOnly bool
 	// NewAccountant makes accountants; nil means accounting.New. Tests
 	// inject closed-form accountants here.
-	NewAccountant func(accounting.Kind, accounting.Options) (accounting.Accountant, error)
+	NewAccountant func(accounting.Kind, registry.Options) (accounting.Method, error)
 	// OnPlan, if set, is called once the training plan and its estimated
 	// wall time are known, before any training starts.
 	OnPlan func(Plan)
@@ -174,6 +175,8 @@ func (o *Options) check() error {
 
 // runner holds one reproduction's state.
 type runner struct {
+	// ctx is Run's context: a runner lives for one call of Run.
+	ctx   context.Context
 	opt   Options
 	acc   *accountants
 	cache cache
@@ -198,7 +201,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
 		return nil, inputErr("%v", err)
 	}
-	r := &runner{opt: opt, acc: newAccountants(opt.Accounting, opt.NewAccountant), cache: cache{filepath.Join(opt.OutDir, "cache")}, start: time.Now()}
+	r := &runner{ctx: ctx, opt: opt, acc: newAccountants(opt.Accounting, opt.NewAccountant), cache: cache{filepath.Join(opt.OutDir, "cache")}, start: time.Now()}
 	rep := &Report{}
 
 	// 1. Accounting tables and figures (no training).

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/trainer"
 	"github.com/dpcalc/dpcalc/trainer/data"
 )
@@ -84,7 +85,7 @@ func TestTinyEndToEnd(t *testing.T) {
 			t.Errorf("%s.md missing or without a verdict: %v", name, err)
 		}
 	}
-	built := func(k accounting.Kind) bool { _, err := accounting.New(k, accounting.Options{}); return err == nil }
+	built := func(k accounting.Kind) bool { _, err := registry.New(k, registry.Options{}); return err == nil }
 
 	// Abadi §5.1: the paper's four numbers, and ours (or n/a).
 	h, rows := readCSV(t, dir, "abadi-5.1-epsilon")
@@ -265,12 +266,12 @@ func (a *fakeAcc) Delta(eps float64) (float64, error) { return 0, errors.New("fa
 type fakePLD struct{ fakeAcc }
 
 func (a *fakePLD) EpsilonBounds(delta float64) (float64, float64, error) {
-	e, _ := a.Epsilon(delta)
+	e, _ := a.Epsilon(ctx, delta)
 	return 0.9 * e, e, nil
 }
 func (a *fakePLD) DeltaBounds(float64) (float64, float64, error) { return 0, 0, errors.New("fake") }
 
-func newFake(k accounting.Kind, _ accounting.Options) (accounting.Accountant, error) {
+func newFake(k accounting.Kind, _ registry.Options) (accounting.Method, error) {
 	scale := map[accounting.Kind]float64{
 		accounting.KindMA: 2, accounting.KindRDP: 2, accounting.KindZCDP: 2.5, accounting.KindAC: 20,
 		accounting.KindDPDAC: 30, accounting.KindDPDZCDP: 3, accounting.KindPLD: 1.8,

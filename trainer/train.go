@@ -23,7 +23,7 @@ type Options struct {
 	Progress func(Progress)
 	// NewAccountant returns a fresh accountant. Required when
 	// Config.TargetEpsilon > 0; if set, Progress and Result report ε spent.
-	NewAccountant func() accounting.Accountant
+	NewAccountant func() accounting.Method
 	// ReportDelta is the δ at which ε spent is reported; default
 	// Config.TargetDelta, else 1e-5.
 	ReportDelta float64
@@ -252,7 +252,7 @@ func (t *Trainer) learningRate(step int) float64 {
 
 // epsilonAfter returns ε(δ) of the ledger followed by extra more steps,
 // from a fresh accountant.
-func (t *Trainer) epsilonAfter(extra int, delta float64) (float64, error) {
+func (t *Trainer) epsilonAfter(ctx context.Context, extra int, delta float64) (float64, error) {
 	acc := t.opts.NewAccountant()
 	if err := t.ledger.Replay(acc); err != nil {
 		return 0, err
@@ -262,16 +262,16 @@ func (t *Trainer) epsilonAfter(extra int, delta float64) (float64, error) {
 			return 0, err
 		}
 	}
-	return acc.Epsilon(delta)
+	return acc.Epsilon(ctx, delta)
 }
 
 // budgetSteps returns the largest k ≤ remaining such that the ledger plus k
 // more steps keeps ε(TargetDelta) ≤ TargetEpsilon, by bisection over k with
 // fresh accountants (O(log remaining) accountant evaluations, not O(T²)).
-func (t *Trainer) budgetSteps(remaining int) (int, error) {
+func (t *Trainer) budgetSteps(ctx context.Context, remaining int) (int, error) {
 	c := &t.cfg
 	ok := func(k int) (bool, error) {
-		e, err := t.epsilonAfter(k, c.TargetDelta)
+		e, err := t.epsilonAfter(ctx, k, c.TargetDelta)
 		if err != nil {
 			return false, err
 		}
@@ -282,7 +282,7 @@ func (t *Trainer) budgetSteps(remaining int) (int, error) {
 		return 0, err
 	}
 	if !good {
-		e, _ := t.epsilonAfter(0, c.TargetDelta)
+		e, _ := t.epsilonAfter(ctx, 0, c.TargetDelta)
 		return 0, fmt.Errorf("trainer: privacy budget ε=%g at δ=%g already exceeded before training (ε spent %g)", c.TargetEpsilon, c.TargetDelta, e)
 	}
 	if good, err = ok(remaining); err != nil || good {
@@ -355,7 +355,7 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 	total := c.TotalSteps(n)
 	t.maxStep = total
 	if c.TargetEpsilon > 0 && t.step < total {
-		k, err := t.budgetSteps(total - t.step)
+		k, err := t.budgetSteps(ctx, total-t.step)
 		if err != nil {
 			return nil, err
 		}
@@ -423,7 +423,7 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 
 		if t.step%spe == 0 || t.step == t.maxStep {
 			t.elapsed = base + time.Since(start)
-			p, err := t.progress(test, lossSum, correct, seen, clipped, lr)
+			p, err := t.progress(ctx, test, lossSum, correct, seen, clipped, lr)
 			if err != nil {
 				return nil, err
 			}
@@ -442,14 +442,14 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 	}
 	t.elapsed = base + time.Since(start)
 	t.stopped = budgetMax < total && t.step == budgetMax
-	res, err := t.result(test)
+	res, err := t.result(ctx, test)
 	if err != nil {
 		return nil, err
 	}
 	return res, runErr
 }
 
-func (t *Trainer) progress(test *data.Dataset, lossSum float64, correct, seen, clipped int, lr float64) (Progress, error) {
+func (t *Trainer) progress(ctx context.Context, test *data.Dataset, lossSum float64, correct, seen, clipped int, lr float64) (Progress, error) {
 	n := t.train.N
 	p := Progress{
 		Epoch:        (t.step + t.cfg.StepsPerEpoch(n) - 1) / t.cfg.StepsPerEpoch(n),
@@ -470,7 +470,7 @@ func (t *Trainer) progress(test *data.Dataset, lossSum float64, correct, seen, c
 		p.TestAccuracy = &a
 	}
 	if t.opts.NewAccountant != nil {
-		e, err := t.epsilonAfter(0, t.opts.ReportDelta)
+		e, err := t.epsilonAfter(ctx, 0, t.opts.ReportDelta)
 		if err != nil {
 			return p, err
 		}
@@ -479,7 +479,7 @@ func (t *Trainer) progress(test *data.Dataset, lossSum float64, correct, seen, c
 	return p, nil
 }
 
-func (t *Trainer) result(test *data.Dataset) (*Result, error) {
+func (t *Trainer) result(ctx context.Context, test *data.Dataset) (*Result, error) {
 	c := &t.cfg
 	n := t.train.N
 	r := &Result{
@@ -502,15 +502,17 @@ func (t *Trainer) result(test *data.Dataset) (*Result, error) {
 		a := Accuracy(t.model, test)
 		r.TestAccuracy = &a
 	}
-	if t.opts.NewAccountant != nil {
-		// Re-check the whole ledger at the end with a fresh accountant.
-		e, err := t.epsilonAfter(0, t.opts.ReportDelta)
+	if t.opts.NewAccountant != nil && ctx.Err() == nil {
+		// Re-check the whole ledger at the end with a fresh accountant. A
+		// cancelled run returns its partial result without ε: the report
+		// itself must not outlive the cancellation.
+		e, err := t.epsilonAfter(ctx, 0, t.opts.ReportDelta)
 		if err != nil {
 			return nil, err
 		}
 		r.Epsilon, r.Delta = &e, t.opts.ReportDelta
 		if c.TargetEpsilon > 0 {
-			eb, err := t.epsilonAfter(0, c.TargetDelta)
+			eb, err := t.epsilonAfter(ctx, 0, c.TargetDelta)
 			if err != nil {
 				return nil, err
 			}

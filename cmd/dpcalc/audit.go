@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/calibrate"
 )
 
 // AuditCmd checks a published (σ, q, T) against its claimed (ε, δ).
@@ -16,17 +17,17 @@ type AuditCmd struct {
 }
 
 type auditOutput struct {
-	Sigma        float64            `json:"sigma"`
-	Q            float64            `json:"q"`
-	Steps        int                `json:"steps"`
-	Epochs       float64            `json:"epochs"`
-	Claimed      float64            `json:"claimed_epsilon"`
-	Delta        float64            `json:"delta"`
-	EpsilonLower *float64           `json:"epsilon_lower"` // null when not finite
-	EpsilonUpper *float64           `json:"epsilon_upper"` // null when not finite (no finite ε bound at this δ)
-	Verdict      accounting.Verdict `json:"verdict"`
-	Accountants  []row              `json:"accountants"`
-	Version      string             `json:"version"`
+	Sigma        float64           `json:"sigma"`
+	Q            float64           `json:"q"`
+	Steps        int               `json:"steps"`
+	Epochs       float64           `json:"epochs"`
+	Claimed      float64           `json:"claimed_epsilon"`
+	Delta        float64           `json:"delta"`
+	EpsilonLower *float64          `json:"epsilon_lower"` // null when not finite
+	EpsilonUpper *float64          `json:"epsilon_upper"` // null when not finite (no finite ε bound at this δ)
+	Verdict      calibrate.Verdict `json:"verdict"`
+	Accountants  []row             `json:"accountants"`
+	Version      string            `json:"version"`
 }
 
 // Run implements the command. Exit code 0: the claim holds; 1: violated or
@@ -46,8 +47,7 @@ func (c *AuditCmd) Run(e *env) error {
 			return chk
 		}
 	}
-	opt := accounting.Options{PLDGridWidth: c.PLDGrid}
-	res, err := accounting.Audit(accounting.SubsampledGaussian(c.Sigma, c.Q, steps), accounting.Epsilons{Epsilon: c.Eps, Delta: c.Delta}, opt)
+	res, err := calibrate.Audit(e.ctx, accounting.SubsampledGaussian(c.Sigma, c.Q, steps), calibrate.Epsilons{Epsilon: c.Eps, Delta: c.Delta}, c.PLDGrid)
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ func (c *AuditCmd) Run(e *env) error {
 	for _, k := range accounting.Kinds {
 		r := af.newRow(k, c.Q, steps)
 		r.Sigma = c.Sigma
-		r.fill(af.factory(k), c.Delta, 0)
+		r.fill(e.ctx, af.factory(k), c.Delta, 0)
 		out.Accountants = append(out.Accountants, r)
 	}
 	if e.json {
@@ -75,7 +75,7 @@ func (c *AuditCmd) Run(e *env) error {
 			return err
 		}
 	}
-	if res.Verdict != accounting.Holds {
+	if res.Verdict != calibrate.Holds {
 		return &exitError{code: 1, err: fmt.Errorf("audit: claim %s: true ε in [%.6g, %.6g], claimed %g", res.Verdict, res.Lower, res.Upper, c.Eps)}
 	}
 	return nil

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/advcomp"
+	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
 )
 
@@ -55,13 +57,13 @@ func (a *accountantFlags) kinds() ([]accounting.Kind, error) {
 }
 
 func (a *accountantFlags) factory(k accounting.Kind) calibrate.Factory {
-	opt := accounting.Options{PLDGridWidth: a.PLDGrid, ACAmplification: accounting.Amplification(a.ACSampling)}
-	return func() (accounting.Accountant, error) { return accounting.New(k, opt) }
+	opt := registry.Options{PLDGridWidth: a.PLDGrid, ACAmplification: advcomp.Amplification(a.ACSampling)}
+	return func() (accounting.Method, error) { return registry.New(k, opt) }
 }
 
 // note returns the warning printed beside k's numbers, if any.
 func (a *accountantFlags) note(k accounting.Kind) string {
-	if k == accounting.KindAC && a.ACSampling == string(accounting.AmplificationLinear) {
+	if k == accounting.KindAC && a.ACSampling == string(advcomp.AmplificationLinear) {
 		return "Abadi §3.1 linear-sampling reading: not a proven bound"
 	}
 	return notes[k]
@@ -128,14 +130,14 @@ func (c *SigmaCmd) Run(e *env) error {
 	rows := make([]row, 0, len(kinds))
 	for _, k := range kinds {
 		r := c.newRow(k, c.Q, steps)
-		res, err := calibrate.Sigma(c.factory(k), calibrate.Training{SamplingRate: c.Q, Steps: steps}, c.Eps, c.Delta, calibrate.Options{RelTol: c.Tol})
+		res, err := calibrate.Sigma(e.ctx, c.factory(k), calibrate.Training{SamplingRate: c.Q, Steps: steps}, c.Eps, c.Delta, calibrate.Options{RelTol: c.Tol})
 		if err != nil {
 			r.Error = err.Error()
 			rows = append(rows, r)
 			continue
 		}
 		r.Sigma = res.X
-		r.fill(c.factory(k), c.Delta, 0)
+		r.fill(e.ctx, c.factory(k), c.Delta, 0)
 		rows = append(rows, r)
 	}
 	return e.print(rows, c.Accountant == "all", "sigma")
@@ -176,7 +178,7 @@ func privacyAt(e *env, sigma float64, l *lengthFlags, a *accountantFlags, cmd st
 	for _, k := range kinds {
 		r := a.newRow(k, l.Q, steps)
 		r.Sigma = sigma
-		r.fill(a.factory(k), delta, eps)
+		r.fill(e.ctx, a.factory(k), delta, eps)
 		rows = append(rows, r)
 	}
 	return e.print(rows, a.Accountant == "all", cmd)
@@ -228,7 +230,7 @@ func (c *EpochsCmd) Run(e *env) error {
 	}
 	rows := make([]row, 0, len(kinds))
 	for _, k := range kinds {
-		n, err := calibrate.MaxSteps(c.factory(k), c.Sigma, c.Q, c.Eps, c.Delta, c.MaxSteps)
+		n, err := calibrate.MaxSteps(e.ctx, c.factory(k), c.Sigma, c.Q, c.Eps, c.Delta, c.MaxSteps)
 		r := c.newRow(k, c.Q, n)
 		r.Sigma = c.Sigma
 		if err != nil {
@@ -237,7 +239,7 @@ func (c *EpochsCmd) Run(e *env) error {
 			r.Note = "not even one step fits the budget"
 			r.Delta = c.Delta
 		} else {
-			r.fill(c.factory(k), c.Delta, 0)
+			r.fill(e.ctx, c.factory(k), c.Delta, 0)
 			if n == c.MaxSteps {
 				r.Note = "search limit reached: more steps may fit (raise --max-steps)"
 			}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/advcomp"
+	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
 	"github.com/dpcalc/dpcalc/internal/plotting"
 )
@@ -59,13 +61,13 @@ func (o *curveOutput) check() error {
 }
 
 func (o *curveOutput) factory(k accounting.Kind) calibrate.Factory {
-	opt := accounting.Options{PLDGridWidth: o.PLDGrid, ACAmplification: accounting.Amplification(o.ACSampling)}
-	return func() (accounting.Accountant, error) { return accounting.New(k, opt) }
+	opt := registry.Options{PLDGridWidth: o.PLDGrid, ACAmplification: advcomp.Amplification(o.ACSampling)}
+	return func() (accounting.Method, error) { return registry.New(k, opt) }
 }
 
 // seriesName labels k's line in a plot.
 func (o *curveOutput) seriesName(k accounting.Kind) string {
-	if k == accounting.KindAC && o.ACSampling == string(accounting.AmplificationLinear) {
+	if k == accounting.KindAC && o.ACSampling == string(advcomp.AmplificationLinear) {
 		return "ac (Abadi's linear sampling)"
 	}
 	return string(k)
@@ -148,7 +150,7 @@ func (c *CurveEpochsCmd) Run(e *env) error {
 	}
 	for _, k := range kinds {
 		s := curveSeries{Accountant: string(k)}
-		eps, err := calibrate.EpsilonCurve(c.factory(k), c.Sigma, c.Q, steps, c.Delta)
+		eps, err := calibrate.EpsilonCurve(e.ctx, c.factory(k), c.Sigma, c.Q, steps, c.Delta)
 		if err != nil {
 			s.Error = err.Error()
 		} else {
@@ -200,7 +202,7 @@ func (c *CurveSigmaCmd) Run(e *env) error {
 	tr := calibrate.Training{SamplingRate: c.Q, Steps: steps}
 	for _, k := range kinds {
 		s := curveSeries{Accountant: string(k)}
-		rs, err := calibrate.SigmaCurve(c.factory(k), tr, targets, c.Delta, calibrate.Options{RelTol: 1e-4})
+		rs, err := calibrate.SigmaCurve(e.ctx, c.factory(k), tr, targets, c.Delta, calibrate.Options{RelTol: 1e-4})
 		if err != nil {
 			s.Error = err.Error()
 		} else {

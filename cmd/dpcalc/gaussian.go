@@ -4,6 +4,8 @@ import (
 	"math"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/gaussian"
+	"github.com/dpcalc/dpcalc/calibrate"
 )
 
 // GaussianCmd calibrates a single release of the Gaussian mechanism.
@@ -35,17 +37,17 @@ func (c *GaussianCmd) Run(e *env) error {
 	if !(c.Sensitivity > 0) || math.IsInf(c.Sensitivity, 0) {
 		return usageError("invalid --sensitivity: %g, want finite and > 0", c.Sensitivity)
 	}
-	exact, err := accounting.AnalyticGaussianSigma(c.Eps, c.Delta, c.Sensitivity)
+	exact, err := calibrate.AnalyticGaussianSigma(c.Eps, c.Delta, c.Sensitivity)
 	if err != nil {
 		return flagErr(err)
 	}
 	r := gaussianResult{Epsilon: c.Eps, Delta: c.Delta, Sensitivity: c.Sensitivity, SigmaExact: exact, Version: versionString()}
-	classic, err := accounting.ClassicGaussianSigma(c.Eps, c.Delta, c.Sensitivity)
+	classic, err := calibrate.ClassicGaussianSigma(c.Eps, c.Delta, c.Sensitivity)
 	if err != nil {
 		return flagErr(err)
 	}
 	r.SigmaClassic = ptr(classic)
-	if d, err := accounting.GaussianDelta(classic, c.Sensitivity, c.Eps); err == nil {
+	if d, err := gaussian.Delta(classic, c.Sensitivity, c.Eps); err == nil {
 		r.DeltaClassic = ptr(d)
 	}
 	if c.Eps >= 1 {
@@ -56,7 +58,7 @@ func (c *GaussianCmd) Run(e *env) error {
 	}
 	t := newTable(e.stdout)
 	t.Header("calibration", "σ", "exact δ at that σ", "note")
-	dExact, _ := accounting.GaussianDelta(exact, c.Sensitivity, c.Eps)
+	dExact, _ := gaussian.Delta(exact, c.Sensitivity, c.Eps)
 	t.Append("analytic (Balle–Wang 2018)", fmtG(exact), fmtG(dExact), "smallest σ with δ(ε) ≤ target")
 	t.Append("classic (Dwork–Roth A.1)", fmtG(classic), fmtPtr(r.DeltaClassic), r.Note)
 	return t.Render()

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/calibrate"
 	"github.com/dpcalc/dpcalc/trainer"
 	"github.com/dpcalc/dpcalc/trainer/data"
 )
@@ -36,7 +37,7 @@ func TestFiniteTreeMatchesEncodingJSON(t *testing.T) {
 		row{Accountant: "rdp", Sigma: 1, Epsilon: &e, Note: "x"},
 		[]row{{Accountant: "a"}, {Accountant: "b", Lambda: &e}},
 		curveResult{Curve: "epochs", Series: []curveSeries{{Accountant: "pld", Points: []curvePoint{{Epochs: 1, Steps: 2, Epsilon: &e}}}}},
-		auditOutput{Verdict: accounting.Holds, EpsilonUpper: &e},
+		auditOutput{Verdict: calibrate.Holds, EpsilonUpper: &e},
 		gaussianResult{Epsilon: 1, SigmaClassic: &e},
 		map[string]string{"error": "<x> & y"},
 	} {

@@ -6,14 +6,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"reflect"
 	"runtime/debug"
 	"strings"
+	"syscall"
 
 	"github.com/alecthomas/kong"
 )
@@ -71,19 +74,30 @@ func usageError(format string, args ...any) error {
 
 // env is what a command needs to print.
 type env struct {
+	// ctx is cancelled on SIGINT or SIGTERM; every computation takes it.
+	ctx    context.Context
 	stdout io.Writer
 	json   bool
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
-// run parses args, runs the command and returns the exit code: 0 success,
-// 1 a computation that could not be completed (or a negative verdict), 2 bad
-// input. Errors go to stderr as one line; with --json an {"error": …} object
-// also goes to stdout.
-func run(args []string, stdout, stderr io.Writer) (code int) {
+// run is runContext without cancellation.
+func run(args []string, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdout, stderr)
+}
+
+// runContext parses args, runs the command and returns the exit code: 0
+// success, 1 a computation that could not be completed (or a negative
+// verdict), 2 bad input, 130 stopped by ctx (SIGINT or SIGTERM). Errors go
+// to stderr as one line; with --json an {"error": …} object also goes to
+// stdout.
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
 	wantJSON := false
 	for _, a := range args {
 		if a == "--json" || a == "--json=true" {
@@ -135,12 +149,15 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	if len(args) == 1 && args[0] == "help" {
 		args = []string{"--help"}
 	}
-	ctx, err := parser.Parse(args)
+	kctx, err := parser.Parse(args)
 	if err != nil {
 		return fail(2, err)
 	}
-	e := &env{stdout: stdout, json: cli.JSON}
-	if err := ctx.Run(e); err != nil {
+	e := &env{ctx: ctx, stdout: stdout, json: cli.JSON}
+	if err := kctx.Run(e); err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return fail(130, fmt.Errorf("interrupted: %w", ctx.Err()))
+		}
 		var ee *exitError
 		if errors.As(err, &ee) {
 			return fail(ee.code, ee.err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/moments"
 )
 
 // MomentsCmd prints the log moments of the subsampled Gaussian.
@@ -45,7 +46,7 @@ func (c *MomentsCmd) Run(e *env) error {
 			return err
 		}
 	}
-	ms, err := accounting.LogMoments(c.Sigma, c.Q, c.Lambdas)
+	ms, err := moments.LogMoments(c.Sigma, c.Q, c.Lambdas)
 	if err != nil {
 		return flagErr(err)
 	}
@@ -53,7 +54,7 @@ func (c *MomentsCmd) Run(e *env) error {
 	for _, m := range ms {
 		r := momentsRecord{Lambda: m.Lambda, LogE1: finitePtr(m.LogE1), LogE2: finitePtr(m.LogE2), Alpha: finitePtr(m.Alpha), AbsError: finitePtr(m.AbsError)}
 		if c.Q < 1 {
-			r.Bound = finitePtr(accounting.MomentBound(c.Sigma, c.Q, m.Lambda))
+			r.Bound = finitePtr(moments.MomentBound(c.Sigma, c.Q, m.Lambda))
 		}
 		out.Moments = append(out.Moments, r)
 	}

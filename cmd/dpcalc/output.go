@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -43,7 +44,7 @@ func ptr(x float64) *float64 { return &x }
 
 // fill composes the row's training run into a fresh accountant and answers
 // ε at delta (delta > 0) or δ at eps.
-func (r *row) fill(newAcc calibrate.Factory, delta, eps float64) {
+func (r *row) fill(ctx context.Context, newAcc calibrate.Factory, delta, eps float64) {
 	acc, err := newAcc()
 	if err == nil {
 		err = acc.Compose(accounting.SubsampledGaussian(r.Sigma, r.Q, r.Steps), 1)
@@ -57,19 +58,19 @@ func (r *row) fill(newAcc calibrate.Factory, delta, eps float64) {
 		var e float64
 		switch a := acc.(type) {
 		case accounting.BoundsReporter:
-			lo, hi, err2 := a.EpsilonBounds(delta)
+			lo, hi, err2 := a.EpsilonBounds(ctx, delta)
 			e, err = hi, err2
 			if err == nil {
 				r.EpsilonLower, r.EpsilonUpper = finitePtr(lo), finitePtr(hi)
 			}
 		case accounting.OrderReporter:
 			var l float64
-			e, l, err = a.EpsilonAndOrder(delta)
+			e, l, err = a.EpsilonAndOrder(ctx, delta)
 			if err == nil && !math.IsInf(e, 0) {
 				r.Lambda = ptr(l)
 			}
 		default:
-			e, err = acc.Epsilon(delta)
+			e, err = acc.Epsilon(ctx, delta)
 		}
 		if err != nil {
 			r.Error = err.Error()
@@ -86,12 +87,12 @@ func (r *row) fill(newAcc calibrate.Factory, delta, eps float64) {
 	switch a := acc.(type) {
 	case accounting.OrderReporter:
 		var l float64
-		d, l, err = a.DeltaAndOrder(eps)
+		d, l, err = a.DeltaAndOrder(ctx, eps)
 		if err == nil && d < 1 {
 			r.Lambda = ptr(l)
 		}
 	default:
-		d, err = acc.Delta(eps)
+		d, err = acc.Delta(ctx, eps)
 	}
 	if err != nil {
 		r.Error = err.Error()
@@ -110,6 +111,9 @@ func finitePtr(x float64) *float64 {
 // print writes rows as JSON (an array when all is set) or as a table. It
 // returns an exit-1 error if any row failed, after printing every row.
 func (e *env) print(rows []row, all bool, cmd string) error {
+	if err := e.ctx.Err(); err != nil {
+		return err // interrupted: the rows hold partial answers
+	}
 	if e.json {
 		var v any = rows
 		if !all {

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/reproduce"
 )
 
@@ -47,7 +47,7 @@ func (c *ReproCmd) Run(e *env) error {
 	}
 	opt := reproduce.Options{
 		Profile: reproduce.Profile(c.Profile), OutDir: c.Out, DataDir: c.DataDir, Seed: c.Seed,
-		Accounting: accounting.Options{PLDGridWidth: c.PLDGrid}, PlanOnly: c.Plan,
+		Accounting: registry.Options{PLDGridWidth: c.PLDGrid}, PlanOnly: c.Plan,
 	}
 	if c.Paper != "all" {
 		p, err := reproduce.ParsePaper(c.Paper)

@@ -2,19 +2,17 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
 	"github.com/dpcalc/dpcalc/internal/atomicfile"
 	"github.com/dpcalc/dpcalc/trainer"
@@ -120,15 +118,15 @@ func (c *TrainCmd) Run(e *env) error {
 	}
 
 	kind := accounting.Kind(c.Acct)
-	newAcc := func() accounting.Accountant {
-		a, err := accounting.New(kind, accounting.Options{})
+	newAcc := func() accounting.Method {
+		a, err := registry.New(kind, registry.Options{})
 		if err != nil {
 			panic(err) // kind was validated by kong's enum and is built in
 		}
 		return a
 	}
 	if c.Method != "np" {
-		if _, err := accounting.New(kind, accounting.Options{}); err != nil {
+		if _, err := registry.New(kind, registry.Options{}); err != nil {
 			return err
 		}
 	}
@@ -150,10 +148,11 @@ func (c *TrainCmd) Run(e *env) error {
 		if err := base.Validate(train.N, train.D); err != nil {
 			return &exitError{code: 2, err: err}
 		}
-		res, err := calibrate.SigmaFor(
-			func() (accounting.Accountant, error) { return newAcc(), nil },
+		res, err := calibrate.SigmaFor(e.ctx,
+			func() (accounting.Method, error) { return newAcc(), nil },
 			func(s float64) accounting.Event { b := base; b.NoiseMultiplier = s; return b.RunEvent(train.N) },
 			c.Eps, c.Delta, calibrate.Options{})
+
 		if err != nil {
 			return fmt.Errorf("calibrating σ for ε = %g: %w", c.Eps, err)
 		}
@@ -194,8 +193,6 @@ func (c *TrainCmd) Run(e *env) error {
 	if c.Method != "np" {
 		opts.NewAccountant = newAcc
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	var tr *trainer.Trainer
 	if c.Resume {
 		tr, err = trainer.LoadCheckpoint(c.Checkpoint, train, opts)
@@ -210,10 +207,10 @@ func (c *TrainCmd) Run(e *env) error {
 		}
 		return &exitError{code: 2, err: err}
 	}
-	res, err := tr.Run(ctx, test)
+	res, err := tr.Run(e.ctx, test)
 	bar.done()
 	if err != nil {
-		if ctx.Err() != nil && res != nil {
+		if e.ctx.Err() != nil && res != nil {
 			// Interrupted: keep every step already spent.
 			msg := fmt.Sprintf("interrupted after step %d of %d", res.Steps, res.TotalSteps)
 			if c.Checkpoint != "" {
@@ -229,16 +226,19 @@ func (c *TrainCmd) Run(e *env) error {
 	out := trainOutput{Dataset: c.Dataset, Accountant: c.Acct, Calibrated: calibrated, Result: res, Epsilons: map[string]*float64{}, Kernel: gemm.Kernel(), Version: versionString()}
 	if cfg.Method.Private() || c.Resume {
 		for _, k := range accounting.Kinds {
-			a, err := accounting.New(k, accounting.Options{})
+			a, err := registry.New(k, registry.Options{})
 			if err != nil {
 				continue
 			}
 			if err := res.Ledger.Replay(a); err != nil {
 				continue
 			}
-			if eps, err := a.Epsilon(c.Delta); err == nil {
+			if eps, err := a.Epsilon(e.ctx, c.Delta); err == nil {
 				out.Epsilons[string(k)] = finitePtr(eps)
 			}
+		}
+		if err := e.ctx.Err(); err != nil {
+			return fmt.Errorf("final privacy report: %w", err)
 		}
 	}
 	if e.json {

@@ -1,0 +1,131 @@
+package moments
+
+import (
+	"context"
+	"math"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/internal/search"
+
+	"github.com/dpcalc/dpcalc/internal/logmath"
+)
+
+// MA is the moments accountant of Abadi et al. (2016) §3.2
+// (arXiv:1607.00133v2) with the tail bound of Theorem 2.2 exactly as the
+// paper states it:
+//
+//	δ(ε) = min_λ exp(α(λ) − λε),   ε(δ) = min_λ (α(λ) + log(1/δ))/λ,
+//
+// where α(λ) is the sum over composed steps of the per-step log moment
+// (Theorem 2.1), computed by [LogMoments] and rounded up by its error bound.
+// It supports Gaussian, PoissonSampled{q, Gaussian}, SelfComposed, Composed
+// (any nesting), NoOp and NonPrivate events.
+//
+// A MA is not safe for concurrent use.
+type MA struct {
+	s state
+}
+
+// NewMA returns a moments accountant over the moment orders λ (nil selects
+// [DefaultOrders]). It returns a *accounting.ParamError if an order is not
+// finite or below 1, or if orders is empty but not nil.
+func NewMA(orders []float64) (*MA, error) {
+	s, err := newState(accounting.KindMA, orders)
+	if err != nil {
+		return nil, err
+	}
+	return &MA{s: s}, nil
+}
+
+// Kind returns accounting.KindMA.
+func (a *MA) Kind() accounting.Kind { return accounting.KindMA }
+
+// UpperBound marks MA as an [accounting.Accountant].
+func (a *MA) UpperBound() {}
+
+// Supports accepts Gaussian steps, unsampled or Poisson-sampled.
+func (a *MA) Supports(s accounting.Step) error { return a.s.supports(s) }
+
+// Orders returns a copy of the accountant's moment orders, ascending.
+func (a *MA) Orders() []float64 { return append([]float64(nil), a.s.orders...) }
+
+// Compose adds count adaptive repetitions of e. It validates the whole
+// event tree first; on error the accountant is unchanged. Per-step α values
+// are cached per (σ, q), so composing many identical segments is cheap.
+func (a *MA) Compose(e accounting.Event, count int) error {
+	return a.s.compose(e, count)
+}
+
+// Epsilon returns ε(δ) by Abadi et al. (2016) Theorem 2.2.
+func (a *MA) Epsilon(ctx context.Context, delta float64) (float64, error) {
+	eps, _, err := a.EpsilonAndOrder(ctx, delta)
+	return eps, err
+}
+
+// EpsilonAndOrder returns ε(δ) = min_λ (α(λ) + log(1/δ))/λ and the
+// minimising order λ (NaN when no order gives a finite bound or nothing has
+// been composed). δ = 0 gives +Inf unless nothing private was composed.
+// Use [MA.AtGridEdge] to see whether the optimum may lie
+// beyond the grid.
+func (a *MA) EpsilonAndOrder(ctx context.Context, delta float64) (eps, lambda float64, err error) {
+	if err := checkDeltaArg(delta); err != nil {
+		return 0, math.NaN(), err
+	}
+	switch {
+	case a.s.plan.Unbounded:
+		return math.Inf(1), math.NaN(), nil
+	case a.s.plan.Empty():
+		return 0, math.NaN(), nil
+	case delta == 0:
+		return math.Inf(1), math.NaN(), nil
+	}
+	total, err := a.s.totals(ctx)
+	if err != nil {
+		return 0, math.NaN(), err
+	}
+	logInvDelta := -logmath.Log(delta)
+	eps, lambda = math.Inf(1), math.NaN()
+	for i, l := range a.s.orders {
+		if e := (total[i] + logInvDelta) / l; e < eps {
+			eps, lambda = e, l
+		}
+	}
+	return search.RoundUp(eps), lambda, nil
+}
+
+// Delta returns δ(ε) by Abadi et al. (2016) Theorem 2.2.
+func (a *MA) Delta(ctx context.Context, epsilon float64) (float64, error) {
+	d, _, err := a.DeltaAndOrder(ctx, epsilon)
+	return d, err
+}
+
+// DeltaAndOrder returns δ(ε) = min(1, min_λ exp(α(λ) − λε)) and the
+// minimising order (NaN when δ = 1 or nothing was composed).
+func (a *MA) DeltaAndOrder(ctx context.Context, epsilon float64) (delta, lambda float64, err error) {
+	if err := checkEpsilonArg(epsilon); err != nil {
+		return 0, math.NaN(), err
+	}
+	switch {
+	case a.s.plan.Unbounded:
+		return 1, math.NaN(), nil
+	case a.s.plan.Empty() || math.IsInf(epsilon, 1):
+		return 0, math.NaN(), nil
+	}
+	total, err := a.s.totals(ctx)
+	if err != nil {
+		return 0, math.NaN(), err
+	}
+	logD, lambda := 0.0, math.NaN()
+	for i, l := range a.s.orders {
+		v := total[i] - l*epsilon
+		v += search.Slack(total[i], l*epsilon) // rounding of log δ, upward
+		if v < logD {
+			logD, lambda = v, l
+		}
+	}
+	return finishDelta(logD), lambda, nil
+}
+
+// AtGridEdge reports whether lambda is the smallest or the largest order of
+// the grid: an optimum there may improve with a wider grid.
+func (a *MA) AtGridEdge(lambda float64) bool { return a.s.atEdge(lambda) }

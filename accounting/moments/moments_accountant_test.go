@@ -1,0 +1,386 @@
+package moments
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// momentsAccountant is what both accountants of this file family offer.
+type momentsAccountant interface {
+	Accountant
+	EpsilonAndOrder(delta float64) (float64, float64, error)
+	DeltaAndOrder(eps float64) (float64, float64, error)
+	AtGridEdge(lambda float64) bool
+	Orders() []float64
+}
+
+var momentsKinds = []struct {
+	name string
+	make func(orders []float64) momentsAccountant
+}{
+	{"ma", func(o []float64) momentsAccountant { return NewMA(o) }},
+	{"rdp", func(o []float64) momentsAccountant { return NewRDP(o) }},
+}
+
+func mustEps(t *testing.T, a Accountant, delta float64) float64 {
+	t.Helper()
+	e, err := a.Epsilon(delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// TestAbadiSection51 reproduces Abadi et al. (2016) §5.1: q = 0.01, σ = 4,
+// δ = 1e-5 gives ε ≈ 1.26 after E = 100 epochs (T = 10,000) and ε ≈ 2.55
+// after E = 400 (T = 40,000) with the moments accountant.
+func TestAbadiSection51(t *testing.T) {
+	t.Parallel()
+	var upTo32 []float64
+	for l := 1.0; l <= 32; l++ {
+		upTo32 = append(upTo32, l)
+	}
+	for _, c := range []struct {
+		steps int
+		paper float64
+	}{{10000, 1.26}, {40000, 2.55}} {
+		ma := NewMA(nil)
+		if err := ma.Compose(SubsampledGaussian(4, 0.01, c.steps), 1); err != nil {
+			t.Fatal(err)
+		}
+		eps, lambda, err := ma.EpsilonAndOrder(1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The paper prints two decimals and its own grid (integer λ ≤ 32,
+		// §4); 1.5% covers rounding and the grid.
+		if relDiff(eps, c.paper) > 0.015 {
+			t.Errorf("T=%d: ma ε = %.6g (λ=%g), paper %g", c.steps, eps, lambda, c.paper)
+		}
+		if ma.AtGridEdge(lambda) {
+			t.Errorf("T=%d: optimum λ=%g on the grid edge", c.steps, lambda)
+		}
+		mi := NewMA(upTo32)
+		mi.Compose(SubsampledGaussian(4, 0.01, c.steps), 1)
+		ei, li, _ := mi.EpsilonAndOrder(1e-5)
+		rdp := NewRDP(nil)
+		rdp.Compose(SubsampledGaussian(4, 0.01, c.steps), 1)
+		er, lr, _ := rdp.EpsilonAndOrder(1e-5)
+		t.Logf("T=%d: ma ε=%.6f (λ=%g), ma integer λ≤32 ε=%.6f (λ=%g), rdp ε=%.6f (λ=%g), paper %g",
+			c.steps, eps, lambda, ei, li, er, lr, c.paper)
+	}
+}
+
+// TestMomentsProperties checks, on seeded random parameters, that rdp ε ≤
+// ma ε, that ε decreases in σ and increases in T and q, and that δ(ε(δ))
+// round-trips.
+func TestMomentsProperties(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 25; i++ {
+		sigma := 0.6 + 6*rng.Float64()
+		q := math.Exp(math.Log(1e-4) + rng.Float64()*math.Log(0.3/1e-4))
+		steps := 1 + rng.IntN(20000)
+		delta := math.Exp(math.Log(1e-10) + rng.Float64()*math.Log(1e-2/1e-10))
+		eps := func(k int, s, qq float64, n int) float64 {
+			a := momentsKinds[k].make(nil)
+			if err := a.Compose(SubsampledGaussian(s, qq, n), 1); err != nil {
+				t.Fatal(err)
+			}
+			return mustEps(t, a, delta)
+		}
+		name := fmt.Sprintf("σ=%.4g q=%.4g T=%d δ=%.3g", sigma, q, steps, delta)
+		ma, rdp := eps(0, sigma, q, steps), eps(1, sigma, q, steps)
+		if !(rdp <= ma) {
+			t.Errorf("%s: rdp ε %g > ma ε %g", name, rdp, ma)
+		}
+		for k := range momentsKinds {
+			base := eps(k, sigma, q, steps)
+			if e := eps(k, sigma*1.1, q, steps); !(e <= base) {
+				t.Errorf("%s %s: ε(1.1σ) = %g > ε(σ) = %g", name, momentsKinds[k].name, e, base)
+			}
+			if e := eps(k, sigma, q, steps*2); !(e >= base) {
+				t.Errorf("%s %s: ε(2T) = %g < ε(T) = %g", name, momentsKinds[k].name, e, base)
+			}
+			if e := eps(k, sigma, math.Min(1, q*1.5), steps); !(e >= base) {
+				t.Errorf("%s %s: ε(1.5q) = %g < ε(q) = %g", name, momentsKinds[k].name, e, base)
+			}
+			a := momentsKinds[k].make(nil)
+			a.Compose(SubsampledGaussian(sigma, q, steps), 1)
+			if base > 0 && !math.IsInf(base, 1) {
+				d, err := a.Delta(base)
+				if err != nil || d > delta*(1+1e-9) {
+					t.Errorf("%s %s: δ(ε(δ)) = %g (%v), want <= %g", name, momentsKinds[k].name, d, err, delta)
+				}
+			}
+		}
+	}
+}
+
+// TestMomentsCountLinearity: Compose(e, k) ≡ Compose(SelfComposed{e, k}, 1)
+// ≡ k × Compose(e, 1), for every supported event type.
+func TestMomentsCountLinearity(t *testing.T) {
+	t.Parallel()
+	events := []Event{
+		Gaussian{NoiseMultiplier: 3},
+		PoissonSampled{SamplingRate: 0.02, Event: Gaussian{NoiseMultiplier: 1.5}},
+		SelfComposed{Event: Gaussian{NoiseMultiplier: 20}, Count: 3},
+		Composed{Events: []Event{Gaussian{NoiseMultiplier: 8}, NoOp{}, PoissonSampled{SamplingRate: 0.1, Event: Gaussian{NoiseMultiplier: 2}}}},
+		NoOp{},
+		NonPrivate{},
+		ZCDP{Rho: 0.01, Xi: 0.001},
+	}
+	const k = 7
+	for _, kind := range momentsKinds {
+		for _, e := range events {
+			if _, ok := e.(ZCDP); ok && kind.name == "ma" {
+				continue
+			}
+			a, b, c := kind.make(nil), kind.make(nil), kind.make(nil)
+			if err := a.Compose(e, k); err != nil {
+				t.Fatalf("%s %T: %v", kind.name, e, err)
+			}
+			if err := b.Compose(SelfComposed{Event: e, Count: k}, 1); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < k; i++ {
+				if err := c.Compose(e, 1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, delta := range []float64{1e-3, 1e-6, 1e-9} {
+				ea, eb, ec := mustEps(t, a, delta), mustEps(t, b, delta), mustEps(t, c, delta)
+				// Repeated addition rounds differently from k·α: 1e-13.
+				if !(ea == eb || relDiff(eb, ea) < 1e-13) || !(ea == ec || relDiff(ec, ea) < 1e-13) {
+					t.Errorf("%s %T δ=%g: ε = %v, %v, %v", kind.name, e, delta, ea, eb, ec)
+				}
+			}
+		}
+	}
+}
+
+// TestMomentsBoundaries is the boundary table of STYLE §7, row by row.
+func TestMomentsBoundaries(t *testing.T) {
+	t.Parallel()
+	inf := math.Inf(1)
+	for _, kind := range momentsKinds {
+		tests := []struct {
+			name   string
+			events []Event
+			delta  float64
+			eps    float64
+			wantE  float64 // ε(delta)
+			wantD  float64 // δ(eps)
+		}{
+			{"empty", nil, 1e-5, 1, 0, 0},
+			{"noop", []Event{NoOp{}}, 1e-5, 1, 0, 0},
+			{"q zero", []Event{PoissonSampled{SamplingRate: 0, Event: Gaussian{NoiseMultiplier: 1}}}, 1e-5, 1, 0, 0},
+			{"sigma inf", []Event{Gaussian{NoiseMultiplier: inf}}, 1e-5, 1, 0, 0},
+			{"sigma zero", []Event{Gaussian{NoiseMultiplier: 0}}, 1e-5, 1, inf, 1},
+			{"non-private", []Event{NonPrivate{}, Gaussian{NoiseMultiplier: 5}}, 1e-5, 1, inf, 1},
+			{"delta zero", []Event{Gaussian{NoiseMultiplier: 5}}, 0, inf, inf, 0},
+			{"sampled non-private", []Event{PoissonSampled{SamplingRate: 0.5, Event: NonPrivate{}}}, 1e-5, 1, inf, 1},
+		}
+		for _, tt := range tests {
+			a := kind.make(nil)
+			for _, e := range tt.events {
+				if err := a.Compose(e, 3); err != nil {
+					t.Fatalf("%s %s: %v", kind.name, tt.name, err)
+				}
+			}
+			if e := mustEps(t, a, tt.delta); e != tt.wantE {
+				t.Errorf("%s %s: ε(%g) = %v, want %v", kind.name, tt.name, tt.delta, e, tt.wantE)
+			}
+			if d, err := a.Delta(tt.eps); err != nil || d != tt.wantD {
+				t.Errorf("%s %s: δ(%g) = %v, %v, want %v", kind.name, tt.name, tt.eps, d, err, tt.wantD)
+			}
+		}
+	}
+}
+
+// TestMomentsErrors: bad input and unsupported events fail with the right
+// error, name the sub-event, and leave the accountant unchanged.
+func TestMomentsErrors(t *testing.T) {
+	t.Parallel()
+	deep := Composed{Events: []Event{
+		Gaussian{NoiseMultiplier: 2},
+		SelfComposed{Event: Composed{Events: []Event{NoOp{}, EpsilonDelta{Epsilon: 1, Delta: 1e-6}}}, Count: 2},
+	}}
+	for _, kind := range momentsKinds {
+		a := kind.make(nil)
+		if err := a.Compose(SubsampledGaussian(2, 0.01, 100), 1); err != nil {
+			t.Fatal(err)
+		}
+		before := mustEps(t, a, 1e-5)
+		err := a.Compose(deep, 1)
+		var ue *UnsupportedEventError
+		if !errors.As(err, &ue) || ue.Path != "event.Events[1].Event.Events[1]" || !errors.Is(err, ErrUnsupportedEvent) {
+			t.Errorf("%s: err = %v, want unsupported EpsilonDelta at event.Events[1].Event.Events[1]", kind.name, err)
+		}
+		bad := []struct {
+			name  string
+			e     Event
+			count int
+		}{
+			{"negative sigma", Composed{Events: []Event{Gaussian{NoiseMultiplier: 1}, Gaussian{NoiseMultiplier: -1}}}, 1},
+			{"nan q", PoissonSampled{SamplingRate: math.NaN(), Event: Gaussian{NoiseMultiplier: 1}}, 1},
+			{"q above one", PoissonSampled{SamplingRate: 1.5, Event: Gaussian{NoiseMultiplier: 1}}, 1},
+			{"zero count", Gaussian{NoiseMultiplier: 1}, 0},
+			{"zero inner count", SelfComposed{Event: Gaussian{NoiseMultiplier: 1}, Count: 0}, 1},
+			{"bad zcdp", ZCDP{Rho: -1}, 1},
+		}
+		for _, b := range bad {
+			err := a.Compose(b.e, b.count)
+			if !errors.Is(err, ErrInvalidParameter) && !(kind.name == "ma" && errors.Is(err, ErrUnsupportedEvent)) {
+				t.Errorf("%s %s: err = %v", kind.name, b.name, err)
+			}
+		}
+		if err := a.Compose(PoissonSampled{SamplingRate: 0.1, Event: Composed{}}, 1); !errors.As(err, &ue) || ue.Path != "event.Event" {
+			t.Errorf("%s: sampled composite: err = %v", kind.name, err)
+		}
+		if after := mustEps(t, a, 1e-5); after != before {
+			t.Errorf("%s: failed Compose changed ε from %v to %v", kind.name, before, after)
+		}
+		for _, d := range []float64{-1, 1, 2, math.NaN()} {
+			if _, err := a.Epsilon(d); !errors.Is(err, ErrInvalidParameter) {
+				t.Errorf("%s: Epsilon(%v) err = %v", kind.name, d, err)
+			}
+		}
+		for _, e := range []float64{-1, math.NaN()} {
+			if _, err := a.Delta(e); !errors.Is(err, ErrInvalidParameter) {
+				t.Errorf("%s: Delta(%v) err = %v", kind.name, e, err)
+			}
+		}
+	}
+	if err := NewMA(nil).Compose(ZCDP{Rho: 1}, 1); !errors.Is(err, ErrUnsupportedEvent) {
+		t.Errorf("ma zCDP: err = %v, want unsupported", err)
+	}
+}
+
+// TestRDPZCDP: a Gaussian with q = 1 and ZCDP{1/(2σ²), 0} have the same RDP
+// curve, and ε matches the conversion formula evaluated directly.
+func TestRDPZCDP(t *testing.T) {
+	t.Parallel()
+	const sigma, delta = 3.0, 1e-6
+	g, z := NewRDP(nil), NewRDP(nil)
+	g.Compose(Gaussian{NoiseMultiplier: sigma}, 10)
+	z.Compose(ZCDP{Rho: 1 / (2 * sigma * sigma)}, 10)
+	eg, ez := mustEps(t, g, delta), mustEps(t, z, delta)
+	want := math.Inf(1)
+	for _, l := range DefaultOrders {
+		a := l + 1
+		rdp := 10 * a / (2 * sigma * sigma)
+		want = math.Min(want, rdp+math.Log((a-1)/a)-(math.Log(delta)+math.Log(a))/(a-1))
+	}
+	if relDiff(eg, want) > 1e-13 || relDiff(ez, want) > 1e-13 {
+		t.Errorf("ε Gaussian %v, zCDP %v, formula %v", eg, ez, want)
+	}
+}
+
+// TestMomentsOrders: the grid is sorted and deduplicated, reaches 256 and
+// holds fractional orders; invalid orders panic.
+func TestMomentsOrders(t *testing.T) {
+	t.Parallel()
+	o := NewRDP([]float64{4, 2, 2, 8}).Orders()
+	if fmt.Sprint(o) != "[2 4 8]" {
+		t.Errorf("orders %v", o)
+	}
+	last, frac := DefaultOrders[len(DefaultOrders)-1], 0
+	for _, l := range DefaultOrders {
+		if l != math.Trunc(l) {
+			frac++
+		}
+	}
+	if last < 256 || frac < 10 || DefaultOrders[0] != 1 {
+		t.Errorf("DefaultOrders: last %v, %d fractional", last, frac)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("NewMA([0.5]) did not panic")
+		}
+	}()
+	NewMA([]float64{0.5})
+}
+
+func ExampleNewMA() {
+	ma := NewMA(nil)
+	// Abadi et al. (2016) §5.1: 100 epochs at q = 0.01 are 10,000 steps.
+	if err := ma.Compose(SubsampledGaussian(4, 0.01, 10000), 1); err != nil {
+		fmt.Println(err)
+		return
+	}
+	eps, lambda, _ := ma.EpsilonAndOrder(1e-5)
+	fmt.Printf("ε = %.2f at λ = %g\n", eps, lambda)
+	// Output:
+	// ε = 1.26 at λ = 19
+}
+
+func ExampleNewRDP() {
+	rdp := NewRDP(nil)
+	if err := rdp.Compose(SubsampledGaussian(4, 0.01, 10000), 1); err != nil {
+		fmt.Println(err)
+		return
+	}
+	eps, lambda, _ := rdp.EpsilonAndOrder(1e-5)
+	delta, _ := rdp.Delta(eps)
+	fmt.Printf("ε = %.3f at Rényi order %g; δ(ε) = %.1e\n", eps, lambda+1, delta)
+	// Output:
+	// ε = 1.035 at Rényi order 17; δ(ε) = 1.0e-05
+}
+
+func ExampleLogMoments() {
+	ms, _ := LogMoments(4, 0.01, []float64{2.5, 32})
+	for _, m := range ms {
+		fmt.Printf("λ = %g: α = %.6e (relative error bound < 1e-6: %v)\n", m.Lambda, m.Alpha, m.AbsError < 1e-6*m.Alpha)
+	}
+	// Output:
+	// λ = 2.5: α = 2.824386e-05 (relative error bound < 1e-6: true)
+	// λ = 32: α = 3.476044e-03 (relative error bound < 1e-6: true)
+}
+
+var benchEpsSink float64
+
+// BenchmarkEpsilonGrid is ε over DefaultOrders for a fresh σ (σ = 4,
+// q = 0.01, T = 10,000): what a calibrator pays per trial σ.
+func BenchmarkEpsilonGrid(b *testing.B) {
+	for _, kind := range momentsKinds {
+		b.Run(kind.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				a := kind.make(nil)
+				a.Compose(SubsampledGaussian(4, 0.01, 10000), 1)
+				benchEpsSink, _ = a.Epsilon(1e-5)
+			}
+		})
+	}
+}
+
+// BenchmarkEpsilonCached is an ε query on an accountant whose α are known.
+func BenchmarkEpsilonCached(b *testing.B) {
+	a := NewRDP(nil)
+	a.Compose(SubsampledGaussian(4, 0.01, 10000), 1)
+	for i := 0; i < b.N; i++ {
+		benchEpsSink, _ = a.Epsilon(1e-5)
+	}
+}
+
+// BenchmarkCalibrateSigma mimics a σ calibration: bisection on σ over
+// [0.5, 50] for ε(1e-5) = 1 at q = 0.01, T = 10,000, 25 fresh accountants.
+func BenchmarkCalibrateSigma(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		lo, hi := 0.5, 50.0
+		for j := 0; j < 25; j++ {
+			mid := math.Sqrt(lo * hi)
+			a := NewRDP(nil)
+			a.Compose(SubsampledGaussian(mid, 0.01, 10000), 1)
+			if e, _ := a.Epsilon(1e-5); e > 1 {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		benchEpsSink = hi
+	}
+}

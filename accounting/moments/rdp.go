@@ -1,0 +1,143 @@
+package moments
+
+import (
+	"context"
+	"math"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/internal/search"
+
+	"github.com/dpcalc/dpcalc/internal/logmath"
+)
+
+// RDP reads the moments of [LogMoments] as Rényi divergences
+// (Mironov 2017, arXiv:1702.07476v3): the RDP of the composition at Rényi
+// order a = λ+1 is α(λ)/λ, with α(λ) summed over the composed steps. It
+// converts to (ε, δ) with the improved bound of Canonne, Kamath, Steinke
+// (2020, arXiv:2004.00010v5, Proposition 12) = Balle et al. (2020,
+// arXiv:1905.09982v2, Theorem 21):
+//
+//	ε = rdp(a) + log((a−1)/a) − (log δ + log a)/(a−1),   clamped at 0,
+//
+// minimised over the orders, and its inverse
+//
+//	δ = exp((a−1)(rdp(a) − ε + log(1 − 1/a)) − log a),   capped at 1.
+//
+// Besides the events of [MA] it accepts ZCDP{Rho, Xi}, whose
+// RDP is Xi + Rho·a. It is never looser than the moments accountant on the
+// same ledger. An RDP is not safe for concurrent use.
+type RDP struct {
+	s state
+}
+
+// NewRDP returns an RDP accountant over the moment orders λ (Rényi orders
+// λ+1; nil selects [DefaultOrders]). It returns a *accounting.ParamError if
+// an order is not finite or below 1, or if orders is empty but not nil.
+func NewRDP(orders []float64) (*RDP, error) {
+	s, err := newState(accounting.KindRDP, orders)
+	if err != nil {
+		return nil, err
+	}
+	return &RDP{s: s}, nil
+}
+
+// Kind returns accounting.KindRDP.
+func (a *RDP) Kind() accounting.Kind { return accounting.KindRDP }
+
+// UpperBound marks RDP as an [accounting.Accountant].
+func (a *RDP) UpperBound() {}
+
+// Supports accepts Gaussian steps, unsampled or Poisson-sampled, and unsampled zCDP steps.
+func (a *RDP) Supports(s accounting.Step) error { return a.s.supports(s) }
+
+// Orders returns a copy of the accountant's moment orders λ, ascending
+// (Rényi orders are λ+1).
+func (a *RDP) Orders() []float64 { return append([]float64(nil), a.s.orders...) }
+
+// Compose adds count adaptive repetitions of e. It validates the whole
+// event tree first; on error the accountant is unchanged.
+func (a *RDP) Compose(e accounting.Event, count int) error { return a.s.compose(e, count) }
+
+// Epsilon returns ε(δ) by the conversion of Canonne, Kamath, Steinke (2020)
+// Proposition 12.
+func (a *RDP) Epsilon(ctx context.Context, delta float64) (float64, error) {
+	eps, _, err := a.EpsilonAndOrder(ctx, delta)
+	return eps, err
+}
+
+// EpsilonAndOrder returns ε(δ) and the minimising moment order λ (Rényi
+// order λ+1; NaN when no order gives a finite bound or nothing was
+// composed). δ = 0 gives +Inf unless nothing private was composed.
+func (a *RDP) EpsilonAndOrder(ctx context.Context, delta float64) (eps, lambda float64, err error) {
+	if err := checkDeltaArg(delta); err != nil {
+		return 0, math.NaN(), err
+	}
+	switch {
+	case a.s.plan.Unbounded:
+		return math.Inf(1), math.NaN(), nil
+	case a.s.plan.Empty():
+		return 0, math.NaN(), nil
+	case delta == 0:
+		return math.Inf(1), math.NaN(), nil
+	}
+	total, err := a.s.totals(ctx)
+	if err != nil {
+		return 0, math.NaN(), err
+	}
+	logDelta := logmath.Log(delta)
+	eps, lambda = math.Inf(1), math.NaN()
+	for i, l := range a.s.orders {
+		o := l + 1 // Rényi order
+		rdp := total[i] / l
+		t1, t2 := math.Log1p(-1/o), (logDelta+math.Log(o))/l
+		e := rdp + t1 - t2
+		e += search.Slack(rdp, t1, t2) // terms of both signs cancel
+		if e < eps {
+			eps, lambda = e, l
+		}
+	}
+	if eps < 0 {
+		eps = 0 // (ε', δ)-DP with ε' < 0 implies (0, δ)-DP
+	}
+	return search.RoundUp(eps), lambda, nil
+}
+
+// Delta returns δ(ε), the inverse of the conversion of [RDP.Epsilon].
+func (a *RDP) Delta(ctx context.Context, epsilon float64) (float64, error) {
+	d, _, err := a.DeltaAndOrder(ctx, epsilon)
+	return d, err
+}
+
+// DeltaAndOrder returns δ(ε) and the minimising moment order λ (NaN when
+// δ = 1 or nothing was composed).
+func (a *RDP) DeltaAndOrder(ctx context.Context, epsilon float64) (delta, lambda float64, err error) {
+	if err := checkEpsilonArg(epsilon); err != nil {
+		return 0, math.NaN(), err
+	}
+	switch {
+	case a.s.plan.Unbounded:
+		return 1, math.NaN(), nil
+	case a.s.plan.Empty() || math.IsInf(epsilon, 1):
+		return 0, math.NaN(), nil
+	}
+	total, err := a.s.totals(ctx)
+	if err != nil {
+		return 0, math.NaN(), err
+	}
+	logD, lambda := 0.0, math.NaN()
+	for i, l := range a.s.orders {
+		o := l + 1
+		rdp := total[i] / l
+		t1, t2 := math.Log1p(-1/o), math.Log(o)
+		v := l*(rdp-epsilon+t1) - t2
+		v += search.Slack(l*rdp, l*epsilon, l*t1, t2) // rounding of log δ, upward
+		if v < logD {
+			logD, lambda = v, l
+		}
+	}
+	return finishDelta(logD), lambda, nil
+}
+
+// AtGridEdge reports whether lambda is the smallest or the largest order of
+// the grid: an optimum there may improve with a wider grid.
+func (a *RDP) AtGridEdge(lambda float64) bool { return a.s.atEdge(lambda) }

@@ -1,0 +1,406 @@
+package accounting
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// Mechanism names what one step of a [Plan] releases.
+type Mechanism uint8
+
+// The mechanisms of a plan step.
+const (
+	// MechGaussian is [Gaussian]: noise multiplier Step.Sigma.
+	MechGaussian Mechanism = iota + 1
+	// MechEpsilonDelta is [EpsilonDelta]: (Step.Epsilon, Step.Delta)-DP.
+	MechEpsilonDelta
+	// MechZCDP is [ZCDP]: (Step.Xi, Step.Rho)-zCDP.
+	MechZCDP
+)
+
+func (m Mechanism) String() string {
+	switch m {
+	case MechGaussian:
+		return "Gaussian"
+	case MechEpsilonDelta:
+		return "EpsilonDelta"
+	case MechZCDP:
+		return "ZCDP"
+	}
+	return "Mechanism(" + strconv.Itoa(int(m)) + ")"
+}
+
+// Sampling names how the records a step sees are chosen.
+type Sampling uint8
+
+// The samplings of a plan step.
+const (
+	// SamplingNone: the step sees every record (Step.Rate = 1).
+	SamplingNone Sampling = iota
+	// SamplingPoisson: each record independently with probability
+	// Step.Rate ([PoissonSampled]).
+	SamplingPoisson
+)
+
+func (s Sampling) String() string {
+	switch s {
+	case SamplingNone:
+		return "none"
+	case SamplingPoisson:
+		return "poisson"
+	}
+	return "Sampling(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Adjacency is the neighbouring relation a step's guarantee refers to.
+type Adjacency uint8
+
+// The neighbouring relations.
+const (
+	// AddRemove: neighbouring datasets differ by adding or removing one
+	// record. Every event of this package is defined under it.
+	AddRemove Adjacency = iota
+)
+
+func (a Adjacency) String() string {
+	if a == AddRemove {
+		return "add-remove"
+	}
+	return "Adjacency(" + strconv.Itoa(int(a)) + ")"
+}
+
+// The boundary table of [Normalize] for noise multipliers and rates.
+const (
+	// SigmaFloor is the smallest noise multiplier with a finite bound: a
+	// Gaussian step with 0 ≤ σ < SigmaFloor is unbounded (its privacy loss
+	// 1/(2σ²) exceeds 1e300 and every finite answer would overflow
+	// somewhere in some accountant).
+	SigmaFloor = 0x1p-498 // ≈ 1.2e-150
+	// SigmaCeiling is the largest noise multiplier accountants see: a step
+	// with σ > SigmaCeiling is bounded as if σ = SigmaCeiling. ε and δ do
+	// not grow with σ, so this errs toward more privacy loss; at the
+	// ceiling every ε is below 1e-148 already.
+	SigmaCeiling = 0x1p+498 // ≈ 8.2e149
+	// RateFloor is the smallest sampling rate accountants see: a rate
+	// 0 < q < RateFloor is bounded as if q = RateFloor. ε and δ do not
+	// fall as q grows, so this errs toward more privacy loss.
+	RateFloor = 0x1p-498
+	// MaxCount is the largest total number of steps a plan may hold, so
+	// that counts stay exact in float64.
+	MaxCount = 1 << 53
+)
+
+// Step is one kind of step of a [Plan]: Count adaptive repetitions of one
+// mechanism run on one sampling of the records.
+type Step struct {
+	Mechanism Mechanism
+	// Sigma is the noise multiplier of MechGaussian, in
+	// [SigmaFloor, SigmaCeiling].
+	Sigma float64
+	// Epsilon and Delta are the guarantee of MechEpsilonDelta: ε finite and
+	// ≥ 0, δ ∈ [0, 1).
+	Epsilon, Delta float64
+	// Rho and Xi are the guarantee of MechZCDP, finite and ≥ 0, not both 0.
+	Rho, Xi float64
+	// Sampling and Rate say which records the step sees; Rate is 1 for
+	// SamplingNone and in [RateFloor, 1] for SamplingPoisson.
+	Sampling  Sampling
+	Rate      float64
+	Adjacency Adjacency
+	// Count is the number of repetitions, in [1, MaxCount].
+	Count int
+	// Path locates the step's first occurrence in the event passed to
+	// Normalize (see [Normalize] for the format).
+	Path string
+}
+
+// Event returns one repetition of s as an event.
+func (s Step) Event() Event {
+	var e Event
+	switch s.Mechanism {
+	case MechGaussian:
+		e = Gaussian{NoiseMultiplier: s.Sigma}
+	case MechEpsilonDelta:
+		e = EpsilonDelta{Epsilon: s.Epsilon, Delta: s.Delta}
+	case MechZCDP:
+		e = ZCDP{Rho: s.Rho, Xi: s.Xi}
+	}
+	if s.Sampling == SamplingPoisson {
+		e = PoissonSampled{SamplingRate: s.Rate, Event: e}
+	}
+	return e
+}
+
+// Unsupported returns the error a method gives for a step it cannot bound.
+func (s Step) Unsupported(m Kind, reason string) error {
+	return &UnsupportedEventError{Event: s.Event(), Path: s.Path, Reason: fmt.Sprintf("%s: %s", m, reason)}
+}
+
+// key identifies steps that Normalize merges.
+func (s Step) key() stepKey {
+	return stepKey{s.Mechanism, s.Sigma, s.Epsilon, s.Delta, s.Rho, s.Xi, s.Sampling, s.Rate, s.Adjacency}
+}
+
+type stepKey struct {
+	m               Mechanism
+	sigma, eps, del float64
+	rho, xi         float64
+	sampling        Sampling
+	rate            float64
+	adjacency       Adjacency
+}
+
+// Plan is the flat form of an event: the distinct steps it composes, in order
+// of first appearance, each with its total count. A plan with Unbounded set
+// has no finite bound (ε = +Inf at every δ < 1, δ = 1 at every finite ε);
+// its Steps are still listed.
+type Plan struct {
+	Steps []Step
+	// Unbounded is set by NonPrivate, by a Gaussian with σ < SigmaFloor
+	// (σ = 0 included) and by an EpsilonDelta with δ = 1, anywhere in the
+	// event; UnboundedPath locates the first such event.
+	Unbounded     bool
+	UnboundedPath string
+}
+
+// Empty reports whether the plan releases nothing (ε = 0 and δ = 0).
+func (p Plan) Empty() bool { return len(p.Steps) == 0 && !p.Unbounded }
+
+// Total returns the sum of the step counts.
+func (p Plan) Total() int {
+	n := 0
+	for _, s := range p.Steps {
+		n += s.Count
+	}
+	return n
+}
+
+// PureEpsilon returns Σ count·ε when every step is pure DP (an
+// EpsilonDelta with δ = 0), and +Inf otherwise: by basic composition δ = 0
+// is exact at every ε ≥ PureEpsilon, and no smaller ε has δ = 0 for certain.
+// A Gaussian or zCDP step is never pure DP, so a method rounds an underflowed
+// δ at ε < PureEpsilon up to the smallest float64, never down to 0.
+func (p Plan) PureEpsilon() float64 {
+	var e float64
+	for _, s := range p.Steps {
+		if s.Mechanism != MechEpsilonDelta || s.Delta != 0 {
+			return math.Inf(1)
+		}
+		e += float64(s.Count) * s.Epsilon
+	}
+	return e
+}
+
+// FloorDelta returns d, or the smallest positive float64 when d is 0 but ε
+// is below PureEpsilon (see there): the safe rounding of an underflowed δ.
+func (p Plan) FloorDelta(d, epsilon float64) float64 {
+	if d == 0 && !p.Empty() && epsilon < p.PureEpsilon() {
+		return math.SmallestNonzeroFloat64
+	}
+	return d
+}
+
+// Merge returns the plan of p followed by o (adaptive composition), or a
+// *ParamError if the total count would exceed MaxCount.
+func (p Plan) Merge(o Plan) (Plan, error) {
+	out := Plan{Steps: append([]Step(nil), p.Steps...), Unbounded: p.Unbounded, UnboundedPath: p.UnboundedPath}
+	if o.Unbounded && !out.Unbounded {
+		out.Unbounded, out.UnboundedPath = true, o.UnboundedPath
+	}
+	total := p.Total()
+	for _, s := range o.Steps {
+		if s.Count > MaxCount-total {
+			return Plan{}, &ParamError{Name: "count", Value: float64(total) + float64(s.Count), Path: s.Path, Want: fmt.Sprintf("total steps <= %g", float64(MaxCount))}
+		}
+		total += s.Count
+		out.add(s)
+	}
+	return out, nil
+}
+
+// add merges s into the plan (the caller has checked the total).
+func (p *Plan) add(s Step) {
+	k := s.key()
+	for i := range p.Steps {
+		if p.Steps[i].key() == k {
+			p.Steps[i].Count += s.Count
+			return
+		}
+	}
+	p.Steps = append(p.Steps, s)
+}
+
+// Normalize validates e completely and returns the plan of count adaptive
+// repetitions of it. It is the one place that says what an event means;
+// every method composes plans.
+//
+// Boundary table (each row also holds under sampling and composition):
+//
+//	Gaussian σ NaN or < 0, q NaN or outside [0, 1],
+//	  count < 1, ε, δ, ρ, ξ out of range       → *ParamError naming it
+//	Gaussian σ = +Inf, PoissonSampled q = 0,
+//	  ZCDP ρ = ξ = 0, EpsilonDelta (0, 0), NoOp → no step (free)
+//	Gaussian 0 ≤ σ < SigmaFloor, NonPrivate,
+//	  EpsilonDelta δ = 1                        → Unbounded
+//	Gaussian σ > SigmaCeiling                   → σ = SigmaCeiling
+//	PoissonSampled 0 < q < RateFloor            → q = RateFloor
+//	PoissonSampled{q1, PoissonSampled{q2, e}}  → rate q1·q2, rounded up
+//	PoissonSampled{q, Composed or SelfComposed} → *UnsupportedEventError
+//	total count > MaxCount                      → *ParamError "count"
+//	nil event, unknown event type               → *UnsupportedEventError
+//
+// Paths name the chain of event types from the root to the leaf, with the
+// index of a Composed element: "Composed[2]/PoissonSampled/Gaussian".
+func Normalize(e Event, count int) (Plan, error) {
+	if count < 1 {
+		return Plan{}, &ParamError{Name: "count", Value: float64(count), Want: ">= 1"}
+	}
+	var p Plan
+	total := 0
+	err := normalize(e, "", count, SamplingNone, 1, &p, &total)
+	if err != nil {
+		return Plan{}, err
+	}
+	return p, nil
+}
+
+// join appends a segment to a path.
+func join(path, seg string) string {
+	if path == "" {
+		return seg
+	}
+	return path + "/" + seg
+}
+
+// normalize adds e, repeated mult times and sampled at rate q (when
+// sampling is SamplingPoisson), to p.
+func normalize(e Event, path string, mult int, sampling Sampling, q float64, p *Plan, total *int) error {
+	unbounded := func(at string) {
+		if !p.Unbounded {
+			p.Unbounded, p.UnboundedPath = true, at
+		}
+	}
+	leaf := func(s Step) error {
+		if s.Count = mult; mult > MaxCount-*total {
+			return &ParamError{Name: "count", Value: float64(*total) + float64(mult), Path: s.Path, Want: fmt.Sprintf("total steps <= %g", float64(MaxCount))}
+		}
+		*total += mult
+		s.Sampling, s.Rate, s.Adjacency = sampling, q, AddRemove
+		p.add(s)
+		return nil
+	}
+	switch ev := e.(type) {
+	case nil:
+		return &UnsupportedEventError{Event: e, Path: path, Reason: "nil event"}
+	case NoOp:
+		return nil
+	case NonPrivate:
+		unbounded(join(path, "NonPrivate"))
+		return nil
+	case Gaussian:
+		at := join(path, "Gaussian")
+		s := ev.NoiseMultiplier
+		switch {
+		case math.IsNaN(s) || s < 0:
+			return &ParamError{Name: "sigma", Value: s, Path: at, Want: ">= 0"}
+		case math.IsInf(s, 1):
+			return nil
+		case s < SigmaFloor:
+			unbounded(at)
+			return nil
+		case s > SigmaCeiling:
+			s = SigmaCeiling
+		}
+		return leaf(Step{Mechanism: MechGaussian, Sigma: s, Path: at})
+	case EpsilonDelta:
+		at := join(path, "EpsilonDelta")
+		if !finite(ev.Epsilon) || ev.Epsilon < 0 {
+			return &ParamError{Name: "eps", Value: ev.Epsilon, Path: at, Want: "finite and >= 0"}
+		}
+		if math.IsNaN(ev.Delta) || ev.Delta < 0 || ev.Delta > 1 {
+			return &ParamError{Name: "delta", Value: ev.Delta, Path: at, Want: "in [0, 1]"}
+		}
+		switch {
+		case ev.Delta == 1:
+			unbounded(at)
+			return nil
+		case ev.Epsilon == 0 && ev.Delta == 0:
+			return nil
+		}
+		return leaf(Step{Mechanism: MechEpsilonDelta, Epsilon: ev.Epsilon, Delta: ev.Delta, Path: at})
+	case ZCDP:
+		at := join(path, "ZCDP")
+		if !finite(ev.Rho) || ev.Rho < 0 {
+			return &ParamError{Name: "rho", Value: ev.Rho, Path: at, Want: "finite and >= 0"}
+		}
+		if !finite(ev.Xi) || ev.Xi < 0 {
+			return &ParamError{Name: "xi", Value: ev.Xi, Path: at, Want: "finite and >= 0"}
+		}
+		if ev.Rho == 0 && ev.Xi == 0 {
+			return nil
+		}
+		return leaf(Step{Mechanism: MechZCDP, Rho: ev.Rho, Xi: ev.Xi, Path: at})
+	case PoissonSampled:
+		at := join(path, "PoissonSampled")
+		r := ev.SamplingRate
+		if math.IsNaN(r) || r < 0 || r > 1 {
+			return &ParamError{Name: "q", Value: r, Path: at, Want: "in [0, 1]"}
+		}
+		switch ev.Event.(type) {
+		case Composed, SelfComposed:
+			return &UnsupportedEventError{Event: ev.Event, Path: join(at, eventName(ev.Event)),
+				Reason: "Poisson sampling of a composition (one sample shared by several steps) is not supported; sample each step"}
+		}
+		if r == 0 {
+			// Nothing is ever sampled; validate the inner event all the same.
+			var scratch Plan
+			n := 0
+			return normalize(ev.Event, at, 1, SamplingNone, 1, &scratch, &n)
+		}
+		if r < RateFloor {
+			r = RateFloor
+		}
+		nq := r
+		if sampling == SamplingPoisson {
+			// Poisson sampling of a Poisson sample is Poisson sampling with
+			// the product rate; round the product up.
+			nq = math.Max(q*r, RateFloor)
+			if nq < 1 {
+				nq = math.Nextafter(nq, 1)
+			}
+		}
+		if nq == 1 {
+			return normalize(ev.Event, at, mult, SamplingNone, 1, p, total)
+		}
+		return normalize(ev.Event, at, mult, SamplingPoisson, nq, p, total)
+	case SelfComposed:
+		at := join(path, "SelfComposed")
+		if ev.Count < 1 {
+			return &ParamError{Name: "count", Value: float64(ev.Count), Path: at, Want: ">= 1"}
+		}
+		if mult > MaxCount/ev.Count {
+			return &ParamError{Name: "count", Value: float64(mult) * float64(ev.Count), Path: at, Want: fmt.Sprintf("total steps <= %g", float64(MaxCount))}
+		}
+		return normalize(ev.Event, at, mult*ev.Count, sampling, q, p, total)
+	case Composed:
+		for i, sub := range ev.Events {
+			if err := normalize(sub, join(path, fmt.Sprintf("Composed[%d]", i)), mult, sampling, q, p, total); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return &UnsupportedEventError{Event: e, Path: join(path, eventName(e)), Reason: "unknown event type"}
+}
+
+// eventName is the type name of e without the package qualifier.
+func eventName(e Event) string {
+	s := fmt.Sprintf("%T", e)
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '.' {
+			return s[i+1:]
+		}
+	}
+	return s
+}

@@ -1,0 +1,604 @@
+package pld
+
+import (
+	"errors"
+	"math"
+	"math/bits"
+	"sync"
+
+	"github.com/dpcalc/dpcalc/internal/logmath"
+	"gonum.org/v1/gonum/dsp/fourier"
+)
+
+// pldPart is count adaptive repetitions of one discretised step.
+type pldPart struct {
+	pmf   pldPMF
+	count int
+}
+
+// pldComposed is a composed privacy loss distribution with the bookkeeping
+// needed for certified bounds on δ(ε):
+//
+//	c[i]     computed mass at loss (lo+i)·h, negatives clamped to 0;
+//	inf      mass at +∞;
+//	tailTop  bound on the mass above the window (aliased into it);
+//	tailBot  bound on the mass below the window (aliased into it);
+//	e2       bound on the ℓ2 norm of the FFT error in c.
+type pldComposed struct {
+	h                float64
+	shift            float64 // loss of index i is (lo+i)·h + shift
+	lo               int
+	c                []float64
+	inf              float64
+	tailTop, tailBot float64
+	e2               float64
+
+	// Suffix sums over i ≥ i0 (losses > 0): sA[i] = Σ_{k≥i} c[k],
+	// sB[i] = Σ_{k≥i} c[k]·e^{bScale−loss_k}; index i−i0. bScale is 0
+	// unless the losses exceed 700 (see buildSums); capTop is the highest
+	// index whose e^{bScale−loss} was capped at e^700 (−1: none).
+	i0     int
+	sA, sB []float64
+	bScale float64
+	capTop int
+}
+
+// pldLogEta is log of the mass allowed outside the FFT window on each side
+// (the exact Chernoff bound for the chosen window is then added to the
+// upper and subtracted from the lower δ).
+var pldLogEta = math.Log(1e-15)
+
+// pldMaxFFT caps the FFT length.
+const pldMaxFFT = 1 << 23
+
+var errPLDTooLarge = errors.New("accounting: pld grid too large; set a larger GridWidth")
+
+// pldLogMGF returns log Σ p_k e^{λ·k·h} over the finite part of m, by Horner's
+// rule in r = e^{−|λ|h} from the end with the largest exponent (so nothing
+// overflows).
+func pldLogMGF(m *pldPMF, h, lambda float64) float64 {
+	// Trim zero masses at both ends so that the anchor term is positive
+	// and the Horner sum cannot underflow to 0.
+	lo, hi := 0, len(m.p)-1
+	for lo <= hi && !(m.p[lo] > 0) {
+		lo++
+	}
+	for hi >= lo && !(m.p[hi] > 0) {
+		hi--
+	}
+	if lo > hi {
+		return math.Inf(-1)
+	}
+	r := math.Exp(-math.Abs(lambda) * h)
+	var s float64
+	ref := m.lo + lo
+	if lambda > 0 {
+		ref = m.lo + hi
+		for i := lo; i <= hi; i++ {
+			s = s*r + m.p[i]
+		}
+	} else {
+		for i := hi; i >= lo; i-- {
+			s = s*r + m.p[i]
+		}
+	}
+	return lambda*float64(ref)*h + logmath.Log(s)
+}
+
+// pldCumulant returns Σ count·log M(λ), the log-MGF of the composed finite part.
+func pldCumulant(parts []pldPart, h, lambda float64) float64 {
+	var k float64
+	for _, pt := range parts {
+		k += float64(pt.count) * pldLogMGF(&pt.pmf, h, lambda)
+	}
+	return pldRoundUp(k) // logs of sums: allow rounding, upward (also for k < 0)
+}
+
+// pldGoodSize returns the smallest n' ≥ n of the form 2^a·3^b·5^c that
+// gonum's FFT can factor: its fftpack factorisation (4s first, then a 2,
+// 3s, 5s) must have at most pldFFTMaxFactors factors. A power of two up to
+// 2^26 always qualifies.
+func pldGoodSize(n int) int {
+	best := 1 << bits.Len(uint(n-1))
+	for p3, b := 1, 0; p3 < best; p3, b = p3*3, b+1 {
+		for p35, c := p3, 0; p35 < best; p35, c = p35*5, c+1 {
+			m, a := p35, 0
+			for m < n {
+				m *= 2
+				a++
+			}
+			if m < best && a/2+a%2+b+c <= pldFFTMaxFactors {
+				best = m
+			}
+		}
+	}
+	return best
+}
+
+// pldFFTMaxFactors is the most factors gonum's fftpack can store (its ifac
+// array has 15 entries, two of them a header); more panic with an index out
+// of range in rffti1, e.g. at n = 2^3·3^12 = 4251528 (the long soundness
+// sweep at σ = 0.6345, q = 0.0329, T = 42945767).
+const pldFFTMaxFactors = 13
+
+// pldCompose convolves the parts with one real FFT per part plus one inverse
+// (powers by binary exponentiation in the frequency domain).
+//
+// The window of losses it keeps is chosen with Chernoff bounds from the
+// composed moment generating function K(λ) = Σ count·log M(λ): the mass
+// above top or below bottom is at most e^{K(±λ) ∓ λ·edge} ≤ 1e-15, and the
+// exact bound for the final window edges is recorded in tailTop/tailBot.
+// That mass wraps around (circular convolution) into the window, where it
+// can only raise the computed masses, so it is added for an upper bound
+// and subtracted for a lower bound (see linear).
+//
+// FFT round-off: each coefficient of a forward transform of a
+// sub-probability vector x is taken to be in error by at most
+// c·log2(N)·u·‖x‖₁ (u = 2^−53, c = 10). This is the componentwise form of
+// the butterfly-by-butterfly analysis behind Higham (2002, "Accuracy and
+// Stability of Numerical Algorithms", Theorem 24.2): every output is
+// reached from every input through log2 N butterflies with unit-modulus
+// weights, each adding a few ulps (a radix-2 analysis gives c ≈ 5; FFTPACK's
+// mixed radices are covered by the factor 2). A power z^n amplifies an error
+// e by n·|z|^{n−1}, and the inverse transform is an isometry up to √N.
+// Summed over frequencies this gives ‖Δc‖₂ ≤ u·c·log2(N)·Σ_s count_s·
+// ‖c₋₁,s‖₂ plus the rounding of the powers and of the inverse, where c₋₁,s
+// is the composition less one step of part s, whose ℓ2 norm is computed
+// from the spectra (Parseval). The rounding of the powers is relative and
+// grows linearly in the exponent (see pldPowRound). Negative masses are clamped to 0, which
+// moves each entry toward its exact value. The upper δ adds and the lower
+// δ subtracts e2·‖f‖₂, a Cauchy–Schwarz bound on the resulting error of δ
+// (f = (1 − e^{ε−loss})₊, ‖f‖₂ ≤ √(number of terms)); see linear. This
+// a-priori bound is the one place where the certificate rests on an error
+// model rather than on exact inequalities.
+func pldCompose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) {
+	out := &pldComposed{h: h}
+	// Infinite mass: 1 − Π (1 − inf_s)^{n_s}.
+	var logFin float64
+	var minK, maxK, steps int
+	for _, pt := range parts {
+		logFin += float64(pt.count) * math.Log1p(-math.Min(pt.pmf.inf, 1))
+		out.shift += float64(pt.count) * pt.pmf.off
+		minK += pt.count * pt.pmf.lo
+		maxK += pt.count * (pt.pmf.lo + len(pt.pmf.p) - 1)
+		steps += pt.count
+	}
+	out.inf = math.Min(1, -math.Expm1(logFin)*(1+1e-13))
+	if len(parts) == 0 {
+		out.c = []float64{1}
+		out.buildSums()
+		return out, nil
+	}
+
+	lams, kPos, kNeg, top, bot := pldChernoffWindow(parts, h)
+	if !(math.Abs(top/h) < pldMaxFFT*4 && math.Abs(bot/h) < 1e15) || top-bot > pldMaxFFT*h {
+		return nil, errPLDTooLarge
+	}
+	kTop := min(maxK, int(math.Ceil(top/h)))
+	kBot := max(minK, int(math.Floor(bot/h)))
+	if k0 := int(math.Ceil(-out.shift / h)); wantTop && kTop < k0 {
+		kTop = min(maxK, k0) // keep losses ≥ 0 in the window
+	}
+	need := kTop - kBot + 1
+	for _, pt := range parts {
+		need = max(need, len(pt.pmf.p))
+	}
+	if need > pldMaxFFT {
+		return nil, errPLDTooLarge
+	}
+	n := pldGoodSize(need)
+	// Spare room goes to the top, where δ is decided.
+	kTop = kBot + n - 1
+	out.lo = kBot
+	out.tailTop = pldTailBound(kPos, lams, h, kTop+1, maxK)
+	out.tailBot = pldTailBound(kNeg, lams, -h, kBot-1, -minK)
+
+	out.c = make([]float64, n)
+	if len(parts) == 1 && parts[0].count == 1 {
+		pm := &parts[0].pmf
+		for i, v := range pm.p {
+			// Mass below the window is moved up to its bottom (raises the
+			// upper bound; the lower bound subtracts tailBot ≥ it); mass
+			// above is dropped (tailTop is added to the upper bound).
+			j := max(pm.lo+i-kBot, 0)
+			if j < n {
+				out.c[j] += v
+			}
+		}
+		out.buildSums()
+		return out, nil
+	}
+	fft := pldGetFFT(n)
+	defer pldPutFFT(fft)
+	buf := make([]float64, n)
+	var z []complex128
+	coef := make([]complex128, n/2+1)
+	offset := 0 // Σ count·lo: composed index j ↔ loss index offset + j (mod n)
+	var powRound float64
+	// amp[s][f] = |z_s,f|^{n_s−1}·Π_{r≠s}|z_r,f|^{n_r}: how an error in
+	// z_s,f reaches Z_f (first order). With more than pldExactAmpParts
+	// parts the factors of the later parts (each ≤ 1) are left out, which
+	// only enlarges the bound and keeps the cost linear in the parts.
+	amp := make([][]float64, len(parts))
+	for si, pt := range parts {
+		for i := range buf {
+			buf[i] = 0
+		}
+		copy(buf, pt.pmf.p)
+		offset += pt.count * pt.pmf.lo
+		fft.Coefficients(coef, buf)
+		if z == nil {
+			z = make([]complex128, len(coef))
+			for i := range z {
+				z[i] = 1
+			}
+		}
+		amp[si] = make([]float64, len(coef))
+		for i, v := range coef {
+			pw := pldCpow(v, pt.count)
+			// Squared amplitudes: |z|^{2(n−1)} = |z^n|²/|z|², or exactly 0
+			// when both vanish.
+			pw2 := pldAbs2(pw)
+			a2 := 1.0
+			if pt.count > 1 {
+				a2 = 0
+				if v2 := pldAbs2(v); v2 > 0 {
+					a2 = pw2 / v2
+				}
+			}
+			amp[si][i] = a2 * pldAbs2(z[i]) // × the parts before s
+			if len(parts) <= pldExactAmpParts {
+				for r := 0; r < si; r++ {
+					amp[r][i] *= pw2 // × this part, for the earlier ones
+				}
+			}
+			z[i] *= pw
+		}
+		// z^n by binary exponentiation, then one product into z.
+		powRound += pldPowRound(pt.count) + 3
+	}
+	fft.Sequence(buf, z)
+	var l2 float64
+	for j := 0; j < n; j++ {
+		k := kBot + j // loss index
+		src := ((k-offset)%n + n) % n
+		v := buf[src] / float64(n)
+		if v < 0 {
+			v = 0
+		}
+		out.c[j] = v
+		l2 += v * v
+	}
+	l2 = math.Sqrt(l2)
+	const u = 0x1p-53
+	lg := float64(bits.Len(uint(n)))
+	// ‖c₋₁,s‖₂ = ‖amp_s‖₂/√n by Parseval (the real FFT stores half the
+	// spectrum: the inner frequencies count twice).
+	var fwd float64
+	for si, pt := range parts {
+		var ss float64
+		for i, a := range amp[si] {
+			w := 2.0
+			if i == 0 || (n%2 == 0 && i == len(amp[si])-1) {
+				w = 1
+			}
+			ss += w * a
+		}
+		fwd += float64(pt.count) * math.Sqrt(ss/float64(n))
+	}
+	out.e2 = u * (10*lg*fwd + (10*lg+powRound+4)*l2) * 1.01
+	out.buildSums()
+	return out, nil
+}
+
+// pldExactAmpParts is the most parts for which the FFT error amplification
+// is computed with all factors (quadratic in the number of parts).
+const pldExactAmpParts = 8
+
+// pldFFTPlans caches FFT plans (their twiddle factors cost as much as a
+// transform) per length; a plan is used by one goroutine at a time.
+var pldFFTPlans sync.Map // int → *sync.Pool
+
+func pldGetFFT(n int) *fourier.FFT {
+	p, _ := pldFFTPlans.LoadOrStore(n, &sync.Pool{New: func() any { return fourier.NewFFT(n) }})
+	return p.(*sync.Pool).Get().(*fourier.FFT)
+}
+
+func pldPutFFT(f *fourier.FFT) {
+	if p, ok := pldFFTPlans.Load(f.Len()); ok {
+		p.(*sync.Pool).Put(f)
+	}
+}
+
+// pldChernoffWindow returns the λ values tried, the composed cumulants K(±λ)
+// there, and the loss range [bot, top] outside which the composed finite
+// part has mass at most e^{pldLogEta} on each side (Chernoff).
+func pldChernoffWindow(parts []pldPart, h float64) (lams, kPos, kNeg []float64, top, bot float64) {
+	// Moments of the composition, for the λ search.
+	var vr float64
+	for _, pt := range parts {
+		var s, s1, s2 float64
+		for i, v := range pt.pmf.p {
+			x := float64(pt.pmf.lo+i) * h
+			s += v
+			s1 += v * x
+			s2 += v * x * x
+		}
+		if s > 0 {
+			m := s1 / s
+			vr += float64(pt.count) * math.Max(s2/s-m*m, h*h)
+		}
+	}
+	lam0 := math.Sqrt(-2*pldLogEta) / math.Sqrt(vr)
+	lams = make([]float64, 0, 25)
+	for i := -16; i <= 8; i++ {
+		lams = append(lams, lam0*math.Pow(2, float64(i)/2))
+	}
+	kPos = make([]float64, len(lams))
+	kNeg = make([]float64, len(lams))
+	top, bot = math.Inf(1), math.Inf(-1)
+	for i, l := range lams {
+		kPos[i] = pldCumulant(parts, h, l)
+		kNeg[i] = pldCumulant(parts, h, -l)
+		top = math.Min(top, (kPos[i]-pldLogEta)/l)
+		bot = math.Max(bot, (pldLogEta-kNeg[i])/l)
+	}
+	return lams, kPos, kNeg, top, bot
+}
+
+// pldTailBound returns min over λ of exp(K(λ) − λ·edge·h), the Chernoff bound
+// on the composed mass at or beyond index edge (signed h selects the side),
+// or 0 when edge is beyond the support end lim (in the same orientation).
+func pldTailBound(ks, lams []float64, h float64, edge, lim int) float64 {
+	e := edge
+	if h < 0 {
+		e = -edge
+	}
+	if e > lim {
+		return 0
+	}
+	best := math.Inf(1)
+	for i, l := range lams {
+		best = math.Min(best, ks[i]-l*float64(edge)*h)
+	}
+	return math.Min(1, math.Exp(best)*(1+1e-12))
+}
+
+// pldAbs2 returns |z|².
+func pldAbs2(z complex128) float64 { return real(z)*real(z) + imag(z)*imag(z) }
+
+// pldCpow returns z^n by binary exponentiation.
+func pldCpow(z complex128, n int) complex128 {
+	r := complex(1, 0)
+	for n > 0 {
+		if n&1 == 1 {
+			r *= z
+		}
+		z *= z
+		n >>= 1
+	}
+	return r
+}
+
+// buildSums precomputes the suffix sums used by δ(ε) queries.
+func (c *pldComposed) buildSums() {
+	c.i0 = max(0, int(math.Floor(-c.shift/c.h))-c.lo) // first index with loss > 0
+	for c.i0 > 0 && c.i0-1 < len(c.c) && c.loss(c.i0-1) > 0 {
+		c.i0--
+	}
+	for c.i0 < len(c.c) && c.loss(c.i0) <= 0 {
+		c.i0++
+	}
+	if c.i0 > len(c.c) {
+		c.i0 = len(c.c)
+	}
+	m := len(c.c) - c.i0
+	c.sA = pldResize(c.sA, m+1)
+	c.sB = pldResize(c.sB, m+1)
+	var a, ca, b, cb float64 // Neumaier sums
+	// e^{−loss} by recurrence (×e^h per step down), re-anchored with an
+	// exact exp every 64 entries: relative error < 100 ulps, far inside
+	// pldRelSlack. When the top loss L exceeds 700, e^{−loss} would be
+	// subnormal or 0 near the top, where its relative error is unbounded
+	// (and a b rounded up under-reports the upper δ): the terms are scaled
+	// by e^{bScale}, bScale = L − 700, which at(·) and epsilon undo. Terms
+	// more than 1400 below L would overflow: their factor is capped at
+	// e^700, which lowers b (safe for the upper δ); cells that contain
+	// them get the trivial lower bound 0 (see linear).
+	c.bScale, c.capTop = 0, -1
+	if m > 0 {
+		if top := c.loss(len(c.c) - 1); top > 700 {
+			c.bScale = top - 700
+		}
+	}
+	const capV = 0x1p1009 // ≈ e^699.4 < e^700
+	eh := math.Exp(c.h)
+	var ex float64
+	for i := len(c.c) - 1; i >= c.i0; i-- {
+		if (len(c.c)-1-i)%64 == 0 {
+			ex = math.Exp(math.Min(c.bScale-c.loss(i), 700))
+		} else {
+			ex *= eh
+		}
+		if ex > capV {
+			ex = capV
+			c.capTop = max(c.capTop, i)
+		}
+		v := c.c[i]
+		w := v * ex
+		a, ca = pldNeumaier(a, ca, v)
+		b, cb = pldNeumaier(b, cb, w)
+		c.sA[i-c.i0] = a + ca
+		c.sB[i-c.i0] = b + cb
+	}
+}
+
+// pldResize returns a zeroed slice of length n, reusing s when it is large
+// enough.
+func pldResize(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+func pldNeumaier(s, comp, x float64) (float64, float64) {
+	t := s + x
+	if math.Abs(s) >= math.Abs(x) {
+		comp += (s - t) + x
+	} else {
+		comp += (x - t) + s
+	}
+	return t, comp
+}
+
+// loss returns the loss at index i.
+func (c *pldComposed) loss(i int) float64 { return float64(c.lo+i)*c.h + c.shift }
+
+// sums returns A = Σ c[k], B = Σ c[k]e^{bScale−loss_k} over k ≥ i (i ≥ i0)
+// and the number of terms.
+func (c *pldComposed) sums(i int) (a, b float64, cnt int) {
+	if i < c.i0 {
+		i = c.i0
+	}
+	if i >= len(c.c) {
+		return 0, 0, 0
+	}
+	return c.sA[i-c.i0], c.sB[i-c.i0], len(c.c) - i
+}
+
+// linear returns k and b such that, for ε in the cell where the terms with
+// index ≥ i are those with loss > ε, the upper (or lower) bound on δ(ε)
+// before clamping to [0, 1] is k − e^{ε−bScale}·b.
+//
+// Upper: Σ c(1 − e^{ε−loss}) + pldRelSlack·A (summation round-off) + inf +
+// tailTop + e2·√cnt. Lower: the same sum − pldRelSlack·A₀ − tailTop − tailBot −
+// e2·√cnt₀; its corrections do not depend on i, so it stays monotone in ε.
+func (c *pldComposed) linear(i int, upper bool) (k, b float64) {
+	a, b, cnt := c.sums(i)
+	if upper {
+		return a + pldRelSlack*a + c.inf + c.tailTop + c.e2*math.Sqrt(float64(cnt)), b
+	}
+	if i <= c.capTop {
+		return 0, 0 // b was lowered by the cap: only 0 is a safe lower bound
+	}
+	a0, _, cnt0 := c.sums(c.i0)
+	return a - pldRelSlack*a0 - c.tailTop - c.tailBot - c.e2*math.Sqrt(float64(cnt0)), b
+}
+
+// at returns the clamped bound at ε with terms i... (see linear).
+func (c *pldComposed) at(eps float64, i int, upper bool) float64 {
+	k, b := c.linear(i, upper)
+	d := k
+	if b > 0 {
+		d = k - pldExpTimes(eps-c.bScale, b, !upper)
+	}
+	return math.Max(0, math.Min(d, 1))
+}
+
+// pldExpTimes returns e^eps·b for b > 0, rounded up when up is set and down
+// otherwise. For |eps| < 700 it is the plain product. Beyond, e^eps alone
+// would overflow (at eps ≈ 709.78; an infinite product would drive δ(ε) to
+// 0, an under-report) or underflow while b is large; the product is then
+// formed as exp(eps + log b). The relative error of either form (a few
+// times max(1, |eps + log b|)·u < 1e-12) is resolved by the same factor
+// 1 ± 1e-12 in both, so that the result stays monotone in eps across the
+// switch (δ bounds built from it are then non-increasing in ε).
+func pldExpTimes(eps, b float64, up bool) float64 {
+	var v float64
+	if eps < 700 && eps > -700 {
+		v = math.Exp(eps) * b
+	} else {
+		v = math.Exp(eps + logmath.Log(b))
+	}
+	if up {
+		return v * (1 + 1e-12)
+	}
+	return v * (1 - 1e-12)
+}
+
+// index returns the first index whose loss is > eps.
+func (c *pldComposed) index(eps float64) int {
+	i := int(math.Floor((eps-c.shift)/c.h)) - c.lo + 1
+	// Guard the floating floor both ways.
+	for i > 0 && i-1 < len(c.c) && c.loss(i-1) > eps {
+		i--
+	}
+	for i < len(c.c) && i >= 0 && c.loss(i) <= eps {
+		i++
+	}
+	return max(i, 0)
+}
+
+// delta returns δ(ε) bounded from above (upper = true) or below.
+func (c *pldComposed) delta(eps float64, upper bool) float64 {
+	return c.at(eps, c.index(eps), upper)
+}
+
+// epsilon returns inf{ε ≥ 0 : bound(ε) ≤ δ} where bound is the upper or
+// lower δ-bound; +Inf if there is none. bound is non-increasing in ε, so
+// the grid cell is found by bisection and ε inside it in closed form
+// (within a cell bound(ε) = const − e^ε·B). For the upper bound the result
+// is rounded up.
+func (c *pldComposed) epsilon(delta float64, upper bool) float64 {
+	at := func(eps float64, i int) float64 { return c.at(eps, i, upper) }
+	if at(0, c.index(0)) <= delta {
+		return 0
+	}
+	// g(j) = bound at ε = loss(j) (terms > loss(j) are j+1...).
+	lo, hi := c.i0, len(c.c)-1 // loss(lo) > 0
+	if hi < lo || at(c.loss(hi), hi+1) > delta {
+		return math.Inf(1)
+	}
+	if at(c.loss(lo), lo+1) <= delta {
+		hi = lo
+	} else {
+		for hi-lo > 1 {
+			mid := int(uint(lo+hi) >> 1)
+			if at(c.loss(mid), mid+1) <= delta {
+				hi = mid
+			} else {
+				lo = mid
+			}
+		}
+	}
+	// ε* ∈ (loss(hi−1), loss(hi)] (or (0, loss(hi)]), terms ≥ hi.
+	left := 0.0
+	if hi > c.i0 {
+		left = c.loss(hi - 1)
+	}
+	right := c.loss(hi)
+	// Solve bound(ε) = δ with the terms i ≥ hi: bound = K − e^ε·B.
+	kConst, b := c.linear(hi, upper)
+	var eps float64
+	switch {
+	case kConst <= delta:
+		eps = left
+	case b <= 0:
+		// The bound is kConst > δ throughout the cell (b underflows to 0
+		// for losses beyond ~745): it first drops to δ at the right end.
+		eps = right
+	default:
+		// In logs: b may be subnormal (it carries e^{bScale−loss} down to
+		// e^{−1400}), and then the ratio overflows.
+		eps = logmath.Log(kConst-delta) - logmath.Log(b) + c.bScale
+	}
+	eps = math.Max(left, math.Min(eps, right))
+	if !upper {
+		return math.Max(left, eps*(1-1e-12))
+	}
+	// The upper ε is certified by evaluating the very bound that delta
+	// reports: step up (relative 1e-12, doubling) until it is at most δ,
+	// else take the cell's right end, where the bisection showed it is.
+	step := 1e-12 * math.Max(1, math.Abs(eps))
+	for k := 0; k < 64 && eps < right; k++ {
+		if c.at(eps, c.index(eps), true) <= delta {
+			return eps
+		}
+		eps = math.Min(math.Nextafter(eps+step, math.Inf(1)), right)
+		step *= 2
+	}
+	return right
+}

@@ -1,0 +1,143 @@
+package pld
+
+import (
+	"fmt"
+	"math"
+	"testing"
+)
+
+// TestPLDRDPFallback checks that the upper bounds are min(PLD, RDP): finite
+// below the PLD's δ floor (where its FFT round-off and truncation terms
+// exceed δ and its own bound is +Inf), never above RDP, reported as coming
+// from RDP there and from the PLD in the common regime, with the round trip
+// Delta(Epsilon(δ)) ≤ δ and lower ≤ upper throughout.
+func TestPLDRDPFallback(t *testing.T) {
+	cases := []struct {
+		name     string
+		sigma, q float64
+		steps    int
+		delta    float64
+		from     Kind
+	}{
+		// Was +Inf (knownSweepBugs "pld: +Inf where finite").
+		{"below floor", 1, 0.01, 1000, 1e-15, KindRDP},
+		// The sweep's example of that entry (seed 20261122).
+		{"sweep example", 3.1861429758370785, 0.11043655823384253, 50649, 5.2179945254313834e-12, KindRDP},
+		// Was pld 1.569 > rdp 1.270 ("pld: upper above rdp").
+		{"above rdp near floor", 9.24, 0.0653, 672, 1.47e-12, KindRDP},
+		{"common regime", 1.1, 0.01, 10000, 1e-5, KindPLD},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ev := SubsampledGaussian(c.sigma, c.q, c.steps)
+			a := newPLDFor(t, ev, Options{})
+			rdp := NewRDP(nil)
+			if err := rdp.Compose(ev, 1); err != nil {
+				t.Fatal(err)
+			}
+			rdpEps, err := rdp.Epsilon(c.delta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lo, up, from, err := a.EpsilonBoundsFrom(c.delta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.IsInf(up, 1) || !(lo <= up) || up > rdpEps*(1+1e-9) {
+				t.Errorf("EpsilonBoundsFrom(%g) = [%g, %g] from %s; want finite, lower ≤ upper ≤ rdp %g", c.delta, lo, up, from, rdpEps)
+			}
+			if from != c.from {
+				t.Errorf("upper bound from %s, want %s", from, c.from)
+			}
+			e, err := a.Epsilon(c.delta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := a.Delta(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !(d <= c.delta) {
+				t.Errorf("Delta(Epsilon(%g) = %g) = %g, want ≤ δ", c.delta, e, d)
+			}
+			// Delta's upper bound is min(PLD, RDP) too.
+			dlo, dup, dfrom, err := a.DeltaBoundsFrom(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rdpD, _ := rdp.Delta(e)
+			if !(dlo <= dup) || dup > rdpD {
+				t.Errorf("DeltaBoundsFrom(%g) = [%g, %g] from %s; want lower ≤ upper ≤ rdp %g", e, dlo, dup, dfrom, rdpD)
+			}
+		})
+	}
+}
+
+// TestPLDCurveRDPFallback checks that EpsilonCurve's fast path takes the
+// RDP bound where the PLD's is +Inf, and matches Epsilon pointwise there.
+func TestPLDCurveRDPFallback(t *testing.T) {
+	a, err := NewPLD(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []int{10, 100, 1000, 1000}
+	const delta = 1e-15
+	got, err := a.EpsilonCurve(PoissonSampled{SamplingRate: 0.01, Event: Gaussian{NoiseMultiplier: 1}}, steps, delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range steps {
+		b := newPLDFor(t, SubsampledGaussian(1, 0.01, s), Options{})
+		want, err := b.Epsilon(delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.IsInf(got[i], 1) || math.Abs(got[i]-want) > 1e-6*want {
+			t.Errorf("T=%d: curve %g, Epsilon %g", s, got[i], want)
+		}
+	}
+}
+
+// The upper bound comes from the PLD at the usual δ and from RDP far
+// below it, where the PLD's own certificate is +Inf.
+func ExampleAccountant_EpsilonBoundsFrom() {
+	a, _ := NewPLD(Options{})
+	_ = a.Compose(SubsampledGaussian(1, 0.01, 1000), 1)
+	for _, delta := range []float64{1e-5, 1e-15} {
+		lo, up, from, _ := a.EpsilonBoundsFrom(delta)
+		fmt.Printf("δ = %g: %.3g ≤ ε ≤ %.3g (%s)\n", delta, lo, up, from)
+	}
+	// Output:
+	// δ = 1e-05: 1.82 ≤ ε ≤ 1.83 (pld)
+	// δ = 1e-15: 3.45 ≤ ε ≤ 5.28 (rdp)
+}
+
+// TestPLDTooLargeFallsBackToRDP: with the default grid, a composition too
+// large for the FFT cap even after coarsening was an error ("pld grid too
+// large", the long sweep at T ~ 1e8, σ < 0.4); it is now answered by RDP
+// with lower bound 0. A user-set grid still reports the error.
+func TestPLDTooLargeFallsBackToRDP(t *testing.T) {
+	// From the long sweep (DPCALC_LONG=1, seed 20261122).
+	const sigma, q, steps, delta = 0.096938416512631145, 0.0025673218549295156, 73773893, 5.8929953588763836e-24
+	ev := SubsampledGaussian(sigma, q, steps)
+	rdp := NewRDP(nil)
+	if err := rdp.Compose(ev, 1); err != nil {
+		t.Fatal(err)
+	}
+	want, err := rdp.Epsilon(delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newPLDFor(t, ev, Options{})
+	lo, up, from, err := a.EpsilonBoundsFrom(delta)
+	if err != nil || lo != 0 || from != KindRDP || !(up >= want && up <= want*(1+1e-9)) {
+		t.Errorf("EpsilonBoundsFrom = [%g, %g] from %s, %v; want [0, rdp %g] from rdp", lo, up, from, err, want)
+	}
+	if d, err := a.Delta(up); err != nil || !(d <= delta) {
+		t.Errorf("Delta(%g) = %g, %v; want ≤ %g", up, d, err, delta)
+	}
+	b := newPLDFor(t, ev, Options{GridWidth: 1e-3})
+	if _, err := b.Epsilon(delta); err == nil {
+		t.Errorf("GridWidth 1e-3: no error, want %v", errPLDTooLarge)
+	}
+}

@@ -1,0 +1,323 @@
+package pld
+
+import (
+	"math"
+)
+
+// pldPMF is a privacy loss distribution on the grid {k·h}: mass p[i] at loss
+// (lo+i)·h, plus mass inf at loss +∞. The finite part may be a
+// sub-probability (mass dropped for a lower bound).
+type pldPMF struct {
+	lo  int
+	off float64 // losses are (lo+i)·h + off
+	p   []float64
+	inf float64
+	// fallback is the P-mass the lower-bound merge had to round down.
+	fallback float64
+}
+
+// pldMergeScan is how many grid cells beyond its target the lower-bound
+// merge may extend a cell before it falls back to rounding down.
+const pldMergeScan = 8
+
+// pldRelSlack is the relative rounding slack allowed for a log-space mass or
+// tail computed from erfc, log and exp (a few hundred ulps).
+const pldRelSlack = 1e-13
+
+// pldDiscretise returns the per-step privacy loss distributions of pair on the
+// grid of width h: an upper one (dominating) and a lower one (dominated).
+// Losses beyond the truncation points (P-mass at most eta on each side)
+// are treated as described below.
+//
+// Upper ("connect the dots", Doroshenko, Ghazi, Kamath, Kumar, Manurangsi
+// 2022, "Connect the Dots: Tighter Discrete Approximations of Privacy Loss
+// Distributions", PETS, §3): the P-mass of L in each grid cell (kh, (k+1)h]
+// is split between the two ends so that both its P- and its Q-mass are
+// kept. The continuous pair is then a post-processing (merge) of the
+// discrete one, so the discrete pair dominates it, and the domination is
+// kept under composition; the error is of second order in h. Mass below
+// the lowest grid point is moved up to it, mass above the highest goes to
+// the +∞ atom (both only raise the privacy loss). Rounding in each split is
+// resolved upward by a margin that covers the float64 error of the masses.
+//
+// Lower (a merge of the output space, i.e. a post-processing, so dominated
+// by the true pair): starting from the lowest truncation point, consecutive
+// intervals of L are merged greedily so that each merged cell's loss
+// log(P(cell)/Q(cell)) is at or just above the next grid value t; its mass
+// is put at floor(loss/h)·h ≤ its loss (after subtracting the float64
+// error bound of the loss), which can only lower the privacy loss. The cell
+// containing the upper tail is merged whole, and the P-mass below the lowest
+// truncation point is dropped. Both steps only lower δ(ε) for every ε, for
+// one step and (coupling the per-step losses) for any composition.
+func pldDiscretise(pair *pldPair, h, eta float64) (up, low pldPMF) {
+	g := newPLDGrid(pair, h, eta)
+	return g.upper(), g.lower()
+}
+
+// pldGrid holds the log tails of one pair at the grid points kLo..kHi.
+type pldGrid struct {
+	pair     *pldPair
+	h        float64
+	kLo, kHi int
+	off      float64 // grid point k is at loss k·h + off
+	tl       []pldTails
+	logEta   float64 // log of the truncation mass eta
+}
+
+// at returns the loss of grid point k.
+func (gr *pldGrid) at(k int) float64 { return float64(k)*gr.h + gr.off }
+
+func newPLDGrid(pair *pldPair, h, eta float64) *pldGrid {
+	return newPLDGridOffset(pair, h, eta, 0)
+}
+
+// newPLDGridOffset is newPLDGrid on the shifted grid {k·h + off}.
+func newPLDGridOffset(pair *pldPair, h, eta, off float64) *pldGrid {
+	lLo, lHi := pair.truncation(eta)
+	kLo := int(math.Floor((lLo - off) / h))
+	kHi := int(math.Ceil((lHi - off) / h))
+	if kHi <= kLo {
+		kHi = kLo + 1
+	}
+	n := kHi - kLo
+	tl := make([]pldTails, n+1)
+	for i := range tl {
+		tl[i] = pair.tails(float64(kLo+i)*h + off)
+	}
+	return &pldGrid{pair: pair, h: h, kLo: kLo, kHi: kHi, off: off, tl: tl, logEta: math.Log(eta)}
+}
+
+// upper returns the dominating per-step distribution (see pldDiscretise).
+func (gr *pldGrid) upper() (up pldPMF) {
+	h, kLo, tl := gr.h, gr.kLo, gr.tl
+	n := gr.kHi - gr.kLo
+
+	// Upper: split cell masses.
+	up.lo, up.off = kLo, gr.off
+	up.p = make([]float64, n+1)
+	// Written with e^{−h} so that nothing overflows for coarse grids.
+	omh := -math.Expm1(-h) // 1 − e^{−h}
+	emh := math.Exp(-h)
+	var sum, comp float64
+	add := func(i int, m float64) {
+		up.p[i] += m
+		t := sum + m
+		if math.Abs(sum) >= m {
+			comp += (sum - t) + m
+		} else {
+			comp += (m - t) + sum
+		}
+		sum = t
+	}
+	add(0, math.Exp(tl[0].pH)) // mass below the grid, moved up
+	for i := 0; i < n; i++ {
+		lp, refP := pldBinMass(tl[i].pT, tl[i+1].pT, tl[i].pH, tl[i+1].pH)
+		if math.IsInf(lp, -1) {
+			continue
+		}
+		lq, refQ := pldBinMass(tl[i].qT, tl[i+1].qT, tl[i].qH, tl[i+1].qH)
+		b := gr.at(kLo + i + 1)
+		pm := math.Exp(lp)
+		// P-mass at the lower end: (e^{b}·Q(cell) − P(cell))/(e^h − 1).
+		var mLo float64
+		if !math.IsInf(lq, -1) {
+			// = (e^{b}·Q − P)/(e^h − 1), divided through by e^h; e^{a}Q ≤ P
+			// for a cell of losses above a = b − h, so this cannot overflow.
+			a := b - h
+			mLo = (math.Exp(a+lq) - pm*emh) / omh
+			errLo := pldRelSlack * (math.Exp(refP-h) + math.Exp(a+refQ) + pm*emh) / omh
+			mLo -= errLo
+		}
+		mLo = math.Max(0, math.Min(mLo, pm))
+		add(i, mLo)
+		add(i+1, pm-mLo)
+	}
+	// Mass above the top grid point goes to +∞; so does any mass the cell
+	// differences failed to account for (round-off), so that the upper
+	// distribution always has total mass ≥ 1.
+	up.inf = math.Exp(tl[n].pT) * (1 + pldRelSlack)
+	if miss := 1 - (sum + comp) + 0x1p-52; miss > up.inf {
+		up.inf = math.Min(miss, 1)
+	}
+
+	return up
+}
+
+// lower returns the dominated per-step distribution (see pldDiscretise).
+func (gr *pldGrid) lower() (low pldPMF) {
+	h, kLo, kHi, tl, pair, at := gr.h, gr.kLo, gr.kHi, gr.tl, gr.pair, gr.at
+	n := kHi - kLo
+	var ks []int
+	var ms []float64
+	put := func(k int, m float64) {
+		if m > 0 {
+			ks = append(ks, k)
+			ms = append(ms, m)
+		}
+	}
+	// putLoss puts mass m at floor(loss/h), loss already lowered by its
+	// rounding error bound.
+	putLoss := func(loss, m float64) {
+		if loss > at(kHi) {
+			loss = at(kHi) // rounding down further is still a lower bound
+		}
+		put(int(math.Floor((loss-gr.off)/h)), m)
+	}
+	a := at(kLo)
+	ta := tl[0]
+	// putTail merges the whole P-mass above a (tail values ta) into one
+	// atom at its smallest possible loss, at least a.
+	putTail := func() {
+		if math.IsInf(ta.pT, -1) {
+			return
+		}
+		loss := ta.pT - ta.qT
+		if math.IsInf(ta.qT, -1) || loss < a {
+			loss = a
+		}
+		putLoss(math.Max(loss-pldRelSlack*(1+math.Abs(loss)), a), math.Exp(ta.pT))
+	}
+	j := 1 // next grid index (into tl) above a
+	for {
+		if ta.pT <= gr.logEta {
+			// The P-mass above a is at most eta: merge it whole (as at
+			// the top of the grid below). The grid's top point bounds
+			// the q-weighted component of the remove direction only
+			// through Φ̄(z) ≤ eta, so for small q the cells above here
+			// carry far less than eta, and a root search per cell there
+			// (the bulk of the cost) would change δ by less than
+			// count·eta.
+			putTail()
+			break
+		}
+		kt := int(math.Floor((a-gr.off)/h)) + 1
+		t := at(kt)
+		// φ(b) = (merged loss of (a, b] less its rounding error) − t; it
+		// is negative for b ≤ t and increasing beyond.
+		phi := func(tb pldTails) (float64, float64) {
+			lp, refP := pldBinMass(ta.pT, tb.pT, ta.pH, tb.pH)
+			if math.IsInf(lp, -1) {
+				return math.Inf(-1), lp
+			}
+			lq, refQ := pldBinMass(ta.qT, tb.qT, ta.qH, tb.qH)
+			if math.IsInf(lq, -1) {
+				return math.Inf(1), lp
+			}
+			// Relative error of each mass is ≲ pldRelSlack·ref/mass.
+			errL := pldRelSlack * (1 + math.Exp(refP-lp) + math.Exp(refQ-lq))
+			return lp - lq - errL - t, lp
+		}
+		for j <= n && at(kLo+j) <= t {
+			j++
+		}
+		left, fl := t, math.NaN()
+		found := false
+		var fr float64
+		j0 := j
+		for ; j <= n && j < j0+pldMergeScan; j++ {
+			f, _ := phi(tl[j])
+			if f >= 0 {
+				fr, found = f, true
+				break
+			}
+			left, fl = at(kLo+j), f
+		}
+		if !found && j <= n {
+			// The cells just above t cannot lift the merged loss to t
+			// (a concentrated mass well below t, coarse grid): merge
+			// only up to the first grid point above t and round its loss
+			// down to the grid (still a lower bound, but first-order in
+			// h; EpsilonBounds refines the grid when the gap shows it).
+			tb := tl[j0]
+			if f, lp := phi(tb); !math.IsInf(lp, -1) {
+				// Every outcome in the cell has loss > a, so its merged
+				// loss does too, whatever the rounding of the masses.
+				loss := math.Max(t+f, a)
+				if math.IsInf(f, 1) {
+					loss = at(kHi)
+				}
+				putLoss(loss, math.Exp(lp))
+				low.fallback += math.Exp(lp)
+			}
+			a, ta, j = at(kLo+j0), tb, j0
+			continue
+		}
+		if !found {
+			// Merge the whole upper tail (a, ∞).
+			if !math.IsInf(ta.pT, -1) {
+				loss := ta.pT - ta.qT
+				if math.IsInf(ta.qT, -1) {
+					loss = at(kHi) // Q-mass 0: loss +∞; any value is lower
+				}
+				putLoss(math.Max(loss-pldRelSlack*(1+math.Abs(loss)), a), math.Exp(ta.pT))
+			}
+			break
+		}
+		tb, lb := tl[j], at(kLo+j)
+		if math.IsNaN(fl) {
+			if kt <= kHi {
+				fl, _ = phi(tl[kt-kLo]) // t is grid point kt > kLo
+			} else {
+				fl, _ = phi(pair.tails(t)) // a reached the top point
+			}
+		}
+		// Illinois iteration on φ, keeping a right end with φ ≥ 0, until
+		// the merged loss is within 1e-6·h above t.
+		side := 0
+		for it := 0; it < 40 && fr > 1e-6*h && fl < 0 && !math.IsInf(fr, 1); it++ {
+			var c float64
+			if math.IsInf(fl, -1) {
+				c = left + 0.5*(lb-left)
+			} else {
+				c = left + (lb-left)*(-fl)/(fr-fl)
+			}
+			if !(c > left && c < lb) {
+				break
+			}
+			tc := pair.tails(c)
+			fc, _ := phi(tc)
+			if fc >= 0 {
+				tb, lb, fr = tc, c, fc
+				if side == 1 {
+					fl /= 2
+				}
+				side = 1
+			} else {
+				left, fl = c, fc
+				if side == -1 {
+					fr /= 2
+				}
+				side = -1
+			}
+		}
+		fr, lp := phi(tb) // undo Illinois scaling
+		if !math.IsInf(lp, -1) {
+			extra := 0
+			if math.IsInf(fr, 1) {
+				extra = kHi - kt
+			} else if fr >= h {
+				extra = int(math.Floor(fr / h))
+			}
+			put(min(kt+max(extra, 0), max(kHi, kt)), math.Exp(lp))
+		}
+		a, ta = lb, tb
+		if a >= at(kHi) {
+			// Remaining tail above the grid.
+			putTail()
+			break
+		}
+	}
+	if len(ks) > 0 {
+		kmin, kmax := ks[0], ks[0]
+		for _, k := range ks {
+			kmin = min(kmin, k)
+			kmax = max(kmax, k)
+		}
+		low.lo, low.off = kmin, gr.off
+		low.p = make([]float64, kmax-kmin+1)
+		for i, k := range ks {
+			low.p[k-kmin] += ms[i]
+		}
+	}
+	return low
+}

@@ -1,0 +1,93 @@
+package calibrate
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/gaussian"
+	"github.com/dpcalc/dpcalc/internal/logmath"
+)
+
+// AnalyticGaussianSigma returns the smallest noise standard deviation σ for
+// which the Gaussian mechanism with L2 sensitivity sensitivity is
+// (eps, delta)-DP, i.e. gaussian.Delta(σ, sensitivity, eps) ≤ delta (Balle
+// and Wang 2018, Theorem 8 and Algorithm 1; here found by bisection on
+// log σ instead of their reparametrisation).
+//
+// The returned σ is the upper end of a bisection bracket of relative width
+// 1e-12 and is re-checked against delta before it is returned, so it errs
+// toward more noise. eps must be finite and > 0, delta in (0, 1) and
+// sensitivity finite and > 0.
+func AnalyticGaussianSigma(eps, delta, sensitivity float64) (float64, error) {
+	if err := accounting.CheckEpsilon(eps); err != nil {
+		return 0, err
+	}
+	if err := accounting.CheckDelta(delta); err != nil {
+		return 0, err
+	}
+	if err := gaussian.CheckSensitivity(sensitivity); err != nil {
+		return 0, err
+	}
+	logDelta := logmath.Log(delta)
+	// Work with s = σ/Δ; δ is decreasing in s.
+	ok := func(s float64) bool { return gaussian.LogDelta(s, 1, eps) <= logDelta }
+	lo, hi := 1.0, 1.0
+	for i := 0; ok(lo); i++ {
+		if i > 2000 {
+			return 0, fmt.Errorf("calibrate: no sigma bracket for eps = %g, delta = %g", eps, delta)
+		}
+		hi = lo
+		lo /= 2
+	}
+	for i := 0; !ok(hi); i++ {
+		if i > 2000 {
+			return 0, fmt.Errorf("calibrate: no sigma bracket for eps = %g, delta = %g", eps, delta)
+		}
+		lo = hi
+		hi *= 2
+	}
+	// Invariant: !ok(lo), ok(hi).
+	for hi-lo > 1e-12*hi {
+		mid := lo + (hi-lo)/2
+		if mid <= lo || mid >= hi {
+			break
+		}
+		if ok(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	sigma := hi * sensitivity
+	// Re-check after scaling by the sensitivity; step up if rounding of the
+	// product lost the property.
+	for i := 0; gaussian.LogDelta(sigma, sensitivity, eps) > logDelta; i++ {
+		if i > 100 {
+			return 0, fmt.Errorf("calibrate: sigma re-check failed for eps = %g, delta = %g", eps, delta)
+		}
+		sigma = math.Nextafter(sigma, math.Inf(1)) * (1 + 1e-15)
+	}
+	return sigma, nil
+}
+
+// ClassicGaussianSigma returns the classical calibration
+// σ = Δ·√(2 ln(1.25/δ))/ε of the Gaussian mechanism (Dwork and Roth 2014,
+// "The Algorithmic Foundations of Differential Privacy", Theorem A.1).
+//
+// The theorem assumes ε < 1; for ε ≥ 1 the value is still returned, as in
+// the literature, but it is not a proven (ε, δ) guarantee there (compare
+// AnalyticGaussianSigma, which is exact for every ε). eps must be finite and
+// > 0, delta in (0, 1) and sensitivity finite and > 0.
+func ClassicGaussianSigma(eps, delta, sensitivity float64) (float64, error) {
+	if err := accounting.CheckEpsilon(eps); err != nil {
+		return 0, err
+	}
+	if err := accounting.CheckDelta(delta); err != nil {
+		return 0, err
+	}
+	if err := gaussian.CheckSensitivity(sensitivity); err != nil {
+		return 0, err
+	}
+	return sensitivity * math.Sqrt(2*(math.Log(1.25)-logmath.Log(delta))) / eps, nil
+}
