@@ -87,4 +87,3 @@ func Delta(sigma, sensitivity, eps float64) (float64, error) {
 	}
 	return math.Exp(LogDelta(sigma, sensitivity, eps)), nil
 }
-
