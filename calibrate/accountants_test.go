@@ -20,23 +20,23 @@ func TestSigmaRoundTripEveryAccountant(t *testing.T) {
 		n = 1
 	}
 	for _, k := range accounting.Kinds {
-		newAcc := func() (accounting.Accountant, error) { return registry.New(k, registry.Options{}) }
+		newAcc := func() (accounting.Method, error) { return registry.New(k, registry.Options{}) }
 		for i := 0; i < n; i++ {
 			eps := math.Exp(rng.Float64()*math.Log(20/0.2)) * 0.2 // [0.2, 20]
 			q := math.Pow(10, -2.5*rng.Float64())                 // [3e-3, 1]
 			steps := 10 + rng.IntN(3000)
 			delta := math.Pow(10, -4-4*rng.Float64())
 			tr := Training{SamplingRate: q, Steps: steps}
-			r, err := Sigma(newAcc, tr, eps, delta, Options{RelTol: 1e-6})
+			r, err := Sigma(t.Context(), newAcc, tr, eps, delta, Options{RelTol: 1e-6})
 			if err != nil {
 				t.Errorf("%s ε=%g δ=%g q=%g T=%d: %v", k, eps, delta, q, steps, err)
 				continue
 			}
-			got, err := Epsilon(newAcc, tr.Event(r.X), delta)
+			got, err := Epsilon(t.Context(), newAcc, tr.Event(r.X), delta)
 			if err != nil || got > eps {
 				t.Errorf("%s: ε(σ=%g) = %g, %v; want ≤ %g", k, r.X, got, err, eps)
 			}
-			below, _ := Epsilon(newAcc, tr.Event(r.X*(1-1e-4)), delta)
+			below, _ := Epsilon(t.Context(), newAcc, tr.Event(r.X*(1-1e-4)), delta)
 			if below <= eps && r.Status != AtLowerBound {
 				t.Errorf("%s ε=%g δ=%g q=%g T=%d: σ=%g not tight: ε(σ(1−1e-4)) = %g ≤ target", k, eps, delta, q, steps, r.X, below)
 			}
@@ -64,8 +64,9 @@ func TestAbadiSection51(t *testing.T) {
 	}
 	for _, tt := range tests {
 		steps, _ := StepsForEpochs(tt.epochs, 0.01)
-		got, err := Epsilon(func() (accounting.Accountant, error) { return registry.New(tt.kind, tt.opt) },
+		got, err := Epsilon(t.Context(), func() (accounting.Method, error) { return registry.New(tt.kind, tt.opt) },
 			accounting.SubsampledGaussian(4, 0.01, steps), 1e-5)
+
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,10 +16,10 @@ func BenchmarkSigma(b *testing.B) {
 	tr := Training{SamplingRate: 0.01, Steps: 10000}
 	for _, k := range accounting.Kinds {
 		b.Run(string(k), func(b *testing.B) {
-			newAcc := func() (accounting.Accountant, error) { return registry.New(k, registry.Options{}) }
+			newAcc := func() (accounting.Method, error) { return registry.New(k, registry.Options{}) }
 			evals := 0
 			for b.Loop() {
-				r, err := Sigma(newAcc, tr, 1, 1e-5, Options{})
+				r, err := Sigma(b.Context(), newAcc, tr, 1, 1e-5, Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -37,9 +37,9 @@ func BenchmarkEpsilon(b *testing.B) {
 	ev := accounting.SubsampledGaussian(4, 0.01, 10000)
 	for _, k := range accounting.Kinds {
 		b.Run(string(k), func(b *testing.B) {
-			newAcc := func() (accounting.Accountant, error) { return registry.New(k, registry.Options{}) }
+			newAcc := func() (accounting.Method, error) { return registry.New(k, registry.Options{}) }
 			for b.Loop() {
-				e, err := Epsilon(newAcc, ev, 1e-5)
+				e, err := Epsilon(b.Context(), newAcc, ev, 1e-5)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,6 +1,7 @@
 package calibrate
 
 import (
+	"context"
 	"errors"
 	"math"
 	"testing"
@@ -28,17 +29,18 @@ func (a *gaussAcc) Compose(e accounting.Event, count int) error {
 	a.rho += float64(count*n) / (2 * g.NoiseMultiplier * g.NoiseMultiplier)
 	return nil
 }
-func (a *gaussAcc) Epsilon(delta float64) (float64, error) {
+func (a *gaussAcc) Supports(accounting.Step) error { return nil }
+func (a *gaussAcc) Epsilon(_ context.Context, delta float64) (float64, error) {
 	return a.rho + 2*math.Sqrt(a.rho*math.Log(1/delta)), nil
 }
-func (a *gaussAcc) Delta(eps float64) (float64, error) {
+func (a *gaussAcc) Delta(_ context.Context, eps float64) (float64, error) {
 	if eps < a.rho {
 		return 1, nil
 	}
 	return math.Exp(-(eps - a.rho) * (eps - a.rho) / (4 * a.rho)), nil
 }
 
-func newGauss() (accounting.Accountant, error) { return &gaussAcc{}, nil }
+func newGauss() (accounting.Method, error) { return &gaussAcc{}, nil }
 
 // sigmaExact inverts ε = ρ + 2√(ρL), L = log 1/δ, ρ = T/(2σ²):
 // √ρ = −√L + √(L + ε), so σ = √(T/2) / √ρ.
@@ -62,7 +64,7 @@ func TestSigmaClosedForm(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			want := sigmaExact(tt.eps, tt.delta, tt.steps)
-			r, err := Sigma(newGauss, Training{SamplingRate: 0.5, Steps: tt.steps}, tt.eps, tt.delta, Options{})
+			r, err := Sigma(t.Context(), newGauss, Training{SamplingRate: 0.5, Steps: tt.steps}, tt.eps, tt.delta, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +89,7 @@ func TestSigmaClosedForm(t *testing.T) {
 func TestSigmaUnreachable(t *testing.T) {
 	// ε ≥ ρ for every σ, so with ρ ≥ T/(2·1e12) a tiny ε at huge T is
 	// unreachable within σ ≤ 1e6.
-	_, err := Sigma(newGauss, Training{SamplingRate: 1, Steps: 1 << 40}, 1e-3, 1e-5, Options{})
+	_, err := Sigma(t.Context(), newGauss, Training{SamplingRate: 1, Steps: 1 << 40}, 1e-3, 1e-5, Options{})
 	if !errors.Is(err, ErrUnreachable) {
 		t.Fatalf("err = %v, want ErrUnreachable", err)
 	}
@@ -106,7 +108,7 @@ func TestSigmaBadInput(t *testing.T) {
 		{"eps", Training{0.1, 10}, -1, 1e-5, "eps"},
 		{"delta", Training{0.1, 10}, 1, 1, "delta"},
 	} {
-		_, err := Sigma(newGauss, tc.tr, tc.eps, tc.delta, Options{})
+		_, err := Sigma(t.Context(), newGauss, tc.tr, tc.eps, tc.delta, Options{})
 		var pe *accounting.ParamError
 		if !errors.As(err, &pe) || pe.Name != tc.param {
 			t.Errorf("%s: err = %v, want ParamError for %s", tc.name, err, tc.param)
@@ -121,14 +123,14 @@ func TestMaxSteps(t *testing.T) {
 	l := math.Log(1 / delta)
 	sr := -math.Sqrt(l) + math.Sqrt(l+eps)
 	want := int(math.Floor(2 * sigma * sigma * sr * sr))
-	got, err := MaxSteps(newGauss, sigma, 0.1, eps, delta, 1<<40)
+	got, err := MaxSteps(t.Context(), newGauss, sigma, 0.1, eps, delta, 1<<40)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got != want {
 		t.Errorf("MaxSteps = %d, want %d", got, want)
 	}
-	if got, _ := MaxSteps(newGauss, 0.01, 0.1, 0.1, delta, 100); got != 0 {
+	if got, _ := MaxSteps(t.Context(), newGauss, 0.01, 0.1, 0.1, delta, 100); got != 0 {
 		t.Errorf("MaxSteps with tiny σ = %d, want 0", got)
 	}
 }
@@ -204,24 +206,24 @@ func TestSmallestMonotoneStep(t *testing.T) {
 
 func TestEpsilonCurveMatchesPointwise(t *testing.T) {
 	steps := []int{1, 10, 10, 300, 4000}
-	got, err := EpsilonCurve(newGauss, 2, 0.1, steps, 1e-5)
+	got, err := EpsilonCurve(t.Context(), newGauss, 2, 0.1, steps, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, s := range steps {
-		want, _ := Epsilon(newGauss, accounting.SubsampledGaussian(2, 0.1, s), 1e-5)
+		want, _ := Epsilon(t.Context(), newGauss, accounting.SubsampledGaussian(2, 0.1, s), 1e-5)
 		if math.Abs(got[i]-want) > 1e-12*want {
 			t.Errorf("steps %d: curve %g, pointwise %g", s, got[i], want)
 		}
 	}
-	if _, err := EpsilonCurve(newGauss, 2, 0.1, []int{5, 3}, 1e-5); err == nil {
+	if _, err := EpsilonCurve(t.Context(), newGauss, 2, 0.1, []int{5, 3}, 1e-5); err == nil {
 		t.Error("unsorted steps accepted")
 	}
 }
 
 func TestSigmaCurve(t *testing.T) {
 	eps := []float64{0.1, 0.5, 1, 5, 10}
-	rs, err := SigmaCurve(newGauss, Training{SamplingRate: 0.01, Steps: 20000}, eps, 1e-4, Options{})
+	rs, err := SigmaCurve(t.Context(), newGauss, Training{SamplingRate: 0.01, Steps: 20000}, eps, 1e-4, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 // plainAccountant hides every optional interface of the accountant it
 // wraps, so that EpsilonCurve takes the generic incremental path.
-type plainAccountant struct{ accounting.Accountant }
+type plainAccountant struct{ accounting.Method }
 
 // TestEpsilonCurvePLD: with KindPLD EpsilonCurve takes the accountant's
 // fast curve. Each value must lie in [lower, upper·(1 + 1%)] of a fresh
@@ -20,8 +20,8 @@ type plainAccountant struct{ accounting.Accountant }
 func TestEpsilonCurvePLD(t *testing.T) {
 	const sigma, q, delta = 1.1, 0.02, 1e-6
 	steps := []int{1, 5, 50, 50, 400, 1500}
-	pld := func() (accounting.Accountant, error) { return registry.New(accounting.KindPLD, registry.Options{}) }
-	plain := func() (accounting.Accountant, error) {
+	pld := func() (accounting.Method, error) { return registry.New(accounting.KindPLD, registry.Options{}) }
+	plain := func() (accounting.Method, error) {
 		a, err := pld()
 		return plainAccountant{a}, err
 	}
@@ -30,11 +30,11 @@ func TestEpsilonCurvePLD(t *testing.T) {
 	} else if _, ok := a.(accounting.CurveReporter); !ok {
 		t.Fatal("pld accountant is not a CurveReporter")
 	}
-	fast, err := EpsilonCurve(pld, sigma, q, steps, delta)
+	fast, err := EpsilonCurve(t.Context(), pld, sigma, q, steps, delta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow, err := EpsilonCurve(plain, sigma, q, steps, delta)
+	slow, err := EpsilonCurve(t.Context(), plain, sigma, q, steps, delta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestEpsilonCurvePLD(t *testing.T) {
 		if err := a.Compose(step, s); err != nil {
 			t.Fatal(err)
 		}
-		lo, up, err := a.(accounting.BoundsReporter).EpsilonBounds(delta)
+		lo, up, err := a.(accounting.BoundsReporter).EpsilonBounds(t.Context(), delta)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,9 +63,9 @@ func TestEpsilonCurvePLD(t *testing.T) {
 // TestEpsilonCurvePLDBadSteps: unsorted or non-positive steps are errors on
 // the fast path as on the generic one.
 func TestEpsilonCurvePLDBadSteps(t *testing.T) {
-	pld := func() (accounting.Accountant, error) { return registry.New(accounting.KindPLD, registry.Options{}) }
+	pld := func() (accounting.Method, error) { return registry.New(accounting.KindPLD, registry.Options{}) }
 	for _, steps := range [][]int{{3, 2}, {0, 4}, {-5}} {
-		if got, err := EpsilonCurve(pld, 2, 0.01, steps, 1e-5); err == nil {
+		if got, err := EpsilonCurve(t.Context(), pld, 2, 0.01, steps, 1e-5); err == nil {
 			t.Errorf("steps %v: got %v, want an error", steps, got)
 		}
 	}

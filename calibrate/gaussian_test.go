@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/gaussian"
 	"github.com/dpcalc/dpcalc/internal/testref"
 )
@@ -156,7 +157,7 @@ func TestGaussianBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := tt.f()
-			var pe *ParamError
+			var pe *accounting.ParamError
 			if !errors.As(err, &pe) || pe.Name != tt.param {
 				t.Errorf("err = %v, want ParamError for %s", err, tt.param)
 			}

@@ -258,18 +258,23 @@ func (a *fakeAcc) add(e accounting.Event, mult, q float64) error {
 }
 
 func (a *fakeAcc) Compose(e accounting.Event, count int) error { return a.add(e, float64(count), 1) }
-func (a *fakeAcc) Epsilon(delta float64) (float64, error) {
+func (a *fakeAcc) Supports(accounting.Step) error              { return nil }
+func (a *fakeAcc) Epsilon(_ context.Context, delta float64) (float64, error) {
 	return a.rho + 2*math.Sqrt(a.rho*math.Log(1/delta)), nil
 }
-func (a *fakeAcc) Delta(eps float64) (float64, error) { return 0, errors.New("fake: no delta") }
+func (a *fakeAcc) Delta(_ context.Context, eps float64) (float64, error) {
+	return 0, errors.New("fake: no delta")
+}
 
 type fakePLD struct{ fakeAcc }
 
-func (a *fakePLD) EpsilonBounds(delta float64) (float64, float64, error) {
+func (a *fakePLD) EpsilonBounds(ctx context.Context, delta float64) (float64, float64, error) {
 	e, _ := a.Epsilon(ctx, delta)
 	return 0.9 * e, e, nil
 }
-func (a *fakePLD) DeltaBounds(float64) (float64, float64, error) { return 0, 0, errors.New("fake") }
+func (a *fakePLD) DeltaBounds(context.Context, float64) (float64, float64, error) {
+	return 0, 0, errors.New("fake")
+}
 
 func newFake(k accounting.Kind, _ registry.Options) (accounting.Method, error) {
 	scale := map[accounting.Kind]float64{

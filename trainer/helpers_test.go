@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -77,14 +78,16 @@ func (a *zcdpTestAccountant) Compose(e accounting.Event, n int) error {
 	return nil
 }
 
-func (a *zcdpTestAccountant) Epsilon(delta float64) (float64, error) {
+func (a *zcdpTestAccountant) Supports(accounting.Step) error { return nil }
+
+func (a *zcdpTestAccountant) Epsilon(_ context.Context, delta float64) (float64, error) {
 	return a.rho + 2*math.Sqrt(a.rho*math.Log(1/delta)), nil
 }
 
-func (a *zcdpTestAccountant) Delta(eps float64) (float64, error) {
+func (a *zcdpTestAccountant) Delta(_ context.Context, eps float64) (float64, error) {
 	return 0, fmt.Errorf("not implemented")
 }
 
-func newTestAccountant() accounting.Accountant { return new(zcdpTestAccountant) }
+func newTestAccountant() accounting.Method { return new(zcdpTestAccountant) }
 
 func u64(v uint64) *uint64 { return &v }

@@ -329,8 +329,8 @@ func TestRunEventMatchesLedger(t *testing.T) {
 	if err := res.Ledger.Replay(b); err != nil {
 		t.Fatal(err)
 	}
-	ea, _ := a.Epsilon(1e-5)
-	eb, _ := b.Epsilon(1e-5)
+	ea, _ := a.Epsilon(t.Context(), 1e-5)
+	eb, _ := b.Epsilon(t.Context(), 1e-5)
 	if ea != eb || res.Steps != 12 {
 		t.Errorf("RunEvent ε %g, ledger ε %g, steps %d (want equal, 12)", ea, eb, res.Steps)
 	}
