@@ -55,6 +55,12 @@ func Audit(ctx context.Context, e accounting.Event, claimed Epsilons, gridWidth 
 	if err != nil {
 		return AuditResult{}, err
 	}
+	if math.IsNaN(lo) || lo < 0 {
+		lo = 0 // 0 is always a valid lower bound
+	}
+	if math.IsNaN(hi) {
+		hi = math.Inf(1) // +Inf is always a valid upper bound
+	}
 	r := AuditResult{Claimed: claimed, Lower: lo, Upper: hi, Verdict: Undetermined}
 	switch {
 	case hi <= claimed.Epsilon:

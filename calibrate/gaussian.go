@@ -18,7 +18,8 @@ import (
 // The returned σ is the upper end of a bisection bracket of relative width
 // 1e-12 and is re-checked against delta before it is returned, so it errs
 // toward more noise. eps must be finite and > 0, delta in (0, 1) and
-// sensitivity finite and > 0.
+// sensitivity finite and > 0; a σ beyond the largest float64 is an error
+// matching ErrUnreachable.
 func AnalyticGaussianSigma(eps, delta, sensitivity float64) (float64, error) {
 	if err := accounting.CheckEpsilon(eps); err != nil {
 		return 0, err
@@ -60,6 +61,9 @@ func AnalyticGaussianSigma(eps, delta, sensitivity float64) (float64, error) {
 		}
 	}
 	sigma := hi * sensitivity
+	if math.IsInf(sigma, 1) {
+		return 0, sigmaOverflow(eps, delta, sensitivity)
+	}
 	// Re-check after scaling by the sensitivity; step up if rounding of the
 	// product lost the property.
 	for i := 0; gaussian.LogDelta(sigma, sensitivity, eps) > logDelta; i++ {
@@ -78,7 +82,8 @@ func AnalyticGaussianSigma(eps, delta, sensitivity float64) (float64, error) {
 // The theorem assumes ε < 1; for ε ≥ 1 the value is still returned, as in
 // the literature, but it is not a proven (ε, δ) guarantee there (compare
 // AnalyticGaussianSigma, which is exact for every ε). eps must be finite and
-// > 0, delta in (0, 1) and sensitivity finite and > 0.
+// > 0, delta in (0, 1) and sensitivity finite and > 0; a σ beyond the
+// largest float64 is an error matching ErrUnreachable.
 func ClassicGaussianSigma(eps, delta, sensitivity float64) (float64, error) {
 	if err := accounting.CheckEpsilon(eps); err != nil {
 		return 0, err
@@ -89,5 +94,15 @@ func ClassicGaussianSigma(eps, delta, sensitivity float64) (float64, error) {
 	if err := gaussian.CheckSensitivity(sensitivity); err != nil {
 		return 0, err
 	}
-	return sensitivity * math.Sqrt(2*(math.Log(1.25)-logmath.Log(delta))) / eps, nil
+	sigma := sensitivity * math.Sqrt(2*(math.Log(1.25)-logmath.Log(delta))) / eps
+	if math.IsInf(sigma, 1) {
+		return 0, sigmaOverflow(eps, delta, sensitivity)
+	}
+	return sigma, nil
+}
+
+// sigmaOverflow is the error for a σ beyond the largest float64.
+func sigmaOverflow(eps, delta, sensitivity float64) error {
+	return fmt.Errorf("%w: σ for ε = %g, δ = %g, sensitivity = %g exceeds the largest float64 (%g)",
+		ErrUnreachable, eps, delta, sensitivity, math.MaxFloat64)
 }

@@ -66,7 +66,7 @@ type Options struct {
 	// PlanOnly stops after the accounting tables and the plan: no training,
 	// no training tables (Report.Plan says what a real run would do).
 	PlanOnly bool
-	// NewAccountant makes accountants; nil means accounting.New. Tests
+	// NewAccountant makes accounting methods; nil means registry.New. Tests
 	// inject closed-form accountants here.
 	NewAccountant func(accounting.Kind, registry.Options) (accounting.Method, error)
 	// OnPlan, if set, is called once the training plan and its estimated

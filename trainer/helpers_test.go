@@ -88,6 +88,6 @@ func (a *zcdpTestAccountant) Delta(_ context.Context, eps float64) (float64, err
 	return 0, fmt.Errorf("not implemented")
 }
 
-func newTestAccountant() accounting.Method { return new(zcdpTestAccountant) }
+func newTestAccountant() (accounting.Method, error) { return new(zcdpTestAccountant), nil }
 
 func u64(v uint64) *uint64 { return &v }

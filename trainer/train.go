@@ -23,7 +23,7 @@ type Options struct {
 	Progress func(Progress)
 	// NewAccountant returns a fresh accountant. Required when
 	// Config.TargetEpsilon > 0; if set, Progress and Result report ε spent.
-	NewAccountant func() accounting.Method
+	NewAccountant func() (accounting.Method, error)
 	// ReportDelta is the δ at which ε spent is reported; default
 	// Config.TargetDelta, else 1e-5.
 	ReportDelta float64
@@ -253,7 +253,10 @@ func (t *Trainer) learningRate(step int) float64 {
 // epsilonAfter returns ε(δ) of the ledger followed by extra more steps,
 // from a fresh accountant.
 func (t *Trainer) epsilonAfter(ctx context.Context, extra int, delta float64) (float64, error) {
-	acc := t.opts.NewAccountant()
+	acc, err := t.opts.NewAccountant()
+	if err != nil {
+		return 0, err
+	}
 	if err := t.ledger.Replay(acc); err != nil {
 		return 0, err
 	}

@@ -322,7 +322,7 @@ func TestRunEventMatchesLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	dc := cfg.WithDefaults(train.N)
-	a, b := newTestAccountant(), newTestAccountant()
+	a, b := new(zcdpTestAccountant), new(zcdpTestAccountant)
 	if err := a.Compose(dc.RunEvent(train.N), 1); err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/calibrate"
@@ -69,14 +71,30 @@ func (c *AuditCmd) Run(e *env) error {
 		}
 	} else {
 		fmt.Fprintf(e.stdout, "claim: (ε = %g, δ = %g) for σ = %g, q = %g, T = %d steps (%g epochs)\n", c.Eps, c.Delta, c.Sigma, c.Q, steps, out.Epochs)
-		fmt.Fprintf(e.stdout, "true ε at δ lies in [%.6g, %.6g] (pld, certified)\n", res.Lower, res.Upper)
+		fmt.Fprintf(e.stdout, "true ε at δ %s (pld, certified)\n", fmtInterval(res.Lower, res.Upper))
 		fmt.Fprintf(e.stdout, "verdict: %s\n", res.Verdict)
 		if err := e.print(out.Accountants, true, "eps"); err != nil {
 			return err
 		}
 	}
 	if res.Verdict != calibrate.Holds {
-		return &exitError{code: 1, err: fmt.Errorf("audit: claim %s: true ε in [%.6g, %.6g], claimed %g", res.Verdict, res.Lower, res.Upper, c.Eps)}
+		return &exitError{code: 1, err: fmt.Errorf("audit: claim %s: true ε %s, claimed %g", res.Verdict, fmtInterval(res.Lower, res.Upper), c.Eps)}
 	}
 	return nil
+}
+
+// fmtInterval says where a certified interval [lo, hi] lies: "lies in
+// [lo, hi]", with "no finite bound" for an infinite upper end, or "is
+// unbounded" when lo is infinite (never "+Inf").
+func fmtInterval(lo, hi float64) string {
+	if math.IsInf(lo, 1) {
+		return "is unbounded"
+	}
+	end := func(x float64) string {
+		if math.IsInf(x, 1) {
+			return "no finite bound"
+		}
+		return strconv.FormatFloat(x, 'g', 6, 64)
+	}
+	return "lies in [" + end(lo) + ", " + end(hi) + "]"
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"math"
 
 	"github.com/dpcalc/dpcalc/accounting"
@@ -43,15 +44,19 @@ func (c *GaussianCmd) Run(e *env) error {
 	}
 	r := gaussianResult{Epsilon: c.Eps, Delta: c.Delta, Sensitivity: c.Sensitivity, SigmaExact: exact, Version: versionString()}
 	classic, err := calibrate.ClassicGaussianSigma(c.Eps, c.Delta, c.Sensitivity)
-	if err != nil {
+	switch {
+	case errors.Is(err, calibrate.ErrUnreachable):
+		r.Note = "classic σ exceeds the largest float64"
+	case err != nil:
 		return flagErr(err)
-	}
-	r.SigmaClassic = ptr(classic)
-	if d, err := gaussian.Delta(classic, c.Sensitivity, c.Eps); err == nil {
-		r.DeltaClassic = ptr(d)
+	default:
+		r.SigmaClassic = ptr(classic)
+		if d, err := gaussian.Delta(classic, c.Sensitivity, c.Eps); err == nil {
+			r.DeltaClassic = ptr(d)
+		}
 	}
 	if c.Eps >= 1 {
-		r.Note = "classic bound proved only for ε < 1 (Dwork–Roth Thm A.1)"
+		r.Note = joinNotes(r.Note, "classic bound proved only for ε < 1 (Dwork–Roth Thm A.1)")
 	}
 	if e.json {
 		return writeJSON(e.stdout, r)
@@ -60,6 +65,6 @@ func (c *GaussianCmd) Run(e *env) error {
 	t.Header("calibration", "σ", "exact δ at that σ", "note")
 	dExact, _ := gaussian.Delta(exact, c.Sensitivity, c.Eps)
 	t.Append("analytic (Balle–Wang 2018)", fmtG(exact), fmtG(dExact), "smallest σ with δ(ε) ≤ target")
-	t.Append("classic (Dwork–Roth A.1)", fmtG(classic), fmtPtr(r.DeltaClassic), r.Note)
+	t.Append("classic (Dwork–Roth A.1)", fmtPtr(r.SigmaClassic), fmtPtr(r.DeltaClassic), r.Note)
 	return t.Render()
 }

@@ -118,13 +118,7 @@ func (c *TrainCmd) Run(e *env) error {
 	}
 
 	kind := accounting.Kind(c.Acct)
-	newAcc := func() accounting.Method {
-		a, err := registry.New(kind, registry.Options{})
-		if err != nil {
-			panic(err) // kind was validated by kong's enum and is built in
-		}
-		return a
-	}
+	newAcc := func() (accounting.Method, error) { return registry.New(kind, registry.Options{}) }
 	if c.Method != "np" {
 		if _, err := registry.New(kind, registry.Options{}); err != nil {
 			return err
@@ -149,7 +143,7 @@ func (c *TrainCmd) Run(e *env) error {
 			return &exitError{code: 2, err: err}
 		}
 		res, err := calibrate.SigmaFor(e.ctx,
-			func() (accounting.Method, error) { return newAcc(), nil },
+			newAcc,
 			func(s float64) accounting.Event { b := base; b.NoiseMultiplier = s; return b.RunEvent(train.N) },
 			c.Eps, c.Delta, calibrate.Options{})
 
