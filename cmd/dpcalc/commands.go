@@ -56,17 +56,32 @@ func (a *accountantFlags) kinds() ([]accounting.Kind, error) {
 	return []accounting.Kind{k}, nil
 }
 
+func (a *accountantFlags) options() registry.Options {
+	return registry.Options{PLDGridWidth: a.PLDGrid, ACAmplification: advcomp.Amplification(a.ACSampling)}
+}
+
 func (a *accountantFlags) factory(k accounting.Kind) calibrate.Factory {
-	opt := registry.Options{PLDGridWidth: a.PLDGrid, ACAmplification: advcomp.Amplification(a.ACSampling)}
+	opt := a.options()
 	return func() (accounting.Method, error) { return registry.New(k, opt) }
 }
 
-// note returns the warning printed beside k's numbers, if any.
+// note returns the warning printed beside k's numbers, if any: a
+// procedure's caveat, or what an accountant's bound leaves out.
 func (a *accountantFlags) note(k accounting.Kind) string {
-	if k == accounting.KindAC && a.ACSampling == string(advcomp.AmplificationLinear) {
-		return "Abadi §3.1 linear-sampling reading: not a proven bound"
+	if m, err := a.factory(k)(); err == nil {
+		if c := registry.Caveat(m); c != "" {
+			return c
+		}
 	}
-	return notes[k]
+	if k == accounting.KindZCDP {
+		return "no amplification by sampling in zCDP: sound, loose when q < 1"
+	}
+	return ""
+}
+
+// procedural reports whether k, with these flags, is a procedure.
+func (a *accountantFlags) procedural(k accounting.Kind) bool {
+	return registry.Procedural(k, a.options())
 }
 
 func (a *accountantFlags) check() error {
@@ -247,14 +262,6 @@ func (c *EpochsCmd) Run(e *env) error {
 		rows = append(rows, r)
 	}
 	return e.print(rows, c.Accountant == "all", "epochs")
-}
-
-// notes flags accountants whose numbers are not certified upper bounds (see
-// testdata/composition/READINGS.md for the evidence).
-var notes = map[accounting.Kind]string{
-	accounting.KindZCDP:    "no amplification by sampling in zCDP: sound, loose when q < 1",
-	accounting.KindDPDAC:   "DPD paper's procedure: not a proven bound in general",
-	accounting.KindDPDZCDP: "DPD paper's procedure: not a valid privacy bound",
 }
 
 func joinNotes(a, b string) string {

@@ -27,16 +27,20 @@ type row struct {
 	Delta        float64  `json:"delta"`
 	Lambda       *float64 `json:"lambda,omitempty"`
 	Note         string   `json:"note,omitempty"`
-	Error        string   `json:"error,omitempty"`
-	Version      string   `json:"version"`
+	// Procedure marks a published procedure whose numbers are not proven
+	// bounds (Note gives the caveat).
+	Procedure bool   `json:"procedure,omitempty"`
+	Error     string `json:"error,omitempty"`
+	Version   string `json:"version"`
 }
 
 func (a *accountantFlags) newRow(k accounting.Kind, q float64, steps int) row {
 	return row{
 		Accountant: string(k), Q: q, Steps: steps,
-		Epochs:  calibrate.EpochsForSteps(steps, q),
-		Note:    a.note(k),
-		Version: versionString(),
+		Epochs:    calibrate.EpochsForSteps(steps, q),
+		Note:      a.note(k),
+		Procedure: a.procedural(k),
+		Version:   versionString(),
 	}
 }
 
