@@ -1,0 +1,731 @@
+// Package query answers one dpcalc computation described by the CLI's flag
+// names, without the CLI: it is what the web calculator (web/wasm) runs. A
+// Request is a command (sigma, eps, delta, epochs, audit, curve-epochs,
+// curve-sigma) and raw flag values as typed; Run validates them in the
+// order the CLI does, with the CLI's messages, and computes the same rows
+// through the same calibrate and registry calls, so that the page and
+// `dpcalc … --json` print identical numbers (query_test.go checks this
+// against the binary).
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"runtime/debug"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/advcomp"
+	"github.com/dpcalc/dpcalc/accounting/registry"
+	"github.com/dpcalc/dpcalc/calibrate"
+)
+
+// Commands are the values of Request.Cmd, in the order the page lists them.
+var Commands = []string{"eps", "delta", "sigma", "epochs", "audit", "curve-epochs", "curve-sigma"}
+
+// kind of a flag's value, as kong decodes it.
+type kind int
+
+const (
+	kFloat kind = iota
+	kInt
+	kString
+)
+
+type flagSpec struct {
+	name     string
+	kind     kind
+	required bool
+	def      string
+	enum     []string // checked after decoding, as kong's enum tag
+}
+
+var (
+	accountantEnum = []string{"ma", "rdp", "zcdp", "ac", "dpd-ac", "dpd-zcdp", "pld", "all"}
+	samplingEnum   = []string{"log", "linear"}
+)
+
+func fl(name string) flagSpec        { return flagSpec{name: name, kind: kFloat} }
+func req(name string) flagSpec       { return flagSpec{name: name, kind: kFloat, required: true} }
+func def(name, d string) flagSpec    { return flagSpec{name: name, kind: kFloat, def: d} }
+func intDef(name, d string) flagSpec { return flagSpec{name: name, kind: kInt, def: d} }
+func enum(name, d string, e []string) flagSpec {
+	return flagSpec{name: name, kind: kString, def: d, enum: e}
+}
+
+// length and accountant flags, in the CLI structs' field order.
+var (
+	lengthSpecs     = []flagSpec{req("q"), fl("epochs"), {name: "steps", kind: kInt}}
+	accountantSpecs = []flagSpec{enum("accountant", "rdp", accountantEnum), fl("pld-grid"), enum("ac-sampling", "log", samplingEnum)}
+	curveSpecs      = []flagSpec{{name: "accountant", kind: kString, def: "ma,ac,pld"}, fl("pld-grid"), enum("ac-sampling", "log", samplingEnum), intDef("points", "400")}
+)
+
+func cat(parts ...[]flagSpec) []flagSpec {
+	var out []flagSpec
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// specs are each command's flags in the order of the CLI's struct fields;
+// it is also the order of the command line Args builds.
+var specs = map[string][]flagSpec{
+	"sigma":        cat([]flagSpec{req("eps"), def("delta", "1e-5")}, lengthSpecs, accountantSpecs, []flagSpec{def("tol", "1e-6")}),
+	"eps":          cat([]flagSpec{req("sigma"), def("delta", "1e-5")}, lengthSpecs, accountantSpecs),
+	"delta":        cat([]flagSpec{req("sigma"), req("eps")}, lengthSpecs, accountantSpecs),
+	"epochs":       cat([]flagSpec{req("sigma"), req("q"), req("eps"), def("delta", "1e-5")}, accountantSpecs, []flagSpec{intDef("max-steps", "1000000000")}),
+	"audit":        cat([]flagSpec{req("sigma"), req("eps"), def("delta", "1e-5")}, lengthSpecs, []flagSpec{fl("pld-grid")}),
+	"curve-epochs": cat([]flagSpec{req("sigma"), req("q"), def("delta", "1e-5"), def("from", "1"), def("to", "400")}, curveSpecs),
+	"curve-sigma":  cat([]flagSpec{def("delta", "1e-5"), {name: "eps", kind: kString, def: "0.1:10"}}, lengthSpecs, curveSpecs),
+}
+
+// Flags returns the flag names cmd takes, in command-line order, or nil for
+// an unknown command.
+func Flags(cmd string) []string {
+	var out []string
+	for _, s := range specs[cmd] {
+		out = append(out, s.name)
+	}
+	return out
+}
+
+// Request is one computation: a command and the raw value of each flag
+// given, keyed by the CLI's flag name without dashes ("sigma", "pld-grid").
+// A flag that is absent or empty takes the CLI's default.
+type Request struct {
+	Cmd   string
+	Flags map[string]string
+}
+
+// Parse reads a URL query string such as
+// "cmd=eps&sigma=4&q=0.01&epochs=100&delta=1e-5&accountant=all". Empty
+// values and keys the command does not take are dropped (the page keeps
+// fields of other commands in its form, not in the computation); a
+// missing cmd means eps.
+func Parse(rawQuery string) (Request, error) {
+	v, err := url.ParseQuery(strings.TrimPrefix(rawQuery, "?"))
+	if err != nil {
+		return Request{}, fmt.Errorf("invalid query string: %v", err)
+	}
+	r := Request{Cmd: v.Get("cmd"), Flags: map[string]string{}}
+	if r.Cmd == "" {
+		r.Cmd = "eps"
+	}
+	for _, s := range specs[r.Cmd] {
+		if x := v.Get(s.name); x != "" {
+			r.Flags[s.name] = x
+		}
+	}
+	return r, nil
+}
+
+// Args returns the CLI arguments equivalent to r (without "dpcalc" and
+// --json): the command words, then each given flag in the CLI's order.
+func (r Request) Args() []string {
+	args := strings.Split(r.Cmd, "-")
+	if !strings.HasPrefix(r.Cmd, "curve-") {
+		args = []string{r.Cmd}
+	}
+	for _, s := range specs[r.Cmd] {
+		if x, ok := r.Flags[s.name]; ok && x != "" {
+			args = append(args, "--"+s.name, x)
+		}
+	}
+	return args
+}
+
+// CommandLine is Args as a shell command line starting with "dpcalc".
+func (r Request) CommandLine() string {
+	parts := []string{"dpcalc"}
+	for _, a := range r.Args() {
+		parts = append(parts, shellQuote(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_.,:+=/@%", c)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Row is one accountant's answer: the CLI's JSON row, field for field.
+type Row struct {
+	Accountant   string   `json:"accountant"`
+	Sigma        float64  `json:"sigma"`
+	Q            float64  `json:"q"`
+	Steps        int      `json:"steps"`
+	Epochs       float64  `json:"epochs"`
+	Epsilon      *float64 `json:"epsilon"`
+	EpsilonLower *float64 `json:"epsilon_lower,omitempty"`
+	EpsilonUpper *float64 `json:"epsilon_upper,omitempty"`
+	Delta        float64  `json:"delta"`
+	Lambda       *float64 `json:"lambda,omitempty"`
+	Note         string   `json:"note,omitempty"`
+	Procedure    bool     `json:"procedure,omitempty"`
+	Error        string   `json:"error,omitempty"`
+	Version      string   `json:"version"`
+}
+
+// Audit is `dpcalc audit --json`'s object.
+type Audit struct {
+	Sigma        float64           `json:"sigma"`
+	Q            float64           `json:"q"`
+	Steps        int               `json:"steps"`
+	Epochs       float64           `json:"epochs"`
+	Claimed      float64           `json:"claimed_epsilon"`
+	Delta        float64           `json:"delta"`
+	EpsilonLower *float64          `json:"epsilon_lower"`
+	EpsilonUpper *float64          `json:"epsilon_upper"`
+	Verdict      calibrate.Verdict `json:"verdict"`
+	Accountants  []Row             `json:"accountants"`
+	Version      string            `json:"version"`
+}
+
+// CurvePoint is one point of a curve.
+type CurvePoint struct {
+	Epochs  float64  `json:"epochs"`
+	Steps   int      `json:"steps"`
+	Epsilon *float64 `json:"epsilon"`
+	Sigma   float64  `json:"sigma,omitempty"`
+}
+
+// CurveSeries is one accountant's curve.
+type CurveSeries struct {
+	Accountant string       `json:"accountant"`
+	Points     []CurvePoint `json:"points,omitempty"`
+	Error      string       `json:"error,omitempty"`
+}
+
+// Curve is `dpcalc curve epochs|sigma --json`'s object.
+type Curve struct {
+	Curve   string        `json:"curve"`
+	Sigma   float64       `json:"sigma,omitempty"`
+	Q       float64       `json:"q"`
+	Delta   float64       `json:"delta"`
+	Steps   int           `json:"steps,omitempty"`
+	Epochs  float64       `json:"epochs,omitempty"`
+	Series  []CurveSeries `json:"series"`
+	Version string        `json:"version"`
+}
+
+// Result is the answer to a Request. Exactly one of Error, Rows, Audit and
+// Curve is set. Exit is the CLI's exit code for the same arguments: 0, 1
+// (a row failed, or the audit's claim does not hold) or 2 (bad input).
+type Result struct {
+	Cmd     string `json:"cmd"`
+	Command string `json:"command"`
+	// Error is the CLI's one-line message for bad input; Flag names the
+	// flag it is about ("" when it is about the command as a whole).
+	Error string `json:"error,omitempty"`
+	Flag  string `json:"flag,omitempty"`
+	// All: the CLI prints Rows as an array (--accountant all), otherwise
+	// as the single object Rows[0].
+	All   bool   `json:"all,omitempty"`
+	Rows  []Row  `json:"rows,omitempty"`
+	Audit *Audit `json:"audit,omitempty"`
+	Curve *Curve `json:"curve,omitempty"`
+	Exit  int    `json:"exit"`
+}
+
+// inputError is bad input about one flag.
+type inputError struct {
+	flag, msg string
+}
+
+func (e *inputError) Error() string { return e.msg }
+
+func bad(flag, format string, args ...any) error {
+	return &inputError{flag: flag, msg: fmt.Sprintf(format, args...)}
+}
+
+// paramErr turns a library ParamError into the CLI's message naming the
+// flag (the CLI's flagErr when flag is "", checkFlag otherwise).
+func paramErr(flag string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *accounting.ParamError
+	if errors.As(err, &pe) {
+		if flag == "" {
+			flag = pe.Name
+		}
+		return bad(flag, "invalid --%s: %g, want %s", flag, pe.Value, pe.Want)
+	}
+	return err
+}
+
+// Version is what the rows' "version" field says: the module version
+// when built from one, else "dev" (the CLI's rule without its ldflags).
+func Version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// vals are the decoded flag values.
+type vals struct {
+	f   map[string]float64
+	i   map[string]int
+	s   map[string]string
+	set map[string]bool
+}
+
+// decode mirrors kong's parse: values decoded in command-line order, then
+// the epochs/steps exclusion, the enums and the required flags.
+func decode(r Request) (vals, error) {
+	v := vals{f: map[string]float64{}, i: map[string]int{}, s: map[string]string{}, set: map[string]bool{}}
+	sp, ok := specs[r.Cmd]
+	if !ok {
+		return v, bad("cmd", "invalid cmd: %q, want one of %s", r.Cmd, strings.Join(Commands, ", "))
+	}
+	for _, s := range sp {
+		raw, given := r.Flags[s.name]
+		if given && raw == "" {
+			given = false
+		}
+		v.set[s.name] = given
+		if !given {
+			raw = s.def
+		}
+		switch s.kind {
+		case kFloat:
+			if raw == "" {
+				continue
+			}
+			x, err := strconv.ParseFloat(raw, 64)
+			if err != nil {
+				return v, bad(s.name, "--%s: expected a float but got %q (string)", s.name, raw)
+			}
+			v.f[s.name] = x
+		case kInt:
+			if raw == "" {
+				continue
+			}
+			x, err := strconv.ParseInt(raw, 0, 64)
+			if err != nil || x != int64(int(x)) {
+				return v, bad(s.name, "--%s: expected a valid 64 bit int but got %q", s.name, raw)
+			}
+			v.i[s.name] = int(x)
+		case kString:
+			v.s[s.name] = raw
+		}
+	}
+	if v.set["epochs"] && v.set["steps"] {
+		return v, bad("steps", "--epochs and --steps can't be used together")
+	}
+	for _, s := range sp {
+		if s.enum == nil {
+			continue
+		}
+		found := false
+		for _, e := range s.enum {
+			found = found || e == v.s[s.name]
+		}
+		if !found {
+			q := make([]string, len(s.enum))
+			for i, e := range s.enum {
+				q[i] = strconv.Quote(e)
+			}
+			return v, bad(s.name, "--%s must be one of %s but got %q", s.name, strings.Join(q, ","), v.s[s.name])
+		}
+	}
+	var missing []string
+	first := ""
+	for _, s := range sp {
+		if s.required && !v.set[s.name] {
+			missing = append(missing, "--"+s.name+"=FLOAT-64")
+			if first == "" {
+				first = s.name
+			}
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return v, bad(first, "missing flags: %s", strings.Join(missing, ", "))
+	}
+	return v, nil
+}
+
+// Run computes r. It never panics on any input; ctx cancels the work (the
+// Result then says "interrupted").
+func Run(ctx context.Context, r Request) Result {
+	res := Result{Cmd: r.Cmd, Command: r.CommandLine()}
+	err := run(ctx, r, &res)
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		res.Rows, res.Audit, res.Curve, res.All = nil, nil, nil, false
+		res.Error = strings.ReplaceAll(err.Error(), "\n", " ")
+		var ie *inputError
+		switch {
+		case errors.As(err, &ie):
+			res.Flag, res.Exit = ie.flag, 2
+		case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+			res.Error, res.Exit = "interrupted: "+ctx.Err().Error(), 130
+		default:
+			res.Exit = 1
+		}
+		return res
+	}
+	for _, row := range res.Rows {
+		if row.Error != "" {
+			res.Exit = 1
+		}
+	}
+	if res.Audit != nil && res.Audit.Verdict != calibrate.Holds {
+		res.Exit = 1
+	}
+	if res.Curve != nil {
+		for _, s := range res.Curve.Series {
+			if s.Error != "" {
+				res.Exit = 1
+			}
+		}
+	}
+	return res
+}
+
+func run(ctx context.Context, r Request, res *Result) error {
+	v, err := decode(r)
+	if err != nil {
+		return err
+	}
+	switch r.Cmd {
+	case "sigma":
+		return runSigma(ctx, v, res)
+	case "eps":
+		return privacyAt(ctx, v, res, paramErr("delta", accounting.CheckDelta(v.f["delta"])), v.f["delta"], 0)
+	case "delta":
+		return privacyAt(ctx, v, res, paramErr("eps", accounting.CheckEpsilon(v.f["eps"])), 0, v.f["eps"])
+	case "epochs":
+		return runEpochs(ctx, v, res)
+	case "audit":
+		return runAudit(ctx, v, res)
+	case "curve-epochs":
+		return runCurveEpochs(ctx, v, res)
+	case "curve-sigma":
+		return runCurveSigma(ctx, v, res)
+	}
+	return bad("cmd", "invalid cmd: %q", r.Cmd)
+}
+
+// steps is the CLI's lengthFlags.steps.
+func (v vals) steps() (int, error) {
+	q, epochs, steps := v.f["q"], v.f["epochs"], v.i["steps"]
+	if err := paramErr("", accounting.CheckSamplingRate(q)); err != nil {
+		return 0, err
+	}
+	switch {
+	case steps != 0 && epochs != 0:
+		return 0, bad("steps", "give --epochs or --steps, not both")
+	case steps != 0:
+		if steps < 1 {
+			return 0, bad("steps", "invalid --steps: %d, want an integer >= 1", steps)
+		}
+		return steps, nil
+	case epochs != 0 || math.IsNaN(epochs):
+		t, err := calibrate.StepsForEpochs(epochs, q)
+		return t, paramErr("", err)
+	}
+	return 0, bad("epochs", "missing --epochs or --steps: give the training length")
+}
+
+// accountants are the CLI's accountantFlags.
+type accountants struct {
+	name       string
+	pldGrid    float64
+	acSampling string
+}
+
+func (v vals) accountants() accountants {
+	return accountants{name: v.s["accountant"], pldGrid: v.f["pld-grid"], acSampling: v.s["ac-sampling"]}
+}
+
+func (a accountants) check() error {
+	if a.pldGrid != 0 && (!(a.pldGrid > 0) || a.pldGrid > 1 || math.IsInf(a.pldGrid, 0)) {
+		return bad("pld-grid", "invalid --pld-grid: %g, want in (0, 1]", a.pldGrid)
+	}
+	return nil
+}
+
+func (a accountants) kinds() ([]accounting.Kind, error) {
+	if a.name == "all" {
+		return accounting.Kinds, nil
+	}
+	k, err := accounting.ParseKind(a.name)
+	if err != nil {
+		return nil, bad("accountant", "invalid --accountant: %q, want one of ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld, all", a.name)
+	}
+	return []accounting.Kind{k}, nil
+}
+
+func (a accountants) options() registry.Options {
+	return registry.Options{PLDGridWidth: a.pldGrid, ACAmplification: advcomp.Amplification(a.acSampling)}
+}
+
+func (a accountants) factory(k accounting.Kind) calibrate.Factory {
+	opt := a.options()
+	return func() (accounting.Method, error) { return registry.New(k, opt) }
+}
+
+func (a accountants) note(k accounting.Kind) string {
+	if m, err := a.factory(k)(); err == nil {
+		if c := registry.Caveat(m); c != "" {
+			return c
+		}
+	}
+	if k == accounting.KindZCDP {
+		return "no amplification by sampling in zCDP: sound, loose when q < 1"
+	}
+	return ""
+}
+
+func (a accountants) newRow(k accounting.Kind, q float64, steps int) Row {
+	return Row{
+		Accountant: string(k), Q: q, Steps: steps,
+		Epochs:    calibrate.EpochsForSteps(steps, q),
+		Note:      a.note(k),
+		Procedure: registry.Procedural(k, a.options()),
+		Version:   Version(),
+	}
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func runSigma(ctx context.Context, v vals, res *Result) error {
+	steps, err := v.steps()
+	if err != nil {
+		return err
+	}
+	eps, delta, tol := v.f["eps"], v.f["delta"], v.f["tol"]
+	a := v.accountants()
+	if err := firstErr(paramErr("eps", accounting.CheckEpsilon(eps)), paramErr("delta", accounting.CheckDelta(delta))); err != nil {
+		return err
+	}
+	if !(tol > 0 && tol < 0.1) {
+		return bad("tol", "invalid --tol: %g, want in (0, 0.1)", tol)
+	}
+	if err := a.check(); err != nil {
+		return err
+	}
+	kinds, err := a.kinds()
+	if err != nil {
+		return err
+	}
+	q := v.f["q"]
+	for _, k := range kinds {
+		r := a.newRow(k, q, steps)
+		s, err := calibrate.Sigma(ctx, a.factory(k), calibrate.Training{SamplingRate: q, Steps: steps}, eps, delta, calibrate.Options{RelTol: tol})
+		if err != nil {
+			r.Error = err.Error()
+		} else {
+			r.Sigma = s.X
+			r.fill(ctx, a.factory(k), delta, 0)
+		}
+		res.Rows = append(res.Rows, r)
+	}
+	res.All = a.name == "all"
+	return nil
+}
+
+// privacyAt is the CLI's privacyAt: ε at delta when delta > 0, else δ at eps.
+func privacyAt(ctx context.Context, v vals, res *Result, extra error, delta, eps float64) error {
+	steps, err := v.steps()
+	if err != nil {
+		return err
+	}
+	a := v.accountants()
+	sigma := v.f["sigma"]
+	if err := firstErr(paramErr("sigma", accounting.CheckNoiseMultiplier(sigma)), extra, a.check()); err != nil {
+		return err
+	}
+	kinds, err := a.kinds()
+	if err != nil {
+		return err
+	}
+	for _, k := range kinds {
+		r := a.newRow(k, v.f["q"], steps)
+		r.Sigma = sigma
+		r.fill(ctx, a.factory(k), delta, eps)
+		res.Rows = append(res.Rows, r)
+	}
+	res.All = a.name == "all"
+	return nil
+}
+
+func runEpochs(ctx context.Context, v vals, res *Result) error {
+	sigma, q, eps, delta, limit := v.f["sigma"], v.f["q"], v.f["eps"], v.f["delta"], v.i["max-steps"]
+	a := v.accountants()
+	if err := firstErr(
+		paramErr("sigma", accounting.CheckNoiseMultiplier(sigma)),
+		paramErr("q", accounting.CheckSamplingRate(q)),
+		paramErr("eps", accounting.CheckEpsilon(eps)),
+		paramErr("delta", accounting.CheckDelta(delta)),
+		a.check(),
+	); err != nil {
+		return err
+	}
+	if limit < 1 {
+		return bad("max-steps", "invalid --max-steps: %d, want >= 1", limit)
+	}
+	kinds, err := a.kinds()
+	if err != nil {
+		return err
+	}
+	for _, k := range kinds {
+		n, err := calibrate.MaxSteps(ctx, a.factory(k), sigma, q, eps, delta, limit)
+		r := a.newRow(k, q, n)
+		r.Sigma = sigma
+		switch {
+		case err != nil:
+			r.Error = err.Error()
+		case n == 0:
+			r.Note = "not even one step fits the budget"
+			r.Delta = delta
+		default:
+			r.fill(ctx, a.factory(k), delta, 0)
+			if n == limit {
+				r.Note = "search limit reached: more steps may fit (raise --max-steps)"
+			}
+		}
+		res.Rows = append(res.Rows, r)
+	}
+	res.All = a.name == "all"
+	return nil
+}
+
+func runAudit(ctx context.Context, v vals, res *Result) error {
+	steps, err := v.steps()
+	if err != nil {
+		return err
+	}
+	sigma, q, eps, delta := v.f["sigma"], v.f["q"], v.f["eps"], v.f["delta"]
+	a := accountants{pldGrid: v.f["pld-grid"]}
+	if err := firstErr(
+		paramErr("sigma", accounting.CheckNoiseMultiplier(sigma)),
+		paramErr("eps", accounting.CheckEpsilon(eps)),
+		paramErr("delta", accounting.CheckDelta(delta)),
+		a.check(),
+	); err != nil {
+		return err
+	}
+	ar, err := calibrate.Audit(ctx, accounting.SubsampledGaussian(sigma, q, steps), calibrate.Epsilons{Epsilon: eps, Delta: delta}, a.pldGrid)
+	if err != nil {
+		return err
+	}
+	out := &Audit{
+		Sigma: sigma, Q: q, Steps: steps, Epochs: float64(steps) * q,
+		Claimed: eps, Delta: delta, EpsilonLower: finitePtr(ar.Lower), EpsilonUpper: finitePtr(ar.Upper),
+		Verdict: ar.Verdict, Version: Version(),
+	}
+	for _, k := range accounting.Kinds {
+		r := a.newRow(k, q, steps)
+		r.Sigma = sigma
+		r.fill(ctx, a.factory(k), delta, 0)
+		out.Accountants = append(out.Accountants, r)
+	}
+	res.Audit = out
+	return nil
+}
+
+func ptr(x float64) *float64 { return &x }
+
+func finitePtr(x float64) *float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return nil
+	}
+	return &x
+}
+
+func joinNotes(a, b string) string {
+	if a == "" {
+		return b
+	}
+	if b == "" {
+		return a
+	}
+	return strings.TrimSuffix(a, ".") + "; " + b
+}
+
+// fill is the CLI's row.fill: compose the run into a fresh accountant and
+// answer ε at delta (delta > 0) or δ at eps.
+func (r *Row) fill(ctx context.Context, newAcc calibrate.Factory, delta, eps float64) {
+	acc, err := newAcc()
+	if err == nil {
+		err = acc.Compose(accounting.SubsampledGaussian(r.Sigma, r.Q, r.Steps), 1)
+	}
+	if err != nil {
+		r.Error = err.Error()
+		return
+	}
+	if delta > 0 {
+		r.Delta = delta
+		var e float64
+		switch a := acc.(type) {
+		case accounting.BoundsReporter:
+			lo, hi, err2 := a.EpsilonBounds(ctx, delta)
+			e, err = hi, err2
+			if err == nil {
+				r.EpsilonLower, r.EpsilonUpper = finitePtr(lo), finitePtr(hi)
+			}
+		case accounting.OrderReporter:
+			var l float64
+			e, l, err = a.EpsilonAndOrder(ctx, delta)
+			if err == nil && !math.IsInf(e, 0) {
+				r.Lambda = ptr(l)
+			}
+		default:
+			e, err = acc.Epsilon(ctx, delta)
+		}
+		if err != nil {
+			r.Error = err.Error()
+			return
+		}
+		r.Epsilon = finitePtr(e)
+		if r.Epsilon == nil {
+			r.Note = joinNotes(r.Note, "no finite ε bound at this δ")
+		}
+		return
+	}
+	r.Epsilon = ptr(eps)
+	var d float64
+	switch a := acc.(type) {
+	case accounting.OrderReporter:
+		var l float64
+		d, l, err = a.DeltaAndOrder(ctx, eps)
+		if err == nil && d < 1 {
+			r.Lambda = ptr(l)
+		}
+	default:
+		d, err = acc.Delta(ctx, eps)
+	}
+	if err != nil {
+		r.Error = err.Error()
+		return
+	}
+	r.Delta = d
+}
