@@ -56,6 +56,7 @@ type CLI struct {
 	Data     DataCmd     `cmd:"" help:"Fetch and verify the training data sets."`
 	Moments  MomentsCmd  `cmd:"" help:"Log moments log E1, log E2 and α(λ) of the subsampled Gaussian (Abadi et al. eqs. 3-4)."`
 	Repro    ReproCmd    `cmd:"" name:"reproduce" help:"Reproduce the papers' tables and figures (Abadi, DPD, DPVD) with our numbers beside theirs."`
+	Serve    ServeCmd    `cmd:"" help:"Serve the web calculator (built by scripts/build-web.sh) on a local address."`
 }
 
 // exitError carries an exit code with a message.
