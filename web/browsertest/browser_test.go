@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -611,6 +612,18 @@ func TestPage(t *testing.T) {
 	d.exec(&restarts, `return window.dpcalcRunners.main.restarts;`)
 	t.Logf("main thread answered a script in %v while a long query ran; main worker restarts: %d", mainThread, restarts)
 
+	if shot := os.Getenv("DPCALC_WEB_SCREENSHOT"); shot != "" {
+		// A picture of the issue's example for a human to look at.
+		d.navigate(h.url + "?cmd=eps&sigma=1.2&q=0.00256&epochs=50&delta=1e-10&accountant=all")
+		h.settle()
+		h.checkCurves("screenshot")
+		var png string
+		json.Unmarshal(d.call("GET", "/screenshot", nil), &png)
+		b, err := base64.StdEncoding.DecodeString(png)
+		if err != nil || os.WriteFile(shot, b, 0o644) != nil {
+			t.Errorf("screenshot: %v", err)
+		}
+	}
 	t.Logf("largest relative difference from the native (amd64 assembly math) CLI: %g (%s)", h.maxRel, h.maxRelAt)
 	h.measure()
 }
@@ -635,15 +648,16 @@ func (h *harness) measure() {
 	zw.Close()
 	t.Logf("main.wasm: %d bytes raw, %d bytes gzip -9", len(wasm), gz.Len())
 
-	const n = 7
+	const n = 15
 	for _, qs := range []string{
 		"cmd=eps&sigma=4&q=0.01&epochs=100&delta=1e-5",
+		"cmd=eps&sigma=1.2&q=0.00256&epochs=50&delta=1e-10&accountant=pld",
 		"cmd=eps&sigma=4&q=0.01&epochs=100&delta=1e-5&accountant=pld",
 		"cmd=eps&sigma=4&q=0.01&epochs=100&delta=1e-5&accountant=all",
 	} {
 		req, _ := query.Parse(qs)
 		var inWasm, roundTrip, native, process []float64
-		for i := 0; i < n; i++ {
+		for i := -1; i < n; i++ { // i = -1 warms up and is not counted
 			var r struct {
 				Result struct {
 					Ms    float64 `json:"ms"`
@@ -655,17 +669,20 @@ func (h *harness) measure() {
 			if r.Result.Error != "" {
 				t.Fatalf("%s: %s", qs, r.Result.Error)
 			}
-			inWasm = append(inWasm, r.Result.Ms)
-			roundTrip = append(roundTrip, r.RoundTripMs)
-
 			t0 := time.Now()
 			query.Run(t.Context(), req)
-			native = append(native, float64(time.Since(t0).Microseconds())/1000)
+			nat := float64(time.Since(t0).Microseconds()) / 1000
 
 			t0 = time.Now()
 			var out any
 			h.cli(&out, req.Args())
-			process = append(process, float64(time.Since(t0).Microseconds())/1000)
+			proc := float64(time.Since(t0).Microseconds()) / 1000
+			if i >= 0 {
+				inWasm = append(inWasm, r.Result.Ms)
+				roundTrip = append(roundTrip, r.RoundTripMs)
+				native = append(native, nat)
+				process = append(process, proc)
+			}
 		}
 		w, nat := median(inWasm), median(native)
 		t.Logf("MEASURE %s | wasm %.1f ms (worker round trip %.1f ms) | native internal/query %.1f ms | dpcalc process %.1f ms | wasm/native %.2f",

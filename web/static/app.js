@@ -267,6 +267,11 @@ function clearPlots() {
   $("plot-sigma").innerHTML = "";
 }
 
+// round3 spells x with three significant digits (curve ranges need no more).
+function round3(x) {
+  return String(Number(x.toPrecision(3)));
+}
+
 function curveAccountants(s) {
   const a = s.accountant || "rdp";
   if (a === "all") return "all";
@@ -290,7 +295,7 @@ function requestCurves(s, res, rows) {
   const E = ok.epochs > 0 ? ok.epochs : 100;
   const ce = {
     cmd: "curve-epochs", sigma: String(ok.sigma), q: String(ok.q), delta,
-    from: String(Math.max(E / 50, ok.q)), to: String(2 * E), ...common, points: "60",
+    from: round3(Math.max(E / 50, ok.q)), to: round3(2 * E), ...common, points: "60",
   };
   let target = Number(s.eps);
   if (s.cmd === "eps" || s.cmd === "audit") {
@@ -300,7 +305,7 @@ function requestCurves(s, res, rows) {
   const curveStates = [ce];
   if (target > 0 && isFinite(target) && ok.steps > 0) {
     curveStates.push({
-      cmd: "curve-sigma", delta, eps: `${target / 10}:${target * 10}`, q: String(ok.q),
+      cmd: "curve-sigma", delta, eps: `${round3(target / 10)}:${round3(target * 10)}`, q: String(ok.q),
       steps: String(ok.steps), ...common, points: "16",
     });
   }
