@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // cliBin is the dpcalc binary TestMain builds, the reference every Result
@@ -127,6 +128,14 @@ var queries = []string{
 	"cmd=curve-epochs&sigma=1.1&q=0.01&to=20&points=5&accountant=all",
 	"cmd=curve-sigma&q=0.01&epochs=10&eps=0.5:8&points=6",
 	"cmd=curve-sigma&q=0.01&steps=500&eps=1,2,4&accountant=rdp,pld",
+	// The CLI's edge reproductions: extreme σ answers, never panics.
+	"cmd=eps&sigma=1e308&q=0.01&epochs=10&accountant=all",
+	"cmd=delta&sigma=1e308&q=0.01&epochs=10&eps=1&accountant=all",
+	"cmd=epochs&sigma=1e308&q=0.01&eps=1&max-steps=1000000&accountant=all",
+	"cmd=audit&sigma=1.7976931348623157e308&q=0.01&epochs=10&eps=1",
+	"cmd=curve-epochs&sigma=1e308&q=0.01&to=10&points=3&accountant=ma,rdp,pld",
+	"cmd=eps&sigma=1e-160&q=0.01&steps=1000&accountant=pld",
+	"cmd=epochs&sigma=1e-200&q=0.01&eps=0.1&accountant=all",
 	// Bad input: the CLI's messages, exit code 2.
 	"cmd=eps&sigma=-1&q=0.01&epochs=10",
 	"cmd=eps&sigma=abc&q=0.01&epochs=10",
@@ -193,6 +202,30 @@ func TestMatchesCLI(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzParseRun: any query string gets a Result that encodes as JSON (no
+// panic, no NaN or Inf) and an error names a flag. Runs are bounded by a
+// context deadline; a run cut short reports "interrupted".
+func FuzzParseRun(f *testing.F) {
+	for _, qs := range queries {
+		f.Add(qs)
+	}
+	f.Fuzz(func(t *testing.T, qs string) {
+		req, err := Parse(qs)
+		if err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		res := Run(ctx, req)
+		if _, err := json.Marshal(res); err != nil {
+			t.Fatalf("%s: %v", qs, err)
+		}
+		if res.Exit == 2 && (res.Error == "" || res.Flag == "") {
+			t.Fatalf("%s: exit 2 with error %q about flag %q", qs, res.Error, res.Flag)
+		}
+	})
 }
 
 func TestParseAndCommandLine(t *testing.T) {

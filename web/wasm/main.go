@@ -9,6 +9,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"syscall/js"
 	"time"
 
@@ -22,8 +23,16 @@ type answer struct {
 }
 
 // run answers one query string as JSON. A Result that cannot be encoded
-// (a non-finite float the CLI would print as null) becomes an error.
-func run(qs string) string {
+// (a non-finite float the CLI would print as null) becomes an error, and
+// so does a panic: the worker, and with it the page, must stay alive for
+// the next query.
+func run(qs string) (out string) {
+	defer func() {
+		if r := recover(); r != nil {
+			b, _ := json.Marshal(map[string]any{"error": fmt.Sprintf("internal error (please report): %v", r), "exit": 1})
+			out = string(b)
+		}
+	}()
 	start := time.Now()
 	var res query.Result
 	req, err := query.Parse(qs)
