@@ -207,6 +207,7 @@ let lastResult = null;
 function clearErrors() {
   for (const el of document.querySelectorAll(".err")) el.textContent = "";
   for (const el of document.querySelectorAll(".field.bad")) el.classList.remove("bad");
+  for (const el of document.querySelectorAll("[aria-invalid]")) el.removeAttribute("aria-invalid");
   $("error").textContent = "";
 }
 
@@ -235,6 +236,7 @@ function render(s, res, ms) {
     if (field && !field.classList.contains("hidden")) {
       field.classList.add("bad");
       $("err-" + res.flag).textContent = res.error;
+      if ($(res.flag)) $(res.flag).setAttribute("aria-invalid", "true");
     } else {
       $("error").textContent = res.error;
     }
