@@ -18,12 +18,12 @@ import (
 // ReproCmd regenerates the papers' tables and figures with our numbers
 // beside theirs.
 type ReproCmd struct {
-	Paper   string  `name:"paper" default:"all" enum:"abadi,dpd,dpvd,all" help:"Paper: abadi, dpd, dpvd or all (default: ${default})."`
-	Profile string  `name:"profile" default:"quick" enum:"tiny,quick,full" help:"tiny (DIGITS, 1 epoch: seconds), quick (every table, ≤ 15 min on 2 cores), full (papers' epochs, 10 runs) (default: ${default})."`
-	Out     string  `name:"out" default:"results" placeholder:"DIR" help:"Output directory for tables, figures and the cache of finished cells (default: ${default})."`
+	Paper   string  `name:"paper" default:"all" enum:"abadi,dpd,dpvd,all" help:"Paper: abadi, dpd, dpvd or all."`
+	Profile string  `name:"profile" default:"quick" enum:"tiny,quick,full" help:"tiny (DIGITS, 1 epoch: seconds), quick (every table, ≤ 15 min on 2 cores), full (papers' epochs, 10 runs)."`
+	Out     string  `name:"out" default:"results" placeholder:"DIR" help:"Output directory for tables, figures and the cache of finished cells."`
 	DataDir string  `name:"data-dir" placeholder:"DIR" help:"MNIST directory, or a parent with mnist/ (default: $DPCALC_DATA_DIR/mnist)."`
-	Seed    uint64  `name:"seed" default:"1" help:"Seed of the first run of every cell; run r uses seed+r (default: ${default})."`
-	PLDGrid float64 `name:"pld-grid" help:"Discretisation width of the pld accountant (default: adaptive)."`
+	Seed    uint64  `name:"seed" default:"1" help:"Seed of the first run of every cell; run r uses seed+r."`
+	PLDGrid float64 `name:"pld-grid" placeholder:"WIDTH" help:"Discretisation width of the pld accountant (default: adaptive)."`
 	Quiet   bool    `name:"quiet" help:"No plan or progress lines on stderr."`
 	Plan    bool    `name:"plan" help:"Print the plan (runs, cached, expected wall time) and stop before training."`
 
