@@ -156,7 +156,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	parser, err := kong.New(&cli,
 		kong.Name("dpcalc"),
 		kong.Description("Differential privacy calculator: noise, training length and privacy cost."),
-		kong.Vars{"version": "dpcalc " + versionString()},
+		kong.Vars{"version": "dpcalc " + versionString(), "datadir": defaultDirRule},
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { exited = c; panic(exitSentinel{}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
