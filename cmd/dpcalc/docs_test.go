@@ -302,3 +302,63 @@ func TestParseDocExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmeGoProgram compiles and runs the README's Go program (the first
+// ```go block, a complete package main) and compares what it prints with
+// the ```text block after it. The program is placed into the module with
+// `go run -overlay`, so it builds against this checkout's packages without
+// writing into the source tree.
+func TestReadmeGoProgram(t *testing.T) {
+	path := filepath.Join("..", "..", "README.md")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	start := strings.Index(doc, "```go\n")
+	if start < 0 {
+		t.Fatal("README.md has no ```go block")
+	}
+	start += len("```go\n")
+	end := start + strings.Index(doc[start:], "```\n")
+	prog := doc[start:end]
+	outStart := strings.Index(doc[end+4:], "```text\n")
+	if outStart < 0 {
+		t.Fatal("README.md has no ```text block after its Go program")
+	}
+	outStart += end + 4 + len("```text\n")
+	outEnd := outStart + strings.Index(doc[outStart:], "```\n")
+	want := doc[outStart:outEnd]
+
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	overlay := filepath.Join(dir, "overlay.json")
+	target := filepath.Join(root, "internal", "readmeexample", "main.go")
+	js := fmt.Sprintf(`{"Replace": {%q: %q}}`, target, src)
+	if err := os.WriteFile(overlay, []byte(js), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "run", "-overlay", overlay, "./internal/readmeexample")
+	cmd.Dir = root
+	got, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's Go program does not run: %v\n%s", err, got)
+	}
+	if string(got) == want {
+		return
+	}
+	if *updateDocs || os.Getenv("DPCALC_UPDATE_DOCS") == "1" {
+		if err := os.WriteFile(path, []byte(doc[:outStart]+string(got)+doc[outEnd:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("the README's Go program prints\n%s\nthe README says\n%s", got, want)
+}
