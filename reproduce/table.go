@@ -58,7 +58,7 @@ func (t *Table) add(cells ...string) {
 // Markdown renders the table, its notes and verdict as Markdown.
 func (t *Table) Markdown() []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "### %s\n\n", t.Title)
+	fmt.Fprintf(&b, "## %s\n\n", t.Title)
 	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 	b.WriteString("|")
 	for _, c := range t.Columns {
