@@ -197,7 +197,7 @@ func (c *CurveSigmaCmd) Run(e *env) error {
 	res := curveResult{Curve: "sigma", Q: c.Q, Delta: c.Delta, Steps: steps, Epochs: calibrate.EpochsForSteps(steps, c.Q), Version: versionString()}
 	chart := &plotting.Chart{
 		Title:  fmt.Sprintf("σ vs ε (q = %g, T = %d steps, δ = %g)", c.Q, steps, c.Delta),
-		XLabel: fmt.Sprintf("target ε at δ = %g", c.Delta), YLabel: "noise multiplier σ (noise std / sensitivity)", LogX: true, LogY: true,
+		XLabel: fmt.Sprintf("target ε at δ = %g", c.Delta), YLabel: "add/remove σ (noise std / sensitivity)", LogX: true, LogY: true,
 	}
 	tr := calibrate.Training{SamplingRate: c.Q, Steps: steps}
 	for _, k := range kinds {
@@ -211,11 +211,27 @@ func (c *CurveSigmaCmd) Run(e *env) error {
 				ys[i] = r.X
 				s.Points = append(s.Points, curvePoint{Epochs: res.Epochs, Steps: steps, Epsilon: ptr(targets[i]), Sigma: r.X})
 			}
-			chart.Series = append(chart.Series, plotting.Series{Name: c.seriesName(k), X: targets, Y: ys})
+			chart.Series = append(chart.Series, sigmaSeries(c.seriesName(k), k, targets, ys))
 		}
 		res.Series = append(res.Series, s)
 	}
 	return e.printCurve(res, chart, c.curveOutput, "sigma")
+}
+
+// sigmaSeries is k's σ curve on the plot's one scale, the add/remove σ
+// (noise std / sensitivity). The DPD papers' procedures return their σ on
+// the replace-one scale (noise 2Cσ for a sum whose add/remove sensitivity
+// is C), which is half the add/remove σ, so their curves are doubled and
+// say so; tables, CSV and JSON keep each accountant's own σ.
+func sigmaSeries(name string, k accounting.Kind, x, y []float64) plotting.Series {
+	if k != accounting.KindDPDAC && k != accounting.KindDPDZCDP {
+		return plotting.Series{Name: name, X: x, Y: y}
+	}
+	y2 := make([]float64, len(y))
+	for i, v := range y {
+		y2[i] = 2 * v
+	}
+	return plotting.Series{Name: name + " (papers' σ ×2)", X: x, Y: y2}
 }
 
 // parseRange parses "lo:hi" (n log-spaced values) or "a,b,c".
