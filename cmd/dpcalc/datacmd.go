@@ -27,7 +27,7 @@ type DataFetchCmd struct {
 	Name    string   `arg:"" enum:"mnist,fashion-mnist" help:"mnist or fashion-mnist."`
 	Dir     string   `name:"dir" placeholder:"DIR" help:"Destination directory (default: ${datadir})."`
 	Mirror  []string `name:"mirror" placeholder:"URL" help:"Base https URL to fetch from, tried in order (default: the usual public mirrors)."`
-	Retries int      `name:"retries" help:"Retries per mirror for transient failures (default 3)."`
+	Retries int      `name:"retries" default:"3" help:"Retries per mirror for transient failures; 0 tries each mirror once."`
 }
 
 // Run implements the command.
@@ -47,6 +47,9 @@ func (c *DataFetchCmd) Run(e *env) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opt := data.FetchOptions{Mirrors: c.Mirror, Retries: c.Retries}
+	if c.Retries == 0 {
+		opt.Retries = -1 // FetchOptions: 0 means the default, negative none
+	}
 	if !e.json {
 		last := ""
 		opt.Progress = func(file string, done, total int64) {
