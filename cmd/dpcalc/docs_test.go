@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -361,4 +362,37 @@ func TestReadmeGoProgram(t *testing.T) {
 		return
 	}
 	t.Errorf("the README's Go program prints\n%s\nthe README says\n%s", got, want)
+}
+
+// TestJSONSchemaDocumented: the field table of docs/cli.md's JSON schema
+// lists exactly the JSON fields of a result row, in order.
+func TestJSONSchemaDocumented(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	start := strings.Index(doc, "| field | type | meaning |")
+	if start < 0 {
+		t.Fatal("docs/cli.md has no JSON field table")
+	}
+	var documented []string
+	for _, l := range strings.Split(doc[start:], "\n")[2:] {
+		if !strings.HasPrefix(l, "| `") {
+			break
+		}
+		cell := strings.Split(l, "|")[1]
+		for _, f := range strings.Split(cell, ",") {
+			documented = append(documented, strings.Trim(strings.TrimSpace(f), "`"))
+		}
+	}
+	var fields []string
+	rt := reflect.TypeOf(row{})
+	for i := 0; i < rt.NumField(); i++ {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		fields = append(fields, name)
+	}
+	if fmt.Sprint(documented) != fmt.Sprint(fields) {
+		t.Errorf("docs/cli.md documents %v, the row has %v", documented, fields)
+	}
 }
