@@ -271,7 +271,13 @@ func namePlaceholders(k *kong.Kong) error {
 		if f, ok := n.(*kong.Flag); ok && !f.IsBool() && !f.IsCounter() && f.PlaceHolder == "" {
 			switch {
 			case f.Enum != "" && !f.IsSlice():
-				f.PlaceHolder = strings.Join(f.EnumSlice(), "|")
+				var choices []string
+				for _, e := range f.EnumSlice() {
+					if e != "" { // an empty choice means "the default"
+						choices = append(choices, e)
+					}
+				}
+				f.PlaceHolder = strings.Join(choices, "|")
 			default:
 				f.PlaceHolder = strings.ToUpper(f.Name)
 			}
