@@ -11,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/integrate"
+	"github.com/dpcalc/dpcalc/internal/testref"
 )
 
 // relDiff returns |got − want| / |want| (or |got| when want is 0).
@@ -64,7 +66,7 @@ func TestLogMomentsAgainstBinomial(t *testing.T) {
 // (eqs. 3–4), at fractional and integer orders.
 func TestLogMomentsReference(t *testing.T) {
 	t.Parallel()
-	f, err := os.Open("../testdata/moments/reference.csv")
+	f, err := os.Open(testref.Path("moments/reference.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,12 +206,12 @@ func TestLogMomentsBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := LogMoments(tt.sigma, tt.q, tt.lambdas)
-		var pe *ParamError
+		var pe *accounting.ParamError
 		if !errors.As(err, &pe) || pe.Name != tt.param {
-			t.Errorf("%s: err = %v, want ParamError on %s", tt.name, err, tt.param)
+			t.Errorf("%s: err = %v, want accounting.ParamError on %s", tt.name, err, tt.param)
 		}
 	}
-	if _, err := LogMomentBinomial(1, 0.1, 0); !errors.Is(err, ErrInvalidParameter) {
+	if _, err := LogMomentBinomial(1, 0.1, 0); !errors.Is(err, accounting.ErrInvalidParameter) {
 		t.Errorf("LogMomentBinomial λ=0: err = %v", err)
 	}
 }
