@@ -1,0 +1,167 @@
+package moments
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/dpcalc/dpcalc/accounting"
+)
+
+// edgeSigmas and edgeRates span the float64 range, the plan's floors and
+// ceiling included.
+var (
+	edgeSigmas = []float64{5e-324, 1e-160, accounting.SigmaFloor, 1e-100, 0.005, 0.3, 4, 1e6, 0x1p33,
+		accounting.SigmaCeiling, 6e307, 1e308, math.MaxFloat64}
+	edgeRates = []float64{5e-324, accounting.RateFloor, 1e-12, 0.01, 0.999, 1}
+)
+
+// TestLogMomentsEdges: LogMoments answers every finite σ > 0, q ∈ (0, 1]
+// and λ ≥ 1 without panicking (σ from about 6e307 used to panic with
+// "makeslice: cap out of range": the partition width 3σ and range 9σ
+// overflowed), never with NaN, and with an upper bound that is positive
+// (q > 0: the step is not free) and not below the exact binomial log E2 at
+// integer orders.
+func TestLogMomentsEdges(t *testing.T) {
+	t.Parallel()
+	lambdas := []float64{1, 2.5, 32, 256, 1e5, 1e300}
+	for _, s := range edgeSigmas {
+		for _, q := range edgeRates {
+			ms, err := LogMoments(s, q, lambdas)
+			if err != nil {
+				t.Fatalf("σ=%g q=%g: %v", s, q, err)
+			}
+			for _, m := range ms {
+				name := fmt.Sprintf("σ=%g q=%g λ=%g", s, q, m.Lambda)
+				if math.IsNaN(m.Alpha) || math.IsNaN(m.AbsError) || !(m.AbsError >= 0) || !(m.Upper() > 0) {
+					t.Errorf("%s: %+v", name, m)
+					continue
+				}
+				if m.Lambda == math.Trunc(m.Lambda) && m.Lambda <= 256 {
+					if b := logMomentBinomial(s, q, int(m.Lambda)); !(m.Upper() >= b) {
+						t.Errorf("%s: upper α %g below the binomial log E2 %g", name, m.Upper(), b)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestLogMomentsClosedFormBound: where α is bounded in closed form (tiny α,
+// huge σ), the bracket holds the exact integer-order values, and at the
+// switch the integrator and the bound agree about α's size.
+func TestLogMomentsClosedFormBound(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ sigma, q float64 }{{1, 1e-150}, {4, 1e-140}, {1e9, 1e-150}, {0x1p33, 0.01}, {1e100, 0.5}} {
+		ms, err := LogMoments(c.sigma, c.q, []float64{2, 3, 2.5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e2, e3 := logMomentBinomial(c.sigma, c.q, 2), logMomentBinomial(c.sigma, c.q, 3)
+		// log E1 ≤ qλ(λ+1)/(2σ²) may dominate, so only the lower ends and
+		// the upper bounds are pinned.
+		for _, k := range []struct {
+			m      Moment
+			lo, hi float64
+		}{{ms[0], e2, e2}, {ms[1], e3, e3}, {ms[2], e2, e3}} {
+			if low := k.m.Alpha - k.m.AbsError; !(low <= k.lo) {
+				t.Errorf("σ=%g q=%g λ=%g: lower end %g above log E2 %g", c.sigma, c.q, k.m.Lambda, low, k.lo)
+			}
+			e1 := c.q * k.m.Lambda * (k.m.Lambda + 1) / 2 / c.sigma / c.sigma
+			if up := k.m.Upper(); !(up >= k.hi) || up > math.Max(e1, k.hi)*(1+1e-9)+1e-320 {
+				t.Errorf("σ=%g q=%g λ=%g: upper %g, want in [%g, max(%g, %g)]", c.sigma, c.q, k.m.Lambda, up, k.hi, e1, k.hi)
+			}
+		}
+	}
+}
+
+// edgeMomentsAccountants are MA and RDP on DefaultOrders.
+func edgeMomentsAccountants(t *testing.T) []momentsAccountant {
+	t.Helper()
+	var out []momentsAccountant
+	for _, k := range momentsKinds {
+		out = append(out, k.make(nil))
+	}
+	return out
+}
+
+// TestMomentsAccountantEdges: ma and rdp answer T steps of
+// PoissonSampled{q, Gaussian{σ}} at the edges of σ, q and T (up to 10¹²)
+// with no panic, no NaN, ε > 0 at δ ≤ 1e-5 (a private step is never
+// free), and δ(ε) in (0, 1] at finite ε (a Gaussian step is never pure DP).
+func TestMomentsAccountantEdges(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	for _, s := range edgeSigmas {
+		for _, q := range edgeRates {
+			for _, steps := range []int{1, 1_000_000, 1_000_000_000_000} {
+				for _, a := range edgeMomentsAccountants(t) {
+					name := fmt.Sprintf("%s σ=%g q=%g T=%d", a.Kind(), s, q, steps)
+					if err := a.Compose(accounting.SubsampledGaussian(s, q, steps), 1); err != nil {
+						t.Fatalf("%s: %v", name, err)
+					}
+					for _, d := range []float64{5e-324, 1e-5, 0.5} {
+						e, err := a.Epsilon(ctx, d)
+						if err != nil || math.IsNaN(e) || e < 0 || (d <= 1e-5 && !(e > 0)) {
+							t.Errorf("%s: ε(%g) = %g, %v", name, d, e, err)
+						}
+					}
+					for _, e := range []float64{0, 1, 1e4, 1e300} {
+						d, err := a.Delta(ctx, e)
+						if err != nil || !(d > 0 && d <= 1) {
+							t.Errorf("%s: δ(%g) = %g, %v; want in (0, 1]", name, e, d, err)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMomentsDeltaNeverZero is the reproduction `delta --sigma 1e6 --q 1
+// --steps 1 --eps 1e4`, which gave δ = 0 from ma and rdp: exp(α − λε)
+// underflows, and a Gaussian mechanism is never pure DP, so δ rounds up to
+// the smallest positive float64.
+func TestMomentsDeltaNeverZero(t *testing.T) {
+	t.Parallel()
+	for _, a := range edgeMomentsAccountants(t) {
+		if err := a.Compose(accounting.SubsampledGaussian(1e6, 1, 1), 1); err != nil {
+			t.Fatal(err)
+		}
+		d, err := a.Delta(t.Context(), 1e4)
+		if err != nil || d != math.SmallestNonzeroFloat64 {
+			t.Errorf("%s: δ(1e4) = %g, %v; want 5e-324", a.Kind(), d, err)
+		}
+	}
+}
+
+// TestMomentsCanceled: a done context stops the moments computation (a
+// fresh (σ, q) has to be integrated) with an error wrapping ctx.Err(); the
+// accountant stays usable.
+func TestMomentsCanceled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, a := range edgeMomentsAccountants(t) {
+		if err := a.Compose(accounting.SubsampledGaussian(1.3, 0.02, 100), 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Epsilon(ctx, 1e-5); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: Epsilon on a canceled context: err = %v", a.Kind(), err)
+		}
+		if _, err := a.Delta(ctx, 1); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: Delta on a canceled context: err = %v", a.Kind(), err)
+		}
+		if e, err := a.Epsilon(t.Context(), 1e-5); err != nil || !(e > 0) {
+			t.Errorf("%s: Epsilon after a canceled call = %g, %v", a.Kind(), e, err)
+		}
+	}
+	if _, err := logMoments(ctx, 4, 0.01, DefaultOrders); !errors.Is(err, context.Canceled) {
+		t.Errorf("logMoments on a canceled context: err = %v", err)
+	}
+	if _, err := logMoments(ctx, 1e9, 1e-150, DefaultOrders); !errors.Is(err, context.Canceled) {
+		t.Errorf("logMoments (closed form) on a canceled context: err = %v", err)
+	}
+}
