@@ -511,15 +511,27 @@ func acAdvanced(epsS, counts []float64, logSlack float64) float64 {
 	if math.IsInf(logSlack, -1) || math.IsNaN(logSlack) {
 		return math.Inf(1)
 	}
-	var sq, drift float64
-	for i, e := range epsS {
+	// Σ n_i ε_i² is formed relative to the largest ε_i, so that tiny ε_i
+	// (σ near SigmaCeiling with a tiny rate: ε_i ~ 1e-299) do not square
+	// to 0; each drift term is rounded up (search.MulUp), so it never
+	// underflows to 0 either.
+	m := 0.0
+	for _, e := range epsS {
 		if math.IsInf(e, 1) {
 			return math.Inf(1)
 		}
-		sq += counts[i] * e * e
-		drift += counts[i] * e * math.Expm1(e)
+		m = math.Max(m, e)
 	}
-	return up(math.Sqrt(2*-logSlack*sq) + drift)
+	if m == 0 {
+		return 0
+	}
+	var sq, drift float64
+	for i, e := range epsS {
+		r := e / m
+		sq += counts[i] * r * r
+		drift += search.MulUp(counts[i], search.MulUp(e, math.Expm1(e)))
+	}
+	return up(math.Sqrt(2*-logSlack*sq)*m + drift)
 }
 
 var (

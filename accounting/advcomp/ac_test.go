@@ -410,3 +410,29 @@ func TestACEpsilonNonIncreasingInDelta(t *testing.T) {
 		}
 	}
 }
+
+// TestACEdges runs the edge table in both modes. At σ near SigmaCeiling
+// with a tiny rate the per-step ε is about 1e-299, whose square underflowed
+// to 0 in the advanced-composition sum: ε(δ ≤ 1e-300) came out 0 for a
+// private step.
+func TestACEdges(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("the edge table takes a few seconds")
+	}
+	for _, amp := range []Amplification{AmplificationLog, AmplificationLinear} {
+		methodtest.Edges(t, "ac/"+string(amp), func() accounting.Method { return newAC(amp) })
+	}
+}
+
+// TestACTinyStepEpsilon: the advanced-composition sum keeps ε_i ~ 1e-299:
+// one step of ε_s has ε = √(2 ln(1/δ'))·ε_s + ε_s·expm1(ε_s), not 0.
+func TestACTinyStepEpsilon(t *testing.T) {
+	t.Parallel()
+	const es = 4e-299
+	got := acAdvanced([]float64{es}, []float64{3}, math.Log(1e-10))
+	want := math.Sqrt(2*3*math.Log(1e10)) * es
+	if !(got >= want) || !testref.Near(got, want, 1e-14) {
+		t.Errorf("acAdvanced(ε_s = %g) = %g, want %g", es, got, want)
+	}
+}

@@ -349,8 +349,15 @@ func dpdZCDPEpsilon(sigma, q, steps, delta float64) float64 {
 	}
 	eIter := math.Sqrt(2*(math.Log(1.25)-ldIter)) / sigma
 	e1 := advcomp.AmplifyLog(eIter, q)
-	tau := 2 * (math.Log(1.25) - logmath.Log(delta)) / (e1 * e1)
-	rho := steps / (2 * tau)
+	// ρ = T/(2τ) with τ = 2 log(1.25/δ)/ε'², formed as T·x² with
+	// x = ε'/(2√log(1.25/δ)) so that ε'² does not underflow on the way;
+	// a ρ that still underflows becomes the smallest positive float64, so
+	// a private step never reads as ε = 0.
+	x := e1 / (2 * math.Sqrt(math.Log(1.25)-logmath.Log(delta)))
+	rho := steps * x * x
+	if rho == 0 && e1 > 0 {
+		rho = math.SmallestNonzeroFloat64
+	}
 	return zcdp.EpsilonFromRho(rho, 0, delta)
 }
 

@@ -271,3 +271,12 @@ func TestDPDSoundnessEvidence(t *testing.T) {
 		}
 	}
 }
+
+// TestDPDEdges runs the edge table on both procedures. DPD-zCDP formed
+// τ = 2 log(1.25/δ)/ε'², which overflowed when ε'² underflowed (σ = 1e6,
+// q = 1e-150): ρ = 0 and ε = 0 for a private step.
+func TestDPDEdges(t *testing.T) {
+	t.Parallel()
+	methodtest.Edges(t, "dpd-ac", func() accounting.Method { return NewDPDAC() })
+	methodtest.Edges(t, "dpd-zcdp", func() accounting.Method { return NewDPDZCDP() })
+}

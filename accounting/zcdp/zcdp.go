@@ -142,8 +142,12 @@ func (a *Accountant) Delta(ctx context.Context, epsilon float64) (float64, error
 	if a.plan.Unbounded || math.IsInf(a.rho, 1) || math.IsInf(a.xi, 1) {
 		return 1, nil
 	}
+	pure := a.pureEpsilon()
+	if epsilon >= pure {
+		return 0, nil // pure DP at this ε (exact; t² may underflow below)
+	}
 	d := zcdpDelta(a.rho, a.xi, epsilon)
-	if d == 0 && epsilon < a.pureEpsilon() {
+	if d == 0 {
 		// exp underflowed, or ρ underflowed to 0: the true δ is positive.
 		d = math.SmallestNonzeroFloat64
 	}

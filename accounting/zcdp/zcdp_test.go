@@ -236,3 +236,23 @@ func TestZCDPMonotone(t *testing.T) {
 		}
 	}
 }
+
+func TestZCDPEdges(t *testing.T) {
+	t.Parallel()
+	methodtest.Edges(t, "zcdp", func() accounting.Method { return New() })
+	// ε²/2 of a pure step with ε = 1e-200 underflowed to ρ = 0, so ε(δ)
+	// was 0; ρ is now at least the smallest positive float64.
+	a := New()
+	if err := a.Compose(accounting.EpsilonDelta{Epsilon: 1e-200}, 1); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := a.Epsilon(t.Context(), 1e-5); err != nil || !(e > 0) {
+		t.Errorf("pure 1e-200-DP step: ε(1e-5) = %g, %v; want > 0", e, err)
+	}
+	if d, err := a.Delta(t.Context(), 0); err != nil || !(d > 0) {
+		t.Errorf("pure 1e-200-DP step: δ(0) = %g, %v; want > 0", d, err)
+	}
+	if d, err := a.Delta(t.Context(), 1e-200); err != nil || d != 0 {
+		t.Errorf("pure 1e-200-DP step: δ(1e-200) = %g, %v; want 0", d, err)
+	}
+}
