@@ -1,6 +1,7 @@
 package advcomp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -434,5 +435,22 @@ func TestACTinyStepEpsilon(t *testing.T) {
 	want := math.Sqrt(2*3*math.Log(1e10)) * es
 	if !(got >= want) || !testref.Near(got, want, 1e-14) {
 		t.Errorf("acAdvanced(ε_s = %g) = %g, want %g", es, got, want)
+	}
+}
+
+// TestACCanceled: Delta's bisection stops on a done context with an error
+// wrapping ctx.Err().
+func TestACCanceled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, amp := range []Amplification{AmplificationLog, AmplificationLinear} {
+		a := newAC(amp)
+		if err := a.Compose(accounting.SubsampledGaussian(4, 0.01, 10000), 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Delta(ctx, 17); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: Delta on a canceled context: err = %v", amp, err)
+		}
 	}
 }

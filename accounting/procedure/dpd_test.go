@@ -1,6 +1,7 @@
 package procedure
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -279,4 +280,19 @@ func TestDPDEdges(t *testing.T) {
 	t.Parallel()
 	methodtest.Edges(t, "dpd-ac", func() accounting.Method { return NewDPDAC() })
 	methodtest.Edges(t, "dpd-zcdp", func() accounting.Method { return NewDPDZCDP() })
+}
+
+// TestDPDCanceled: Delta's bisection stops on a done context.
+func TestDPDCanceled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, a := range []accounting.Method{NewDPDAC(), NewDPDZCDP()} {
+		if err := a.Compose(accounting.SubsampledGaussian(4, 0.01, 10000), 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Delta(ctx, 1.6); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: Delta on a canceled context: err = %v", a.Kind(), err)
+		}
+	}
 }
