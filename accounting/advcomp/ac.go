@@ -325,10 +325,8 @@ func LogShare(f, rest, n, q float64) float64 {
 // For δ0 ≥ 1 it returns 0: every mechanism is (0, 1)-DP, so the
 // subsampled step is (0, q)-DP (the amplification theorem at ε0 = 0, δ0 = 1:
 // its output distributions on neighbours differ by at most q in total
-// variation), and spending q ≤ deltaS is sound. Before this case such steps
-// were +Inf, which made Epsilon grow with δ: σ = 0.05, q = 1.08774e-5,
-// T = 3094 gave 6.97e5 at δ = 1e-3 but 9.2e37 at δ = 0.1 (where T·q·1 =
-// 0.034 ≤ δ, so the composition is in fact (0, δ)-DP).
+// variation), and spending q ≤ deltaS is sound. Without this case ε would
+// grow with δ (TestACReportedLargeDelta).
 func (a *core) gaussStepEpsilon(sigma, q, logD0 float64) float64 {
 	if math.IsInf(logD0, -1) || math.IsNaN(logD0) {
 		return math.Inf(1)
