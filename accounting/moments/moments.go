@@ -744,12 +744,12 @@ func (g *momentGrid) moments(ctx context.Context, lambdas []float64, out []Momen
 	var cand []marked
 	var mark map[int]bool
 	for round := 0; len(pending) > 0; round++ {
-		if err := accounting.Canceled(ctx); err != nil {
-			return err
-		}
 		clear(mark)
 		next := pending[:0]
 		for _, ji := range pending {
+			if err := accounting.Canceled(ctx); err != nil {
+				return err
+			}
 			jb := &jobs[ji]
 			if math.IsInf(jb.zmax, 1) {
 				jb.logX, jb.logErr = math.NaN(), math.Inf(1)
