@@ -63,7 +63,7 @@ func CountLinearity(t *testing.T, name string, newMethod func() accounting.Metho
 // EdgeSigmas, EdgeRates and EdgeSteps span the float64 range and the
 // boundary table of accounting.Normalize.
 var (
-	EdgeSigmas = []float64{5e-324, 1e-160, accounting.SigmaFloor, 1e-100, 0.005, 4, 1e6,
+	EdgeSigmas = []float64{0, 5e-324, 1e-160, accounting.SigmaFloor, 1e-100, 0.005, 4, 1e6,
 		accounting.SigmaCeiling, 1e308, math.MaxFloat64}
 	EdgeRates = []float64{5e-324, accounting.RateFloor, 1e-12, 0.01, 1}
 	EdgeSteps = []int{1, 1_000_000, 1_000_000_000_000}
@@ -74,7 +74,8 @@ var (
 // that Epsilon and Delta answer without error or NaN, that ε > 0 at
 // δ ≤ 1e-300 (a Gaussian step is private: ε = 0 would need δ at least its
 // total variation), and that δ(ε) ∈ (0, 1] at every finite ε (a Gaussian
-// step is never pure DP).
+// step is never pure DP). Below accounting.SigmaFloor (σ = 0 included)
+// every method must agree on the boundary table: ε = +Inf, δ = 1.
 func Edges(t *testing.T, name string, newMethod func() accounting.Method) {
 	t.Helper()
 	ctx := t.Context()
@@ -86,15 +87,16 @@ func Edges(t *testing.T, name string, newMethod func() accounting.Method) {
 				if err := m.Compose(accounting.SubsampledGaussian(s, q, steps), 1); err != nil {
 					t.Fatalf("%s: %v", at, err)
 				}
+				unbounded := s < accounting.SigmaFloor
 				for _, d := range []float64{5e-324, 1e-300, 1e-5, 0.5} {
 					e, err := m.Epsilon(ctx, d)
-					if err != nil || math.IsNaN(e) || e < 0 || (d <= 1e-300 && !(e > 0)) {
+					if err != nil || math.IsNaN(e) || e < 0 || (d <= 1e-300 && !(e > 0)) || (unbounded && !math.IsInf(e, 1)) {
 						t.Errorf("%s: ε(%g) = %g, %v", at, d, e, err)
 					}
 				}
 				for _, e := range []float64{0, 1, 1e4} {
 					d, err := m.Delta(ctx, e)
-					if err != nil || !(d > 0 && d <= 1) {
+					if err != nil || !(d > 0 && d <= 1) || (unbounded && d != 1) {
 						t.Errorf("%s: δ(%g) = %g, %v; want in (0, 1]", at, e, d, err)
 					}
 				}
