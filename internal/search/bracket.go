@@ -166,3 +166,45 @@ func GridGolden(eval func(float64) float64, lo, hi, step float64) float64 {
 	}
 	return math.Min(bv, math.Min(v1, v2))
 }
+
+// Bisect halves a bracket [lo, hi] with meets(lo) false and meets(hi) true
+// until hi − lo ≤ relTol·hi (or no float lies strictly inside) and returns
+// hi, where meets was checked: the safe side when meets(x) says x is
+// enough (a σ whose δ is small enough). It serves the analytic Gaussian σ
+// of calibrate (its linear bisection on σ).
+func Bisect(meets func(float64) bool, lo, hi, relTol float64) float64 {
+	for hi-lo > relTol*hi {
+		mid := lo + (hi-lo)/2
+		if mid <= lo || mid >= hi {
+			break
+		}
+		if meets(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// LastTrue returns the largest n in [lo, hi) with ok(n), given ok(lo) true
+// and ok(hi) false, for ok true up to some n* and false after, by
+// bisection (about log2(hi − lo) calls). The n returned was checked true:
+// for "n more steps keep ε within budget" it is the safe side, never a
+// count that was seen to overspend. An error from ok ends the search.
+// It serves the trainer's budget (budgetSteps).
+func LastTrue(ok func(n int) (bool, error), lo, hi int) (int, error) {
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		good, err := ok(mid)
+		if err != nil {
+			return 0, err
+		}
+		if good {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
+}

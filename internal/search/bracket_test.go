@@ -102,3 +102,27 @@ func TestGridGolden(t *testing.T) {
 		t.Errorf("min = %.17g, want 5", v)
 	}
 }
+
+// TestBisect: meets(x) = x ≥ √2 on [1, 2]: the answer is at or above √2
+// within the tolerance.
+func TestBisect(t *testing.T) {
+	x := Bisect(func(x float64) bool { return x*x >= 2 }, 1, 2, 1e-12)
+	if !(x*x >= 2) || x-math.Sqrt2 > 2e-12 {
+		t.Errorf("x = %.17g, want √2 from above", x)
+	}
+}
+
+// TestLastTrue: the largest n with n ≤ n*, for several n*; errors pass
+// through.
+func TestLastTrue(t *testing.T) {
+	for _, nstar := range []int{0, 1, 5, 999, 1 << 40} {
+		n, err := LastTrue(func(n int) (bool, error) { return n <= nstar, nil }, 0, 1<<41)
+		if err != nil || n != nstar {
+			t.Errorf("n* = %d: %d, %v", nstar, n, err)
+		}
+	}
+	bad := errors.New("boom")
+	if _, err := LastTrue(func(int) (bool, error) { return false, bad }, 0, 10); err != bad {
+		t.Errorf("err = %v", err)
+	}
+}
