@@ -1,7 +1,7 @@
 // Package search holds dpcalc's numerical toolkit for bounds: root finding
-// and bracketing that return the safe end, directed rounding, and one
-// compensated sum. Every calibration, inversion and bisection in the
-// accounting and calibrate packages goes through it.
+// and bracketing, directed rounding, and one compensated sum. Every search
+// returns the end of its bracket where the target was checked, and says
+// why that end is the safe one for its callers.
 package search
 
 import "math"
