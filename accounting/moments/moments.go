@@ -101,8 +101,11 @@ const (
 	// momentTinyLog: below this log of q²λ(λ+1)/(2σ²) at the largest
 	// order, every order is bounded in closed form.
 	momentTinyLog = -600.0
-	// momentBinomialMax is the largest order the binomial sum evaluates.
+	// momentBinomialMax is the largest order the binomial sum evaluates
+	// inside LogMoments.
 	momentBinomialMax = 1e4
+	// maxBinomialOrder is the largest order LogMomentBinomial accepts.
+	maxBinomialOrder = 1_000_000
 )
 
 // logMoments is LogMoments; it returns accounting.Canceled(ctx) when ctx
@@ -186,7 +189,8 @@ func LogMoment(sigma, q, lambda float64) (Moment, error) {
 //
 // It sums E2 − 1 = Σ_{k≥2} C(λ+1,k)(1−q)^{λ+1−k} q^k expm1((k²−k)/(2σ²)),
 // whose terms are all positive, in log space and returns log1p of it, so a
-// tiny α keeps its digits. Cost O(λ).
+// tiny α keeps its digits. Cost O(λ) time and memory, so λ is at most
+// 10⁶.
 func LogMomentBinomial(sigma, q float64, lambda int) (float64, error) {
 	if err := accounting.CheckNoiseMultiplier(sigma); err != nil {
 		return 0, err
@@ -194,8 +198,8 @@ func LogMomentBinomial(sigma, q float64, lambda int) (float64, error) {
 	if err := accounting.CheckSamplingRate(q); err != nil {
 		return 0, err
 	}
-	if lambda < 1 {
-		return 0, &accounting.ParamError{Name: "lambda", Value: float64(lambda), Want: "integer >= 1"}
+	if lambda < 1 || lambda > maxBinomialOrder {
+		return 0, &accounting.ParamError{Name: "lambda", Value: float64(lambda), Want: "integer in [1, 1e6]"}
 	}
 	return logMomentBinomial(sigma, q, lambda), nil
 }

@@ -222,8 +222,15 @@ func TestLogMomentsBadInput(t *testing.T) {
 			t.Errorf("%s: err = %v, want accounting.ParamError on %s", tt.name, err, tt.param)
 		}
 	}
-	if _, err := LogMomentBinomial(1, 0.1, 0); !errors.Is(err, accounting.ErrInvalidParameter) {
-		t.Errorf("LogMomentBinomial λ=0: err = %v", err)
+	// λ = 0, and λ so large that the O(λ) sum would not fit in memory
+	// (a3c3c5f tried to allocate it).
+	for _, l := range []int{0, -1, 1_000_001, math.MaxInt} {
+		if _, err := LogMomentBinomial(1, 0.1, l); !errors.Is(err, accounting.ErrInvalidParameter) {
+			t.Errorf("LogMomentBinomial λ=%d: err = %v", l, err)
+		}
+	}
+	if v, err := LogMomentBinomial(1, 0.1, 1_000_000); err != nil || !(v > 0) || math.IsInf(v, 0) {
+		t.Errorf("LogMomentBinomial λ=1e6 = %g, %v", v, err)
 	}
 }
 
