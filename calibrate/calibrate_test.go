@@ -135,21 +135,6 @@ func TestMaxSteps(t *testing.T) {
 	}
 }
 
-func TestLargestInt(t *testing.T) {
-	for _, nstar := range []int{1, 2, 3, 17, 1024, 1025, 999999} {
-		n, evals, err := LargestInt(func(n int) (bool, error) { return n <= nstar, nil }, 1<<30)
-		if err != nil || n != nstar {
-			t.Errorf("n* = %d: got %d, %v", nstar, n, err)
-		}
-		if lim := 2*int(math.Log2(float64(nstar))) + 3; evals > lim {
-			t.Errorf("n* = %d: %d evaluations > %d", nstar, evals, lim)
-		}
-	}
-	if n, _, _ := LargestInt(func(int) (bool, error) { return true, nil }, 100); n != 100 {
-		t.Errorf("capped search = %d, want 100", n)
-	}
-}
-
 func TestStepsForEpochs(t *testing.T) {
 	tests := []struct {
 		epochs, q float64
@@ -172,35 +157,6 @@ func TestStepsForEpochs(t *testing.T) {
 		if _, err := StepsForEpochs(bad, 0.01); err == nil {
 			t.Errorf("StepsForEpochs(%g) accepted", bad)
 		}
-	}
-}
-
-func TestSmallestMonotoneStep(t *testing.T) {
-	// A step function: f = 2 below x* = 3.7, 0.5 above. The answer must be
-	// within tolerance above x*, never below.
-	f := func(x float64) (float64, error) {
-		if x < 3.7 {
-			return 2, nil
-		}
-		return 0.5, nil
-	}
-	r, err := Smallest(f, 1, 100, Options{RelTol: 1e-9})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.X < 3.7 || r.X > 3.7*(1+1e-9) {
-		t.Errorf("X = %.15g, want in [3.7, 3.7(1+1e-9)]", r.X)
-	}
-	// +Inf values count as misses.
-	g := func(x float64) (float64, error) {
-		if x < 2 {
-			return math.Inf(1), nil
-		}
-		return 1 / x, nil
-	}
-	r, err = Smallest(g, 0.25, 1, Options{})
-	if err != nil || r.X < 4 || r.X > 4*(1+1e-6) {
-		t.Errorf("X = %v, %v; want 4", r.X, err)
 	}
 }
 

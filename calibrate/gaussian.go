@@ -7,6 +7,7 @@ import (
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/gaussian"
 	"github.com/dpcalc/dpcalc/internal/logmath"
+	"github.com/dpcalc/dpcalc/internal/search"
 )
 
 // AnalyticGaussianSigma returns the smallest noise standard deviation σ for
@@ -48,18 +49,8 @@ func AnalyticGaussianSigma(eps, delta, sensitivity float64) (float64, error) {
 		lo = hi
 		hi *= 2
 	}
-	// Invariant: !ok(lo), ok(hi).
-	for hi-lo > 1e-12*hi {
-		mid := lo + (hi-lo)/2
-		if mid <= lo || mid >= hi {
-			break
-		}
-		if ok(mid) {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
+	// Invariant: !ok(lo), ok(hi); Bisect returns the checked upper end.
+	hi = search.Bisect(ok, lo, hi, 1e-12)
 	sigma := hi * sensitivity
 	if math.IsInf(sigma, 1) {
 		return 0, sigmaOverflow(eps, delta, sensitivity)

@@ -1,262 +1,47 @@
 package calibrate
 
-import (
-	"errors"
-	"fmt"
-	"math"
-)
+import "github.com/dpcalc/dpcalc/internal/search"
+
+// The root finders live in internal/search, dpcalc's one search toolkit;
+// these names keep calibrate's API.
 
 // Status says how a search ended.
-type Status int
+type Status = search.Status
 
+// The statuses of a search.
 const (
-	// Converged: the bracket [lo, X] is narrower than the tolerance.
-	Converged Status = iota
-	// Exact: f(X) equals the target.
-	Exact
-	// AtLowerBound: the lower end of the search domain already meets the
-	// target; X is that end.
-	AtLowerBound
-	// IterationLimit: the evaluation budget ran out; X meets the target but
-	// the bracket is wider than the tolerance.
-	IterationLimit
-	// NoBracket: no x in the search domain meets the target.
-	NoBracket
+	Converged      = search.Converged
+	Exact          = search.Exact
+	AtLowerBound   = search.AtLowerBound
+	IterationLimit = search.IterationLimit
+	NoBracket      = search.NoBracket
 )
-
-func (s Status) String() string {
-	switch s {
-	case Converged:
-		return "converged"
-	case Exact:
-		return "exact"
-	case AtLowerBound:
-		return "at lower bound"
-	case IterationLimit:
-		return "iteration limit"
-	case NoBracket:
-		return "no bracket"
-	}
-	return fmt.Sprintf("Status(%d)", int(s))
-}
 
 // ErrUnreachable is matched by errors.Is when no value in the search domain
 // meets the target.
-var ErrUnreachable = errors.New("calibrate: target unreachable")
+var ErrUnreachable = search.ErrUnreachable
 
 // Result is the outcome of a search. X always meets the target unless Status
 // is NoBracket.
-type Result struct {
-	X           float64 // the safe end of the final bracket
-	Value       float64 // f(X)
-	Lo          float64 // largest x evaluated that misses the target (0 if none)
-	Status      Status
-	Evaluations int
-}
+type Result = search.Result
 
-// Options tunes a search. The zero value means the defaults.
-type Options struct {
-	// RelTol is the relative width (X − Lo)/X at which the search stops.
-	// Default 1e-6.
-	RelTol float64
-	// Min and Max bound the search domain; defaults 1e-6 and 1e6.
-	Min, Max float64
-	// MaxEvaluations caps calls to f. Default 200.
-	MaxEvaluations int
-}
+// Options tunes a search. The zero value means the defaults (relative
+// tolerance 1e-6, domain [1e-6, 1e6], 200 evaluations).
+type Options = search.Options
 
-func (o Options) withDefaults() Options {
-	if o.RelTol <= 0 {
-		o.RelTol = 1e-6
-	}
-	if o.Min <= 0 {
-		o.Min = 1e-6
-	}
-	if o.Max <= 0 {
-		o.Max = 1e6
-	}
-	if o.MaxEvaluations <= 0 {
-		o.MaxEvaluations = 200
-	}
-	return o
-}
-
-// Smallest returns the smallest x in [opt.Min, opt.Max] with f(x) ≤ target,
-// for f non-increasing in x (such as ε as a function of σ), to relative
-// tolerance opt.RelTol. The returned Result.X satisfies f(X) ≤ target: it
-// is the upper (safe) end of the final bracket, and it was evaluated.
-//
-// f may return +Inf (no finite bound at that x); that counts as missing the
-// target. An error from f, or a NaN value, ends the search with that error.
-// guess is where the search starts; it is clamped into the domain.
+// Smallest returns the smallest x in [opt.Min, opt.Max] with f(x) ≤ target
+// for f non-increasing in x; see [search.Smallest]. X is the upper end of
+// the final bracket, where f was evaluated and meets the target: the safe
+// side for a noise multiplier.
 func Smallest(f func(x float64) (float64, error), target, guess float64, opt Options) (Result, error) {
-	opt = opt.withDefaults()
-	if math.IsNaN(target) || math.IsInf(target, 0) || target <= 0 {
-		return Result{Status: NoBracket}, fmt.Errorf("calibrate: target = %g, want finite and > 0", target)
-	}
-	if !(guess > 0) || math.IsInf(guess, 0) {
-		guess = 1
-	}
-	guess = math.Min(math.Max(guess, opt.Min), opt.Max)
-
-	var r Result
-	eval := func(x float64) (float64, error) {
-		r.Evaluations++
-		v, err := f(x)
-		if err != nil {
-			return 0, err
-		}
-		if math.IsNaN(v) {
-			return 0, fmt.Errorf("calibrate: objective is NaN at x = %g", x)
-		}
-		return v, nil
-	}
-	meets := func(v float64) bool { return v <= target }
-
-	// Bracket: lo misses (or is the domain minimum, unevaluated), hi meets.
-	lo, hi := 0.0, 0.0
-	var vlo, vhi float64
-	v, err := eval(guess)
-	if err != nil {
-		return r, err
-	}
-	if meets(v) {
-		hi, vhi = guess, v
-		// Walk down until a miss or the domain minimum.
-		for x := guess; ; {
-			if x <= opt.Min {
-				r.X, r.Value, r.Status = hi, vhi, AtLowerBound
-				return r, nil
-			}
-			x = math.Max(x/4, opt.Min)
-			v, err := eval(x)
-			if err != nil {
-				return r, err
-			}
-			if meets(v) {
-				hi, vhi = x, v
-				continue
-			}
-			lo, vlo = x, v
-			break
-		}
-	} else {
-		lo, vlo = guess, v
-		for x := guess; ; {
-			if x >= opt.Max {
-				r.Lo, r.Status = lo, NoBracket
-				return r, fmt.Errorf("%w: no value up to %g meets the target %g (value at the maximum: %g)", ErrUnreachable, opt.Max, target, vlo)
-			}
-			x = math.Min(x*4, opt.Max)
-			v, err := eval(x)
-			if err != nil {
-				return r, err
-			}
-			if meets(v) {
-				hi, vhi = x, v
-				break
-			}
-			lo, vlo = x, v
-		}
-	}
-
-	// Narrow [lo, hi] on u = log x. Illinois false position on
-	// g(u) = log f − log target where both ends are finite and positive,
-	// bisection otherwise; the side that keeps its end twice in a row has its
-	// g halved (Illinois) so both ends converge.
-	g := func(v float64) float64 { return math.Log(v) - math.Log(target) }
-	side := 0
-	glo, ghi := g(vlo), g(vhi)
-	for (hi-lo) > opt.RelTol*hi && r.Evaluations < opt.MaxEvaluations {
-		ulo, uhi := math.Log(lo), math.Log(hi)
-		u := 0.5 * (ulo + uhi)
-		if !math.IsInf(glo, 0) && !math.IsInf(ghi, 0) && !math.IsNaN(glo) && !math.IsNaN(ghi) && glo > 0 && ghi <= 0 && glo != ghi {
-			u = uhi - ghi*(uhi-ulo)/(ghi-glo)
-			// Keep the step strictly inside, away from the ends.
-			w := uhi - ulo
-			u = math.Min(math.Max(u, ulo+0.01*w), uhi-0.01*w)
-		}
-		x := math.Exp(u)
-		if x <= lo || x >= hi {
-			x = math.Sqrt(lo * hi)
-			if x <= lo || x >= hi {
-				break // no representable point strictly inside
-			}
-		}
-		v, err := eval(x)
-		if err != nil {
-			return r, err
-		}
-		if v == target {
-			r.X, r.Value, r.Lo, r.Status = x, v, lo, Exact
-			return r, nil
-		}
-		if meets(v) {
-			hi, vhi, ghi = x, v, g(v)
-			if side == +1 {
-				glo /= 2
-			}
-			side = +1
-		} else {
-			lo, vlo, glo = x, v, g(v)
-			if side == -1 {
-				ghi /= 2
-			}
-			side = -1
-		}
-	}
-	r.X, r.Value, r.Lo = hi, vhi, lo
-	if (hi - lo) > opt.RelTol*hi {
-		r.Status = IterationLimit
-	} else {
-		r.Status = Converged
-	}
-	return r, nil
+	r, err := search.Smallest(f, target, guess, opt)
+	return r, search.Prefix("calibrate", err)
 }
 
 // LargestInt returns the largest integer n in [1, max] with ok(n), for ok
-// monotone (true up to some n*, false after). It returns 0 when ok(1) is
-// false. The search doubles n from 1 and then bisects, so it makes about
-// 2·log2(n*) calls.
+// monotone (true up to some n*, false after), or 0 when ok(1) is false; see
+// [search.LargestInt].
 func LargestInt(ok func(n int) (bool, error), max int) (n int, evaluations int, err error) {
-	if max < 1 {
-		return 0, 0, fmt.Errorf("calibrate: max = %d, want >= 1", max)
-	}
-	call := func(n int) (bool, error) { evaluations++; return ok(n) }
-	good, err := call(1)
-	if err != nil || !good {
-		return 0, evaluations, err
-	}
-	lo, hi := 1, 0 // ok(lo) true; ok(hi) false, or hi == 0 if none seen
-	for {
-		next := lo * 2
-		if next > max || next < lo {
-			next = max
-		}
-		if next == lo {
-			return lo, evaluations, nil
-		}
-		good, err := call(next)
-		if err != nil {
-			return 0, evaluations, err
-		}
-		if !good {
-			hi = next
-			break
-		}
-		lo = next
-	}
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		good, err := call(mid)
-		if err != nil {
-			return 0, evaluations, err
-		}
-		if good {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo, evaluations, nil
+	n, evaluations, err = search.LargestInt(ok, max)
+	return n, evaluations, search.Prefix("calibrate", err)
 }

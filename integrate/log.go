@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/dpcalc/dpcalc/internal/search"
 )
 
 // Status reports how an integration ended.
@@ -339,10 +341,10 @@ func totals(ivs []interval) (logVal, logErr float64) {
 	var sv, cv, se, ce float64
 	for _, iv := range ivs {
 		if !math.IsInf(mv, -1) {
-			sv, cv = neumaier(sv, cv, math.Exp(iv.logVal-mv))
+			sv, cv = search.Neumaier(sv, cv, math.Exp(iv.logVal-mv))
 		}
 		if !math.IsInf(me, -1) {
-			se, ce = neumaier(se, ce, math.Exp(iv.logErr-me))
+			se, ce = search.Neumaier(se, ce, math.Exp(iv.logErr-me))
 		}
 	}
 	logVal, logErr = math.Inf(-1), math.Inf(-1)
@@ -353,16 +355,6 @@ func totals(ivs []interval) (logVal, logErr float64) {
 		logErr = me + math.Log(se+ce)
 	}
 	return logVal, logErr
-}
-
-func neumaier(s, c, x float64) (float64, float64) {
-	t := s + x
-	if math.Abs(s) >= math.Abs(x) {
-		c += (s - t) + x
-	} else {
-		c += (x - t) + s
-	}
-	return t, c
 }
 
 // gk15 applies the G7/K15 pair on [lo, hi] (in t) and returns the log of

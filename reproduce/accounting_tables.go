@@ -142,7 +142,20 @@ func (r *runner) abadiFigure2() (*Table, error) {
 	}
 	chart := &plotting.Chart{
 		Title:  fmt.Sprintf("ε vs epochs (q = %g, σ = %g, δ = %g), Abadi et al. Fig. 2", s.Q, s.Sigma, s.Delta),
-		XLabel: "epochs E", YLabel: "ε", LogY: true,
+		XLabel: "epochs E", YLabel: fmt.Sprintf("ε at δ = %g", s.Delta), LogY: true, LegendBottomRight: true,
+	}
+	// The paper's printed values, marked on the figure.
+	for _, m := range []struct {
+		kind accounting.Kind
+		name string
+	}{{accounting.KindMA, "paper: moments accountant"}, {accounting.KindAC, "paper: strong composition"}} {
+		set := plotting.Series{Name: m.name}
+		for _, c := range abadiEpsClaims {
+			if c.Kind == m.kind {
+				set.X, set.Y = append(set.X, c.Epochs), append(set.Y, c.Epsilon)
+			}
+		}
+		chart.Marked = append(chart.Marked, set)
 	}
 	curves := map[accounting.Kind][]float64{}
 	for _, k := range kinds {
@@ -388,6 +401,7 @@ func (r *runner) sigmaCurves(p Paper) (*Table, error) {
 		Notes: []string{
 			"The papers' σ–ε figures are images; their only printed values are the σ of the §5 text (paper columns).",
 			"dpd-ac, dpd-zcdp: the papers' σ (noise 2Cσ, sensitivity 2C). rdp, pld: σ under add/remove (divide by 2 to compare noise with the papers' σ). calibrate.SigmaCurve, relative tolerance 1e-4.",
+			"The figures put every curve on one scale, noise std ÷ C: the add/remove σ of rdp and pld, and twice the papers' σ for dpd-ac, dpd-zcdp and the papers' printed σ (the markers).",
 		},
 	}
 	for _, k := range kinds {
@@ -406,9 +420,18 @@ func (r *runner) sigmaCurves(p Paper) (*Table, error) {
 		tr := calibrate.Training{SamplingRate: sc.Q, Steps: steps}
 		file := fmt.Sprintf("%s-sigma-%s.png", p, sc.Dataset)
 		t.Figures = append(t.Figures, file)
+		// One σ scale on the figure: noise std ÷ C, which is the add/remove
+		// σ of rdp and pld and twice the papers' σ (noise 2Cσ).
 		chart := &plotting.Chart{
 			Title:  fmt.Sprintf("σ vs ε, %s (q = %g, E = %g, δ = %g), %s", sc.Dataset, sc.Q, sc.Epochs, sc.Delta, sc.Figure),
-			XLabel: "target ε", YLabel: "σ", LogX: true, LogY: true,
+			XLabel: fmt.Sprintf("target ε at δ = %g", sc.Delta), YLabel: "add/remove σ (noise std / C)", LogX: true, LogY: true,
+		}
+		for _, c := range sigmaClaims {
+			if c.Paper == p && c.Dataset == sc.Dataset && c.Delta == sc.Delta && c.Q == sc.Q && c.Epochs == sc.Epochs {
+				chart.Marked = append(chart.Marked,
+					plotting.Series{Name: "paper σ, AC procedure (×2)", X: []float64{c.Epsilon}, Y: []float64{2 * c.SigmaAC}},
+					plotting.Series{Name: "paper σ, zCDP procedure (×2)", X: []float64{c.Epsilon}, Y: []float64{2 * c.SigmaZCD}})
+			}
 		}
 		cols := map[accounting.Kind][]string{}
 		vals := map[accounting.Kind][]float64{}
@@ -445,7 +468,15 @@ func (r *runner) sigmaCurves(p Paper) (*Table, error) {
 			}
 			vals[k] = ys
 			cols[k] = cells
-			chart.Series = append(chart.Series, plotting.Series{Name: string(k), X: eps, Y: ys})
+			series := plotting.Series{Name: string(k), X: eps, Y: ys}
+			if k == accounting.KindDPDAC || k == accounting.KindDPDZCDP {
+				series.Name += " (papers' σ ×2)"
+				series.Y = make([]float64, len(ys))
+				for i, y := range ys {
+					series.Y[i] = 2 * y
+				}
+			}
+			chart.Series = append(chart.Series, series)
 		}
 		if err := saveChart(chart, filepath.Join(r.opt.OutDir, file)); err != nil {
 			return nil, err

@@ -24,7 +24,11 @@ const cacheVersion = 1
 // cache stores finished results as one JSON file per key under dir, named
 // by a hash of the key's JSON. A file whose stored key differs from the
 // requested one (a hash collision, or a hand-edited file) is ignored.
-type cache struct{ dir string }
+// A read-only cache (a --plan) finds stored values but stores nothing.
+type cache struct {
+	dir      string
+	readOnly bool
+}
 
 type cacheEntry struct {
 	Key   json.RawMessage `json:"key"`
@@ -67,7 +71,7 @@ func (c cache) get(prefix string, key, v any) bool {
 
 // put stores v for key atomically.
 func (c cache) put(prefix string, key, v any) error {
-	if c.dir == "" {
+	if c.dir == "" || c.readOnly {
 		return nil
 	}
 	p, k, err := c.path(prefix, key)

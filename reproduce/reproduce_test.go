@@ -70,7 +70,7 @@ func TestTinyEndToEnd(t *testing.T) {
 		if strings.HasSuffix(f, ".png") && !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
 			t.Errorf("%s is not a PNG", f)
 		}
-		if f == "README.md" && !bytes.Contains(b, []byte("### Abadi et al. §5.1")) {
+		if f == "README.md" && !bytes.Contains(b, []byte("\n## Abadi et al. §5.1")) {
 			t.Errorf("README.md does not contain the tables")
 		}
 	}
@@ -374,7 +374,7 @@ func TestBadOptions(t *testing.T) {
 // checkpoint to exactly the uninterrupted result.
 func TestInterruptedRunResumes(t *testing.T) {
 	mk := func(dir string) *runner {
-		return &runner{opt: Options{OutDir: dir, Seed: 1, Profile: ProfileQuick}, cache: cache{filepath.Join(dir, "cache")}}
+		return &runner{opt: Options{OutDir: dir, Seed: 1, Profile: ProfileQuick}, cache: cache{dir: filepath.Join(dir, "cache")}}
 	}
 	cfg := trainer.Config{Method: trainer.MethodDPD, Hidden: []int{100}, LotSize: 100, Epochs: 25, ClipNorm: 2, LearningRate: 0.5, NoiseMultiplier: 1}.WithDefaults(data.DigitsTrainSize)
 	a := mk(t.TempDir())

@@ -14,7 +14,7 @@ import (
 )
 
 // NotBuilt is the cell text for a value whose accountant is not compiled
-// into this build (accounting.New reports it unavailable).
+// into this build (registry.New reports it unavailable).
 const NotBuilt = "n/a (accountant not built)"
 
 // Table is one reproduced table: a paper column (or columns) beside ours.
@@ -58,7 +58,7 @@ func (t *Table) add(cells ...string) {
 // Markdown renders the table, its notes and verdict as Markdown.
 func (t *Table) Markdown() []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "### %s\n\n", t.Title)
+	fmt.Fprintf(&b, "## %s\n\n", t.Title)
 	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 	b.WriteString("|")
 	for _, c := range t.Columns {

@@ -235,8 +235,11 @@ func (r *runner) jobSeconds(j *job) float64 {
 // measure times a short run at the data set's paper shape and returns
 // seconds per (example × forward MAC).
 func (r *runner) measure(ctx context.Context, ds string) (float64, error) {
-	train, _, err := r.loadData(ds)
-	if err != nil {
+	var train *data.Dataset
+	var err error
+	if r.opt.PlanOnly {
+		train = syntheticShape(ds)
+	} else if train, _, err = r.loadData(ds); err != nil {
 		return 0, err
 	}
 	seed := uint64(0)
@@ -472,4 +475,21 @@ func (r *runner) paperSigma(k accounting.Kind, dataset string, cfg trainer.Confi
 	n := trainSizes[dataset]
 	tr := calibrate.Training{SamplingRate: cfg.SamplingRate(n), Steps: cfg.TotalSteps(n)}
 	return r.calibrateSigma(k, tr.Event, eps, delta)
+}
+
+// syntheticShape is a stand-in for data set ds of the same shape (1,200
+// examples of its features and classes, deterministic values in [0, 1)):
+// a training step costs the same on it, so a plan needs no data on disk.
+func syntheticShape(ds string) *data.Dataset {
+	sh := shapes[ds]
+	n, d := 1200, sh[0]
+	x := make([]float32, n*d)
+	for i := range x {
+		x[i] = float32((i*7919)%1000) / 1000
+	}
+	y := make([]uint8, n)
+	for i := range y {
+		y[i] = uint8(i % sh[1])
+	}
+	return &data.Dataset{Name: ds + "/synthetic", X: x, Y: y, N: n, D: d, Classes: sh[1]}
 }

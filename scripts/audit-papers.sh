@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Audits every noise multiplier the three papers publish with `dpcalc audit`
-# and prints the README's Markdown table. Usage: scripts/audit-papers.sh [DPCALC]
+# and prints the Markdown table of docs/accountants.md. Usage: scripts/audit-papers.sh [DPCALC]
 set -euo pipefail
 D=${1:-"go run ./cmd/dpcalc"}
 cd "$(dirname "$0")/.."

@@ -3,6 +3,7 @@
 # beside the papers': `dpcalc reproduce --paper all --profile quick`.
 #
 # Usage: scripts/reproduce.sh [extra dpcalc reproduce flags]
+#   e.g. scripts/reproduce.sh --markdown docs/reproduction.md
 #   PROFILE=tiny|quick|full (default quick), OUT=dir (default results).
 # MNIST is read from $DPCALC_DATA_DIR/mnist (CI and the tests set
 # DPCALC_DATA_DIR=../shared/data); if it is unset, dpcalc's default data
@@ -19,6 +20,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/dpcalc" ./cmd/dpcalc
 start=$(date +%s)
-"$tmp/dpcalc" reproduce --paper all --profile "$profile" --out "$out" "$@" >"$tmp/tables.md"
+"$tmp/dpcalc" reproduce --paper all --profile "$profile" --out "$out" "$@"
 end=$(date +%s)
 echo "reproduce.sh: profile $profile: tables in $out/ (index: $out/README.md), wall time $((end - start)) s" >&2

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/internal/search"
 	"github.com/dpcalc/dpcalc/trainer/data"
 )
 
@@ -291,20 +292,7 @@ func (t *Trainer) budgetSteps(ctx context.Context, remaining int) (int, error) {
 	if good, err = ok(remaining); err != nil || good {
 		return remaining, err
 	}
-	lo, hi := 0, remaining // ok(lo), !ok(hi)
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		g, err := ok(mid)
-		if err != nil {
-			return 0, err
-		}
-		if g {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo, nil
+	return search.LastTrue(ok, 0, remaining) // ok(0) holds, ok(remaining) does not
 }
 
 // Run trains until the configured number of epochs is complete or the

@@ -197,47 +197,30 @@ func (a *core) Delta(ctx context.Context, epsilon float64) (float64, error) {
 	if len(a.segs) == 0 || math.IsInf(epsilon, 1) {
 		return 0, nil
 	}
-	return a.plan.FloorDelta(Invert(a.epsilon, epsilon, 1-1e-12), epsilon), nil
+	d, err := Invert(ctx, a.epsilon, epsilon, 1-1e-12)
+	if err != nil {
+		return 0, err
+	}
+	return a.plan.FloorDelta(d, epsilon), nil
 }
 
 // Invert returns the smallest δ ∈ [1e-300, maxDelta] with epsOf(δ) ≤ eps
-// that bisection on log δ finds, to relative precision 1e-9. It returns a δ
-// at which epsOf has been checked (the upper end of the final bracket), or 1
-// when no δ it tries reaches eps.
-//
-// For a non-increasing epsOf (Accountant's) the first check settles
-// existence. If epsOf(maxDelta) > eps anyway, epsOf is not monotone (the DPD
-// procedures do not promise it): a coarse scan upwards from 1e-300 (factors of
-// 1e5) then looks for the first δ that reaches eps and bisects below it, so
-// Delta does not give up (return 1) when a smaller δ would do.
-func Invert(epsOf func(float64) float64, eps, maxDelta float64) float64 {
-	lo, hi := math.Log(1e-300), math.Log(maxDelta)
-	if epsOf(1e-300) <= eps {
-		return 1e-300 // a valid δ; the true one may be smaller still
+// that bisection on log δ finds, to relative precision 1e-9
+// ([search.SmallestLog]). It returns a δ at which epsOf has been checked
+// (the upper end of the final bracket, so never a δ whose ε is above eps),
+// or 1 when no δ it tries reaches eps. For an epsOf that is not monotone
+// (the DPD procedures) it scans upwards from 1e-300 before bisecting, so it
+// does not give up when a smaller δ would do. On cancellation of ctx it
+// returns an error wrapping ctx.Err().
+func Invert(ctx context.Context, epsOf func(float64) float64, eps, maxDelta float64) (float64, error) {
+	d, found, err := search.SmallestLog(ctx, epsOf, eps, 1e-300, maxDelta)
+	if err != nil {
+		return 0, accounting.Canceled(ctx)
 	}
-	if epsOf(maxDelta) > eps {
-		const step = 5 * math.Ln10
-		found := false
-		for x := lo + step; x < hi; x += step {
-			if epsOf(math.Exp(x)) <= eps {
-				hi, found = x, true
-				break
-			}
-			lo = x
-		}
-		if !found {
-			return 1
-		}
+	if !found {
+		return 1, nil
 	}
-	for i := 0; i < 200 && hi-lo > 1e-9*math.Max(1, math.Abs(hi)); i++ {
-		mid := lo + (hi-lo)/2
-		if epsOf(math.Exp(mid)) <= eps {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	return math.Exp(hi)
+	return d, nil
 }
 
 // epsilon evaluates the bound, the state being private.
@@ -296,29 +279,8 @@ func (a *core) epsilon(delta float64) float64 {
 	// Grid over x = logit f, then golden-section refinement around the best
 	// grid point. Soundness does not depend on finding the true minimum.
 	logistic := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
-	const lo, hi, step = -30.0, 30.0, 1.0
-	bx, bv := 0.0, math.Inf(1)
-	for x := lo; x <= hi; x += step {
-		if v := eval(logistic(x), false); v < bv {
-			bx, bv = x, v
-		}
-	}
-	l, r := bx-step, bx+step
-	g := (math.Sqrt(5) - 1) / 2
-	x1, x2 := r-g*(r-l), l+g*(r-l)
-	v1, v2 := eval(logistic(x1), false), eval(logistic(x2), false)
-	for i := 0; i < 35; i++ {
-		if v1 <= v2 {
-			r, x2, v2 = x2, x1, v1
-			x1 = r - g*(r-l)
-			v1 = eval(logistic(x1), false)
-		} else {
-			l, x1, v1 = x1, x2, v2
-			x2 = l + g*(r-l)
-			v2 = eval(logistic(x2), false)
-		}
-	}
-	return math.Min(best, math.Min(bv, math.Min(v1, v2)))
+	adv := search.GridGolden(func(x float64) float64 { return eval(logistic(x), false) }, -30, 30, 1)
+	return math.Min(best, adv)
 }
 
 func acLess(a, b acSeg) bool {
@@ -363,10 +325,8 @@ func LogShare(f, rest, n, q float64) float64 {
 // For δ0 ≥ 1 it returns 0: every mechanism is (0, 1)-DP, so the
 // subsampled step is (0, q)-DP (the amplification theorem at ε0 = 0, δ0 = 1:
 // its output distributions on neighbours differ by at most q in total
-// variation), and spending q ≤ deltaS is sound. Before this case such steps
-// were +Inf, which made Epsilon grow with δ: σ = 0.05, q = 1.08774e-5,
-// T = 3094 gave 6.97e5 at δ = 1e-3 but 9.2e37 at δ = 0.1 (where T·q·1 =
-// 0.034 ≤ δ, so the composition is in fact (0, δ)-DP).
+// variation), and spending q ≤ deltaS is sound. Without this case ε would
+// grow with δ (TestACReportedLargeDelta).
 func (a *core) gaussStepEpsilon(sigma, q, logD0 float64) float64 {
 	if math.IsInf(logD0, -1) || math.IsNaN(logD0) {
 		return math.Inf(1)
@@ -454,31 +414,7 @@ func acAnalyticGaussianEpsilonLog(sigma, ld float64) float64 {
 		}
 		ghi = g(hi)
 	}
-	side := 0
-	for i := 0; i < 200 && hi-lo > 1e-13*hi; i++ {
-		x := hi - ghi*(hi-lo)/(ghi-glo)
-		if !(x > lo && x < hi) {
-			x = lo + (hi-lo)/2
-		}
-		// Keep the step away from the ends so the bracket always shrinks.
-		w := hi - lo
-		x = math.Min(math.Max(x, lo+w*1e-3), hi-w*1e-3)
-		gx := g(x)
-		if gx <= 0 {
-			hi, ghi = x, gx
-			if side == -1 {
-				glo /= 2
-			}
-			side = -1
-		} else {
-			lo, glo = x, gx
-			if side == 1 {
-				ghi /= 2
-			}
-			side = 1
-		}
-	}
-	return hi
+	return search.Illinois(g, lo, hi, glo, ghi, 1e-13)
 }
 
 // acLogGaussianDeltaUpper returns an upper bound on log δ(ε) of the Gaussian
@@ -511,15 +447,27 @@ func acAdvanced(epsS, counts []float64, logSlack float64) float64 {
 	if math.IsInf(logSlack, -1) || math.IsNaN(logSlack) {
 		return math.Inf(1)
 	}
-	var sq, drift float64
-	for i, e := range epsS {
+	// Σ n_i ε_i² is formed relative to the largest ε_i, so that tiny ε_i
+	// (σ near SigmaCeiling with a tiny rate: ε_i ~ 1e-299) do not square
+	// to 0; each drift term is rounded up (search.MulUp), so it never
+	// underflows to 0 either.
+	m := 0.0
+	for _, e := range epsS {
 		if math.IsInf(e, 1) {
 			return math.Inf(1)
 		}
-		sq += counts[i] * e * e
-		drift += counts[i] * e * math.Expm1(e)
+		m = math.Max(m, e)
 	}
-	return up(math.Sqrt(2*-logSlack*sq) + drift)
+	if m == 0 {
+		return 0
+	}
+	var sq, drift float64
+	for i, e := range epsS {
+		r := e / m
+		sq += counts[i] * r * r
+		drift += search.MulUp(counts[i], search.MulUp(e, math.Expm1(e)))
+	}
+	return up(math.Sqrt(2*-logSlack*sq)*m + drift)
 }
 
 var (

@@ -1,21 +1,34 @@
 package advcomp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/internal/methodtest"
+	"github.com/dpcalc/dpcalc/internal/testref"
 )
+
+// newAC returns the log-amplification Accountant or the Linear procedure.
+func newAC(amp Amplification) accounting.Method {
+	if amp == AmplificationLinear {
+		return NewLinear()
+	}
+	return New()
+}
 
 func TestACAdvancedFormula(t *testing.T) {
 	t.Parallel()
 	// Direct evaluation of Dwork and Roth Theorem 3.20 against mpmath at 50
 	// digits, including k = 541 at ε_s = 1.5 (where (1+e^ε)^k-style linear
 	// evaluation overflows) and k = 1e9.
-	for _, c := range compLoadRefs(t).Advanced {
+	for _, c := range testref.LoadComposition(t).Advanced {
 		got := acAdvanced([]float64{c.EpsS}, []float64{c.K}, math.Log(c.Slack))
 		// A dozen roundings, each ≤ 1.1e-16 relative, then a 4-ulp round-up.
-		if !compNear(got, c.Eps, 4e-15) || got < c.Eps*(1-4e-16) {
+		if !testref.Near(got, c.Eps, 4e-15) || got < c.Eps*(1-4e-16) {
 			t.Errorf("eps_s=%g k=%g slack=%g: %.17g, want %.17g", c.EpsS, c.K, c.Slack, got, c.Eps)
 		}
 	}
@@ -26,11 +39,11 @@ func TestACAdvancedFormula(t *testing.T) {
 
 func TestACAnalyticGaussian(t *testing.T) {
 	t.Parallel()
-	for _, c := range compLoadRefs(t).AnalyticGaussian {
+	for _, c := range testref.LoadComposition(t).AnalyticGaussian {
 		got := acAnalyticGaussianEpsilon(c.Sigma, c.Delta)
 		// The bisection stops at relative width 1e-13 and returns the upper
 		// end; the log Φ margin adds at most ~1e-12 relative in ε.
-		if got < c.Eps || !compNear(got, c.Eps, 1e-11) {
+		if got < c.Eps || !testref.Near(got, c.Eps, 1e-11) {
 			t.Errorf("sigma=%g delta=%g: %.17g, want %.17g (not below)", c.Sigma, c.Delta, got, c.Eps)
 		}
 		// The classical bound is above the exact one wherever Theorem A.1
@@ -46,24 +59,24 @@ func TestACAbadi(t *testing.T) {
 	// Abadi et al. (2016) §5.1: q = 0.01, σ = 4, δ = 1e-5; strong composition
 	// gives ε ≈ 9.34 at E = 100 (T = 10,000) and 24.22 at E = 400.
 	paper := map[int]float64{100: 9.34, 400: 24.22}
-	for _, c := range compLoadRefs(t).Abadi {
-		a := NewAC(ACOptions{Amplification: Amplification(c.Mode)})
-		if err := a.Compose(SubsampledGaussian(4, 0.01, c.Steps), 1); err != nil {
+	for _, c := range testref.LoadComposition(t).Abadi {
+		a := newAC(Amplification(c.Mode))
+		if err := a.Compose(accounting.SubsampledGaussian(4, 0.01, c.Steps), 1); err != nil {
 			t.Fatal(err)
 		}
-		got, err := a.Epsilon(1e-5)
+		got, err := a.Epsilon(t.Context(), 1e-5)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The mpmath reference minimises the same bound over the δ split; both
 		// minimisers agree to well below 1e-8 relative.
-		if !compNear(got, c.Eps, 1e-8) {
+		if !testref.Near(got, c.Eps, 1e-8) {
 			t.Errorf("E=%d %s: ε = %.12g, mpmath %.12g", c.Epochs, c.Mode, got, c.Eps)
 		}
 		if c.Mode == "linear" {
 			// Measured: 9.3532 (+0.14%) and 24.2445 (+0.10%); the paper rounds
 			// or used a slightly different δ split. Required: within 1%.
-			if p := paper[c.Epochs]; !compNear(got, p, 0.01) {
+			if p := paper[c.Epochs]; !testref.Near(got, p, 0.01) {
 				t.Errorf("E=%d linear: ε = %g, paper %g (more than 1%% apart)", c.Epochs, got, p)
 			}
 		} else if got < 1.5*paper[c.Epochs] {
@@ -76,24 +89,24 @@ func TestACAbadi(t *testing.T) {
 
 func TestACHeterogeneous(t *testing.T) {
 	t.Parallel()
-	h := compLoadRefs(t).Heterogeneous
+	h := testref.LoadComposition(t).Heterogeneous
 	if h.Eps == 0 {
 		t.Fatal("refs.json has no heterogeneous case")
 	}
-	a := NewAC(ACOptions{})
-	err := a.Compose(Composed{Events: []Event{
-		SelfComposed{Event: EpsilonDelta{Epsilon: 0.05, Delta: 1e-8}, Count: 100},
-		SelfComposed{Event: PoissonSampled{SamplingRate: 0.1, Event: EpsilonDelta{Epsilon: 0.5, Delta: 1e-7}}, Count: 50},
+	a := New()
+	err := a.Compose(accounting.Composed{Events: []accounting.Event{
+		accounting.SelfComposed{Event: accounting.EpsilonDelta{Epsilon: 0.05, Delta: 1e-8}, Count: 100},
+		accounting.SelfComposed{Event: accounting.PoissonSampled{SamplingRate: 0.1, Event: accounting.EpsilonDelta{Epsilon: 0.5, Delta: 1e-7}}, Count: 50},
 	}}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _ := a.Epsilon(h.Delta)
-	if !compNear(got, h.Eps, 1e-14) || got < h.Eps {
+	got, _ := a.Epsilon(t.Context(), h.Delta)
+	if !testref.Near(got, h.Eps, 1e-14) || got < h.Eps {
 		t.Errorf("ε = %.17g, want %.17g (min of basic %g and advanced %g)", got, h.Eps, h.Basic, h.Advanced)
 	}
 	// All of δ taken by the steps: no finite bound.
-	if e, _ := a.Epsilon(1e-6); !math.IsInf(e, 1) {
+	if e, _ := a.Epsilon(t.Context(), 1e-6); !math.IsInf(e, 1) {
 		t.Errorf("δ below the steps' δ: ε = %g, want +Inf", e)
 	}
 }
@@ -102,15 +115,15 @@ func TestACNoOverflow(t *testing.T) {
 	t.Parallel()
 	for _, amp := range []Amplification{AmplificationLog, AmplificationLinear} {
 		for _, c := range []struct{ sigma, q float64 }{{1, 0.01}, {0.05, 0.5}, {10, 1}} {
-			a := NewAC(ACOptions{Amplification: amp})
-			if err := a.Compose(SubsampledGaussian(c.sigma, c.q, 1_000_000_000), 1); err != nil {
+			a := newAC(amp)
+			if err := a.Compose(accounting.SubsampledGaussian(c.sigma, c.q, 1_000_000_000), 1); err != nil {
 				t.Fatal(err)
 			}
-			e, err := a.Epsilon(1e-5)
+			e, err := a.Epsilon(t.Context(), 1e-5)
 			if err != nil || math.IsNaN(e) || math.IsInf(e, 0) || e <= 0 {
 				t.Errorf("%s sigma=%g q=%g k=1e9: ε = %g, %v", amp, c.sigma, c.q, e, err)
 			}
-			d, err := a.Delta(2 * e)
+			d, err := a.Delta(t.Context(), 2*e)
 			if err != nil || !(d > 0 && d <= 1e-5) {
 				t.Errorf("%s sigma=%g q=%g k=1e9: Delta(2ε) = %g, %v; want in (0, 1e-5]", amp, c.sigma, c.q, d, err)
 			}
@@ -123,16 +136,16 @@ func TestACRoundTrip(t *testing.T) {
 	for _, amp := range []Amplification{AmplificationLog, AmplificationLinear} {
 		for _, sigma := range []float64{0.8, 4} {
 			for _, delta := range []float64{1e-9, 1e-5} {
-				a := NewAC(ACOptions{Amplification: amp})
-				_ = a.Compose(SubsampledGaussian(sigma, 0.05, 500), 1)
-				eps, _ := a.Epsilon(delta)
-				back, _ := a.Delta(eps)
+				a := newAC(amp)
+				_ = a.Compose(accounting.SubsampledGaussian(sigma, 0.05, 500), 1)
+				eps, _ := a.Epsilon(t.Context(), delta)
+				back, _ := a.Delta(t.Context(), eps)
 				// Delta bisects log δ to 1e-9 relative and returns the upper
 				// end; Epsilon's minimiser is accurate to ~1e-12 relative.
-				if !compNear(back, delta, 1e-6) {
+				if !testref.Near(back, delta, 1e-6) {
 					t.Errorf("%s sigma=%g: Delta(Epsilon(%g)) = %g", amp, sigma, delta, back)
 				}
-				if e2, _ := a.Epsilon(back); e2 > eps {
+				if e2, _ := a.Epsilon(t.Context(), back); e2 > eps {
 					t.Errorf("%s sigma=%g: Epsilon(Delta(ε)) = %g > ε = %g", amp, sigma, e2, eps)
 				}
 			}
@@ -143,9 +156,9 @@ func TestACRoundTrip(t *testing.T) {
 func TestACMonotone(t *testing.T) {
 	t.Parallel()
 	eps := func(amp Amplification, sigma, q float64, steps int) float64 {
-		a := NewAC(ACOptions{Amplification: amp})
-		_ = a.Compose(SubsampledGaussian(sigma, q, steps), 1)
-		e, _ := a.Epsilon(1e-5)
+		a := newAC(amp)
+		_ = a.Compose(accounting.SubsampledGaussian(sigma, q, steps), 1)
+		e, _ := a.Epsilon(t.Context(), 1e-5)
 		return e
 	}
 	for _, amp := range []Amplification{AmplificationLog, AmplificationLinear} {
@@ -166,28 +179,30 @@ func TestACMonotone(t *testing.T) {
 
 func TestACCountLinearity(t *testing.T) {
 	t.Parallel()
-	events := []Event{
-		Gaussian{NoiseMultiplier: 3},
-		PoissonSampled{SamplingRate: 0.02, Event: Gaussian{NoiseMultiplier: 1.1}},
-		PoissonSampled{SamplingRate: 0.5, Event: PoissonSampled{SamplingRate: 0.04, Event: Gaussian{NoiseMultiplier: 1.1}}},
-		EpsilonDelta{Epsilon: 0.1, Delta: 1e-9},
-		PoissonSampled{SamplingRate: 0.1, Event: EpsilonDelta{Epsilon: 0.5}},
-		NoOp{},
-		NonPrivate{},
-		Composed{Events: []Event{Gaussian{NoiseMultiplier: 2}, EpsilonDelta{Epsilon: 0.01}}},
+	events := []accounting.Event{
+		accounting.Gaussian{NoiseMultiplier: 3},
+		accounting.PoissonSampled{SamplingRate: 0.02, Event: accounting.Gaussian{NoiseMultiplier: 1.1}},
+		accounting.PoissonSampled{SamplingRate: 0.5, Event: accounting.PoissonSampled{SamplingRate: 0.04, Event: accounting.Gaussian{NoiseMultiplier: 1.1}}},
+		accounting.EpsilonDelta{Epsilon: 0.1, Delta: 1e-9},
+		accounting.PoissonSampled{SamplingRate: 0.1, Event: accounting.EpsilonDelta{Epsilon: 0.5}},
+		accounting.NoOp{},
+		accounting.NonPrivate{},
+		accounting.Composed{Events: []accounting.Event{accounting.Gaussian{NoiseMultiplier: 2}, accounting.EpsilonDelta{Epsilon: 0.01}}},
 	}
 	for _, amp := range []Amplification{AmplificationLog, AmplificationLinear} {
 		// Counts are exact float64 multiples, so the four ways give the same
 		// segments; only Delta's bisection could differ, and it is
 		// deterministic.
-		compLinearity(t, "ac/"+string(amp), func() Accountant { return NewAC(ACOptions{Amplification: amp}) }, events, []int{7}, 1e-5, 3, 0)
+		methodtest.CountLinearity(t, "ac/"+string(amp), func() accounting.Method { return newAC(amp) }, events, []int{7}, 1e-5, 3, 0)
 	}
-	// Nested sampling multiplies rates.
-	a, b := NewAC(ACOptions{}), NewAC(ACOptions{})
-	_ = a.Compose(PoissonSampled{SamplingRate: 0.5, Event: PoissonSampled{SamplingRate: 0.04, Event: Gaussian{NoiseMultiplier: 1.1}}}, 10)
-	_ = b.Compose(PoissonSampled{SamplingRate: 0.02, Event: Gaussian{NoiseMultiplier: 1.1}}, 10)
-	ea, _ := a.Epsilon(1e-5)
-	eb, _ := b.Epsilon(1e-5)
+	// Nested sampling multiplies rates; accounting.Normalize rounds the
+	// product up by one ulp (0.5·0.04 = 0.02 exactly, so the rate is
+	// Nextafter(0.02, 1)).
+	a, b := New(), New()
+	_ = a.Compose(accounting.PoissonSampled{SamplingRate: 0.5, Event: accounting.PoissonSampled{SamplingRate: 0.04, Event: accounting.Gaussian{NoiseMultiplier: 1.1}}}, 10)
+	_ = b.Compose(accounting.PoissonSampled{SamplingRate: math.Nextafter(0.02, 1), Event: accounting.Gaussian{NoiseMultiplier: 1.1}}, 10)
+	ea, _ := a.Epsilon(t.Context(), 1e-5)
+	eb, _ := b.Epsilon(t.Context(), 1e-5)
 	if ea != eb {
 		t.Errorf("nested sampling: %g != %g", ea, eb)
 	}
@@ -197,38 +212,46 @@ func TestACUnsupported(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, path string
-		e          Event
+		e          accounting.Event
 	}{
-		{"zcdp", "", ZCDP{Rho: 1}},
-		{"nested zcdp", "Composed.Events[1]", Composed{Events: []Event{NoOp{}, ZCDP{Rho: 1}}}},
-		{"subsampled composition", "SelfComposed.Event.Event", SelfComposed{Count: 2, Event: PoissonSampled{SamplingRate: 0.1,
-			Event: Composed{Events: []Event{Gaussian{NoiseMultiplier: 1}}}}}},
-		{"nil", "Composed.Events[0]", Composed{Events: []Event{nil}}},
+		{"zcdp", "ZCDP", accounting.ZCDP{Rho: 1}},
+		{"nested zcdp", "Composed[1]/ZCDP", accounting.Composed{Events: []accounting.Event{accounting.NoOp{}, accounting.ZCDP{Rho: 1}}}},
+		{"subsampled composition", "SelfComposed/PoissonSampled/Composed", accounting.SelfComposed{Count: 2, Event: accounting.PoissonSampled{SamplingRate: 0.1,
+			Event: accounting.Composed{Events: []accounting.Event{accounting.Gaussian{NoiseMultiplier: 1}}}}}},
+		{"nil", "Composed[0]", accounting.Composed{Events: []accounting.Event{nil}}},
 	}
 	for _, tt := range tests {
-		a := NewAC(ACOptions{})
-		_ = a.Compose(Gaussian{NoiseMultiplier: 2}, 3)
-		e0, _ := a.Epsilon(1e-5)
+		a := New()
+		_ = a.Compose(accounting.Gaussian{NoiseMultiplier: 2}, 3)
+		e0, _ := a.Epsilon(t.Context(), 1e-5)
 		err := a.Compose(tt.e, 1)
-		var ue *UnsupportedEventError
-		if !errors.As(err, &ue) || ue.Path != tt.path || !errors.Is(err, ErrUnsupportedEvent) {
-			t.Errorf("%s: err = %v, want UnsupportedEventError at %q", tt.name, err, tt.path)
+		var ue *accounting.UnsupportedEventError
+		if !errors.As(err, &ue) || ue.Path != tt.path || !errors.Is(err, accounting.ErrUnsupportedEvent) {
+			t.Errorf("%s: err = %v, want accounting.UnsupportedEventError at %q", tt.name, err, tt.path)
 		}
-		if e1, _ := a.Epsilon(1e-5); e1 != e0 {
+		if e1, _ := a.Epsilon(t.Context(), 1e-5); e1 != e0 {
 			t.Errorf("%s: state changed on error", tt.name)
 		}
 	}
-	a := NewAC(ACOptions{})
-	for _, e := range []Event{Gaussian{NoiseMultiplier: -1}, EpsilonDelta{Epsilon: 1, Delta: 2},
-		Composed{Events: []Event{PoissonSampled{SamplingRate: 0, Event: Gaussian{NoiseMultiplier: 1}}}}} {
-		if err := a.Compose(e, 1); !errors.Is(err, ErrInvalidParameter) {
+	a := New()
+	for _, e := range []accounting.Event{accounting.Gaussian{NoiseMultiplier: -1}, accounting.EpsilonDelta{Epsilon: 1, Delta: 2},
+		accounting.Composed{Events: []accounting.Event{accounting.PoissonSampled{SamplingRate: 1.5, Event: accounting.Gaussian{NoiseMultiplier: 1}}}}} {
+		if err := a.Compose(e, 1); !errors.Is(err, accounting.ErrInvalidParameter) {
 			t.Errorf("%#v: err = %v, want a ParamError", e, err)
 		}
 	}
-	if _, err := a.Epsilon(0); !errors.Is(err, ErrInvalidParameter) {
+	// q = 0 samples nothing: free under accounting.Normalize's boundary
+	// table (the old walker of ac refused it).
+	if err := a.Compose(accounting.Composed{Events: []accounting.Event{accounting.PoissonSampled{SamplingRate: 0, Event: accounting.Gaussian{NoiseMultiplier: 1}}}}, 1); err != nil {
+		t.Errorf("q = 0: err = %v, want nil", err)
+	}
+	if e, _ := a.Epsilon(t.Context(), 1e-5); e != 0 {
+		t.Errorf("q = 0: ε = %g, want 0", e)
+	}
+	if _, err := a.Epsilon(t.Context(), 0); !errors.Is(err, accounting.ErrInvalidParameter) {
 		t.Errorf("Epsilon(0): err = %v", err)
 	}
-	if _, err := a.Delta(math.NaN()); !errors.Is(err, ErrInvalidParameter) {
+	if _, err := a.Delta(t.Context(), math.NaN()); !errors.Is(err, accounting.ErrInvalidParameter) {
 		t.Errorf("Delta(NaN): err = %v", err)
 	}
 	if _, err := ParseAmplification("quadratic"); err == nil {
@@ -238,31 +261,31 @@ func TestACUnsupported(t *testing.T) {
 
 func TestACBoundaries(t *testing.T) {
 	t.Parallel()
-	a := NewAC(ACOptions{})
-	if e, _ := a.Epsilon(1e-5); e != 0 {
+	a := New()
+	if e, _ := a.Epsilon(t.Context(), 1e-5); e != 0 {
 		t.Errorf("empty: ε = %g", e)
 	}
-	if d, _ := a.Delta(0); d != 0 {
+	if d, _ := a.Delta(t.Context(), 0); d != 0 {
 		t.Errorf("empty: δ = %g", d)
 	}
-	_ = a.Compose(NonPrivate{}, 1)
-	if e, _ := a.Epsilon(0.9); !math.IsInf(e, 1) {
+	_ = a.Compose(accounting.NonPrivate{}, 1)
+	if e, _ := a.Epsilon(t.Context(), 0.9); !math.IsInf(e, 1) {
 		t.Errorf("non-private: ε = %g", e)
 	}
-	if d, _ := a.Delta(100); d != 1 {
+	if d, _ := a.Delta(t.Context(), 100); d != 1 {
 		t.Errorf("non-private: δ = %g", d)
 	}
 	// Pure ε-DP steps: basic composition when it is smaller (2 × 0.1 = 0.2).
-	p := NewAC(ACOptions{})
-	_ = p.Compose(EpsilonDelta{Epsilon: 0.1}, 2)
-	if e, _ := p.Epsilon(1e-5); !compNear(e, 0.2, 1e-15) {
+	p := New()
+	_ = p.Compose(accounting.EpsilonDelta{Epsilon: 0.1}, 2)
+	if e, _ := p.Epsilon(t.Context(), 1e-5); !testref.Near(e, 0.2, 1e-15) {
 		t.Errorf("basic: ε = %g, want 0.2", e)
 	}
 	// Epsilon rounds 0.2 up by a few ulps, so ask just above it.
-	if d, _ := p.Delta(0.2 * (1 + 1e-12)); d > 1e-299 {
+	if d, _ := p.Delta(t.Context(), 0.2*(1+1e-12)); d > 1e-299 {
 		t.Errorf("basic: δ(0.2) = %g, want ~0", d)
 	}
-	if d, _ := p.Delta(0.19); d != 1 && d < 1e-3 {
+	if d, _ := p.Delta(t.Context(), 0.19); d != 1 && d < 1e-3 {
 		t.Errorf("below basic: δ(0.19) = %g, want large", d)
 	}
 }
@@ -294,30 +317,30 @@ func TestACReportedLargeDelta(t *testing.T) {
 	const sigma, q, steps = 0.05, 1.08774e-5, 3094
 	tq := q * steps
 	for _, amp := range []Amplification{AmplificationLog, AmplificationLinear} {
-		a := NewAC(ACOptions{Amplification: amp})
-		if err := a.Compose(SubsampledGaussian(sigma, q, steps), 1); err != nil {
+		a := newAC(amp)
+		if err := a.Compose(accounting.SubsampledGaussian(sigma, q, steps), 1); err != nil {
 			t.Fatal(err)
 		}
-		e3, _ := a.Epsilon(1e-3)
+		e3, _ := a.Epsilon(t.Context(), 1e-3)
 		if !(e3 > 0) || math.IsInf(e3, 1) {
 			t.Errorf("%s: ε(1e-3) = %g, want finite and positive", amp, e3)
 		}
 		// Just above T·q, so rounding in the split cannot leave δ0 below 1.
 		for _, d := range []float64{tq * (1 + 1e-12), 0.1, 0.5, 1 - 1e-12} {
-			if e, err := a.Epsilon(d); err != nil || e != 0 {
+			if e, err := a.Epsilon(t.Context(), d); err != nil || e != 0 {
 				t.Errorf("%s: ε(%g) = %g, %v; want 0 (δ ≥ T·q = %g)", amp, d, e, err, tq)
 			}
 		}
 		// Delta(0) is the smallest δ with ε = 0, which is T·q (log: TV of one
 		// Gaussian step with σ = 0.05 is 1 − 1.5e-23, 1 in float64).
-		if d, _ := a.Delta(0); d > tq*(1+1e-6) || d < tq*(1-1e-6) {
+		if d, _ := a.Delta(t.Context(), 0); d > tq*(1+1e-6) || d < tq*(1-1e-6) {
 			t.Errorf("%s: Delta(0) = %.10g, want T·q = %.10g", amp, d, tq)
 		}
 		// The sweep's round trip: Epsilon(4.55e-56) then Delta of it used to
 		// return 1.
 		const tiny = 4.55314e-56
-		e, _ := a.Epsilon(tiny)
-		d, _ := a.Delta(e)
+		e, _ := a.Epsilon(t.Context(), tiny)
+		d, _ := a.Delta(t.Context(), e)
 		if d > tiny*(1+1e-6) {
 			t.Errorf("%s: Delta(Epsilon(%g) = %g) = %g", amp, tiny, e, d)
 		}
@@ -338,31 +361,31 @@ func TestACEpsilonNonIncreasingInDelta(t *testing.T) {
 	}
 	type namedEvent struct {
 		name string
-		e    Event
+		e    accounting.Event
 	}
 	var events []namedEvent
 	for _, c := range acExtremes {
-		events = append(events, namedEvent{fmt.Sprintf("sigma=%g/q=%g/T=%d", c.sigma, c.q, c.steps), SubsampledGaussian(c.sigma, c.q, c.steps)})
+		events = append(events, namedEvent{fmt.Sprintf("sigma=%g/q=%g/T=%d", c.sigma, c.q, c.steps), accounting.SubsampledGaussian(c.sigma, c.q, c.steps)})
 	}
 	// Heterogeneous: fixed (ε, δ) steps take part of δ, and two Gaussian
 	// kinds with different q share the rest.
-	events = append(events, namedEvent{"mixed", Composed{Events: []Event{
-		SubsampledGaussian(0.05, 1.08774e-5, 3094),
-		SelfComposed{Event: EpsilonDelta{Epsilon: 0.1, Delta: 1e-8}, Count: 100},
-		SelfComposed{Event: PoissonSampled{SamplingRate: 0.5, Event: Gaussian{NoiseMultiplier: 2}}, Count: 10},
+	events = append(events, namedEvent{"mixed", accounting.Composed{Events: []accounting.Event{
+		accounting.SubsampledGaussian(0.05, 1.08774e-5, 3094),
+		accounting.SelfComposed{Event: accounting.EpsilonDelta{Epsilon: 0.1, Delta: 1e-8}, Count: 100},
+		accounting.SelfComposed{Event: accounting.PoissonSampled{SamplingRate: 0.5, Event: accounting.Gaussian{NoiseMultiplier: 2}}, Count: 10},
 	}}})
 	for _, ne := range events {
 		for _, amp := range []Amplification{AmplificationLog, AmplificationLinear} {
 			t.Run(string(amp)+"/"+ne.name, func(t *testing.T) {
 				t.Parallel()
-				a := NewAC(ACOptions{Amplification: amp})
+				a := newAC(amp)
 				if err := a.Compose(ne.e, 1); err != nil {
 					t.Fatal(err)
 				}
 				prev, prevDelta := math.Inf(1), 0.0
 				for le := -300.0; le <= math.Log10(0.5); le += step {
 					d := math.Pow(10, le)
-					e, err := a.Epsilon(d)
+					e, err := a.Epsilon(t.Context(), d)
 					if err != nil || math.IsNaN(e) || e < 0 {
 						t.Fatalf("ε(%g) = %g, %v", d, e, err)
 					}
@@ -372,19 +395,62 @@ func TestACEpsilonNonIncreasingInDelta(t *testing.T) {
 					prev, prevDelta = e, d
 				}
 				for _, d := range []float64{1e-300, 1e-100, 1e-10, 1e-3, 0.1, 0.5} {
-					e, _ := a.Epsilon(d)
+					e, _ := a.Epsilon(t.Context(), d)
 					if math.IsInf(e, 1) {
 						continue
 					}
-					back, err := a.Delta(e)
+					back, err := a.Delta(t.Context(), e)
 					if err != nil || back > d*(1+1e-6) {
 						t.Errorf("Delta(ε(%g) = %g) = %g, %v", d, e, back, err)
 					}
-					if e2, _ := a.Epsilon(back); e2 > e {
+					if e2, _ := a.Epsilon(t.Context(), back); e2 > e {
 						t.Errorf("Epsilon(Delta(%g) = %g) = %g", e, back, e2)
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestACEdges runs the edge table in both modes. At σ near SigmaCeiling
+// with a tiny rate the per-step ε is about 1e-299, whose square underflowed
+// to 0 in the advanced-composition sum: ε(δ ≤ 1e-300) came out 0 for a
+// private step.
+func TestACEdges(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("the edge table takes a few seconds")
+	}
+	for _, amp := range []Amplification{AmplificationLog, AmplificationLinear} {
+		methodtest.Edges(t, "ac/"+string(amp), func() accounting.Method { return newAC(amp) })
+	}
+}
+
+// TestACTinyStepEpsilon: the advanced-composition sum keeps ε_i ~ 1e-299:
+// one step of ε_s has ε = √(2 ln(1/δ'))·ε_s + ε_s·expm1(ε_s), not 0.
+func TestACTinyStepEpsilon(t *testing.T) {
+	t.Parallel()
+	const es = 4e-299
+	got := acAdvanced([]float64{es}, []float64{3}, math.Log(1e-10))
+	want := math.Sqrt(2*3*math.Log(1e10)) * es
+	if !(got >= want) || !testref.Near(got, want, 1e-14) {
+		t.Errorf("acAdvanced(ε_s = %g) = %g, want %g", es, got, want)
+	}
+}
+
+// TestACCanceled: Delta's bisection stops on a done context with an error
+// wrapping ctx.Err().
+func TestACCanceled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, amp := range []Amplification{AmplificationLog, AmplificationLinear} {
+		a := newAC(amp)
+		if err := a.Compose(accounting.SubsampledGaussian(4, 0.01, 10000), 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Delta(ctx, 17); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: Delta on a canceled context: err = %v", amp, err)
 		}
 	}
 }

@@ -83,14 +83,35 @@ func (a *MA) EpsilonAndOrder(ctx context.Context, delta float64) (eps, lambda fl
 	if err != nil {
 		return 0, math.NaN(), err
 	}
+	eps, lambda = maEpsilon(total, a.s.orders, delta)
+	return eps, lambda, nil
+}
+
+// maEpsilon is Theorem 2.2's ε(δ) for the composed log moments total at
+// orders (0 < δ < 1), rounded up, and its order.
+func maEpsilon(total, orders []float64, delta float64) (eps, lambda float64) {
 	logInvDelta := -logmath.Log(delta)
 	eps, lambda = math.Inf(1), math.NaN()
-	for i, l := range a.s.orders {
+	for i, l := range orders {
 		if e := (total[i] + logInvDelta) / l; e < eps {
 			eps, lambda = e, l
 		}
 	}
-	return search.RoundUp(eps), lambda, nil
+	return search.RoundUp(eps), lambda
+}
+
+// maLogDelta is Theorem 2.2's log δ(ε), capped at 0, rounded up, and its
+// order (NaN when the cap applies).
+func maLogDelta(total, orders []float64, epsilon float64) (logD, lambda float64) {
+	logD, lambda = 0, math.NaN()
+	for i, l := range orders {
+		v := total[i] - l*epsilon
+		v += search.Slack(total[i], l*epsilon) // rounding of log δ, upward
+		if v < logD {
+			logD, lambda = v, l
+		}
+	}
+	return logD, lambda
 }
 
 // Delta returns δ(ε) by Abadi et al. (2016) Theorem 2.2.
@@ -115,14 +136,7 @@ func (a *MA) DeltaAndOrder(ctx context.Context, epsilon float64) (delta, lambda 
 	if err != nil {
 		return 0, math.NaN(), err
 	}
-	logD, lambda := 0.0, math.NaN()
-	for i, l := range a.s.orders {
-		v := total[i] - l*epsilon
-		v += search.Slack(total[i], l*epsilon) // rounding of log δ, upward
-		if v < logD {
-			logD, lambda = v, l
-		}
-	}
+	logD, lambda := maLogDelta(total, a.s.orders, epsilon)
 	return finishDelta(logD), lambda, nil
 }
 

@@ -1,6 +1,7 @@
 package moments
 
 import (
+	"context"
 	"math"
 	"sort"
 
@@ -25,8 +26,10 @@ type Moment struct {
 	Alpha float64
 	// AbsError bounds |Alpha − α(λ)|: quadrature error estimate, bounds on
 	// the truncated tails and skipped panels, and a rounding allowance.
-	// Alpha+AbsError is the value the accountants use. An order whose
-	// integral could not be computed has Alpha = AbsError = +Inf.
+	// Alpha+AbsError is the value the accountants use. Where α is bounded
+	// in closed form instead (see [LogMoments]), LogE1 and LogE2 are upper
+	// bounds, Alpha is the midpoint of a bracket on α(λ) and AbsError its
+	// half-width. An order with no finite bound has Alpha = AbsError = +Inf.
 	AbsError float64
 }
 
@@ -75,42 +78,97 @@ const (
 // hardest order; each order gets its own Kronrod–Gauss error estimate. For
 // q = 1, α(λ) = λ(λ+1)/(2σ²) exactly.
 //
-// Orders whose integral fails (partition cap reached for a fractional λ,
-// non-finite values) get Alpha = +Inf: never a truncated value; so does
-// every order when σ is below about 0.012 (the partition would exceed its
-// cap). Cost: O(panels·orders); for σ = 4, q = 0.01 and the 53
-// [DefaultOrders] 0.3–0.4 ms of CPU (about 2.3 million instructions), 35 µs
-// for a single order (setup included).
+// Where the integrator cannot work, α is bounded in closed form instead
+// (see [Moment] for how Alpha and AbsError then read): for σ > 2^32, for
+// α below about 1e-261 (q²λ(λ+1)/(2σ²) < e^-600, where its nodes would
+// underflow), for σ below about 0.012 (the partition would exceed its cap)
+// and for single orders the partition cannot reach. The bound uses the
+// exact binomial log E2 at the integers around λ (log E2 = λ·D_{λ+1}(μ‖μ0)
+// does not decrease in λ, van Erven and Harremoës 2014, Theorem 3) and
+// log E1 ≤ qλ(λ+1)/(2σ²) (Rényi divergence is convex in its second
+// argument, ibid. Theorem 12); beyond λ = 10⁴ it is λ(λ+1)/(2σ²), the q = 1
+// value, which subsampling never exceeds. An order whose bound overflows
+// gets Alpha = AbsError = +Inf. No input panics; the work is
+// O(panels·orders), or O(λ) per order in closed form.
 func LogMoments(sigma, q float64, lambdas []float64) ([]Moment, error) {
+	return logMoments(context.Background(), sigma, q, lambdas)
+}
+
+// The switches between the integrator and the closed-form bounds.
+const (
+	// momentSigmaMax: above it, every order is bounded in closed form.
+	momentSigmaMax = 0x1p32
+	// momentTinyLog: below this log of q²λ(λ+1)/(2σ²) at the largest
+	// order, every order is bounded in closed form.
+	momentTinyLog = -600.0
+	// momentBinomialMax is the largest order the binomial sum evaluates
+	// inside LogMoments.
+	momentBinomialMax = 1e4
+	// maxBinomialOrder is the largest order LogMomentBinomial accepts.
+	maxBinomialOrder = 1_000_000
+)
+
+// logMoments is LogMoments; it returns accounting.Canceled(ctx) when ctx
+// is done between orders or refinement rounds.
+func logMoments(ctx context.Context, sigma, q float64, lambdas []float64) ([]Moment, error) {
 	if err := accounting.CheckNoiseMultiplier(sigma); err != nil {
 		return nil, err
 	}
 	if err := accounting.CheckSamplingRate(q); err != nil {
 		return nil, err
 	}
-	maxL := 1.0
+	maxL := 1.0 // the largest order the integrator serves
 	for _, l := range lambdas {
 		if err := accounting.CheckOrder(l, 1); err != nil {
 			return nil, err
 		}
-		maxL = math.Max(maxL, l)
+		if l <= momentBinomialMax {
+			maxL = math.Max(maxL, l)
+		}
 	}
 	out := make([]Moment, len(lambdas))
 	if q == 1 {
 		for i, l := range lambdas {
-			a := l * (l + 1) / (2 * sigma * sigma)
-			out[i] = Moment{Lambda: l, LogE1: a, LogE2: a, Alpha: a, AbsError: 4 * 0x1p-52 * a}
+			a := halfSquare(l, sigma)
+			out[i] = Moment{Lambda: l, LogE1: a, LogE2: a, Alpha: a, AbsError: 4*0x1p-52*a + 4*math.SmallestNonzeroFloat64}
 		}
 		return out, nil
 	}
-	g := newMomentGrid(sigma, q, maxL)
+	tiny := 2*logmath.Log(q) + math.Log(maxL) + math.Log1p(maxL) - math.Ln2 - 2*math.Log(sigma)
+	var g *momentGrid
+	if sigma <= momentSigmaMax && tiny >= momentTinyLog {
+		g = newMomentGrid(sigma, q, maxL)
+	}
 	if g == nil {
 		for i, l := range lambdas {
-			out[i] = Moment{Lambda: l, LogE1: math.Inf(1), LogE2: math.Inf(1), Alpha: math.Inf(1), AbsError: math.Inf(1)}
+			if err := accounting.Canceled(ctx); err != nil {
+				return nil, err
+			}
+			out[i] = boundMoment(sigma, q, l)
 		}
 		return out, nil
 	}
-	g.moments(lambdas, out)
+	// Orders beyond 10⁴ would stretch the shared partition past its cap:
+	// they get the closed-form bound, the others the integrator.
+	var small []float64
+	var at []int
+	for i, l := range lambdas {
+		if l <= momentBinomialMax {
+			small, at = append(small, l), append(at, i)
+		} else {
+			out[i] = boundMoment(sigma, q, l)
+		}
+	}
+	if len(small) == len(lambdas) {
+		return out, g.moments(ctx, lambdas, out)
+	}
+	ms := make([]Moment, len(small))
+	if err := g.moments(ctx, small, ms); err != nil {
+		return nil, err
+	}
+	for j, i := range at {
+		out[i] = ms[j]
+	}
 	return out, nil
 }
 
@@ -131,7 +189,8 @@ func LogMoment(sigma, q, lambda float64) (Moment, error) {
 //
 // It sums E2 − 1 = Σ_{k≥2} C(λ+1,k)(1−q)^{λ+1−k} q^k expm1((k²−k)/(2σ²)),
 // whose terms are all positive, in log space and returns log1p of it, so a
-// tiny α keeps its digits. Cost O(λ).
+// tiny α keeps its digits. Cost O(λ) time and memory, so λ is at most
+// 10⁶.
 func LogMomentBinomial(sigma, q float64, lambda int) (float64, error) {
 	if err := accounting.CheckNoiseMultiplier(sigma); err != nil {
 		return 0, err
@@ -139,22 +198,32 @@ func LogMomentBinomial(sigma, q float64, lambda int) (float64, error) {
 	if err := accounting.CheckSamplingRate(q); err != nil {
 		return 0, err
 	}
-	if lambda < 1 {
-		return 0, &accounting.ParamError{Name: "lambda", Value: float64(lambda), Want: "integer >= 1"}
+	if lambda < 1 || lambda > maxBinomialOrder {
+		return 0, &accounting.ParamError{Name: "lambda", Value: float64(lambda), Want: "integer in [1, 1e6]"}
 	}
 	return logMomentBinomial(sigma, q, lambda), nil
 }
 
 // logMomentBinomial is LogMomentBinomial without validation.
 func logMomentBinomial(sigma, q float64, lambda int) float64 {
-	a := lambda + 1
 	if q == 1 {
-		l := float64(lambda)
-		return l * (l + 1) / (2 * sigma * sigma)
+		return halfSquare(float64(lambda), sigma)
 	}
+	v, _, _ := binomialLogE2(sigma, q, lambda)
+	return v
+}
+
+// binomialLogE2 returns log E2 at the integer order λ by the binomial sum
+// of [LogMomentBinomial] (q < 1), and a lower and an upper bound covering
+// its rounding. x = (k²−k)/(2σ²) enters through its log, so neither σ² nor
+// a tiny E2 − 1 overflows or underflows on the way.
+func binomialLogE2(sigma, q float64, lambda int) (v, lo, up float64) {
+	const eps = 0x1p-52
+	a := lambda + 1
 	lq, l1q := logmath.Log(q), math.Log1p(-q)
-	inv := 1 / (2 * sigma * sigma)
+	ls2 := 2*math.Log(sigma) + math.Ln2 // log(2σ²)
 	terms := make([]float64, 0, a)
+	mag := 0.0
 	// C(a, k) by the multiplicative recurrence while it fits in float64
 	// (a ≤ 1020), else by log-gamma.
 	c := float64(a) // C(a, 1)
@@ -166,10 +235,84 @@ func logMomentBinomial(sigma, q float64, lambda int) float64 {
 		} else {
 			lc = logmath.Comb(float64(a), float64(k))
 		}
-		x := float64(k*k-k) * inv
-		terms = append(terms, lc+float64(a-k)*l1q+float64(k)*lq+logExpm1(x))
+		lkk := math.Log(float64(k) * float64(k-1))
+		lx := lkk - ls2
+		t1, t2 := float64(a-k)*l1q, float64(k)*lq
+		le := logExpm1Log(lx)
+		t := lc + t1 + t2 + le
+		terms = append(terms, t)
+		// Rounding error of t in units of eps: a few ulps of each log and
+		// of the sum, and lx's error (a few ulps of log k(k−1) and of
+		// log 2σ²) times d log(e^x − 1)/d lx = x·e^x/(e^x − 1) ≤ max(1, 2x).
+		m := math.Abs(lc) + math.Abs(t1) + math.Abs(t2) + math.Abs(t) +
+			math.Max(1, 2*math.Exp(lx))*(math.Abs(lkk)+math.Abs(ls2)+1)
+		mag = math.Max(mag, m)
 	}
-	return log1pExp(logmath.SumExp(terms))
+	L := logmath.SumExp(terms)
+	d := 16*eps*mag + 4*eps*float64(a) // the terms' rounding + the sum's
+	v = log1pExp(L)
+	up = search.Up(log1pExp(L+d), 4)
+	if up < 0x1p-1022 {
+		// exp(L+d) near or below the subnormal range: its absolute error is
+		// at most a subnormal ulp; q > 0 makes the true value positive.
+		up += 2 * math.SmallestNonzeroFloat64
+	}
+	lo = math.Max(0, search.Down(log1pExp(L-d), 4)-2*math.SmallestNonzeroFloat64)
+	return v, lo, up
+}
+
+// logExpm1Log returns log(e^x − 1) given lx = log x, forming x only where
+// it neither overflows nor underflows.
+func logExpm1Log(lx float64) float64 {
+	switch {
+	case lx < -40:
+		// e^x − 1 = x(1 + x/2 + …) with x < 5e-18: log = lx + (below x).
+		return lx + math.Exp(lx)
+	case lx > 700:
+		return math.Exp(lx) // log(e^x − 1) = x to double precision (+Inf past 709.78)
+	}
+	return logExpm1(math.Exp(lx))
+}
+
+// halfSquare returns λ(λ+1)/(2σ²), rounded up, without forming σ²: the α
+// of the unsampled Gaussian (q = 1), and an upper bound on α for every q.
+// It is positive (at least the smallest float64) and +Inf on overflow.
+func halfSquare(l, sigma float64) float64 {
+	v := 0.5 * (l / sigma) * ((l + 1) / sigma)
+	if v < 0x1p-1022 {
+		return v + 4*math.SmallestNonzeroFloat64
+	}
+	return search.Up(v, 4)
+}
+
+// boundMoment bounds α(λ) in closed form (see [LogMoments]), for q < 1:
+// log E1 ≤ qλ(λ+1)/(2σ²) and log E2(⌊λ⌋) ≤ log E2(λ) ≤ log E2(⌈λ⌉). Alpha
+// is the midpoint of the bracket [lower, upper] on α(λ) and AbsError its
+// half-width, so Upper() is the upper end.
+func boundMoment(sigma, q, l float64) Moment {
+	e1 := q * halfSquare(l, sigma)
+	if e1 < 0x1p-1022 {
+		e1 += 2 * math.SmallestNonzeroFloat64
+	} else {
+		e1 = search.Up(e1, 2)
+	}
+	var lo, e2 float64
+	if c := math.Ceil(l); c <= momentBinomialMax {
+		_, _, e2 = binomialLogE2(sigma, q, int(c))
+		_, lo, _ = binomialLogE2(sigma, q, int(math.Floor(l)))
+	} else {
+		e2 = halfSquare(l, sigma)
+	}
+	up := math.Max(e1, e2)
+	if math.IsInf(up, 1) || math.IsNaN(up) {
+		return Moment{Lambda: l, LogE1: e1, LogE2: e2, Alpha: math.Inf(1), AbsError: math.Inf(1)}
+	}
+	alpha := lo + (up-lo)/2
+	abs := up - alpha
+	for alpha+abs < up {
+		abs = math.Nextafter(abs, math.Inf(1))
+	}
+	return Moment{Lambda: l, LogE1: e1, LogE2: e2, Alpha: alpha, AbsError: abs}
 }
 
 // logExpm1 returns log(e^x − 1) for x > 0.
@@ -322,6 +465,9 @@ func (g *momentGrid) boundary(k int) float64 { return g.zlo + float64(k)*g.width
 
 // upperLimit returns the first initial boundary ≥ z, or +Inf beyond zhi.
 func (g *momentGrid) upperLimit(z float64) float64 {
+	if !(z <= g.zhi) {
+		return math.Inf(1) // also keeps the float → int conversion below in range
+	}
 	k := math.Ceil((z - g.zlo) / g.width)
 	if k < 1 {
 		k = 1
@@ -577,7 +723,7 @@ func (g *momentGrid) tailHigh(b, Z float64) float64 {
 }
 
 // moments fills out for the orders lambdas (q < 1).
-func (g *momentGrid) moments(lambdas []float64, out []Moment) {
+func (g *momentGrid) moments(ctx context.Context, lambdas []float64, out []Moment) error {
 	type job struct {
 		b, zmax float64
 		logX    float64
@@ -605,6 +751,9 @@ func (g *momentGrid) moments(lambdas []float64, out []Moment) {
 		clear(mark)
 		next := pending[:0]
 		for _, ji := range pending {
+			if err := accounting.Canceled(ctx); err != nil {
+				return err
+			}
 			jb := &jobs[ji]
 			if math.IsInf(jb.zmax, 1) {
 				jb.logX, jb.logErr = math.NaN(), math.Inf(1)
@@ -674,22 +823,22 @@ func (g *momentGrid) moments(lambdas []float64, out []Moment) {
 		var up1, up2 float64
 		m.LogE1, up1 = logOnePlus(e1.logX, e1.logErr)
 		m.LogE2, up2 = logOnePlus(e2.logX, e2.logErr)
-		if l == math.Trunc(l) && l <= 1e4 && math.IsNaN(e2.logX) {
-			// Beyond the partition: the exact binomial form of E2.
-			m.LogE2 = logMomentBinomial(g.sigma, g.q, int(l))
-			// Its rounding is below λ·eps relative (the binomial
-			// recurrence); 1e-11 covers λ up to 1e4.
-			up2 = m.LogE2 * (1 + 1e-11)
+		if l == math.Trunc(l) && l <= momentBinomialMax && math.IsNaN(e2.logX) {
+			// Beyond the partition: the exact binomial form of E2, with its
+			// rounding bound.
+			m.LogE2, _, up2 = binomialLogE2(g.sigma, g.q, int(l))
 		}
 		m.Alpha = math.Max(m.LogE1, m.LogE2)
 		up := math.Max(up1, up2)
 		if math.IsNaN(m.Alpha) || math.IsInf(up, 1) || math.IsNaN(up) {
-			m.Alpha, m.AbsError = math.Inf(1), math.Inf(1)
+			// The integral failed for this order: bound it in closed form.
+			m = boundMoment(g.sigma, g.q, l)
 		} else {
 			m.AbsError = up - m.Alpha
 		}
 		out[i] = m
 	}
+	return nil
 }
 
 // logOnePlus returns log(1+X) and the upper bound log(1+X+Err) from logs.

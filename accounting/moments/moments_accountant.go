@@ -107,7 +107,10 @@ func (s *state) totals(ctx context.Context) ([]float64, error) {
 				total[i] = search.RoundUp(total[i] + n*l*(st.Xi+st.Rho*(l+1)))
 			}
 		case accounting.MechGaussian:
-			a := s.alphas(st.Sigma, st.Rate)
+			a, err := s.alphas(ctx, st.Sigma, st.Rate)
+			if err != nil {
+				return nil, err
+			}
 			for i := range s.orders {
 				// Each addition is rounded up (4 ulp), so a long ledger of
 				// heterogeneous segments never under-reports by rounding.
@@ -120,25 +123,24 @@ func (s *state) totals(ctx context.Context) ([]float64, error) {
 }
 
 // alphas returns the rounded-up α(λ) per order for one step, cached.
-func (s *state) alphas(sigma, q float64) []float64 {
+func (s *state) alphas(ctx context.Context, sigma, q float64) ([]float64, error) {
 	key := [2]float64{sigma, q}
 	if a, ok := s.cache[key]; ok {
-		return a
+		return a, nil
 	}
-	ms, err := LogMoments(sigma, q, s.orders)
+	ms, err := logMoments(ctx, sigma, q, s.orders)
+	if err != nil {
+		return nil, err // canceled; the plan holds valid σ and q
+	}
 	a := make([]float64, len(s.orders))
 	for i := range a {
-		if err != nil {
-			a[i] = math.Inf(1) // unreachable: the plan holds valid σ and q
-			continue
-		}
 		a[i] = ms[i].Upper()
 	}
 	if len(s.cache) >= momentCacheSize {
 		clear(s.cache)
 	}
 	s.cache[key] = a
-	return a
+	return a, nil
 }
 
 // checkDeltaArg validates δ for Epsilon: δ ∈ [0, 1).

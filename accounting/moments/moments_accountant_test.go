@@ -1,18 +1,20 @@
 package moments
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/dpcalc/dpcalc/accounting"
 )
 
 // momentsAccountant is what both accountants of this file family offer.
 type momentsAccountant interface {
-	Accountant
-	EpsilonAndOrder(delta float64) (float64, float64, error)
-	DeltaAndOrder(eps float64) (float64, float64, error)
+	accounting.Accountant
+	accounting.OrderReporter
 	AtGridEdge(lambda float64) bool
 	Orders() []float64
 }
@@ -21,13 +23,21 @@ var momentsKinds = []struct {
 	name string
 	make func(orders []float64) momentsAccountant
 }{
-	{"ma", func(o []float64) momentsAccountant { return NewMA(o) }},
-	{"rdp", func(o []float64) momentsAccountant { return NewRDP(o) }},
+	{"ma", func(o []float64) momentsAccountant { return must(NewMA(o)) }},
+	{"rdp", func(o []float64) momentsAccountant { return must(NewRDP(o)) }},
 }
 
-func mustEps(t *testing.T, a Accountant, delta float64) float64 {
+// must returns a, panicking on err (the orders of these tests are valid).
+func must[A any](a A, err error) A {
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+func mustEps(t *testing.T, a accounting.Accountant, delta float64) float64 {
 	t.Helper()
-	e, err := a.Epsilon(delta)
+	e, err := a.Epsilon(t.Context(), delta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,11 +57,11 @@ func TestAbadiSection51(t *testing.T) {
 		steps int
 		paper float64
 	}{{10000, 1.26}, {40000, 2.55}} {
-		ma := NewMA(nil)
-		if err := ma.Compose(SubsampledGaussian(4, 0.01, c.steps), 1); err != nil {
+		ma := must(NewMA(nil))
+		if err := ma.Compose(accounting.SubsampledGaussian(4, 0.01, c.steps), 1); err != nil {
 			t.Fatal(err)
 		}
-		eps, lambda, err := ma.EpsilonAndOrder(1e-5)
+		eps, lambda, err := ma.EpsilonAndOrder(t.Context(), 1e-5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,12 +73,12 @@ func TestAbadiSection51(t *testing.T) {
 		if ma.AtGridEdge(lambda) {
 			t.Errorf("T=%d: optimum λ=%g on the grid edge", c.steps, lambda)
 		}
-		mi := NewMA(upTo32)
-		mi.Compose(SubsampledGaussian(4, 0.01, c.steps), 1)
-		ei, li, _ := mi.EpsilonAndOrder(1e-5)
-		rdp := NewRDP(nil)
-		rdp.Compose(SubsampledGaussian(4, 0.01, c.steps), 1)
-		er, lr, _ := rdp.EpsilonAndOrder(1e-5)
+		mi := must(NewMA(upTo32))
+		mi.Compose(accounting.SubsampledGaussian(4, 0.01, c.steps), 1)
+		ei, li, _ := mi.EpsilonAndOrder(t.Context(), 1e-5)
+		rdp := must(NewRDP(nil))
+		rdp.Compose(accounting.SubsampledGaussian(4, 0.01, c.steps), 1)
+		er, lr, _ := rdp.EpsilonAndOrder(t.Context(), 1e-5)
 		t.Logf("T=%d: ma ε=%.6f (λ=%g), ma integer λ≤32 ε=%.6f (λ=%g), rdp ε=%.6f (λ=%g), paper %g",
 			c.steps, eps, lambda, ei, li, er, lr, c.paper)
 	}
@@ -87,7 +97,7 @@ func TestMomentsProperties(t *testing.T) {
 		delta := math.Exp(math.Log(1e-10) + rng.Float64()*math.Log(1e-2/1e-10))
 		eps := func(k int, s, qq float64, n int) float64 {
 			a := momentsKinds[k].make(nil)
-			if err := a.Compose(SubsampledGaussian(s, qq, n), 1); err != nil {
+			if err := a.Compose(accounting.SubsampledGaussian(s, qq, n), 1); err != nil {
 				t.Fatal(err)
 			}
 			return mustEps(t, a, delta)
@@ -109,9 +119,9 @@ func TestMomentsProperties(t *testing.T) {
 				t.Errorf("%s %s: ε(1.5q) = %g < ε(q) = %g", name, momentsKinds[k].name, e, base)
 			}
 			a := momentsKinds[k].make(nil)
-			a.Compose(SubsampledGaussian(sigma, q, steps), 1)
+			a.Compose(accounting.SubsampledGaussian(sigma, q, steps), 1)
 			if base > 0 && !math.IsInf(base, 1) {
-				d, err := a.Delta(base)
+				d, err := a.Delta(t.Context(), base)
 				if err != nil || d > delta*(1+1e-9) {
 					t.Errorf("%s %s: δ(ε(δ)) = %g (%v), want <= %g", name, momentsKinds[k].name, d, err, delta)
 				}
@@ -124,26 +134,26 @@ func TestMomentsProperties(t *testing.T) {
 // ≡ k × Compose(e, 1), for every supported event type.
 func TestMomentsCountLinearity(t *testing.T) {
 	t.Parallel()
-	events := []Event{
-		Gaussian{NoiseMultiplier: 3},
-		PoissonSampled{SamplingRate: 0.02, Event: Gaussian{NoiseMultiplier: 1.5}},
-		SelfComposed{Event: Gaussian{NoiseMultiplier: 20}, Count: 3},
-		Composed{Events: []Event{Gaussian{NoiseMultiplier: 8}, NoOp{}, PoissonSampled{SamplingRate: 0.1, Event: Gaussian{NoiseMultiplier: 2}}}},
-		NoOp{},
-		NonPrivate{},
-		ZCDP{Rho: 0.01, Xi: 0.001},
+	events := []accounting.Event{
+		accounting.Gaussian{NoiseMultiplier: 3},
+		accounting.PoissonSampled{SamplingRate: 0.02, Event: accounting.Gaussian{NoiseMultiplier: 1.5}},
+		accounting.SelfComposed{Event: accounting.Gaussian{NoiseMultiplier: 20}, Count: 3},
+		accounting.Composed{Events: []accounting.Event{accounting.Gaussian{NoiseMultiplier: 8}, accounting.NoOp{}, accounting.PoissonSampled{SamplingRate: 0.1, Event: accounting.Gaussian{NoiseMultiplier: 2}}}},
+		accounting.NoOp{},
+		accounting.NonPrivate{},
+		accounting.ZCDP{Rho: 0.01, Xi: 0.001},
 	}
 	const k = 7
 	for _, kind := range momentsKinds {
 		for _, e := range events {
-			if _, ok := e.(ZCDP); ok && kind.name == "ma" {
+			if _, ok := e.(accounting.ZCDP); ok && kind.name == "ma" {
 				continue
 			}
 			a, b, c := kind.make(nil), kind.make(nil), kind.make(nil)
 			if err := a.Compose(e, k); err != nil {
 				t.Fatalf("%s %T: %v", kind.name, e, err)
 			}
-			if err := b.Compose(SelfComposed{Event: e, Count: k}, 1); err != nil {
+			if err := b.Compose(accounting.SelfComposed{Event: e, Count: k}, 1); err != nil {
 				t.Fatal(err)
 			}
 			for i := 0; i < k; i++ {
@@ -169,20 +179,20 @@ func TestMomentsBoundaries(t *testing.T) {
 	for _, kind := range momentsKinds {
 		tests := []struct {
 			name   string
-			events []Event
+			events []accounting.Event
 			delta  float64
 			eps    float64
 			wantE  float64 // ε(delta)
 			wantD  float64 // δ(eps)
 		}{
 			{"empty", nil, 1e-5, 1, 0, 0},
-			{"noop", []Event{NoOp{}}, 1e-5, 1, 0, 0},
-			{"q zero", []Event{PoissonSampled{SamplingRate: 0, Event: Gaussian{NoiseMultiplier: 1}}}, 1e-5, 1, 0, 0},
-			{"sigma inf", []Event{Gaussian{NoiseMultiplier: inf}}, 1e-5, 1, 0, 0},
-			{"sigma zero", []Event{Gaussian{NoiseMultiplier: 0}}, 1e-5, 1, inf, 1},
-			{"non-private", []Event{NonPrivate{}, Gaussian{NoiseMultiplier: 5}}, 1e-5, 1, inf, 1},
-			{"delta zero", []Event{Gaussian{NoiseMultiplier: 5}}, 0, inf, inf, 0},
-			{"sampled non-private", []Event{PoissonSampled{SamplingRate: 0.5, Event: NonPrivate{}}}, 1e-5, 1, inf, 1},
+			{"noop", []accounting.Event{accounting.NoOp{}}, 1e-5, 1, 0, 0},
+			{"q zero", []accounting.Event{accounting.PoissonSampled{SamplingRate: 0, Event: accounting.Gaussian{NoiseMultiplier: 1}}}, 1e-5, 1, 0, 0},
+			{"sigma inf", []accounting.Event{accounting.Gaussian{NoiseMultiplier: inf}}, 1e-5, 1, 0, 0},
+			{"sigma zero", []accounting.Event{accounting.Gaussian{NoiseMultiplier: 0}}, 1e-5, 1, inf, 1},
+			{"non-private", []accounting.Event{accounting.NonPrivate{}, accounting.Gaussian{NoiseMultiplier: 5}}, 1e-5, 1, inf, 1},
+			{"delta zero", []accounting.Event{accounting.Gaussian{NoiseMultiplier: 5}}, 0, inf, inf, 0},
+			{"sampled non-private", []accounting.Event{accounting.PoissonSampled{SamplingRate: 0.5, Event: accounting.NonPrivate{}}}, 1e-5, 1, inf, 1},
 		}
 		for _, tt := range tests {
 			a := kind.make(nil)
@@ -194,7 +204,7 @@ func TestMomentsBoundaries(t *testing.T) {
 			if e := mustEps(t, a, tt.delta); e != tt.wantE {
 				t.Errorf("%s %s: ε(%g) = %v, want %v", kind.name, tt.name, tt.delta, e, tt.wantE)
 			}
-			if d, err := a.Delta(tt.eps); err != nil || d != tt.wantD {
+			if d, err := a.Delta(t.Context(), tt.eps); err != nil || d != tt.wantD {
 				t.Errorf("%s %s: δ(%g) = %v, %v, want %v", kind.name, tt.name, tt.eps, d, err, tt.wantD)
 			}
 		}
@@ -205,57 +215,57 @@ func TestMomentsBoundaries(t *testing.T) {
 // error, name the sub-event, and leave the accountant unchanged.
 func TestMomentsErrors(t *testing.T) {
 	t.Parallel()
-	deep := Composed{Events: []Event{
-		Gaussian{NoiseMultiplier: 2},
-		SelfComposed{Event: Composed{Events: []Event{NoOp{}, EpsilonDelta{Epsilon: 1, Delta: 1e-6}}}, Count: 2},
+	deep := accounting.Composed{Events: []accounting.Event{
+		accounting.Gaussian{NoiseMultiplier: 2},
+		accounting.SelfComposed{Event: accounting.Composed{Events: []accounting.Event{accounting.NoOp{}, accounting.EpsilonDelta{Epsilon: 1, Delta: 1e-6}}}, Count: 2},
 	}}
 	for _, kind := range momentsKinds {
 		a := kind.make(nil)
-		if err := a.Compose(SubsampledGaussian(2, 0.01, 100), 1); err != nil {
+		if err := a.Compose(accounting.SubsampledGaussian(2, 0.01, 100), 1); err != nil {
 			t.Fatal(err)
 		}
 		before := mustEps(t, a, 1e-5)
 		err := a.Compose(deep, 1)
-		var ue *UnsupportedEventError
-		if !errors.As(err, &ue) || ue.Path != "event.Events[1].Event.Events[1]" || !errors.Is(err, ErrUnsupportedEvent) {
-			t.Errorf("%s: err = %v, want unsupported EpsilonDelta at event.Events[1].Event.Events[1]", kind.name, err)
+		var ue *accounting.UnsupportedEventError
+		if !errors.As(err, &ue) || ue.Path != "Composed[1]/SelfComposed/Composed[1]/EpsilonDelta" || !errors.Is(err, accounting.ErrUnsupportedEvent) {
+			t.Errorf("%s: err = %v, want unsupported EpsilonDelta at Composed[1]/SelfComposed/Composed[1]/EpsilonDelta", kind.name, err)
 		}
 		bad := []struct {
 			name  string
-			e     Event
+			e     accounting.Event
 			count int
 		}{
-			{"negative sigma", Composed{Events: []Event{Gaussian{NoiseMultiplier: 1}, Gaussian{NoiseMultiplier: -1}}}, 1},
-			{"nan q", PoissonSampled{SamplingRate: math.NaN(), Event: Gaussian{NoiseMultiplier: 1}}, 1},
-			{"q above one", PoissonSampled{SamplingRate: 1.5, Event: Gaussian{NoiseMultiplier: 1}}, 1},
-			{"zero count", Gaussian{NoiseMultiplier: 1}, 0},
-			{"zero inner count", SelfComposed{Event: Gaussian{NoiseMultiplier: 1}, Count: 0}, 1},
-			{"bad zcdp", ZCDP{Rho: -1}, 1},
+			{"negative sigma", accounting.Composed{Events: []accounting.Event{accounting.Gaussian{NoiseMultiplier: 1}, accounting.Gaussian{NoiseMultiplier: -1}}}, 1},
+			{"nan q", accounting.PoissonSampled{SamplingRate: math.NaN(), Event: accounting.Gaussian{NoiseMultiplier: 1}}, 1},
+			{"q above one", accounting.PoissonSampled{SamplingRate: 1.5, Event: accounting.Gaussian{NoiseMultiplier: 1}}, 1},
+			{"zero count", accounting.Gaussian{NoiseMultiplier: 1}, 0},
+			{"zero inner count", accounting.SelfComposed{Event: accounting.Gaussian{NoiseMultiplier: 1}, Count: 0}, 1},
+			{"bad zcdp", accounting.ZCDP{Rho: -1}, 1},
 		}
 		for _, b := range bad {
 			err := a.Compose(b.e, b.count)
-			if !errors.Is(err, ErrInvalidParameter) && !(kind.name == "ma" && errors.Is(err, ErrUnsupportedEvent)) {
+			if !errors.Is(err, accounting.ErrInvalidParameter) && !(kind.name == "ma" && errors.Is(err, accounting.ErrUnsupportedEvent)) {
 				t.Errorf("%s %s: err = %v", kind.name, b.name, err)
 			}
 		}
-		if err := a.Compose(PoissonSampled{SamplingRate: 0.1, Event: Composed{}}, 1); !errors.As(err, &ue) || ue.Path != "event.Event" {
+		if err := a.Compose(accounting.PoissonSampled{SamplingRate: 0.1, Event: accounting.Composed{}}, 1); !errors.As(err, &ue) || ue.Path != "PoissonSampled/Composed" {
 			t.Errorf("%s: sampled composite: err = %v", kind.name, err)
 		}
 		if after := mustEps(t, a, 1e-5); after != before {
 			t.Errorf("%s: failed Compose changed ε from %v to %v", kind.name, before, after)
 		}
 		for _, d := range []float64{-1, 1, 2, math.NaN()} {
-			if _, err := a.Epsilon(d); !errors.Is(err, ErrInvalidParameter) {
+			if _, err := a.Epsilon(t.Context(), d); !errors.Is(err, accounting.ErrInvalidParameter) {
 				t.Errorf("%s: Epsilon(%v) err = %v", kind.name, d, err)
 			}
 		}
 		for _, e := range []float64{-1, math.NaN()} {
-			if _, err := a.Delta(e); !errors.Is(err, ErrInvalidParameter) {
+			if _, err := a.Delta(t.Context(), e); !errors.Is(err, accounting.ErrInvalidParameter) {
 				t.Errorf("%s: Delta(%v) err = %v", kind.name, e, err)
 			}
 		}
 	}
-	if err := NewMA(nil).Compose(ZCDP{Rho: 1}, 1); !errors.Is(err, ErrUnsupportedEvent) {
+	if err := must(NewMA(nil)).Compose(accounting.ZCDP{Rho: 1}, 1); !errors.Is(err, accounting.ErrUnsupportedEvent) {
 		t.Errorf("ma zCDP: err = %v, want unsupported", err)
 	}
 }
@@ -265,9 +275,9 @@ func TestMomentsErrors(t *testing.T) {
 func TestRDPZCDP(t *testing.T) {
 	t.Parallel()
 	const sigma, delta = 3.0, 1e-6
-	g, z := NewRDP(nil), NewRDP(nil)
-	g.Compose(Gaussian{NoiseMultiplier: sigma}, 10)
-	z.Compose(ZCDP{Rho: 1 / (2 * sigma * sigma)}, 10)
+	g, z := must(NewRDP(nil)), must(NewRDP(nil))
+	g.Compose(accounting.Gaussian{NoiseMultiplier: sigma}, 10)
+	z.Compose(accounting.ZCDP{Rho: 1 / (2 * sigma * sigma)}, 10)
 	eg, ez := mustEps(t, g, delta), mustEps(t, z, delta)
 	want := math.Inf(1)
 	for _, l := range DefaultOrders {
@@ -276,15 +286,16 @@ func TestRDPZCDP(t *testing.T) {
 		want = math.Min(want, rdp+math.Log((a-1)/a)-(math.Log(delta)+math.Log(a))/(a-1))
 	}
 	if relDiff(eg, want) > 1e-13 || relDiff(ez, want) > 1e-13 {
-		t.Errorf("ε Gaussian %v, zCDP %v, formula %v", eg, ez, want)
+		t.Errorf("ε accounting.Gaussian %v, zCDP %v, formula %v", eg, ez, want)
 	}
 }
 
 // TestMomentsOrders: the grid is sorted and deduplicated, reaches 256 and
-// holds fractional orders; invalid orders panic.
+// holds fractional orders; invalid orders are a *accounting.ParamError (the
+// constructors used to panic).
 func TestMomentsOrders(t *testing.T) {
 	t.Parallel()
-	o := NewRDP([]float64{4, 2, 2, 8}).Orders()
+	o := must(NewRDP([]float64{4, 2, 2, 8})).Orders()
 	if fmt.Sprint(o) != "[2 4 8]" {
 		t.Errorf("orders %v", o)
 	}
@@ -297,35 +308,37 @@ func TestMomentsOrders(t *testing.T) {
 	if last < 256 || frac < 10 || DefaultOrders[0] != 1 {
 		t.Errorf("DefaultOrders: last %v, %d fractional", last, frac)
 	}
-	defer func() {
-		if recover() == nil {
-			t.Error("NewMA([0.5]) did not panic")
+	for _, orders := range [][]float64{{0.5}, {2, math.NaN()}, {math.Inf(1)}, {}} {
+		if a, err := NewMA(orders); a != nil || !errors.Is(err, accounting.ErrInvalidParameter) {
+			t.Errorf("NewMA(%v) = %v, %v; want a ParamError", orders, a, err)
 		}
-	}()
-	NewMA([]float64{0.5})
+		if a, err := NewRDP(orders); a != nil || !errors.Is(err, accounting.ErrInvalidParameter) {
+			t.Errorf("NewRDP(%v) = %v, %v; want a ParamError", orders, a, err)
+		}
+	}
 }
 
 func ExampleNewMA() {
-	ma := NewMA(nil)
+	ma := must(NewMA(nil))
 	// Abadi et al. (2016) §5.1: 100 epochs at q = 0.01 are 10,000 steps.
-	if err := ma.Compose(SubsampledGaussian(4, 0.01, 10000), 1); err != nil {
+	if err := ma.Compose(accounting.SubsampledGaussian(4, 0.01, 10000), 1); err != nil {
 		fmt.Println(err)
 		return
 	}
-	eps, lambda, _ := ma.EpsilonAndOrder(1e-5)
+	eps, lambda, _ := ma.EpsilonAndOrder(context.Background(), 1e-5)
 	fmt.Printf("ε = %.2f at λ = %g\n", eps, lambda)
 	// Output:
 	// ε = 1.26 at λ = 19
 }
 
 func ExampleNewRDP() {
-	rdp := NewRDP(nil)
-	if err := rdp.Compose(SubsampledGaussian(4, 0.01, 10000), 1); err != nil {
+	rdp := must(NewRDP(nil))
+	if err := rdp.Compose(accounting.SubsampledGaussian(4, 0.01, 10000), 1); err != nil {
 		fmt.Println(err)
 		return
 	}
-	eps, lambda, _ := rdp.EpsilonAndOrder(1e-5)
-	delta, _ := rdp.Delta(eps)
+	eps, lambda, _ := rdp.EpsilonAndOrder(context.Background(), 1e-5)
+	delta, _ := rdp.Delta(context.Background(), eps)
 	fmt.Printf("ε = %.3f at Rényi order %g; δ(ε) = %.1e\n", eps, lambda+1, delta)
 	// Output:
 	// ε = 1.035 at Rényi order 17; δ(ε) = 1.0e-05
@@ -350,8 +363,8 @@ func BenchmarkEpsilonGrid(b *testing.B) {
 		b.Run(kind.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				a := kind.make(nil)
-				a.Compose(SubsampledGaussian(4, 0.01, 10000), 1)
-				benchEpsSink, _ = a.Epsilon(1e-5)
+				a.Compose(accounting.SubsampledGaussian(4, 0.01, 10000), 1)
+				benchEpsSink, _ = a.Epsilon(b.Context(), 1e-5)
 			}
 		})
 	}
@@ -359,10 +372,10 @@ func BenchmarkEpsilonGrid(b *testing.B) {
 
 // BenchmarkEpsilonCached is an ε query on an accountant whose α are known.
 func BenchmarkEpsilonCached(b *testing.B) {
-	a := NewRDP(nil)
-	a.Compose(SubsampledGaussian(4, 0.01, 10000), 1)
+	a := must(NewRDP(nil))
+	a.Compose(accounting.SubsampledGaussian(4, 0.01, 10000), 1)
 	for i := 0; i < b.N; i++ {
-		benchEpsSink, _ = a.Epsilon(1e-5)
+		benchEpsSink, _ = a.Epsilon(b.Context(), 1e-5)
 	}
 }
 
@@ -373,9 +386,9 @@ func BenchmarkCalibrateSigma(b *testing.B) {
 		lo, hi := 0.5, 50.0
 		for j := 0; j < 25; j++ {
 			mid := math.Sqrt(lo * hi)
-			a := NewRDP(nil)
-			a.Compose(SubsampledGaussian(mid, 0.01, 10000), 1)
-			if e, _ := a.Epsilon(1e-5); e > 1 {
+			a := must(NewRDP(nil))
+			a.Compose(accounting.SubsampledGaussian(mid, 0.01, 10000), 1)
+			if e, _ := a.Epsilon(b.Context(), 1e-5); e > 1 {
 				lo = mid
 			} else {
 				hi = mid

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"os"
 	"sort"
@@ -11,7 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/integrate"
+	"github.com/dpcalc/dpcalc/internal/testref"
 )
 
 // relDiff returns |got − want| / |want| (or |got| when want is 0).
@@ -64,7 +67,7 @@ func TestLogMomentsAgainstBinomial(t *testing.T) {
 // (eqs. 3–4), at fractional and integer orders.
 func TestLogMomentsReference(t *testing.T) {
 	t.Parallel()
-	f, err := os.Open("../testdata/moments/reference.csv")
+	f, err := os.Open(testref.Path("moments/reference.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,8 +143,11 @@ func TestLogMomentsClosedForms(t *testing.T) {
 }
 
 // TestLogMomentsLargeAlpha: α in the thousands (σ = 0.5, λ = 256) stays
-// finite and matches the binomial form; tiny σ gives +Inf, never a
-// truncated value.
+// finite and matches the binomial form. At σ = 0.005 the partition cannot
+// be built; λ = 2.5 used to get +Inf there and is now bracketed by the
+// binomial log E2 at λ = 2 and 3 (log E2 does not decrease in λ), which at
+// this σ are their k = λ+1 terms to double precision (the others are
+// e^-40000 smaller): (λ+1)λ/(2σ²) + (λ+1)·log q.
 func TestLogMomentsLargeAlpha(t *testing.T) {
 	t.Parallel()
 	m, err := LogMoment(0.5, 0.01, 256)
@@ -156,8 +162,15 @@ func TestLogMomentsLargeAlpha(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !math.IsInf(m.Alpha, 1) || !math.IsInf(m.Upper(), 1) {
-		t.Errorf("σ = 0.005: α = %v, want +Inf", m.Alpha)
+	// 1/(2σ²) of the float64 σ = 0.005 (not exactly 20000), in 200 bits.
+	s := new(big.Float).SetPrec(200).SetFloat64(0.005)
+	inv, _ := new(big.Float).Quo(big.NewFloat(1).SetPrec(200), new(big.Float).Mul(s, new(big.Float).Mul(s, big.NewFloat(2)))).Float64()
+	lo, hi := 6*inv+3*math.Log(0.01), 12*inv+4*math.Log(0.01)
+	if up := m.Upper(); !(up >= hi) || relDiff(up, hi) > 1e-12 {
+		t.Errorf("σ = 0.005: upper α = %.17g, want log E2(3) = %.17g (not below)", up, hi)
+	}
+	if low := m.Alpha - m.AbsError; !(low <= lo) || relDiff(low, lo) > 1e-12 {
+		t.Errorf("σ = 0.005: lower α = %.17g, want log E2(2) = %.17g (not above)", low, lo)
 	}
 }
 
@@ -204,13 +217,20 @@ func TestLogMomentsBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := LogMoments(tt.sigma, tt.q, tt.lambdas)
-		var pe *ParamError
+		var pe *accounting.ParamError
 		if !errors.As(err, &pe) || pe.Name != tt.param {
-			t.Errorf("%s: err = %v, want ParamError on %s", tt.name, err, tt.param)
+			t.Errorf("%s: err = %v, want accounting.ParamError on %s", tt.name, err, tt.param)
 		}
 	}
-	if _, err := LogMomentBinomial(1, 0.1, 0); !errors.Is(err, ErrInvalidParameter) {
-		t.Errorf("LogMomentBinomial λ=0: err = %v", err)
+	// λ = 0, and λ so large that the O(λ) sum would not fit in memory
+	// (a3c3c5f tried to allocate it).
+	for _, l := range []int{0, -1, 1_000_001, math.MaxInt} {
+		if _, err := LogMomentBinomial(1, 0.1, l); !errors.Is(err, accounting.ErrInvalidParameter) {
+			t.Errorf("LogMomentBinomial λ=%d: err = %v", l, err)
+		}
+	}
+	if v, err := LogMomentBinomial(1, 0.1, 1_000_000); err != nil || !(v > 0) || math.IsInf(v, 0) {
+		t.Errorf("LogMomentBinomial λ=1e6 = %g, %v", v, err)
 	}
 }
 

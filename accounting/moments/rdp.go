@@ -25,7 +25,10 @@ import (
 //
 // Besides the events of [MA] it accepts ZCDP{Rho, Xi}, whose
 // RDP is Xi + Rho·a. It is never looser than the moments accountant on the
-// same ledger. An RDP is not safe for concurrent use.
+// same ledger, exactly: Epsilon and Delta return the smaller of the
+// conversion above and [MA]'s bound on the same moments (both are sound;
+// the conversion is the smaller up to rounding). An RDP is not safe for
+// concurrent use.
 type RDP struct {
 	s state
 }
@@ -99,7 +102,13 @@ func (a *RDP) EpsilonAndOrder(ctx context.Context, delta float64) (eps, lambda f
 	if eps < 0 {
 		eps = 0 // (ε', δ)-DP with ε' < 0 implies (0, δ)-DP
 	}
-	return search.RoundUp(eps), lambda, nil
+	eps = search.RoundUp(eps)
+	// The moments accountant's bound on the same moments is sound too;
+	// taking the smaller makes RDP ≤ MA exact, not only up to rounding.
+	if e, l := maEpsilon(total, a.s.orders, delta); e < eps {
+		eps, lambda = e, l
+	}
+	return eps, lambda, nil
 }
 
 // Delta returns δ(ε), the inverse of the conversion of [RDP.Epsilon].
@@ -134,6 +143,9 @@ func (a *RDP) DeltaAndOrder(ctx context.Context, epsilon float64) (delta, lambda
 		if v < logD {
 			logD, lambda = v, l
 		}
+	}
+	if v, l := maLogDelta(total, a.s.orders, epsilon); v < logD {
+		logD, lambda = v, l // as in EpsilonAndOrder: RDP ≤ MA exactly
 	}
 	return finishDelta(logD), lambda, nil
 }

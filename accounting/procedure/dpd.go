@@ -63,7 +63,7 @@ func (s *dpdState) epsilon(delta float64, epsOf func(sigma, q, steps, delta floa
 
 // delta is Delta for the procedure epsOf: the smallest δ_tot ≤ maxDelta found
 // by advcomp.Invert at which epsOf is at most epsilon, or 1 if there is none.
-func (s *dpdState) delta(epsilon float64, epsOf func(sigma, q, steps, delta float64) float64, maxDelta float64) (float64, error) {
+func (s *dpdState) delta(ctx context.Context, epsilon float64, epsOf func(sigma, q, steps, delta float64) float64, maxDelta float64) (float64, error) {
 	if math.IsNaN(epsilon) || epsilon < 0 {
 		return 0, &accounting.ParamError{Name: "eps", Value: epsilon, Want: ">= 0"}
 	}
@@ -73,7 +73,10 @@ func (s *dpdState) delta(epsilon float64, epsOf func(sigma, q, steps, delta floa
 	if s.steps == 0 || math.IsInf(epsilon, 1) {
 		return 0, nil
 	}
-	d := advcomp.Invert(func(d float64) float64 { return epsOf(s.sigma, s.q, s.steps, d) }, epsilon, maxDelta)
+	d, err := advcomp.Invert(ctx, func(d float64) float64 { return epsOf(s.sigma, s.q, s.steps, d) }, epsilon, maxDelta)
+	if err != nil {
+		return 0, err
+	}
 	return s.plan.FloorDelta(d, epsilon), nil
 }
 
@@ -169,7 +172,7 @@ func (a *DPDAC) Epsilon(ctx context.Context, delta float64) (float64, error) {
 // Delta returns the smallest δ_tot (relative precision 1e-9, rounded up) at
 // which Epsilon is at most epsilon, or 1 if there is none.
 func (a *DPDAC) Delta(ctx context.Context, epsilon float64) (float64, error) {
-	return a.s.delta(epsilon, dpdACEpsilon, 1-1e-12)
+	return a.s.delta(ctx, epsilon, dpdACEpsilon, 1-1e-12)
 }
 
 // dpdACEpsilon minimises the DPD-AC ε_tot over δ' = f·δ_tot (grid over
@@ -194,31 +197,9 @@ func dpdACEpsilon(sigma, q, steps, delta float64) float64 {
 
 // dpdMinimise returns the smallest value of eval found on a grid over
 // [−40, 40] with step 0.5 and by golden-section search around the best grid
-// point.
+// point ([search.GridGolden]).
 func dpdMinimise(eval func(float64) float64) float64 {
-	const lo, hi, step = -40.0, 40.0, 0.5
-	bx, bv := 0.0, math.Inf(1)
-	for x := lo; x <= hi; x += step {
-		if v := eval(x); v < bv {
-			bx, bv = x, v
-		}
-	}
-	l, r := bx-step, bx+step
-	g := (math.Sqrt(5) - 1) / 2
-	x1, x2 := r-g*(r-l), l+g*(r-l)
-	v1, v2 := eval(x1), eval(x2)
-	for i := 0; i < 35; i++ {
-		if v1 <= v2 {
-			r, x2, v2 = x2, x1, v1
-			x1 = r - g*(r-l)
-			v1 = eval(x1)
-		} else {
-			l, x1, v1 = x1, x2, v2
-			x2 = l + g*(r-l)
-			v2 = eval(x2)
-		}
-	}
-	return math.Min(bv, math.Min(v1, v2))
+	return search.GridGolden(eval, -40, 40, 0.5)
 }
 
 // DPDACSigma returns the noise multiplier σ that the DPD paper's DPD-AC
@@ -251,15 +232,12 @@ func dpdSigmaSearch(epsOf func(float64) float64, eps float64) (float64, error) {
 	if epsOf(math.Exp(lo)) <= eps {
 		return math.Exp(lo), nil
 	}
-	for i := 0; i < 200 && hi-lo > 1e-11; i++ {
-		mid := lo + (hi-lo)/2
-		if epsOf(math.Exp(mid)) <= eps {
-			hi = mid
-		} else {
-			lo = mid
-		}
+	s, err := search.BisectLog(context.Background(), func(s float64) bool { return epsOf(s) <= eps }, lo, hi,
+		func(lo, hi float64) bool { return hi-lo <= 1e-11 })
+	if err != nil {
+		return 0, err // unreachable: the context is never done
 	}
-	return up(math.Exp(hi)), nil
+	return up(s), nil
 }
 
 func dpdCheck(eps, delta, q float64, steps int) error {
@@ -339,7 +317,7 @@ func (a *DPDZCDP) Epsilon(ctx context.Context, delta float64) (float64, error) {
 // procedure's ε_tot is not proven monotone in δ_tot, so this is the smallest
 // such δ only where it is.
 func (a *DPDZCDP) Delta(ctx context.Context, epsilon float64) (float64, error) {
-	return a.s.delta(epsilon, dpdZCDPEpsilon, math.Min(1-1e-12, a.s.q*(1-1e-12)))
+	return a.s.delta(ctx, epsilon, dpdZCDPEpsilon, math.Min(1-1e-12, a.s.q*(1-1e-12)))
 }
 
 func dpdZCDPEpsilon(sigma, q, steps, delta float64) float64 {
@@ -349,8 +327,15 @@ func dpdZCDPEpsilon(sigma, q, steps, delta float64) float64 {
 	}
 	eIter := math.Sqrt(2*(math.Log(1.25)-ldIter)) / sigma
 	e1 := advcomp.AmplifyLog(eIter, q)
-	tau := 2 * (math.Log(1.25) - logmath.Log(delta)) / (e1 * e1)
-	rho := steps / (2 * tau)
+	// ρ = T/(2τ) with τ = 2 log(1.25/δ)/ε'², formed as T·x² with
+	// x = ε'/(2√log(1.25/δ)) so that ε'² does not underflow on the way;
+	// a ρ that still underflows becomes the smallest positive float64, so
+	// a private step never reads as ε = 0.
+	x := e1 / (2 * math.Sqrt(math.Log(1.25)-logmath.Log(delta)))
+	rho := steps * x * x
+	if rho == 0 && e1 > 0 {
+		rho = math.SmallestNonzeroFloat64
+	}
 	return zcdp.EpsilonFromRho(rho, 0, delta)
 }
 

@@ -1,12 +1,17 @@
 package procedure
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
 	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/zcdp"
+	"github.com/dpcalc/dpcalc/internal/methodtest"
+	"github.com/dpcalc/dpcalc/internal/testref"
 )
 
 func TestDPDSigmaReadings(t *testing.T) {
@@ -20,7 +25,7 @@ func TestDPDSigmaReadings(t *testing.T) {
 		"DPVD MNIST":  {5.5956, 2.6512},
 		"DPVD DIGITS": {7.1666, 3.8096},
 	}
-	for _, c := range compLoadRefs(t).DPD {
+	for _, c := range testref.LoadComposition(t).DPD {
 		ac, err := DPDACSigma(c.Eps, c.Delta, c.Q, c.Steps)
 		if err != nil {
 			t.Fatal(err)
@@ -32,10 +37,10 @@ func TestDPDSigmaReadings(t *testing.T) {
 		// AC: nested numeric search (bisection in σ to 1e-11, golden section
 		// in δ'); mpmath does the same search independently: 1e-8 relative.
 		// zCDP: closed form, a dozen roundings: 1e-14.
-		if !compNear(ac, c.SigmaAC, 1e-8) {
+		if !testref.Near(ac, c.SigmaAC, 1e-8) {
 			t.Errorf("%s: DPDACSigma = %.12g, mpmath %.12g", c.Name, ac, c.SigmaAC)
 		}
-		if !compNear(z, c.SigmaZCDP, 1e-14) {
+		if !testref.Near(z, c.SigmaZCDP, 1e-14) {
 			t.Errorf("%s: DPDZCDPSigma = %.17g, mpmath %.17g", c.Name, z, c.SigmaZCDP)
 		}
 		if c.PaperAC == nil {
@@ -53,12 +58,12 @@ func TestDPDSigmaReadings(t *testing.T) {
 
 func TestDPDRoundTrip(t *testing.T) {
 	t.Parallel()
-	for _, c := range compLoadRefs(t).DPD {
-		for _, kind := range []Kind{KindDPDAC, KindDPDZCDP} {
-			var a Accountant
+	for _, c := range testref.LoadComposition(t).DPD {
+		for _, kind := range []accounting.Kind{accounting.KindDPDAC, accounting.KindDPDZCDP} {
+			var a accounting.Method
 			var sigma float64
 			var err error
-			if kind == KindDPDAC {
+			if kind == accounting.KindDPDAC {
 				a = NewDPDAC()
 				sigma, err = DPDACSigma(c.Eps, c.Delta, c.Q, c.Steps)
 			} else {
@@ -68,17 +73,17 @@ func TestDPDRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := a.Compose(SubsampledGaussian(sigma, c.Q, c.Steps), 1); err != nil {
+			if err := a.Compose(accounting.SubsampledGaussian(sigma, c.Q, c.Steps), 1); err != nil {
 				t.Fatal(err)
 			}
-			eps, _ := a.Epsilon(c.Delta)
+			eps, _ := a.Epsilon(t.Context(), c.Delta)
 			// The calibration rounds σ up: ε comes back at or just below the
 			// target; the zCDP forward map also rounds its ε up by ulps.
-			if eps > c.Eps*(1+1e-14) || !compNear(eps, c.Eps, 1e-9) {
+			if eps > c.Eps*(1+1e-14) || !testref.Near(eps, c.Eps, 1e-9) {
 				t.Errorf("%s %s: Epsilon(%g) = %.17g at σ = %g, want %g", c.Name, kind, c.Delta, eps, sigma, c.Eps)
 			}
-			d, _ := a.Delta(c.Eps)
-			if !compNear(d, c.Delta, 1e-6) {
+			d, _ := a.Delta(t.Context(), c.Eps)
+			if !testref.Near(d, c.Delta, 1e-6) {
 				t.Errorf("%s %s: Delta(%g) = %g, want %g", c.Name, kind, c.Eps, d, c.Delta)
 			}
 		}
@@ -91,14 +96,14 @@ func TestDPDZCDPUnsampledIsZCDP(t *testing.T) {
 	// τ = σ²), so DPD-zCDP is the zCDP accountant on T Gaussians.
 	for _, sigma := range []float64{0.7, 3, 40} {
 		for _, steps := range []int{1, 50, 10000} {
-			a, b := NewDPDZCDP(), NewZCDP()
-			_ = a.Compose(Gaussian{NoiseMultiplier: sigma}, steps)
-			_ = b.Compose(Gaussian{NoiseMultiplier: sigma}, steps)
-			ea, _ := a.Epsilon(1e-6)
-			eb, _ := b.Epsilon(1e-6)
+			a, b := NewDPDZCDP(), zcdp.New()
+			_ = a.Compose(accounting.Gaussian{NoiseMultiplier: sigma}, steps)
+			_ = b.Compose(accounting.Gaussian{NoiseMultiplier: sigma}, steps)
+			ea, _ := a.Epsilon(t.Context(), 1e-6)
+			eb, _ := b.Epsilon(t.Context(), 1e-6)
 			// τ = 2 ln(1.25/δ)/ε'² reconstructs σ² through sqrt and square: a
 			// few ulps.
-			if !compNear(ea, eb, 1e-14) {
+			if !testref.Near(ea, eb, 1e-14) {
 				t.Errorf("sigma=%g steps=%d: dpd-zcdp %.17g, zcdp %.17g", sigma, steps, ea, eb)
 			}
 		}
@@ -107,14 +112,14 @@ func TestDPDZCDPUnsampledIsZCDP(t *testing.T) {
 
 func TestDPDMonotone(t *testing.T) {
 	t.Parallel()
-	for _, kind := range []Kind{KindDPDAC, KindDPDZCDP} {
+	for _, kind := range []accounting.Kind{accounting.KindDPDAC, accounting.KindDPDZCDP} {
 		eps := func(sigma, q float64, steps int) float64 {
-			var a Accountant = NewDPDAC()
-			if kind == KindDPDZCDP {
+			var a accounting.Method = NewDPDAC()
+			if kind == accounting.KindDPDZCDP {
 				a = NewDPDZCDP()
 			}
-			_ = a.Compose(SubsampledGaussian(sigma, q, steps), 1)
-			e, _ := a.Epsilon(1e-5)
+			_ = a.Compose(accounting.SubsampledGaussian(sigma, q, steps), 1)
+			e, _ := a.Epsilon(t.Context(), 1e-5)
 			return e
 		}
 		for _, s := range []float64{1, 5, 20} {
@@ -124,7 +129,7 @@ func TestDPDMonotone(t *testing.T) {
 			}
 		}
 		cal := DPDACSigma
-		if kind == KindDPDZCDP {
+		if kind == accounting.KindDPDZCDP {
 			cal = DPDZCDPSigma
 		}
 		s1, _ := cal(1, 1e-5, 0.01, 1000)
@@ -138,41 +143,41 @@ func TestDPDMonotone(t *testing.T) {
 
 func TestDPDCountLinearity(t *testing.T) {
 	t.Parallel()
-	events := []Event{
-		PoissonSampled{SamplingRate: 0.02, Event: Gaussian{NoiseMultiplier: 1.5}},
-		Gaussian{NoiseMultiplier: 30},
-		NoOp{},
-		NonPrivate{},
-		SelfComposed{Event: PoissonSampled{SamplingRate: 0.02, Event: Gaussian{NoiseMultiplier: 1.5}}, Count: 5},
+	events := []accounting.Event{
+		accounting.PoissonSampled{SamplingRate: 0.02, Event: accounting.Gaussian{NoiseMultiplier: 1.5}},
+		accounting.Gaussian{NoiseMultiplier: 30},
+		accounting.NoOp{},
+		accounting.NonPrivate{},
+		accounting.SelfComposed{Event: accounting.PoissonSampled{SamplingRate: 0.02, Event: accounting.Gaussian{NoiseMultiplier: 1.5}}, Count: 5},
 	}
 	// Steps are exact float64 integers: the four ways are bit-identical.
-	compLinearity(t, "dpd-ac", func() Accountant { return NewDPDAC() }, events, []int{1, 7}, 1e-5, 2, 0)
-	compLinearity(t, "dpd-zcdp", func() Accountant { return NewDPDZCDP() }, events, []int{1, 7}, 1e-5, 2, 0)
+	methodtest.CountLinearity(t, "dpd-ac", func() accounting.Method { return NewDPDAC() }, events, []int{1, 7}, 1e-5, 2, 0)
+	methodtest.CountLinearity(t, "dpd-zcdp", func() accounting.Method { return NewDPDZCDP() }, events, []int{1, 7}, 1e-5, 2, 0)
 }
 
 func TestDPDUnsupported(t *testing.T) {
 	t.Parallel()
-	g := PoissonSampled{SamplingRate: 0.01, Event: Gaussian{NoiseMultiplier: 2}}
+	g := accounting.PoissonSampled{SamplingRate: 0.01, Event: accounting.Gaussian{NoiseMultiplier: 2}}
 	tests := []struct {
 		name, path string
-		e          Event
+		e          accounting.Event
 	}{
-		{"different sigma", "Composed.Events[1].Event", Composed{Events: []Event{g, PoissonSampled{SamplingRate: 0.01, Event: Gaussian{NoiseMultiplier: 3}}}}},
-		{"different q", "Composed.Events[1].Event", Composed{Events: []Event{g, PoissonSampled{SamplingRate: 0.02, Event: Gaussian{NoiseMultiplier: 2}}}}},
-		{"epsilon delta", "SelfComposed.Event", SelfComposed{Count: 3, Event: EpsilonDelta{Epsilon: 1}}},
-		{"zcdp", "", ZCDP{Rho: 1}},
-		{"subsampled composition", "PoissonSampled.Event", PoissonSampled{SamplingRate: 0.1, Event: SelfComposed{Event: Gaussian{NoiseMultiplier: 1}, Count: 2}}},
+		{"different sigma", "Composed[1]/PoissonSampled/Gaussian", accounting.Composed{Events: []accounting.Event{g, accounting.PoissonSampled{SamplingRate: 0.01, Event: accounting.Gaussian{NoiseMultiplier: 3}}}}},
+		{"different q", "Composed[1]/PoissonSampled/Gaussian", accounting.Composed{Events: []accounting.Event{g, accounting.PoissonSampled{SamplingRate: 0.02, Event: accounting.Gaussian{NoiseMultiplier: 2}}}}},
+		{"epsilon delta", "SelfComposed/EpsilonDelta", accounting.SelfComposed{Count: 3, Event: accounting.EpsilonDelta{Epsilon: 1}}},
+		{"zcdp", "ZCDP", accounting.ZCDP{Rho: 1}},
+		{"subsampled composition", "PoissonSampled/SelfComposed", accounting.PoissonSampled{SamplingRate: 0.1, Event: accounting.SelfComposed{Event: accounting.Gaussian{NoiseMultiplier: 1}, Count: 2}}},
 	}
-	for _, newAcc := range []func() Accountant{func() Accountant { return NewDPDAC() }, func() Accountant { return NewDPDZCDP() }} {
+	for _, newAcc := range []func() accounting.Method{func() accounting.Method { return NewDPDAC() }, func() accounting.Method { return NewDPDZCDP() }} {
 		for _, tt := range tests {
 			a := newAcc()
 			err := a.Compose(tt.e, 1)
-			var ue *UnsupportedEventError
+			var ue *accounting.UnsupportedEventError
 			if !errors.As(err, &ue) || ue.Path != tt.path {
-				t.Errorf("%s %s: err = %v, want UnsupportedEventError at %q", a.Kind(), tt.name, err, tt.path)
+				t.Errorf("%s %s: err = %v, want accounting.UnsupportedEventError at %q", a.Kind(), tt.name, err, tt.path)
 			}
 			// Nothing was composed: ε is 0.
-			if e, _ := a.Epsilon(1e-5); e != 0 {
+			if e, _ := a.Epsilon(t.Context(), 1e-5); e != 0 {
 				t.Errorf("%s %s: state changed on error (ε = %g)", a.Kind(), tt.name, e)
 			}
 		}
@@ -192,16 +197,16 @@ func TestDPDUnsupported(t *testing.T) {
 	for _, tt := range bad {
 		_, errAC := DPDACSigma(tt.eps, tt.delta, tt.q, tt.steps)
 		_, errZ := DPDZCDPSigma(tt.eps, tt.delta, tt.q, tt.steps)
-		var pe *ParamError
+		var pe *accounting.ParamError
 		if !errors.As(errZ, &pe) || pe.Name != tt.want {
-			t.Errorf("%s: DPDZCDPSigma err = %v, want ParamError for %s", tt.name, errZ, tt.want)
+			t.Errorf("%s: DPDZCDPSigma err = %v, want accounting.ParamError for %s", tt.name, errZ, tt.want)
 		}
 		if tt.ac == "ok" {
 			if errAC != nil {
 				t.Errorf("%s: DPDACSigma err = %v", tt.name, errAC)
 			}
 		} else if !errors.As(errAC, &pe) || pe.Name != tt.want {
-			t.Errorf("%s: DPDACSigma err = %v, want ParamError for %s", tt.name, errAC, tt.want)
+			t.Errorf("%s: DPDACSigma err = %v, want accounting.ParamError for %s", tt.name, errAC, tt.want)
 		}
 	}
 }
@@ -211,7 +216,7 @@ func TestDPDUnsupported(t *testing.T) {
 // there are the σ these functions return, and the verdicts are as stated.
 func TestDPDSoundnessEvidence(t *testing.T) {
 	t.Parallel()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "composition", "soundness.json"))
+	b, err := os.ReadFile(testref.Path("composition/soundness.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +254,7 @@ func TestDPDSoundnessEvidence(t *testing.T) {
 		default:
 			continue
 		}
-		if !compNear(got, c.Sigma, 1e-8) {
+		if !testref.Near(got, c.Sigma, 1e-8) {
 			t.Errorf("%s/%s: σ = %.12g, soundness.json has %.12g", c.Name, c.Which, got, c.Sigma)
 		}
 	}
@@ -264,6 +269,30 @@ func TestDPDSoundnessEvidence(t *testing.T) {
 	} {
 		if verdicts[key] != want {
 			t.Errorf("%s: verdict %q, doc says %q", key, verdicts[key], want)
+		}
+	}
+}
+
+// TestDPDEdges runs the edge table on both procedures. DPD-zCDP formed
+// τ = 2 log(1.25/δ)/ε'², which overflowed when ε'² underflowed (σ = 1e6,
+// q = 1e-150): ρ = 0 and ε = 0 for a private step.
+func TestDPDEdges(t *testing.T) {
+	t.Parallel()
+	methodtest.Edges(t, "dpd-ac", func() accounting.Method { return NewDPDAC() })
+	methodtest.Edges(t, "dpd-zcdp", func() accounting.Method { return NewDPDZCDP() })
+}
+
+// TestDPDCanceled: Delta's bisection stops on a done context.
+func TestDPDCanceled(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	for _, a := range []accounting.Method{NewDPDAC(), NewDPDZCDP()} {
+		if err := a.Compose(accounting.SubsampledGaussian(4, 0.01, 10000), 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Delta(ctx, 1.6); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: Delta on a canceled context: err = %v", a.Kind(), err)
 		}
 	}
 }

@@ -68,7 +68,9 @@ func stepRho(s accounting.Step) (rho, xi float64) {
 		// Proposition 1.6 with Δ = 1, τ = σ²; σ ≥ SigmaFloor keeps it finite.
 		return 1 / (2 * s.Sigma * s.Sigma), 0
 	case accounting.MechEpsilonDelta:
-		return s.Epsilon * s.Epsilon / 2, 0 // Proposition 1.4 (δ = 0)
+		// Proposition 1.4 (δ = 0); ε²/2 underflows for ε < 2e-162, so it
+		// is rounded up to the smallest positive float64 (ε > 0 here).
+		return math.Max(s.Epsilon*s.Epsilon/2, math.SmallestNonzeroFloat64), 0
 	}
 	return s.Rho, s.Xi
 }
@@ -140,7 +142,41 @@ func (a *Accountant) Delta(ctx context.Context, epsilon float64) (float64, error
 	if a.plan.Unbounded || math.IsInf(a.rho, 1) || math.IsInf(a.xi, 1) {
 		return 1, nil
 	}
-	return a.plan.FloorDelta(zcdpDelta(a.rho, a.xi, epsilon), epsilon), nil
+	pure := a.pureEpsilon()
+	if epsilon >= pure {
+		return 0, nil // pure DP at this ε (exact; t² may underflow below)
+	}
+	d := zcdpDelta(a.rho, a.xi, epsilon)
+	if d == 0 {
+		// exp underflowed, or ρ underflowed to 0: the true δ is positive.
+		d = math.SmallestNonzeroFloat64
+	}
+	return d, nil
+}
+
+// pureEpsilon returns the ε at which the composition is pure DP for certain
+// (δ = 0), or +Inf if it is never pure DP. A ZCDP step with ρ = 0 is
+// (ξ, 0)-zCDP: D_α ≤ ξ for every α, so D_∞ ≤ ξ and the step is ξ-DP (Bun
+// and Steinke 2016, Definition 1.1 as α → ∞); an EpsilonDelta with δ = 0
+// is ε-DP; basic composition adds them. Every other step (a Gaussian, a
+// zCDP step with ρ > 0) has δ(ε) > 0 at every finite ε.
+func (a *Accountant) pureEpsilon() float64 {
+	var e float64
+	for _, s := range a.plan.Steps {
+		var x float64
+		switch {
+		case s.Mechanism == accounting.MechZCDP && s.Rho == 0:
+			x = s.Xi
+		case s.Mechanism == accounting.MechEpsilonDelta && s.Delta == 0:
+			x = s.Epsilon
+		default:
+			return math.Inf(1)
+		}
+		// Rounded up exactly, so that δ = 0 is claimed only at or above
+		// the true sum, and exact sums (one step) stay exact.
+		e = search.AddUp(e, search.MulUp(float64(s.Count), x))
+	}
+	return e
 }
 
 // EpsilonFromRho returns ξ + ρ + 2√(ρ log(1/δ)), the ε of Bun and Steinke (2016)

@@ -13,9 +13,9 @@ import (
 type AuditCmd struct {
 	Sigma float64 `name:"sigma" required:"" help:"Published noise multiplier σ, > 0."`
 	Eps   float64 `name:"eps" required:"" help:"Claimed ε, > 0."`
-	Delta float64 `name:"delta" default:"1e-5" help:"Claimed δ, in (0, 1) (default: ${default})."`
+	Delta float64 `name:"delta" default:"1e-5" help:"Claimed δ, in (0, 1)."`
 	lengthFlags
-	PLDGrid float64 `name:"pld-grid" help:"Discretisation width of the pld accountant (default: adaptive)."`
+	PLDGrid float64 `name:"pld-grid" placeholder:"WIDTH" help:"Discretisation width of the pld accountant (default: adaptive)."`
 }
 
 type auditOutput struct {

@@ -2,8 +2,12 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"strconv"
 	"strings"
+
+	"github.com/alecthomas/kong"
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/advcomp"
@@ -11,11 +15,12 @@ import (
 	"github.com/dpcalc/dpcalc/calibrate"
 )
 
-// lengthFlags give the training length, as epochs or steps.
+// lengthFlags give the training length, as epochs or steps. Exactly one is
+// required; kong enforces that (a required xor group).
 type lengthFlags struct {
-	Q      float64 `name:"q" required:"" help:"Sampling rate q = L/N: each record's inclusion probability per step, in (0, 1]."`
-	Epochs float64 `name:"epochs" xor:"length" help:"Expected passes over the data E; steps T = ⌈E/q⌉."`
-	Steps  int     `name:"steps" xor:"length" help:"Number of steps T (instead of --epochs)."`
+	Q      float64  `name:"q" required:"" help:"Sampling rate q = L/N: each record's inclusion probability per step, in (0, 1]."`
+	Epochs *float64 `name:"epochs" xor:"length" required:"" help:"Expected passes over the data E; steps T = ⌈E/q⌉."`
+	Steps  *count   `name:"steps" xor:"length" required:"" help:"Number of steps T, instead of --epochs; 1e6 is accepted."`
 }
 
 // steps validates q and returns T.
@@ -24,24 +29,52 @@ func (l *lengthFlags) steps() (int, error) {
 		return 0, err
 	}
 	switch {
-	case l.Steps != 0 && l.Epochs != 0:
-		return 0, usageError("give --epochs or --steps, not both")
-	case l.Steps != 0:
-		if l.Steps < 1 {
-			return 0, usageError("invalid --steps: %d, want an integer >= 1", l.Steps)
+	case l.Steps != nil:
+		if *l.Steps < 1 {
+			return 0, usageError("invalid --steps: %d, want an integer >= 1", *l.Steps)
 		}
-		return l.Steps, nil
-	case l.Epochs != 0 || math.IsNaN(l.Epochs):
-		t, err := calibrate.StepsForEpochs(l.Epochs, l.Q)
+		return int(*l.Steps), nil
+	case l.Epochs != nil:
+		t, err := calibrate.StepsForEpochs(*l.Epochs, l.Q)
 		return t, flagErr(err)
 	}
 	return 0, usageError("missing --epochs or --steps: give the training length")
 }
 
+// count is an integer flag that also accepts exponent notation with an
+// integral value (--steps 1e6).
+type count int
+
+// Decode implements kong.MapperValue.
+func (c *count) Decode(ctx *kong.DecodeContext) error {
+	var s string
+	if err := ctx.Scan.PopValueInto("value", &s); err != nil {
+		return err
+	}
+	n, err := parseCount(s)
+	if err != nil {
+		return fmt.Errorf("invalid %s", err)
+	}
+	*c = count(n)
+	return nil
+}
+
+// parseCount parses a whole number written as 1000000 or 1e6.
+func parseCount(s string) (int, error) {
+	if n, err := strconv.ParseInt(s, 10, 0); err == nil {
+		return int(n), nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, fmt.Errorf("value %q, want a whole number such as 20000 or 2e4", s)
+	}
+	return int(f), nil
+}
+
 // accountantFlags choose the accountant(s).
 type accountantFlags struct {
-	Accountant string  `name:"accountant" default:"rdp" enum:"ma,rdp,zcdp,ac,dpd-ac,dpd-zcdp,pld,all" help:"Accountant: ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld, or all (default: ${default})."`
-	PLDGrid    float64 `name:"pld-grid" help:"Discretisation width of the pld accountant's privacy loss grid (default: adaptive)."`
+	Accountant string  `name:"accountant" default:"rdp" enum:"ma,rdp,zcdp,ac,dpd-ac,dpd-zcdp,pld,all" help:"Accountant: ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld, or all."`
+	PLDGrid    float64 `name:"pld-grid" placeholder:"WIDTH" help:"Discretisation width of the pld accountant's privacy loss grid (default: adaptive)."`
 	ACSampling string  `name:"ac-sampling" default:"log" enum:"log,linear" help:"How ac amplifies by sampling: log (proven, default) or linear (Abadi §3.1's (qε, qδ) reading; reproduces Abadi §5.1, not a proven bound)."`
 }
 
@@ -114,10 +147,10 @@ func checkFlag(name string, err error) error {
 // SigmaCmd calibrates σ.
 type SigmaCmd struct {
 	Eps   float64 `name:"eps" required:"" help:"Target ε, > 0."`
-	Delta float64 `name:"delta" default:"1e-5" help:"Target δ, in (0, 1) (default: ${default})."`
+	Delta float64 `name:"delta" default:"1e-5" help:"Target δ, in (0, 1)."`
 	lengthFlags
 	accountantFlags
-	Tol float64 `name:"tol" default:"1e-6" help:"Relative tolerance of σ (default: ${default}); σ is always rounded up."`
+	Tol float64 `name:"tol" default:"1e-6" help:"Relative tolerance of σ; σ is always rounded up."`
 }
 
 // Run implements the command.
@@ -161,7 +194,7 @@ func (c *SigmaCmd) Run(e *env) error {
 // EpsCmd computes ε(δ).
 type EpsCmd struct {
 	Sigma float64 `name:"sigma" required:"" help:"Noise multiplier σ (noise std / L2 sensitivity), > 0."`
-	Delta float64 `name:"delta" default:"1e-5" help:"δ, in (0, 1) (default: ${default})."`
+	Delta float64 `name:"delta" default:"1e-5" help:"δ, in (0, 1)."`
 	lengthFlags
 	accountantFlags
 }
@@ -218,9 +251,9 @@ type EpochsCmd struct {
 	Sigma float64 `name:"sigma" required:"" help:"Noise multiplier σ, > 0."`
 	Q     float64 `name:"q" required:"" help:"Sampling rate q, in (0, 1]."`
 	Eps   float64 `name:"eps" required:"" help:"Budget ε, > 0."`
-	Delta float64 `name:"delta" default:"1e-5" help:"Budget δ, in (0, 1) (default: ${default})."`
+	Delta float64 `name:"delta" default:"1e-5" help:"Budget δ, in (0, 1)."`
 	accountantFlags
-	MaxSteps int `name:"max-steps" default:"1000000000" help:"Search limit on steps (default: ${default})."`
+	MaxSteps int `name:"max-steps" default:"1000000000" help:"Search limit on steps."`
 }
 
 // Run implements the command.

@@ -22,21 +22,22 @@ type CurveCmd struct {
 
 // curveOutput are the output flags shared by the curve commands.
 type curveOutput struct {
-	Accountant string  `name:"accountant" default:"ma,ac,pld" help:"Comma-separated accountants (ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld) or all (default: ${default})."`
-	PLDGrid    float64 `name:"pld-grid" help:"Discretisation width of the pld accountant (default: adaptive)."`
-	ACSampling string  `name:"ac-sampling" default:"log" enum:"log,linear" help:"How ac amplifies by sampling: log (proven, default) or linear (Abadi's reading, used for his Figure 2; not a proven bound)."`
-	Points     int     `name:"points" default:"400" help:"Number of points on the curve, 2..10000 (default: ${default})."`
-	CSV        bool    `name:"csv" help:"Print CSV instead of a table."`
-	Plot       string  `name:"plot" placeholder:"FILE" help:"Also draw the curve to FILE.png or FILE.svg."`
+	Accountant []string `name:"accountant" default:"ma,ac,pld" enum:"ma,rdp,zcdp,ac,dpd-ac,dpd-zcdp,pld,all" placeholder:"NAME" help:"Comma-separated accountants (ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld) or all."`
+	PLDGrid    float64  `name:"pld-grid" placeholder:"WIDTH" help:"Discretisation width of the pld accountant (default: adaptive)."`
+	ACSampling string   `name:"ac-sampling" default:"log" enum:"log,linear" help:"How ac amplifies by sampling: log (proven, default) or linear (Abadi's reading, used for his Figure 2; not a proven bound)."`
+	CSV        bool     `name:"csv" help:"Print CSV instead of a table."`
+	Plot       string   `name:"plot" placeholder:"FILE" help:"Also draw the curve to FILE.png or FILE.svg."`
+
+	points int // set by the command from its own --points flag
 }
 
 func (o *curveOutput) kinds() ([]accounting.Kind, error) {
-	if o.Accountant == "all" {
-		return accounting.Kinds, nil
-	}
 	var ks []accounting.Kind
-	for _, s := range strings.Split(o.Accountant, ",") {
-		k, err := accounting.ParseKind(strings.TrimSpace(s))
+	for _, s := range o.Accountant { // kong has checked the names (enum)
+		if s == "all" {
+			return accounting.Kinds, nil
+		}
+		k, err := accounting.ParseKind(s)
 		if err != nil {
 			return nil, usageError("invalid --accountant: %q, want a comma-separated list of ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld, or all", s)
 		}
@@ -46,8 +47,8 @@ func (o *curveOutput) kinds() ([]accounting.Kind, error) {
 }
 
 func (o *curveOutput) check() error {
-	if o.Points < 2 || o.Points > 10000 {
-		return usageError("invalid --points: %d, want 2..10000", o.Points)
+	if o.points < 2 || o.points > 10000 {
+		return usageError("invalid --points: %d, want 2..10000", o.points)
 	}
 	if o.PLDGrid != 0 && (!(o.PLDGrid > 0) || o.PLDGrid > 1) {
 		return usageError("invalid --pld-grid: %g, want in (0, 1]", o.PLDGrid)
@@ -100,16 +101,18 @@ type curveResult struct {
 
 // CurveEpochsCmd prints ε against epochs.
 type CurveEpochsCmd struct {
-	Sigma float64 `name:"sigma" required:"" help:"Noise multiplier σ, > 0."`
-	Q     float64 `name:"q" required:"" help:"Sampling rate q, in (0, 1]."`
-	Delta float64 `name:"delta" default:"1e-5" help:"δ, in (0, 1) (default: ${default})."`
-	From  float64 `name:"from" default:"1" help:"First epoch, > 0 (default: ${default})."`
-	To    float64 `name:"to" default:"400" help:"Last epoch (default: ${default})."`
+	Sigma  float64 `name:"sigma" required:"" help:"Noise multiplier σ, > 0."`
+	Q      float64 `name:"q" required:"" help:"Sampling rate q, in (0, 1]."`
+	Delta  float64 `name:"delta" default:"1e-5" help:"δ, in (0, 1)."`
+	From   float64 `name:"from" default:"1" help:"First epoch, > 0."`
+	To     float64 `name:"to" default:"400" help:"Last epoch."`
+	Points int     `name:"points" default:"400" help:"Number of points on the curve, 2..10000."`
 	curveOutput
 }
 
 // Run implements the command.
 func (c *CurveEpochsCmd) Run(e *env) error {
+	c.points = c.Points
 	for _, chk := range []error{
 		checkFlag("sigma", accounting.CheckNoiseMultiplier(c.Sigma)),
 		checkFlag("q", accounting.CheckSamplingRate(c.Q)),
@@ -130,8 +133,8 @@ func (c *CurveEpochsCmd) Run(e *env) error {
 	// Evenly spaced epochs; steps are the integer counts, deduplicated.
 	var steps []int
 	var epochs []float64
-	for i := 0; i < c.Points; i++ {
-		ep := c.From + (c.To-c.From)*float64(i)/float64(c.Points-1)
+	for i := 0; i < c.points; i++ {
+		ep := c.From + (c.To-c.From)*float64(i)/float64(c.points-1)
 		s, err := calibrate.StepsForEpochs(ep, c.Q)
 		if err != nil {
 			return flagErr(err)
@@ -166,17 +169,16 @@ func (c *CurveEpochsCmd) Run(e *env) error {
 
 // CurveSigmaCmd prints σ against target ε.
 type CurveSigmaCmd struct {
-	Delta float64 `name:"delta" default:"1e-5" help:"δ, in (0, 1) (default: ${default})."`
-	Eps   string  `name:"eps" default:"0.1:10" help:"Target ε range lo:hi (log-spaced) or a comma-separated list (default: ${default})."`
+	Delta  float64 `name:"delta" default:"1e-5" help:"δ, in (0, 1)."`
+	Eps    string  `name:"eps" default:"0.1:10" placeholder:"LO:HI|E1,E2,..." help:"Target ε range lo:hi (log-spaced) or a comma-separated list."`
+	Points int     `name:"points" default:"40" help:"Number of log-spaced targets in lo:hi, 2..10000."`
 	lengthFlags
 	curveOutput
 }
 
 // Run implements the command.
 func (c *CurveSigmaCmd) Run(e *env) error {
-	if c.Points == 400 { // the shared default is for epoch curves; σ searches cost more
-		c.Points = 40
-	}
+	c.points = c.Points
 	steps, err := c.steps()
 	if err != nil {
 		return err
@@ -186,7 +188,7 @@ func (c *CurveSigmaCmd) Run(e *env) error {
 			return chk
 		}
 	}
-	targets, err := parseRange(c.Eps, c.Points)
+	targets, err := parseRange(c.Eps, c.points)
 	if err != nil {
 		return err
 	}
@@ -197,7 +199,7 @@ func (c *CurveSigmaCmd) Run(e *env) error {
 	res := curveResult{Curve: "sigma", Q: c.Q, Delta: c.Delta, Steps: steps, Epochs: calibrate.EpochsForSteps(steps, c.Q), Version: versionString()}
 	chart := &plotting.Chart{
 		Title:  fmt.Sprintf("σ vs ε (q = %g, T = %d steps, δ = %g)", c.Q, steps, c.Delta),
-		XLabel: fmt.Sprintf("target ε at δ = %g", c.Delta), YLabel: "noise multiplier σ (noise std / sensitivity)", LogX: true, LogY: true,
+		XLabel: fmt.Sprintf("target ε at δ = %g", c.Delta), YLabel: "add/remove σ (noise std / sensitivity)", LogX: true, LogY: true,
 	}
 	tr := calibrate.Training{SamplingRate: c.Q, Steps: steps}
 	for _, k := range kinds {
@@ -211,11 +213,27 @@ func (c *CurveSigmaCmd) Run(e *env) error {
 				ys[i] = r.X
 				s.Points = append(s.Points, curvePoint{Epochs: res.Epochs, Steps: steps, Epsilon: ptr(targets[i]), Sigma: r.X})
 			}
-			chart.Series = append(chart.Series, plotting.Series{Name: c.seriesName(k), X: targets, Y: ys})
+			chart.Series = append(chart.Series, sigmaSeries(c.seriesName(k), k, targets, ys))
 		}
 		res.Series = append(res.Series, s)
 	}
 	return e.printCurve(res, chart, c.curveOutput, "sigma")
+}
+
+// sigmaSeries is k's σ curve on the plot's one scale, the add/remove σ
+// (noise std / sensitivity). The DPD papers' procedures return their σ on
+// the replace-one scale (noise 2Cσ for a sum whose add/remove sensitivity
+// is C), which is half the add/remove σ, so their curves are doubled and
+// say so; tables, CSV and JSON keep each accountant's own σ.
+func sigmaSeries(name string, k accounting.Kind, x, y []float64) plotting.Series {
+	if k != accounting.KindDPDAC && k != accounting.KindDPDZCDP {
+		return plotting.Series{Name: name, X: x, Y: y}
+	}
+	y2 := make([]float64, len(y))
+	for i, v := range y {
+		y2[i] = 2 * v
+	}
+	return plotting.Series{Name: name + " (papers' σ ×2)", X: x, Y: y2}
 }
 
 // parseRange parses "lo:hi" (n log-spaced values) or "a,b,c".

@@ -5,11 +5,16 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/dpcalc/dpcalc/trainer/data"
 )
+
+// defaultDirRule says where the data sets live unless a flag says otherwise
+// (data.DefaultDir).
+const defaultDirRule = "$DPCALC_DATA_DIR/NAME if set, else the user cache directory's dpcalc/NAME, e.g. ~/.cache/dpcalc/mnist"
 
 // DataCmd groups the data-set commands.
 type DataCmd struct {
@@ -20,9 +25,9 @@ type DataCmd struct {
 // DataFetchCmd downloads a data set.
 type DataFetchCmd struct {
 	Name    string   `arg:"" enum:"mnist,fashion-mnist" help:"mnist or fashion-mnist."`
-	Dir     string   `name:"dir" placeholder:"DIR" help:"Destination directory (default: the data set's default directory)."`
+	Dir     string   `name:"dir" placeholder:"DIR" help:"Destination directory (default: ${datadir})."`
 	Mirror  []string `name:"mirror" placeholder:"URL" help:"Base https URL to fetch from, tried in order (default: the usual public mirrors)."`
-	Retries int      `name:"retries" help:"Retries per mirror for transient failures (default 3)."`
+	Retries int      `name:"retries" default:"3" help:"Retries per mirror for transient failures; 0 tries each mirror once."`
 }
 
 // Run implements the command.
@@ -42,6 +47,9 @@ func (c *DataFetchCmd) Run(e *env) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	opt := data.FetchOptions{Mirrors: c.Mirror, Retries: c.Retries}
+	if c.Retries == 0 {
+		opt.Retries = -1 // FetchOptions: 0 means the default, negative none
+	}
 	if !e.json {
 		last := ""
 		opt.Progress = func(file string, done, total int64) {
@@ -58,13 +66,17 @@ func (c *DataFetchCmd) Run(e *env) error {
 		return writeJSON(e.stdout, map[string]string{"dataset": c.Name, "dir": dir, "status": "verified"})
 	}
 	fmt.Fprintf(e.stdout, "%s: verified in %s\n", c.Name, dir)
+	if c.Dir != "" && filepath.Clean(c.Dir) != filepath.Clean(data.DefaultDir(c.Name)) {
+		fmt.Fprintf(e.stdout, "%s is not the default directory: pass --dir %s to data verify, --data-dir %s to train and reproduce, or set %s=%s\n",
+			dir, dir, dir, data.DataDirEnv, filepath.Dir(filepath.Clean(dir)))
+	}
 	return nil
 }
 
 // DataVerifyCmd loads a data set and reports its shape.
 type DataVerifyCmd struct {
 	Name string `arg:"" enum:"digits,mnist,fashion-mnist" help:"digits, mnist or fashion-mnist."`
-	Dir  string `name:"dir" placeholder:"DIR" help:"Directory with the files (default: the data set's default directory)."`
+	Dir  string `name:"dir" placeholder:"DIR" help:"Directory with the files (default: ${datadir})."`
 }
 
 // Run implements the command.
@@ -75,6 +87,9 @@ func (c *DataVerifyCmd) Run(e *env) error {
 	}
 	train, test, err := data.Load(c.Name, dir)
 	if err != nil {
+		if c.Dir == "" && c.Name != "digits" {
+			err = fmt.Errorf("%w; that is the default directory (%s), give --dir DIR for a copy fetched elsewhere", err, defaultDirRule)
+		}
 		return &exitError{code: 2, err: err}
 	}
 	if e.json {

@@ -12,8 +12,8 @@ import (
 // GaussianCmd calibrates a single release of the Gaussian mechanism.
 type GaussianCmd struct {
 	Eps         float64 `name:"eps" required:"" help:"Target ε, > 0."`
-	Delta       float64 `name:"delta" default:"1e-5" help:"Target δ, in (0, 1) (default: ${default})."`
-	Sensitivity float64 `name:"sensitivity" default:"1" help:"L2 sensitivity Δ, > 0 (default: ${default})."`
+	Delta       float64 `name:"delta" default:"1e-5" help:"Target δ, in (0, 1)."`
+	Sensitivity float64 `name:"sensitivity" default:"1" help:"L2 sensitivity Δ, > 0."`
 }
 
 type gaussianResult struct {

@@ -21,18 +21,42 @@ import (
 	"github.com/alecthomas/kong"
 )
 
-// version is set at link time (-ldflags "-X main.version=v1.2.3"); a binary
-// installed with `go install …@vX` reports its module version instead.
-var version = "dev"
-
+// versionString reports the version the Go toolchain stamped into the
+// binary (runtime/debug.BuildInfo): the module version for `go install
+// …@vX`, the VCS pseudo-version (v0.0.0-<time>-<rev>[+dirty]) for a build
+// from a git checkout, the bare VCS revision when only that was stamped,
+// and "devel" when nothing was (go run, go test, -buildvcs=false).
 func versionString() string {
-	if version != "dev" {
-		return version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	return versionFrom(bi)
+}
+
+func versionFrom(bi *debug.BuildInfo) string {
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
 	}
-	return version
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if modified == "true" {
+		rev += "+dirty"
+	}
+	return "devel-" + rev
 }
 
 // Globals are the flags every command takes.
@@ -57,6 +81,25 @@ type CLI struct {
 	Moments  MomentsCmd  `cmd:"" help:"Log moments log E1, log E2 and α(λ) of the subsampled Gaussian (Abadi et al. eqs. 3-4)."`
 	Repro    ReproCmd    `cmd:"" name:"reproduce" help:"Reproduce the papers' tables and figures (Abadi, DPD, DPVD) with our numbers beside theirs."`
 	Serve    ServeCmd    `cmd:"" help:"Serve the web calculator (built by scripts/build-web.sh) on a local address."`
+	Help     HelpCmd     `cmd:"" help:"Show help for a command: dpcalc help curve sigma."`
+}
+
+// HelpCmd prints the usage of the command it names (kong's documented
+// help-command pattern: kong.Trace finds the node without running it).
+type HelpCmd struct {
+	Command []string `arg:"" optional:"" help:"The command, e.g. sigma or curve epochs."`
+}
+
+// Run implements the command.
+func (h *HelpCmd) Run(k *kong.Context) error {
+	ctx, err := kong.Trace(k.Kong, h.Command)
+	if err != nil {
+		return err
+	}
+	if ctx.Error != nil {
+		return usageError("help: %v", ctx.Error)
+	}
+	return ctx.PrintUsage(false)
 }
 
 // exitError carries an exit code with a message.
@@ -128,10 +171,13 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (c
 	parser, err := kong.New(&cli,
 		kong.Name("dpcalc"),
 		kong.Description("Differential privacy calculator: noise, training length and privacy cost."),
-		kong.Vars{"version": "dpcalc " + versionString()},
+		kong.Vars{"version": "dpcalc " + versionString(), "datadir": defaultDirRule},
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { exited = c; panic(exitSentinel{}) }),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.ValueFormatter(helpWithDefault),
+		kong.PostBuild(namePlaceholders),
+		kong.Help(helpPrinter),
 		kong.WithHyphenPrefixedParameters(true), // --sigma -1 reaches our validator
 
 	)
@@ -147,11 +193,14 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (c
 			panic(r)
 		}
 	}()
-	if len(args) == 1 && args[0] == "help" {
-		args = []string{"--help"}
+	if len(args) == 0 {
+		args = []string{"--help"} // dpcalc alone prints its usage
 	}
 	kctx, err := parser.Parse(args)
 	if err != nil {
+		return fail(2, err)
+	}
+	if err := checkRepeated(kctx); err != nil {
 		return fail(2, err)
 	}
 	e := &env{ctx: ctx, stdout: stdout, json: cli.JSON}
@@ -169,6 +218,23 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (c
 }
 
 type exitSentinel struct{}
+
+// checkRepeated refuses a flag given twice (kong keeps the last value
+// silently). Slice flags such as --mirror accumulate and may repeat.
+func checkRepeated(ctx *kong.Context) error {
+	seen := map[*kong.Flag]bool{}
+	for _, p := range ctx.Path {
+		f := p.Flag
+		if f == nil || f.IsSlice() || f.IsCounter() {
+			continue
+		}
+		if seen[f] {
+			return usageError("--%s given more than once; give it once", f.Name)
+		}
+		seen[f] = true
+	}
+	return nil
+}
 
 // countingWriter counts the bytes written through it.
 type countingWriter struct {
@@ -200,5 +266,57 @@ func writeJSON(w io.Writer, v any) error {
 		return err
 	}
 	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// helpWithDefault is the kong help formatter: the flag's help followed by
+// its default, so the default is shown once (the placeholder names the
+// value; see namePlaceholders).
+func helpWithDefault(v *kong.Value) string {
+	h := kong.DefaultHelpValueFormatter(v)
+	if !v.HasDefault || v.Default == "" || strings.Contains(h, "default") {
+		return h
+	}
+	return strings.TrimSuffix(h, ".") + " (default: " + v.Default + ")."
+}
+
+// namePlaceholders gives every value flag without a placeholder tag a
+// placeholder: the choices of an enum (--ac-sampling=log|linear), else the
+// flag's name in capitals (--eps=EPS) instead of kong's type name
+// (FLOAT-64) or its default.
+func namePlaceholders(k *kong.Kong) error {
+	return kong.Visit(k.Model, func(n kong.Visitable, next kong.Next) error {
+		if f, ok := n.(*kong.Flag); ok && !f.IsBool() && !f.IsCounter() && f.PlaceHolder == "" {
+			switch {
+			case f.Enum != "" && !f.IsSlice():
+				var choices []string
+				for _, e := range f.EnumSlice() {
+					if e != "" { // an empty choice means "the default"
+						choices = append(choices, e)
+					}
+				}
+				f.PlaceHolder = strings.Join(choices, "|")
+			default:
+				f.PlaceHolder = strings.ToUpper(f.Name)
+			}
+		}
+		return next(nil)
+	})
+}
+
+// helpPrinter is kong's help with one change: the usage line shows the
+// required choice of a length as (--epochs=EPOCHS | --steps=STEPS); kong
+// lists both members of a required xor group as if both were needed.
+func helpPrinter(o kong.HelpOptions, ctx *kong.Context) error {
+	var b bytes.Buffer
+	w := ctx.Stdout
+	ctx.Stdout = &b
+	err := kong.DefaultHelpPrinter(o, ctx)
+	ctx.Stdout = w
+	if err != nil {
+		return err
+	}
+	s := strings.Replace(b.String(), "--epochs=EPOCHS --steps=STEPS", "(--epochs=EPOCHS | --steps=STEPS)", 1)
+	_, err = io.WriteString(w, s)
 	return err
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -32,7 +33,14 @@ func TestBadInput(t *testing.T) {
 		{"steps zero", []string{"eps", "--sigma", "1", "--q", "0.1", "--steps", "-3"}, "invalid --steps: -3"},
 		{"epochs inf", []string{"eps", "--sigma", "1", "--q", "0.1", "--epochs", "Inf"}, "invalid --epochs: +Inf"},
 		{"absurd epochs", []string{"eps", "--sigma", "1", "--q", "1e-9", "--epochs", "1e300"}, "invalid --epochs"},
-		{"no length", []string{"eps", "--sigma", "1", "--q", "0.1"}, "missing --epochs or --steps"},
+		{"no length", []string{"eps", "--sigma", "1", "--q", "0.1"}, "missing flags: --epochs=EPOCHS or --steps=STEPS"},
+		{"epochs zero", []string{"eps", "--sigma", "1", "--q", "0.1", "--epochs", "0"}, "invalid --epochs: 0, want finite and > 0"},
+		{"steps fraction", []string{"eps", "--sigma", "1", "--q", "0.1", "--steps", "1.5"}, `--steps: invalid value "1.5", want a whole number`},
+		{"steps word", []string{"eps", "--sigma", "1", "--q", "0.1", "--steps", "many"}, `--steps: invalid value "many"`},
+		{"repeated flag", []string{"eps", "--sigma", "1", "--q", "0.1", "--steps", "5", "--steps=7"}, "--steps given more than once"},
+		{"repeated enum", []string{"sigma", "--eps", "1", "--q", "0.1", "--epochs", "1", "--accountant", "ma", "--accountant", "rdp"}, "--accountant given more than once"},
+		{"help unknown", []string{"help", "frobnicate"}, "help: unexpected argument frobnicate"},
+		{"curve accountant", []string{"curve", "epochs", "--sigma", "1", "--q", "0.1", "--accountant", "ma,foo"}, `--accountant must be one of`},
 		{"both lengths", []string{"eps", "--sigma", "1", "--q", "0.1", "--epochs", "1", "--steps", "3"}, "can't be used together"},
 		{"unknown accountant", []string{"eps", "--sigma", "1", "--q", "0.1", "--epochs", "1", "--accountant", "foo"}, "--accountant"},
 		{"unknown flag", []string{"eps", "--bogus"}, "unknown flag --bogus"},
@@ -85,10 +93,65 @@ func TestVersionAndHelp(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(stdout, "dpcalc ") {
 		t.Errorf("--version: %q, code %d", stdout, code)
 	}
-	for _, args := range [][]string{{"help"}, {"--help"}, {"sigma", "-h"}, {"eps", "-h"}, {"delta", "-h"}, {"epochs", "-h"}, {"moments", "-h"}} {
+	for _, args := range [][]string{{}, {"help"}, {"--help"}, {"sigma", "-h"}, {"eps", "-h"}, {"delta", "-h"}, {"epochs", "-h"}, {"moments", "-h"}} {
 		stdout, _, code := runCLI(args...)
 		if code != 0 || !strings.Contains(stdout, "Usage: dpcalc") {
 			t.Errorf("%v: code %d, output %q", args, code, stdout)
+		}
+	}
+	// dpcalc help CMD prints exactly what dpcalc CMD --help prints.
+	for _, cmd := range [][]string{{"sigma"}, {"curve", "sigma"}, {"data", "fetch"}, {"reproduce"}} {
+		viaHelp, _, code1 := runCLI(append([]string{"help"}, cmd...)...)
+		viaFlag, _, code2 := runCLI(append(append([]string{}, cmd...), "--help")...)
+		if code1 != 0 || code2 != 0 || viaHelp != viaFlag {
+			t.Errorf("help %v (code %d) differs from %v --help (code %d):\n%s\n---\n%s", cmd, code1, cmd, code2, viaHelp, viaFlag)
+		}
+	}
+	// Help shows each default once, never kong's type placeholders, and the
+	// usage line says a length is required.
+	stdout, _, _ = runCLI("help", "curve", "sigma")
+	for _, bad := range []string{"FLOAT-64", "=INT", "LAYER-CLIP", "default: 400", "--eps=\"0.1:10\""} {
+		if strings.Contains(stdout, bad) {
+			t.Errorf("curve sigma help contains %q:\n%s", bad, stdout)
+		}
+	}
+	for _, want := range []string{"(--epochs=EPOCHS | --steps=STEPS)", "(default: 40)", "(default: 0.1:10)"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("curve sigma help lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestStepsExponent(t *testing.T) {
+	a, _, c1 := runCLI("eps", "--sigma", "1", "--q", "0.01", "--steps", "1e4", "--json")
+	b, _, c2 := runCLI("eps", "--sigma", "1", "--q", "0.01", "--steps", "10000", "--json")
+	if c1 != 0 || c2 != 0 || a != b || !strings.Contains(a, `"steps": 10000`) {
+		t.Errorf("--steps 1e4 (code %d):\n%s\n--steps 10000 (code %d):\n%s", c1, a, c2, b)
+	}
+}
+
+func TestVersionFrom(t *testing.T) {
+	set := func(kv ...string) []debug.BuildSetting {
+		var s []debug.BuildSetting
+		for i := 0; i < len(kv); i += 2 {
+			s = append(s, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return s
+	}
+	tests := []struct {
+		name string
+		bi   debug.BuildInfo
+		want string
+	}{
+		{"go install @v", debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "v1.2.3"},
+		{"pseudo-version from git", debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261123201458-4043dbbd3d01+dirty"}}, "v0.0.0-20261123201458-4043dbbd3d01+dirty"},
+		{"revision only", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: set("vcs.revision", "4043dbbd3d01fb7b7f2869c33f50a525f65ee586", "vcs.modified", "false")}, "devel-4043dbbd3d01"},
+		{"revision, modified", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: set("vcs.revision", "4043dbbd3d01fb7b", "vcs.modified", "true")}, "devel-4043dbbd3d01+dirty"},
+		{"nothing stamped", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel"},
+	}
+	for _, tt := range tests {
+		if got := versionFrom(&tt.bi); got != tt.want {
+			t.Errorf("%s: versionFrom = %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }

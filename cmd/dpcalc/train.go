@@ -23,32 +23,32 @@ import (
 // TrainCmd trains an MLP with one of the private (or the non-private)
 // methods and reports accuracy and privacy spent.
 type TrainCmd struct {
-	Dataset         string    `name:"dataset" default:"digits" enum:"digits,mnist,fashion-mnist" help:"Data set: digits (embedded), mnist, fashion-mnist (default: ${default})."`
+	Dataset         string    `name:"dataset" default:"digits" enum:"digits,mnist,fashion-mnist" help:"Data set: digits (embedded), mnist, fashion-mnist."`
 	DataDir         string    `name:"data-dir" placeholder:"DIR" help:"Directory with the idx files (default: $DPCALC_DATA_DIR/<dataset>, or Debian's path for fashion-mnist)."`
-	Method          string    `name:"method" default:"dpsgd" enum:"np,dpsgd,dpd,dpvd,sgld" help:"np, dpsgd (Abadi), dpd (DP dropout), dpvd (DP variational dropout), sgld (default: ${default})."`
-	Hidden          []int     `name:"hidden" default:"1000" help:"Hidden layer widths, comma-separated (default: ${default})."`
-	PCA             int       `name:"pca" help:"Project inputs on the top k principal directions (DP-PCA for private methods; Abadi §4)."`
-	PCASigma        float64   `name:"pca-sigma" help:"Noise multiplier σ_p of DP-PCA (Abadi §5.2 uses 7 or 4)."`
-	PCAQ            float64   `name:"pca-q" help:"Sampling rate of the DP-PCA sample (default 0.1 private, 1 np)."`
-	Lot             int       `name:"lot" default:"600" help:"Expected lot size L; q = L/N (default: ${default})."`
-	Batch           int       `name:"batch" help:"Examples per forward/backward pass, to bound memory (default: the lot)."`
-	Epochs          int       `name:"epochs" default:"10" help:"Epochs; steps = epochs·⌈N/L⌉ (default: ${default})."`
-	Clip            float64   `name:"clip" default:"4" help:"Per-example gradient clipping norm C (default: ${default})."`
-	LayerClip       []float64 `name:"layer-clip" help:"Per-layer clipping norms, one per dense layer (sensitivity √Σ C_l²)."`
+	Method          string    `name:"method" default:"dpsgd" enum:"np,dpsgd,dpd,dpvd,sgld" help:"np, dpsgd (Abadi), dpd (DP dropout), dpvd (DP variational dropout), sgld."`
+	Hidden          []int     `name:"hidden" default:"1000" placeholder:"WIDTH" help:"Hidden layer widths, comma-separated."`
+	PCA             int       `name:"pca" placeholder:"K" help:"Project inputs on the top k principal directions (DP-PCA for private methods; Abadi §4)."`
+	PCASigma        float64   `name:"pca-sigma" placeholder:"SIGMA" help:"Noise multiplier σ_p of DP-PCA (Abadi §5.2 uses 7 or 4)."`
+	PCAQ            float64   `name:"pca-q" placeholder:"Q" help:"Sampling rate of the DP-PCA sample (default 0.1 private, 1 np)."`
+	Lot             int       `name:"lot" placeholder:"L" default:"600" help:"Expected lot size L; q = L/N."`
+	Batch           int       `name:"batch" placeholder:"B" help:"Examples per forward/backward pass, to bound memory (default: the lot)."`
+	Epochs          int       `name:"epochs" default:"10" help:"Epochs; steps = epochs·⌈N/L⌉."`
+	Clip            float64   `name:"clip" placeholder:"C" default:"4" help:"Per-example gradient clipping norm C."`
+	LayerClip       []float64 `name:"layer-clip" placeholder:"C" help:"Per-layer clipping norms, one per dense layer (sensitivity √Σ C_l²)."`
 	Sigma           float64   `name:"sigma" help:"Noise multiplier σ; with --eps, the run stops at the budget."`
 	Eps             float64   `name:"eps" help:"Privacy budget ε: σ is calibrated so all epochs fit, unless --sigma is given."`
-	Delta           float64   `name:"delta" default:"1e-5" help:"Budget δ (default: ${default})."`
-	Acct            string    `name:"accountant" default:"rdp" enum:"ma,rdp,zcdp,ac,dpd-ac,dpd-zcdp,pld" help:"Accountant for calibration, budget and reporting (default: ${default})."`
-	LR              float64   `name:"lr" help:"Initial learning rate (method default if 0)."`
-	LRFinal         float64   `name:"lr-final" help:"dpsgd: final learning rate of the linear decay (default 0.052)."`
-	Decay           int       `name:"decay-epochs" help:"dpsgd: epochs of linear decay (default 10)."`
-	Gamma           float64   `name:"gamma" help:"dpd/dpvd/sgld: learning-rate decay exponent in η0/t^γ (default 1)."`
+	Delta           float64   `name:"delta" default:"1e-5" help:"Budget δ."`
+	Acct            string    `name:"accountant" default:"rdp" enum:"ma,rdp,zcdp,ac,dpd-ac,dpd-zcdp,pld" help:"Accountant for calibration, budget and reporting."`
+	LR              float64   `name:"lr" placeholder:"ETA" help:"Initial learning rate (method default if 0)."`
+	LRFinal         float64   `name:"lr-final" placeholder:"ETA" help:"dpsgd: final learning rate of the linear decay (default 0.052)."`
+	Decay           int       `name:"decay-epochs" placeholder:"E" help:"dpsgd: epochs of linear decay (default 10)."`
+	Gamma           float64   `name:"gamma" placeholder:"GAMMA" help:"dpd/dpvd/sgld: learning-rate decay exponent in η0/t^γ (default 1)."`
 	Sampling        string    `name:"sampling" enum:"poisson,shuffle," default:"" help:"poisson (what the accountants assume; default for private methods) or shuffle (fixed-size lots; NOT what the accountants assume)."`
-	Seed            *uint64   `name:"seed" help:"Make the run reproducible. The noise is then predictable: not for production."`
+	Seed            *uint64   `name:"seed" placeholder:"N" help:"Make the run reproducible. The noise is then predictable: not for production."`
 	Quiet           bool      `name:"quiet" help:"No progress output on stderr."`
 	LogJSON         string    `name:"log-json" placeholder:"FILE" help:"Write one JSON line per epoch to FILE."`
 	Checkpoint      string    `name:"checkpoint" placeholder:"FILE" help:"Save model, optimiser and ledger to FILE atomically."`
-	CheckpointEvery int       `name:"checkpoint-every" default:"1" help:"Epochs between checkpoints (default: ${default})."`
+	CheckpointEvery int       `name:"checkpoint-every" placeholder:"EPOCHS" default:"1" help:"Epochs between checkpoints."`
 	Resume          bool      `name:"resume" help:"Continue the run saved in --checkpoint; its ledger keeps every step already spent."`
 
 	stderr io.Writer

@@ -4,7 +4,11 @@
 // cancellation.
 package logmath
 
-import "math"
+import (
+	"math"
+
+	"github.com/dpcalc/dpcalc/internal/search"
+)
 
 // Log returns the natural logarithm of x, like math.Log, but also correct
 // for subnormal x (0 < x < 2⁻¹⁰²²). Go's math.Log on amd64 returns about
@@ -88,14 +92,7 @@ func SumExp(x []float64) float64 {
 	}
 	var s, c float64 // Kahan–Babuška (Neumaier) sum
 	for _, v := range x {
-		t := math.Exp(v - m)
-		u := s + t
-		if math.Abs(s) >= t {
-			c += (s - u) + t
-		} else {
-			c += (t - u) + s
-		}
-		s = u
+		s, c = search.Neumaier(s, c, math.Exp(v-m))
 	}
 	return m + math.Log(s+c)
 }

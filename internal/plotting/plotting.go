@@ -5,8 +5,10 @@ package plotting
 import (
 	"bytes"
 	"fmt"
+	"image/color"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/dpcalc/dpcalc/internal/atomicfile"
@@ -14,6 +16,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // Series is one named line.
@@ -25,13 +28,20 @@ type Series struct {
 // Chart is a line chart with labelled axes and a legend.
 type Chart struct {
 	Title          string
-	XLabel, YLabel string // include units, e.g. "epochs E", "ε (δ = 1e-5)"
+	XLabel, YLabel string // include units and, for σ, its scale
 	LogX, LogY     bool
 	// LegendBottomRight puts the legend in the bottom-right corner (for
 	// rising curves); the default is top-right (for falling ones).
 	LegendBottomRight bool
 	Series            []Series
+	// Marked are published values, drawn as unconnected markers (one shape
+	// per set) with their own legend entries.
+	Marked []Series
 }
+
+// margin is the blank border around the whole chart, so that the title and
+// the outermost tick labels do not touch the image edge.
+const margin = 8 // points
 
 // Format returns the image format for path's extension ("png" or "svg").
 func Format(path string) (string, error) {
@@ -49,8 +59,8 @@ func Format(path string) (string, error) {
 func (c *Chart) Render(format string) ([]byte, error) {
 	p := plot.New()
 	p.Title.Text = c.Title
+	p.Title.Padding = vg.Points(6)
 	p.X.Label.Text = c.XLabel
-	p.Y.Label.Text = c.YLabel
 	p.Legend.Top = !c.LegendBottomRight
 	p.Legend.Left = false
 	p.Legend.XOffs = -vg.Points(6)
@@ -61,11 +71,15 @@ func (c *Chart) Render(format string) ([]byte, error) {
 	}
 	if c.LogX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Tick.Marker = plot.TickerFunc(logTicks)
+	} else {
+		p.X.Tick.Marker = plot.TickerFunc(linTicks)
 	}
 	if c.LogY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = plot.TickerFunc(logTicks)
+	} else {
+		p.Y.Tick.Marker = plot.TickerFunc(linTicks)
 	}
 	p.Add(plotter.NewGrid())
 	xr, yr := newSpan(), newSpan()
@@ -96,6 +110,33 @@ func (c *Chart) Render(format string) ([]byte, error) {
 		p.Add(l)
 		p.Legend.Add(s.Name, l)
 	}
+	for i, m := range c.Marked {
+		if len(m.X) != len(m.Y) {
+			return nil, fmt.Errorf("plotting: marked set %q has %d x and %d y values", m.Name, len(m.X), len(m.Y))
+		}
+		pts := make(plotter.XYs, 0, len(m.X))
+		for j := range m.X {
+			x, y := m.X[j], m.Y[j]
+			if !finite(x) || !finite(y) || (c.LogX && x <= 0) || (c.LogY && y <= 0) {
+				continue
+			}
+			pts = append(pts, plotter.XY{X: x, Y: y})
+			xr.add(x)
+			yr.add(y)
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(pts)
+		if err != nil {
+			return nil, fmt.Errorf("plotting: marked set %q: %w", m.Name, err)
+		}
+		sc.GlyphStyle.Shape = plotutil.Shape(i)
+		sc.GlyphStyle.Radius = vg.Points(3.5)
+		sc.GlyphStyle.Color = color.Black
+		p.Add(sc)
+		p.Legend.Add(m.Name, sc)
+	}
 	// gonum/plot widens an empty or zero-width range to [min−1, max+1],
 	// which reaches 0 or below on a log axis and makes LogTicks panic; give
 	// such axes a positive range ourselves.
@@ -112,12 +153,25 @@ func (c *Chart) Render(format string) ([]byte, error) {
 	p.Legend.ThumbnailWidth = vg.Points(24)
 	p.Legend.TextStyle.Font.Size = vg.Points(10)
 	p.Legend.Padding = vg.Points(2)
-	w, err := p.WriterTo(16*vg.Centimeter, 10*vg.Centimeter, format)
+	cv, err := draw.NewFormattedCanvas(16*vg.Centimeter, 10*vg.Centimeter, format)
 	if err != nil {
 		return nil, fmt.Errorf("plotting: %w", err)
 	}
+	m := vg.Points(margin)
+	dc := draw.Crop(draw.New(cv), m, -m, m, -m)
+	// The y label is drawn here rather than by gonum/plot, which centres it
+	// at the arithmetic mean of the axis range: on a log axis that is near
+	// the top, and a long label then shrinks the data area to a strip.
+	if c.YLabel != "" {
+		sty := p.Y.Label.TextStyle
+		sty.Rotation = math.Pi / 2
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+		dc.FillText(sty, vg.Point{X: dc.Min.X, Y: (dc.Min.Y + dc.Max.Y) / 2}, c.YLabel)
+		dc = draw.Crop(dc, p.Y.Label.TextStyle.Height(c.YLabel)+p.Y.Label.Padding, 0, 0, 0)
+	}
+	p.Draw(dc)
 	var buf bytes.Buffer
-	if _, err := w.WriteTo(&buf); err != nil {
+	if _, err := cv.WriteTo(&buf); err != nil {
 		return nil, fmt.Errorf("plotting: %w", err)
 	}
 	return buf.Bytes(), nil
@@ -181,4 +235,95 @@ func (s span) linRange() (lo, hi float64) {
 		lo, hi = lo/2, hi/2
 	}
 	return lo, hi
+}
+
+// logTicks labels a log axis at 1, 2 and 5 times each power of ten when the
+// range spans at most two decades, at 1 and 3 times for up to four, and at
+// the powers of ten beyond that, with unlabelled minor ticks at every
+// integer multiple (gonum's LogTicks labels only powers of ten, which leaves
+// an axis from 0.1 to 10 with three labels).
+func logTicks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi > lo) || math.IsInf(hi, 0) {
+		return nil
+	}
+	decades := math.Log10(hi / lo)
+	var labelled []float64
+	switch {
+	case decades <= 2:
+		labelled = []float64{1, 2, 5}
+	case decades <= 4:
+		labelled = []float64{1, 3}
+	default:
+		labelled = []float64{1}
+	}
+	var ticks []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		base := math.Pow(10, e)
+		for k := 1.0; k <= 9; k++ {
+			v := k * base
+			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			for _, l := range labelled {
+				if k == l {
+					t.Label = tickLabel(v)
+				}
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	n := 0
+	for _, t := range ticks {
+		if t.Label != "" {
+			n++
+		}
+	}
+	if n < 2 { // a range inside one decade: label every multiple, or fall back to linear ticks
+		for i := range ticks {
+			ticks[i].Label = tickLabel(ticks[i].Value)
+		}
+		if len(ticks) < 2 {
+			return linTicks(lo, hi)
+		}
+	}
+	return ticks
+}
+
+// linTicks labels a linear axis every 1, 2 or 5 times a power of ten,
+// whichever gives 4 to 10 labels (gonum's DefaultTicks labels about three,
+// e.g. 50, 200 and 350 on an axis from 1 to 400).
+func linTicks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || math.IsInf(hi-lo, 0) {
+		return nil
+	}
+	raw := (hi - lo) / 6
+	pow := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := 10 * pow
+	for _, k := range []float64{1, 2, 5} {
+		if k*pow >= raw {
+			step = k * pow
+			break
+		}
+	}
+	first := math.Ceil(lo/step) * step
+	if first+step == first || math.IsInf(first, 0) { // the step is below float64 resolution here
+		return []plot.Tick{{Value: lo, Label: tickLabel(lo)}, {Value: hi, Label: tickLabel(hi)}}
+	}
+	var ticks []plot.Tick
+	for k := 0; k <= 10; k++ {
+		v := first + float64(k)*step
+		if v > hi+step*1e-9 {
+			break
+		}
+		if math.Abs(v) < step*1e-9 {
+			v = 0 // not -1.1e-16
+		}
+		ticks = append(ticks, plot.Tick{Value: v, Label: tickLabel(v)})
+	}
+	return ticks
+}
+
+func tickLabel(v float64) string {
+	return strconv.FormatFloat(v, 'g', 4, 64)
 }

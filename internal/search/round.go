@@ -1,7 +1,7 @@
 // Package search holds dpcalc's numerical toolkit for bounds: root finding
-// and bracketing that return the safe end, directed rounding, and one
-// compensated sum. Every calibration, inversion and bisection in the
-// accounting and calibrate packages goes through it.
+// and bracketing, directed rounding, and one compensated sum. Every search
+// returns the end of its bracket where the target was checked, and says
+// why that end is the safe one for its callers.
 package search
 
 import "math"
@@ -55,4 +55,36 @@ func Neumaier(s, c, x float64) (float64, float64) {
 		c += (x - t) + s
 	}
 	return t, c
+}
+
+// MulUp returns the product x·y rounded toward +Inf (exact products of
+// normal size are returned unchanged), for finite x, y.
+func MulUp(x, y float64) float64 {
+	p := x * y
+	if math.IsInf(p, 0) || math.IsNaN(p) {
+		return p
+	}
+	if math.Abs(p) < 0x1p-1022 && x != 0 && y != 0 {
+		// Below the normal range the residual may not be representable;
+		// step up unconditionally.
+		return math.Nextafter(p, math.Inf(1))
+	}
+	if math.FMA(x, y, -p) > 0 {
+		p = math.Nextafter(p, math.Inf(1))
+	}
+	return p
+}
+
+// AddUp returns the sum x + y rounded toward +Inf (exact sums are returned
+// unchanged), for finite x, y (Knuth's TwoSum gives the rounding error).
+func AddUp(x, y float64) float64 {
+	s := x + y
+	if math.IsInf(s, 0) || math.IsNaN(s) {
+		return s
+	}
+	bb := s - x
+	if err := (x - (s - bb)) + (y - bb); err > 0 {
+		s = math.Nextafter(s, math.Inf(1))
+	}
+	return s
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -102,11 +104,16 @@ func fetchSet(ctx context.Context, spec *setSpec, dir string, opt FetchOptions) 
 	if opt.StallTimeout <= 0 {
 		opt.StallTimeout = time.Minute
 	}
+	_, statErr := os.Stat(dir)
+	created := errors.Is(statErr, os.ErrNotExist)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("data: fetch: %w", err)
 	}
 	for _, f := range spec.files() {
 		if err := fetchFile(ctx, dir, f, &opt); err != nil {
+			if created {
+				os.Remove(dir) // only succeeds while empty: keeps any .part to resume
+			}
 			return err
 		}
 	}
@@ -128,8 +135,11 @@ func fetchFile(ctx context.Context, dir string, spec fileSpec, opt *FetchOptions
 	// A gzip stream is never much larger than its content; refuse anything
 	// far larger so a broken mirror cannot fill the disk.
 	limit := spec.Size + spec.Size/64 + 1<<16
+	// failures keeps the last failure of each mirror, and how many attempts
+	// it took, so that the error stays one readable line.
 	var failures []string
 	for _, mirror := range opt.Mirrors {
+		attempts, last := 0, ""
 		url := strings.TrimRight(mirror, "/") + "/" + file
 		delay := opt.Backoff
 		for attempt := 0; attempt <= opt.Retries; attempt++ {
@@ -159,21 +169,27 @@ func fetchFile(ctx context.Context, dir string, spec fileSpec, opt *FetchOptions
 				if errors.As(verr, &fe) {
 					reason = fe.Reason
 				}
+				attempts++
 				if resumed {
 					// The earlier partial data may be what is wrong: retry
 					// from scratch on the same mirror.
-					failures = append(failures, fmt.Sprintf("%s: resumed download failed verification (%s); restarting", url, reason))
+					last = "resumed download failed verification (" + reason + ")"
 					continue
 				}
-				failures = append(failures, fmt.Sprintf("%s: %s", url, reason))
+				last = reason
 				break // this mirror serves wrong content
 			}
-			failures = append(failures, fmt.Sprintf("%s: %v", url, err))
+			attempts++
+			last = err.Error()
 			var perm permanentError
 			if errors.As(err, &perm) {
 				break
 			}
 		}
+		if attempts > 1 {
+			last += fmt.Sprintf(" (%d attempts)", attempts)
+		}
+		failures = append(failures, url+": "+last)
 	}
 	return fmt.Errorf("data: fetch %s into %s failed: %s", file, dir, strings.Join(failures, "; "))
 }
@@ -211,6 +227,16 @@ func download(ctx context.Context, opt *FetchOptions, url, part, file string, li
 	}
 	resp, err := opt.Client.Do(req)
 	if err != nil {
+		// A host name that does not resolve (offline, or a mistyped
+		// mirror) will not resolve on a retry a second later either.
+		var dns *net.DNSError
+		if errors.As(err, &dns) && dns.IsNotFound {
+			return false, permanentError{fmt.Errorf("cannot resolve %s (offline?)", dns.Name)}
+		}
+		var ue *neturl.Error // drop the "Get <url>:" prefix the caller already prints
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return false, err
 	}
 	defer resp.Body.Close()

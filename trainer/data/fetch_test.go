@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -449,3 +450,44 @@ func filterFile(log []string, file string) []string {
 }
 
 func countFile(log []string, file string) int { return len(filterFile(log, file)) }
+
+// TestFetchOffline: a mirror whose host does not resolve is tried once (no
+// retries: a DNS failure does not heal in a second), the error is one short
+// line per mirror, and a directory Fetch created is not left behind empty.
+func TestFetchOffline(t *testing.T) {
+	fs := newFixtureSet(t)
+	var dials sync.Map
+	client := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			n, _ := dials.LoadOrStore(addr, new(int))
+			*n.(*int)++
+			host, _, _ := net.SplitHostPort(addr)
+			return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+		},
+	}}
+	dir := filepath.Join(t.TempDir(), "new")
+	err := fetchSet(context.Background(), fs.spec, dir, FetchOptions{
+		Mirrors: []string{"https://a.invalid/x", "https://b.invalid/y"}, Client: client, Retries: 5, Backoff: time.Millisecond,
+	})
+	if err == nil {
+		t.Fatal("fetch succeeded offline")
+	}
+	msg := err.Error()
+	for _, want := range []string{"cannot resolve a.invalid (offline?)", "cannot resolve b.invalid (offline?)"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
+		}
+	}
+	if strings.Count(msg, "a.invalid") != 2 || strings.Contains(msg, "attempts") { // URL + reason, once
+		t.Errorf("error repeats attempts: %q", msg)
+	}
+	dials.Range(func(k, v any) bool {
+		if *v.(*int) != 1 {
+			t.Errorf("%v dialled %d times, want 1", k, *v.(*int))
+		}
+		return true
+	})
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("directory %s left behind (stat: %v)", dir, err)
+	}
+}

@@ -1,4 +1,4 @@
-package calibrate
+package search
 
 import (
 	"errors"
@@ -38,7 +38,7 @@ func FuzzSmallest(f *testing.F) {
 		fn := func(x float64) (float64, error) { evaluated[x] = true; return obj(x), nil }
 		opt := Options{RelTol: relTol, Min: lo, Max: hi, MaxEvaluations: 300}
 		r, err := Smallest(fn, target, guess, opt)
-		o := opt.withDefaults()
+		o := opt.WithDefaults()
 		if err != nil {
 			if !errors.Is(err, ErrUnreachable) && !(math.IsNaN(target) || math.IsInf(target, 0) || target <= 0) {
 				t.Fatalf("unexpected error %v", err)

@@ -1,0 +1,210 @@
+package search
+
+import (
+	"context"
+	"math"
+)
+
+// BisectLog narrows a bracket on u = log x in which meets(e^lo) is false
+// (or e^lo is the domain's lower end) and meets(e^hi) is true, halving it
+// until done(lo, hi) holds or after 200 halvings, and returns e^hi. meets
+// holds there (it was evaluated at exactly that x, or given): for a
+// predicate true from its root upwards, such as ε(δ) ≤ target or
+// ε(σ) ≤ target, the answer is never a point where the target was missed,
+// which is the safe side. ctx is checked before each evaluation; on
+// cancellation BisectLog returns ctx.Err().
+func BisectLog(ctx context.Context, meets func(x float64) bool, lo, hi float64, done func(lo, hi float64) bool) (float64, error) {
+	for i := 0; i < 200 && !done(lo, hi); i++ {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		mid := lo + (hi-lo)/2
+		if mid <= lo || mid >= hi {
+			break // no representable point strictly inside
+		}
+		if meets(math.Exp(mid)) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return math.Exp(hi), nil
+}
+
+// SmallestLog returns the smallest x in [lo, hi] (0 < lo < hi) with
+// f(x) ≤ target that bisection on log x finds, to relative precision 1e-9
+// in log x, for f non-increasing; found is false when no x it tries meets
+// target. The x returned is one where f was evaluated and met target (the
+// upper end of the final bracket), so it is the safe side for an inverse
+// such as δ(ε) from ε(δ): never a δ whose ε exceeds the target.
+//
+// If f(lo) ≤ target it returns lo (a valid x; the true one may be
+// smaller). If f(hi) > target although f(lo) > target too, f is not
+// monotone (the DPD procedures do not promise it): a coarse scan upwards
+// from lo by factors of 1e5 looks for the first x that meets target and
+// bisects below it. ctx is checked before each evaluation.
+func SmallestLog(ctx context.Context, f func(float64) float64, target, lo, hi float64) (x float64, found bool, err error) {
+	if f(lo) <= target {
+		return lo, true, nil
+	}
+	l, h := math.Log(lo), math.Log(hi)
+	if f(hi) > target {
+		const step = 5 * math.Ln10
+		found := false
+		for u := l + step; u < h; u += step {
+			if err := ctx.Err(); err != nil {
+				return 0, false, err
+			}
+			if f(math.Exp(u)) <= target {
+				h, found = u, true
+				break
+			}
+			l = u
+		}
+		if !found {
+			return 0, false, nil
+		}
+	}
+	x, err = BisectLog(ctx, func(x float64) bool { return f(x) <= target }, l, h,
+		func(lo, hi float64) bool { return hi-lo <= 1e-9*math.Max(1, math.Abs(hi)) })
+	return x, err == nil, err
+}
+
+// SmallestNonNegative returns a bracket [l, u] on the smallest x ≥ 0 with
+// f(x) ≤ target, for f non-increasing: f(u) ≤ target was checked (u is the
+// safe end, the one to report as an upper bound), and f(l) > target unless
+// l = u = 0 (f(0) already meets target). The bracket grows by doubling from
+// [0, 1] and is then bisected linearly to u − l ≤ relTol·u; if f exceeds
+// target up to 1e300, u = +Inf (no finite x meets it, as far as f can
+// tell). It serves pld's ε(δ) from its δ(ε) (pldBisectDecreasing).
+func SmallestNonNegative(f func(float64) float64, target, relTol float64) (l, u float64) {
+	if f(0) <= target {
+		return 0, 0
+	}
+	l, u = 0, 1
+	for f(u) > target {
+		l = u
+		u *= 2
+		if u > 1e300 {
+			return l, math.Inf(1)
+		}
+	}
+	for u-l > relTol*u {
+		mid := l + (u-l)/2
+		if mid <= l || mid >= u {
+			break
+		}
+		if f(mid) > target {
+			l = mid
+		} else {
+			u = mid
+		}
+	}
+	return l, u
+}
+
+// Illinois returns a root of g, decreasing on [lo, hi] with g(lo) = glo > 0
+// ≥ g(hi) = ghi, by the Illinois variant of false position (the end kept
+// twice in a row has its g halved), each step kept 1e-3 of the bracket
+// width away from its ends, until hi − lo ≤ relTol·hi or after 200 steps.
+// It returns hi, where g ≤ 0 was checked: for g(x) = log δ(x) − log δ, the
+// upper end is an x whose δ is verified, the safe side for an ε.
+func Illinois(g func(float64) float64, lo, hi, glo, ghi, relTol float64) float64 {
+	side := 0
+	for i := 0; i < 200 && hi-lo > relTol*hi; i++ {
+		x := hi - ghi*(hi-lo)/(ghi-glo)
+		if !(x > lo && x < hi) {
+			x = lo + (hi-lo)/2
+		}
+		// Keep the step away from the ends so the bracket always shrinks.
+		w := hi - lo
+		x = math.Min(math.Max(x, lo+w*1e-3), hi-w*1e-3)
+		gx := g(x)
+		if gx <= 0 {
+			hi, ghi = x, gx
+			if side == -1 {
+				glo /= 2
+			}
+			side = -1
+		} else {
+			lo, glo = x, gx
+			if side == 1 {
+				ghi /= 2
+			}
+			side = 1
+		}
+	}
+	return hi
+}
+
+// GridGolden returns the smallest value of eval it finds on the grid lo,
+// lo+step, …, ≤ hi and by 35 golden-section steps in [b−step, b+step]
+// around the best grid point b. Callers use it where every evaluated value
+// is itself valid (every δ split of advanced composition gives a sound ε),
+// so the minimum found is never unsafe, only possibly loose.
+func GridGolden(eval func(float64) float64, lo, hi, step float64) float64 {
+	bx, bv := 0.0, math.Inf(1)
+	for x := lo; x <= hi; x += step {
+		if v := eval(x); v < bv {
+			bx, bv = x, v
+		}
+	}
+	l, r := bx-step, bx+step
+	g := (math.Sqrt(5) - 1) / 2
+	x1, x2 := r-g*(r-l), l+g*(r-l)
+	v1, v2 := eval(x1), eval(x2)
+	for i := 0; i < 35; i++ {
+		if v1 <= v2 {
+			r, x2, v2 = x2, x1, v1
+			x1 = r - g*(r-l)
+			v1 = eval(x1)
+		} else {
+			l, x1, v1 = x1, x2, v2
+			x2 = l + g*(r-l)
+			v2 = eval(x2)
+		}
+	}
+	return math.Min(bv, math.Min(v1, v2))
+}
+
+// Bisect halves a bracket [lo, hi] with meets(lo) false and meets(hi) true
+// until hi − lo ≤ relTol·hi (or no float lies strictly inside) and returns
+// hi, where meets was checked: the safe side when meets(x) says x is
+// enough (a σ whose δ is small enough). It serves the analytic Gaussian σ
+// of calibrate (its linear bisection on σ).
+func Bisect(meets func(float64) bool, lo, hi, relTol float64) float64 {
+	for hi-lo > relTol*hi {
+		mid := lo + (hi-lo)/2
+		if mid <= lo || mid >= hi {
+			break
+		}
+		if meets(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// LastTrue returns the largest n in [lo, hi) with ok(n), given ok(lo) true
+// and ok(hi) false, for ok true up to some n* and false after, by
+// bisection (about log2(hi − lo) calls). The n returned was checked true:
+// for "n more steps keep ε within budget" it is the safe side, never a
+// count that was seen to overspend. An error from ok ends the search.
+// It serves the trainer's budget (budgetSteps).
+func LastTrue(ok func(n int) (bool, error), lo, hi int) (int, error) {
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		good, err := ok(mid)
+		if err != nil {
+			return 0, err
+		}
+		if good {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
+}
