@@ -25,12 +25,12 @@ func (v vals) curve() curveFlags {
 }
 
 func (o curveFlags) kinds() ([]accounting.Kind, error) {
-	if o.accountant == "all" {
-		return accounting.Kinds, nil
-	}
 	var ks []accounting.Kind
-	for _, s := range strings.Split(o.accountant, ",") {
-		k, err := accounting.ParseKind(strings.TrimSpace(s))
+	for _, s := range strings.Split(o.accountant, ",") { // decode checked the names
+		if s == "all" {
+			return accounting.Kinds, nil
+		}
+		k, err := accounting.ParseKind(s)
 		if err != nil {
 			return nil, bad("accountant", "invalid --accountant: %q, want a comma-separated list of ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld, or all", s)
 		}
@@ -111,9 +111,6 @@ func runCurveEpochs(ctx context.Context, v vals, res *Result) error {
 // runCurveSigma is `dpcalc curve sigma`: calibrated σ against target ε.
 func runCurveSigma(ctx context.Context, v vals, res *Result) error {
 	o := v.curve()
-	if o.points == 400 { // the CLI's rule: the shared default is for epoch curves
-		o.points = 40
-	}
 	steps, err := v.steps()
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"math"
 	"net/url"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,9 +33,10 @@ var Commands = []string{"eps", "delta", "sigma", "epochs", "audit", "curve-epoch
 type kind int
 
 const (
-	kFloat kind = iota
-	kInt
-	kString
+	kFloat  kind = iota
+	kInt         // kong's int decoding
+	kCount       // the CLI's count type: 20000 or 2e4
+	kString      // a string, or a comma-separated list when list is set
 )
 
 type flagSpec struct {
@@ -43,6 +45,7 @@ type flagSpec struct {
 	required bool
 	def      string
 	enum     []string // checked after decoding, as kong's enum tag
+	list     bool     // a kong slice flag: comma-separated, each element checked against enum
 }
 
 var (
@@ -60,9 +63,10 @@ func enum(name, d string, e []string) flagSpec {
 
 // length and accountant flags, in the CLI structs' field order.
 var (
-	lengthSpecs     = []flagSpec{req("q"), fl("epochs"), {name: "steps", kind: kInt}}
+	// epochs and steps form a required xor group (lengthGroup).
+	lengthSpecs     = []flagSpec{req("q"), fl("epochs"), {name: "steps", kind: kCount}}
 	accountantSpecs = []flagSpec{enum("accountant", "rdp", accountantEnum), fl("pld-grid"), enum("ac-sampling", "log", samplingEnum)}
-	curveSpecs      = []flagSpec{{name: "accountant", kind: kString, def: "ma,ac,pld"}, fl("pld-grid"), enum("ac-sampling", "log", samplingEnum), intDef("points", "400")}
+	curveSpecs      = []flagSpec{{name: "accountant", kind: kString, def: "ma,ac,pld", enum: accountantEnum, list: true}, fl("pld-grid"), enum("ac-sampling", "log", samplingEnum)}
 )
 
 func cat(parts ...[]flagSpec) []flagSpec {
@@ -81,8 +85,8 @@ var specs = map[string][]flagSpec{
 	"delta":        cat([]flagSpec{req("sigma"), req("eps")}, lengthSpecs, accountantSpecs),
 	"epochs":       cat([]flagSpec{req("sigma"), req("q"), req("eps"), def("delta", "1e-5")}, accountantSpecs, []flagSpec{intDef("max-steps", "1000000000")}),
 	"audit":        cat([]flagSpec{req("sigma"), req("eps"), def("delta", "1e-5")}, lengthSpecs, []flagSpec{fl("pld-grid")}),
-	"curve-epochs": cat([]flagSpec{req("sigma"), req("q"), def("delta", "1e-5"), def("from", "1"), def("to", "400")}, curveSpecs),
-	"curve-sigma":  cat([]flagSpec{def("delta", "1e-5"), {name: "eps", kind: kString, def: "0.1:10"}}, lengthSpecs, curveSpecs),
+	"curve-epochs": cat([]flagSpec{req("sigma"), req("q"), def("delta", "1e-5"), def("from", "1"), def("to", "400"), intDef("points", "400")}, curveSpecs),
+	"curve-sigma":  cat([]flagSpec{def("delta", "1e-5"), {name: "eps", kind: kString, def: "0.1:10"}, intDef("points", "40")}, lengthSpecs, curveSpecs),
 }
 
 // Flags returns the flag names cmd takes, in command-line order, or nil for
@@ -322,6 +326,15 @@ func decode(r Request) (vals, error) {
 				return v, bad(s.name, "--%s: expected a valid 64 bit int but got %q", s.name, raw)
 			}
 			v.i[s.name] = int(x)
+		case kCount:
+			if raw == "" {
+				continue
+			}
+			x, err := parseCount(raw)
+			if err != nil {
+				return v, bad(s.name, "--%s: invalid value %q, want a whole number such as 20000 or 2e4", s.name, raw)
+			}
+			v.i[s.name] = x
 		case kString:
 			v.s[s.name] = raw
 		}
@@ -333,26 +346,35 @@ func decode(r Request) (vals, error) {
 		if s.enum == nil {
 			continue
 		}
-		found := false
-		for _, e := range s.enum {
-			found = found || e == v.s[s.name]
+		elems := []string{v.s[s.name]}
+		if s.list {
+			elems = strings.Split(v.s[s.name], ",")
 		}
-		if !found {
-			q := make([]string, len(s.enum))
-			for i, e := range s.enum {
-				q[i] = strconv.Quote(e)
+		for _, el := range elems {
+			if !slices.Contains(s.enum, el) {
+				q := make([]string, len(s.enum))
+				for i, e := range s.enum {
+					q[i] = strconv.Quote(e)
+				}
+				return v, bad(s.name, "--%s must be one of %s but got %q", s.name, strings.Join(q, ","), el)
 			}
-			return v, bad(s.name, "--%s must be one of %s but got %q", s.name, strings.Join(q, ","), v.s[s.name])
 		}
 	}
+	// kong's missing-flag message: each flag as --name=NAME (the CLI's
+	// placeholders), the epochs/steps group as one entry, sorted.
 	var missing []string
 	first := ""
 	for _, s := range sp {
-		if s.required && !v.set[s.name] {
-			missing = append(missing, "--"+s.name+"=FLOAT-64")
-			if first == "" {
-				first = s.name
-			}
+		switch {
+		case s.required && !v.set[s.name]:
+			missing = append(missing, "--"+s.name+"="+strings.ToUpper(s.name))
+		case s.name == "epochs" && !v.set["epochs"] && !v.set["steps"]:
+			missing = append(missing, "--epochs=EPOCHS or --steps=STEPS")
+		default:
+			continue
+		}
+		if first == "" {
+			first = s.name
 		}
 	}
 	if len(missing) > 0 {
@@ -433,18 +455,28 @@ func (v vals) steps() (int, error) {
 		return 0, err
 	}
 	switch {
-	case steps != 0 && epochs != 0:
-		return 0, bad("steps", "give --epochs or --steps, not both")
-	case steps != 0:
+	case v.set["steps"]:
 		if steps < 1 {
 			return 0, bad("steps", "invalid --steps: %d, want an integer >= 1", steps)
 		}
 		return steps, nil
-	case epochs != 0 || math.IsNaN(epochs):
+	case v.set["epochs"]:
 		t, err := calibrate.StepsForEpochs(epochs, q)
 		return t, paramErr("", err)
 	}
 	return 0, bad("epochs", "missing --epochs or --steps: give the training length")
+}
+
+// parseCount is the CLI's: a whole number written as 1000000 or 1e6.
+func parseCount(s string) (int, error) {
+	if n, err := strconv.ParseInt(s, 10, 0); err == nil {
+		return int(n), nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, fmt.Errorf("value %q, want a whole number such as 20000 or 2e4", s)
+	}
+	return int(f), nil
 }
 
 // accountants are the CLI's accountantFlags.

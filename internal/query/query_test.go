@@ -177,6 +177,17 @@ var queries = []string{
 	"cmd=curve-epochs&sigma=1&q=0.01&points=5&accountant=rdp,foo",
 	"cmd=curve-sigma&q=0.01&epochs=10&eps=3:1",
 	"cmd=curve-sigma&q=0.01&epochs=10&eps=a,b",
+	"cmd=eps&sigma=1&q=0.01&steps=1e3",
+	"cmd=eps&sigma=1&q=0.01&steps=0x10",
+	"cmd=eps&sigma=1&q=0.01&steps=0",
+	"cmd=eps&sigma=1&q=0.01&steps=Inf",
+	"cmd=eps&sigma=1&q=0.01&epochs=0",
+	"cmd=eps&q=0.01",
+	"cmd=audit&q=0.01",
+	"cmd=curve-epochs&sigma=1&q=0.01&points=3&accountant=rdp,all",
+	"cmd=curve-epochs&sigma=1&q=0.01&points=3&accountant=rdp,,pld",
+	"cmd=curve-epochs&sigma=1&q=0.01&points=3&accountant=+rdp",
+	"cmd=curve-sigma&q=0.01&epochs=10&eps=1:4",
 }
 
 func TestMatchesCLI(t *testing.T) {
@@ -234,7 +245,7 @@ func TestParseAndCommandLine(t *testing.T) {
 	}{
 		{"cmd=eps&sigma=4&q=0.01&epochs=100&delta=1e-5&accountant=all", "dpcalc eps --sigma 4 --delta 1e-5 --q 0.01 --epochs 100 --accountant all"},
 		{"?sigma=4&q=0.01&steps=10&bogus=1&eps=3", "dpcalc eps --sigma 4 --q 0.01 --steps 10"},
-		{"cmd=curve-sigma&eps=1,2&q=0.1&epochs=&steps=5", "dpcalc curve sigma --eps 1,2 --q 0.1 --steps 5"},
+		{"cmd=curve-sigma&eps=1,2&q=0.1&epochs=&steps=5&points=7", "dpcalc curve sigma --eps 1,2 --points 7 --q 0.1 --steps 5"},
 		{"cmd=eps&sigma=1+2&q=a'b", `dpcalc eps --sigma '1 2' --q 'a'\''b'`},
 		{"cmd=audit&sigma=1&accountant=all&pld-grid=0.1", "dpcalc audit --sigma 1 --pld-grid 0.1"},
 	}

@@ -12,8 +12,8 @@ const FLAGS = {
   delta: ["sigma", "eps", "q", "epochs", "steps", "accountant", "pld-grid", "ac-sampling"],
   epochs: ["sigma", "q", "eps", "delta", "accountant", "pld-grid", "ac-sampling", "max-steps"],
   audit: ["sigma", "eps", "delta", "q", "epochs", "steps", "pld-grid"],
-  "curve-epochs": ["sigma", "q", "delta", "from", "to", "accountant", "pld-grid", "ac-sampling", "points"],
-  "curve-sigma": ["delta", "eps", "q", "epochs", "steps", "accountant", "pld-grid", "ac-sampling", "points"],
+  "curve-epochs": ["sigma", "q", "delta", "from", "to", "points", "accountant", "pld-grid", "ac-sampling"],
+  "curve-sigma": ["delta", "eps", "points", "q", "epochs", "steps", "accountant", "pld-grid", "ac-sampling"],
 };
 const INPUTS = ["sigma", "eps", "delta", "q", "epochs", "steps", "accountant", "pld-grid", "ac-sampling", "tol", "max-steps"];
 // A worker busy this long on a query that has been superseded is replaced.
