@@ -598,10 +598,12 @@ func TestPage(t *testing.T) {
 	d.call("POST", "/element/"+e+"/value", map[string]string{"text": "0.987654"})
 	h.check("typed fast")
 
-	// A long query superseded by a quick one: the page replaces the busy
-	// worker instead of waiting, and shows the quick one's answer. The
-	// main thread answers a script while the long one runs.
-	d.navigate(h.url + "?cmd=sigma&eps=0.5&q=0.01&epochs=400&accountant=all&tol=1e-5")
+	// A long query (pld calibrating σ at δ = 1e-10: seconds in wasm)
+	// superseded by a quick one: the page shows the quick one's answer; if
+	// the long one was still running 250 ms after it was sent, the worker
+	// was replaced (the log says whether it was). The main thread answers a
+	// script while the long one runs.
+	d.navigate(h.url + "?cmd=sigma&eps=0.5&q=0.00256&epochs=400&delta=1e-10&accountant=pld&tol=1e-5")
 	time.Sleep(400 * time.Millisecond)
 	t0 := time.Now()
 	d.exec(nil, `return 1;`)
