@@ -563,6 +563,14 @@ func TestPage(t *testing.T) {
 	d.choose("cmd", "eps")
 	d.fill("sigma", "-1")
 	h.check("negative sigma")
+	// The curves of the previous (valid) inputs may still be computing:
+	// once the curve worker is idle, no plot has appeared for them.
+	d.waitFor("the curve worker to be idle", `return window.dpcalcRunners.curves.busySince === 0;`)
+	var plots string
+	d.exec(&plots, `return document.getElementById("plot-epochs").innerHTML + document.getElementById("plot-sigma").innerHTML;`)
+	if plots != "" {
+		t.Errorf("plots shown beside an error: %.200s", plots)
+	}
 	d.fill("sigma", "abc")
 	h.check("sigma not a number")
 	d.fill("sigma", "")

@@ -118,7 +118,14 @@ class Runner {
     this.callbacks.clear(); // older requests' results will be dropped
     this.callbacks.set(gen, { cb, sent: now });
     this.busySince = now;
+    this.lastSent = gen;
     this.worker.postMessage({ type: "query", gen, qs: qss });
+  }
+  // cancel drops the answer of whatever was sent last (the worker still
+  // finishes it; a later send replaces the worker if it is still busy).
+  cancel() {
+    this.gen++;
+    this.callbacks.clear();
   }
   onMessage(m) {
     if (m.type === "ready") {
@@ -132,7 +139,7 @@ class Runner {
     }
     if (m.type !== "result") return;
     const c = this.callbacks.get(m.gen);
-    if (m.gen === this.gen) this.busySince = 0;
+    if (m.gen === this.lastSent) this.busySince = 0; // the worker is idle
     if (!c) return; // superseded
     this.callbacks.delete(m.gen);
     c.cb(m.results, performance.now() - c.sent);
@@ -265,6 +272,7 @@ function render(s, res, ms) {
 // ---- curves ----
 
 function clearPlots() {
+  if (curves) curves.cancel(); // a curve still being computed must not appear later
   $("plot-epochs").innerHTML = "";
   $("plot-sigma").innerHTML = "";
 }
