@@ -13,7 +13,6 @@ import (
 	"sync"
 
 	"github.com/dpcalc/dpcalc/accounting"
-	"github.com/dpcalc/dpcalc/accounting/gaussian"
 	"github.com/dpcalc/dpcalc/accounting/moments"
 	"github.com/dpcalc/dpcalc/internal/logmath"
 )
@@ -494,7 +493,7 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64, wantLower boo
 		return 0, 0, accounting.KindPLD, nil
 	}
 	if r.closedSigma > 0 {
-		d := math.Exp(gaussian.LogDelta(r.closedSigma, 1, eps))
+		d := math.Exp(pldGaussianLogDelta(r.closedSigma, eps))
 		up := d * (1 + 1e-11)
 		if d < 0x1p-1022 {
 			// Subnormal or underflowed to 0 (log δ < −745): the relative
@@ -542,7 +541,7 @@ func (a *Accountant) Delta(ctx context.Context, eps float64) (float64, error) {
 func pldGaussianEpsilon(sigma, delta float64) (lo, hi float64) {
 	const slack = 2e-11
 	ld := logmath.Log(delta)
-	f := func(e float64) float64 { return gaussian.LogDelta(sigma, 1, e) }
+	f := func(e float64) float64 { return pldGaussianLogDelta(sigma, e) }
 	_, hi = pldBisectDecreasing(f, ld-slack)
 	lo, _ = pldBisectDecreasing(f, ld+slack)
 	return math.Min(lo, hi), hi
@@ -550,7 +549,8 @@ func pldGaussianEpsilon(sigma, delta float64) (lo, hi float64) {
 
 // pldBisectDecreasing returns l < u with f(l) > target ≥ f(u) and
 // u − l ≤ 1e-13·u, for f non-increasing on [0, ∞); (0, 0) when
-// f(0) ≤ target and (l, +Inf) when f stays above target up to 1e300.
+// f(0) ≤ target and (l, +Inf) when f stays above target up to the largest
+// float64.
 func pldBisectDecreasing(f func(float64) float64, target float64) (l, u float64) {
 	if f(0) <= target {
 		return 0, 0
@@ -558,10 +558,10 @@ func pldBisectDecreasing(f func(float64) float64, target float64) (l, u float64)
 	l, u = 0, 1
 	for f(u) > target {
 		l = u
-		u *= 2
-		if u > 1e300 {
+		if u > math.MaxFloat64/2 {
 			return l, math.Inf(1)
 		}
+		u = math.Min(2*u, math.MaxFloat64)
 	}
 	for u-l > 1e-13*u {
 		mid := l + (u-l)/2
