@@ -9,12 +9,10 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sort"
 	"sync"
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/moments"
-	"github.com/dpcalc/dpcalc/internal/logmath"
 )
 
 // Options configures a Accountant.
@@ -100,13 +98,22 @@ type Accountant struct {
 	private bool // false once NonPrivate was composed
 	steps   int
 
-	res *pldResult   // cached, nil after Compose
-	rdp *moments.RDP // the same steps under RDP, cached, nil after Compose
+	// res is the composition on the first grid and finer[k-1] the one on
+	// the grid k times halved (default grid only); rdp holds the same
+	// steps under RDP. All are computed lazily and cached until the next
+	// Compose.
+	res   *pldResult
+	finer []*pldResult
+	rdp   *moments.RDP
 }
 
 // pldResult holds the composition, computed lazily per direction and bound.
 type pldResult struct {
-	closedSigma float64 // > 0: all q = 1, one Gaussian with this σ
+	// closed is set when every step has q = 1: the composition is one
+	// Gaussian with noise closedSigma, which is 0 when (Σ n_i/σ_i²)^{−1/2}
+	// underflows (the loss 1/(2σ²) exceeds the float64 range).
+	closed      bool
+	closedSigma float64
 	h, eta      float64
 	auto        bool // h chosen by default (may be refined or coarsened)
 	dirs        []*pldDir
@@ -172,47 +179,6 @@ func (r *pldResult) get(ctx context.Context, d int, upper bool) (*pldComposed, e
 	return c, nil
 }
 
-// bounds evaluates f (ε or δ of one composed distribution) over the
-// directions: the upper bound is the maximum of the directions' upper
-// bounds; the lower bound is the maximum of their lower bounds, where a
-// direction whose upper bound is at most the lower bound found so far
-// cannot raise it and is skipped.
-func (r *pldResult) bounds(ctx context.Context, f func(c *pldComposed, upper bool) float64, wantLower bool) (lower, upper float64, err error) {
-	ups := make([]float64, len(r.dirs))
-	best := 0
-	for d := range r.dirs {
-		c, err := r.get(ctx, d, true)
-		if err != nil {
-			return 0, 0, err
-		}
-		ups[d] = f(c, true)
-		if ups[d] > ups[best] {
-			best = d
-		}
-		upper = math.Max(upper, ups[d])
-	}
-	if !wantLower || upper == 0 {
-		return 0, upper, nil // lower ≤ upper = 0 needs no work
-	}
-	order := []int{best}
-	for d := range r.dirs {
-		if d != best {
-			order = append(order, d)
-		}
-	}
-	for _, d := range order {
-		if d != best && ups[d] <= lower {
-			continue
-		}
-		c, err := r.get(ctx, d, false)
-		if err != nil {
-			return 0, 0, err
-		}
-		lower = math.Max(lower, f(c, false))
-	}
-	return math.Min(lower, upper), upper, nil
-}
-
 // maxPLDSteps caps the total number of composed steps.
 const maxPLDSteps = 1 << 40
 
@@ -258,7 +224,7 @@ func (a *Accountant) Compose(e accounting.Event, count int) error {
 	if unbounded {
 		a.private = false
 	}
-	a.res, a.rdp = nil, nil
+	a.res, a.finer, a.rdp = nil, nil, nil
 	return nil
 }
 
@@ -281,346 +247,6 @@ func (a *Accountant) stepsOf(e accounting.Event, count int) (map[[2]float64]int,
 	return add, p.Unbounded, nil
 }
 
-// EpsilonBounds returns a certified lower and upper bound on the smallest ε
-// for which the composition is (ε, δ)-DP. The upper bound is the smaller
-// of the PLD bound and the RDP bound on the same steps (see
-// [Accountant.EpsilonBoundsFrom]); it is +Inf only when both are.
-func (a *Accountant) EpsilonBounds(ctx context.Context, delta float64) (lower, upper float64, err error) {
-	lower, upper, _, err = a.epsilonBounds(ctx, delta, true)
-	return lower, upper, err
-}
-
-// EpsilonBoundsFrom is [Accountant.EpsilonBounds] that also names the
-// certificate behind the upper bound: accounting.KindPLD when the discretised PLD
-// gave it, accounting.KindRDP when the RDP bound on the same steps (default orders,
-// [moments.RDP]) was smaller. RDP wins where the PLD's float64 error
-// bounds (FFT round-off, truncation, see [Accountant]) approach δ, i.e.
-// for δ below about 1e-11 to 1e-13 (lower for short runs), where the PLD
-// bound becomes loose and then +Inf.
-func (a *Accountant) EpsilonBoundsFrom(ctx context.Context, delta float64) (lower, upper float64, from accounting.Kind, err error) {
-	return a.epsilonBounds(ctx, delta, true)
-}
-
-func (a *Accountant) epsilonBounds(ctx context.Context, delta float64, wantLower bool) (lower, upper float64, from accounting.Kind, err error) {
-	if err := accounting.CheckDelta(delta); err != nil {
-		return 0, 0, accounting.KindPLD, err
-	}
-	if !a.private {
-		return math.Inf(1), math.Inf(1), accounting.KindPLD, nil
-	}
-	r, err := a.result()
-	if a.rdpOnly(err) {
-		return a.rdpOnlyEpsilon(ctx, delta)
-	}
-	if err != nil {
-		return 0, 0, accounting.KindPLD, err
-	}
-	if r == nil {
-		return 0, 0, accounting.KindPLD, nil
-	}
-	if r.closedSigma > 0 {
-		// Exact Gaussian: RDP cannot be smaller.
-		lo, hi := pldGaussianEpsilon(r.closedSigma, delta)
-		return lo, hi, accounting.KindPLD, nil
-	}
-	f := func(c *pldComposed, up bool) float64 { return c.epsilon(delta, up) }
-	lower, upper, err = r.bounds(ctx, f, wantLower)
-	// With the default grid, refine while the bracket is wider than
-	// pldTargetGap·ε (the variance heuristic can be too coarse, e.g. for
-	// small σ where the loss distribution is lumpy).
-	// Stop when the gap is below an absolute 1e-6, or when halving h no
-	// longer shrinks it by a quarter (then round-off or truncation bounds,
-	// not the grid, limit it).
-	for i := 0; err == nil && wantLower && r.auto && i < pldMaxRefine && upper-lower > math.Max(pldTargetGap*upper, 1e-6) && !math.IsInf(upper, 1); i++ {
-		finer, ferr := a.refine(r)
-		if ferr != nil {
-			break // keep the certified bracket we have
-		}
-		lo2, up2, err2 := finer.bounds(ctx, f, true)
-		if err2 != nil {
-			a.res = r
-			break
-		}
-		// Both brackets are certified: keep their intersection.
-		shrunk := math.Min(up2, upper)-math.Max(lo2, lower) < 0.75*(upper-lower)
-		r, lower, upper = finer, math.Max(lower, lo2), math.Min(upper, up2)
-		if !shrunk {
-			break
-		}
-	}
-	if a.rdpOnly(err) {
-		return a.rdpOnlyEpsilon(ctx, delta)
-	}
-	if err != nil {
-		return 0, 0, accounting.KindPLD, err
-	}
-	from = accounting.KindPLD
-	if upper > 0 {
-		rdp, err := a.rdpAccountant()
-		if err != nil {
-			return 0, 0, accounting.KindPLD, err
-		}
-		upper, from = pldMinRDPEpsilon(ctx, rdp, delta, upper)
-	}
-	return math.Min(lower, upper), upper, from, nil
-}
-
-// rdpOnly reports whether err means that the default grid could not hold
-// the composition (very long runs with small σ: the composed window
-// exceeds the FFT cap even after coarsening). Such queries are answered by
-// the RDP bound alone, with the trivial lower bound 0. With a GridWidth
-// set by the user the error is returned instead.
-func (a *Accountant) rdpOnly(err error) bool {
-	return err == errPLDTooLarge && a.h == 0
-}
-
-// rdpOnlyEpsilon is epsilonBounds when rdpOnly holds.
-func (a *Accountant) rdpOnlyEpsilon(ctx context.Context, delta float64) (lower, upper float64, from accounting.Kind, err error) {
-	rdp, err := a.rdpAccountant()
-	if err != nil {
-		return 0, 0, accounting.KindRDP, err
-	}
-	upper, _ = pldMinRDPEpsilon(ctx, rdp, delta, math.Inf(1))
-	return 0, upper, accounting.KindRDP, nil
-}
-
-// pldMinRDPEpsilon returns min(pldUpper, ε of rdp at delta) and which one it
-// is. The RDP ε is taken only with a round trip that holds exactly: it is
-// stepped up (relative 1e-12, doubling) until rdp's own δ at it is at most
-// delta, so that [Accountant.Delta], which is at most that δ, gives back
-// at most delta. Both are certified upper bounds, so their minimum is.
-func pldMinRDPEpsilon(ctx context.Context, rdp *moments.RDP, delta, pldUpper float64) (float64, accounting.Kind) {
-	e, err := rdp.Epsilon(ctx, delta)
-	if err != nil || !(e < pldUpper) {
-		return pldUpper, accounting.KindPLD
-	}
-	step := 1e-12 * math.Max(1, e)
-	for k := 0; k < 64 && e < pldUpper; k++ {
-		if d, err := rdp.Delta(ctx, e); err == nil && d <= delta {
-			return e, accounting.KindRDP
-		}
-		e += step
-		step *= 2
-	}
-	return pldUpper, accounting.KindPLD
-}
-
-// rdpAccountant returns an RDP accountant holding the same steps (cached
-// until the next Compose).
-func (a *Accountant) rdpAccountant() (*moments.RDP, error) {
-	if a.rdp != nil {
-		return a.rdp, nil
-	}
-	r, err := moments.NewRDP(nil)
-	if err != nil {
-		return nil, err
-	}
-	if !a.private {
-		if err := r.Compose(accounting.NonPrivate{}, 1); err != nil {
-			return nil, err
-		}
-	}
-	keys := make([][2]float64, 0, len(a.counts))
-	for k := range a.counts {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i][0] != keys[j][0] {
-			return keys[i][0] < keys[j][0]
-		}
-		return keys[i][1] < keys[j][1]
-	})
-	for _, k := range keys {
-		if err := r.Compose(pldStepEvent(k), a.counts[k]); err != nil {
-			return nil, err
-		}
-	}
-	a.rdp = r
-	return r, nil
-}
-
-// pldStepEvent is the event of one step with key (σ, q).
-func pldStepEvent(k [2]float64) accounting.Event {
-	var e accounting.Event = accounting.Gaussian{NoiseMultiplier: k[0]}
-	if k[1] < 1 {
-		e = accounting.PoissonSampled{SamplingRate: k[1], Event: e}
-	}
-	return e
-}
-
-// DeltaBounds returns a certified lower and upper bound on the smallest δ
-// for which the composition is (eps, δ)-DP, for eps ≥ 0. The upper bound is
-// the smaller of the PLD bound and the RDP bound on the same steps (see
-// [Accountant.DeltaBoundsFrom]).
-func (a *Accountant) DeltaBounds(ctx context.Context, eps float64) (lower, upper float64, err error) {
-	lower, upper, _, err = a.deltaBounds(ctx, eps, true)
-	return lower, upper, err
-}
-
-// DeltaBoundsFrom is [Accountant.DeltaBounds] that also names the
-// certificate behind the upper bound (accounting.KindPLD or accounting.KindRDP), as
-// [Accountant.EpsilonBoundsFrom] does.
-func (a *Accountant) DeltaBoundsFrom(ctx context.Context, eps float64) (lower, upper float64, from accounting.Kind, err error) {
-	return a.deltaBounds(ctx, eps, true)
-}
-
-func (a *Accountant) deltaBounds(ctx context.Context, eps float64, wantLower bool) (lower, upper float64, from accounting.Kind, err error) {
-	if math.IsNaN(eps) || eps < 0 {
-		return 0, 0, accounting.KindPLD, &accounting.ParamError{Name: "eps", Value: eps, Want: ">= 0"}
-	}
-	if !a.private {
-		return 1, 1, accounting.KindPLD, nil
-	}
-	if math.IsInf(eps, 1) {
-		return 0, 0, accounting.KindPLD, nil
-	}
-	r, err := a.result()
-	if err == nil && r != nil && r.closedSigma == 0 {
-		lower, upper, err = r.bounds(ctx, func(c *pldComposed, up bool) float64 { return c.delta(eps, up) }, wantLower)
-	}
-	if a.rdpOnly(err) {
-		rdp, err := a.rdpAccountant()
-		if err != nil {
-			return 0, 0, accounting.KindRDP, err
-		}
-		d, err := rdp.Delta(ctx, eps)
-		return 0, d, accounting.KindRDP, err
-	}
-	if err != nil {
-		return 0, 0, accounting.KindPLD, err
-	}
-	if r == nil {
-		return 0, 0, accounting.KindPLD, nil
-	}
-	if r.closedSigma > 0 {
-		d := math.Exp(pldGaussianLogDelta(r.closedSigma, eps))
-		up := d * (1 + 1e-11)
-		if d < 0x1p-1022 {
-			// Subnormal or underflowed to 0 (log δ < −745): the relative
-			// margin is lost to the absolute spacing; add two of its steps.
-			up = d + 2*math.SmallestNonzeroFloat64
-		}
-		return d * (1 - 1e-11), math.Min(1, up), accounting.KindPLD, nil
-	}
-	from = accounting.KindPLD
-	if upper > 0 {
-		rdp, err := a.rdpAccountant()
-		if err != nil {
-			return 0, 0, accounting.KindPLD, err
-		}
-		if d, err := rdp.Delta(ctx, eps); err == nil && d < upper {
-			upper, from = d, accounting.KindRDP
-		}
-	}
-	return math.Min(lower, upper), upper, from, nil
-}
-
-// Epsilon returns the certified upper bound on ε(δ) of EpsilonBounds from
-// the finest grid computed so far, without computing the lower bound
-// (EpsilonBounds may refine the grid, after which Epsilon returns the
-// refined bound). On one accountant, Delta(Epsilon(δ)) ≤ δ.
-func (a *Accountant) Epsilon(ctx context.Context, delta float64) (float64, error) {
-	_, u, _, err := a.epsilonBounds(ctx, delta, false)
-	return u, err
-}
-
-// Delta returns the certified upper bound of DeltaBounds (without computing
-// the lower bound).
-func (a *Accountant) Delta(ctx context.Context, eps float64) (float64, error) {
-	_, u, _, err := a.deltaBounds(ctx, eps, false)
-	return u, err
-}
-
-// pldGaussianEpsilon returns a bracket [lo, hi] around the ε at which the
-// Gaussian mechanism with noise σ (sensitivity 1) has δ(ε) = delta (δ is
-// decreasing in ε). hi is certified against the upper δ that deltaBounds
-// reports, d·(1+1e-11): log δ(hi) ≤ log(delta) − 2e-11, so Delta(hi) ≤
-// delta. lo has log δ(lo) > log(delta) + 2e-11, so δ(lo) > delta even if
-// logGaussianDelta is off by the 1e-11 that deltaBounds allows. Each end is
-// found to a relative 1e-13.
-func pldGaussianEpsilon(sigma, delta float64) (lo, hi float64) {
-	const slack = 2e-11
-	ld := logmath.Log(delta)
-	f := func(e float64) float64 { return pldGaussianLogDelta(sigma, e) }
-	_, hi = pldBisectDecreasing(f, ld-slack)
-	lo, _ = pldBisectDecreasing(f, ld+slack)
-	return math.Min(lo, hi), hi
-}
-
-// pldBisectDecreasing returns l < u with f(l) > target ≥ f(u) and
-// u − l ≤ 1e-13·u, for f non-increasing on [0, ∞); (0, 0) when
-// f(0) ≤ target and (l, +Inf) when f stays above target up to the largest
-// float64.
-func pldBisectDecreasing(f func(float64) float64, target float64) (l, u float64) {
-	if f(0) <= target {
-		return 0, 0
-	}
-	l, u = 0, 1
-	for f(u) > target {
-		l = u
-		if u > math.MaxFloat64/2 {
-			return l, math.Inf(1)
-		}
-		u = math.Min(2*u, math.MaxFloat64)
-	}
-	for u-l > 1e-13*u {
-		mid := l + (u-l)/2
-		if mid <= l || mid >= u {
-			break
-		}
-		if f(mid) > target {
-			l = mid
-		} else {
-			u = mid
-		}
-	}
-	return l, u
-}
-
-// result composes the recorded steps (cached until the next Compose). It
-// returns nil when nothing with privacy loss has been composed.
-func (a *Accountant) result() (*pldResult, error) {
-	if a.res != nil {
-		return a.res, nil
-	}
-	if len(a.counts) == 0 {
-		return nil, nil
-	}
-	keys := make([][2]float64, 0, len(a.counts))
-	allGaussian := true
-	var inv float64
-	for k, n := range a.counts {
-		keys = append(keys, k)
-		if k[1] != 1 {
-			allGaussian = false
-		}
-		inv += float64(n) / (k[0] * k[0])
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i][0] != keys[j][0] {
-			return keys[i][0] < keys[j][0]
-		}
-		return keys[i][1] < keys[j][1]
-	})
-	if allGaussian && !pldNoClosedForm {
-		a.res = &pldResult{closedSigma: 1 / math.Sqrt(inv)}
-		return a.res, nil
-	}
-	r, err := composePLD(keys, a.counts, a.h)
-	if err != nil {
-		return nil, err
-	}
-	a.res = r
-	return r, nil
-}
-
-// pldTargetGap and pldMaxRefine control the grid refinement of
-// EpsilonBounds.
-const (
-	pldTargetGap = 0.005
-	pldMaxRefine = 4
-)
-
 // pldAutoFFT is the largest FFT length the default grid aims for, and
 // pldMaxStepGrid the most grid points per step (the per-step discretisation
 // costs a few erfc per point) before refinement.
@@ -628,28 +254,6 @@ const (
 	pldAutoFFT     = 1 << 19
 	pldMaxStepGrid = 1 << 15
 )
-
-// refine recomposes r on a grid half as wide, caches and returns it.
-func (a *Accountant) refine(r *pldResult) (*pldResult, error) {
-	finer := &pldResult{h: r.h / 2, eta: r.eta, auto: true}
-	for _, d := range r.dirs {
-		finer.dirs = append(finer.dirs, &pldDir{pairs: d.pairs, counts: d.counts})
-	}
-	// Refuse when the finer window would be too large: estimate from the
-	// current one.
-	for _, d := range r.dirs {
-		if d.up != nil && 2*len(d.up.c) > 2*pldAutoFFT {
-			return nil, errPLDTooLarge
-		}
-		for _, g := range d.grids {
-			if 2*len(g.tl) > 4*pldMaxStepGrid {
-				return nil, errPLDTooLarge
-			}
-		}
-	}
-	a.res = finer
-	return finer, nil
-}
 
 // pldLowerBestOffset returns the lower per-step distribution of g's pair. When
 // the merge had to round a noticeable mass down (a concentrated loss

@@ -106,7 +106,12 @@ func (a *Accountant) EpsilonCurve(ctx context.Context, step accounting.Event, st
 						done = s
 					}
 					if out[i] > 0 {
-						out[i], _ = pldMinRDPEpsilon(ctx, rdp, delta, out[i])
+						// The RDP value itself: never above moments.RDP's.
+						if e, err := rdp.Epsilon(ctx, delta); err == nil && e < out[i] {
+							out[i] = e
+						} else if err := accounting.Canceled(ctx); err != nil {
+							return nil, err
+						}
 					}
 				}
 				return out, nil

@@ -48,7 +48,7 @@ func TestPLDEpsilonBackedByDelta(t *testing.T) {
 				t.Errorf("Delta(Epsilon(%.17g) = %.17g) = %.17g = δ·%.6g, want ≤ δ", c.delta, e, d, d/c.delta)
 			}
 			r, err := a.result()
-			if err != nil || r == nil || r.closedSigma > 0 {
+			if err != nil || r == nil || r.closed {
 				return
 			}
 			for di := range r.dirs {
