@@ -136,28 +136,45 @@ func (r *pldResult) get(ctx context.Context, d int, upper bool) (*pldComposed, e
 	if !upper && dir.low != nil {
 		return dir.low, nil
 	}
-	if dir.grids == nil {
+	grids := func(h float64) ([]*pldGrid, error) {
+		gs := make([]*pldGrid, len(dir.pairs))
 		for i := range dir.pairs {
-			dir.grids = append(dir.grids, newPLDGrid(&dir.pairs[i], r.h, r.eta))
+			g, err := newPLDGrid(ctx, &dir.pairs[i], h, r.eta)
+			if err != nil {
+				return nil, err
+			}
+			gs[i] = g
 		}
+		return gs, nil
 	}
-	grids := dir.grids
+	if dir.grids == nil {
+		gs, err := grids(r.h)
+		if err != nil {
+			return nil, err
+		}
+		dir.grids = gs
+	}
+	gs := dir.grids
 	h := r.h
 	var c *pldComposed
 	for {
 		if err := accounting.Canceled(ctx); err != nil {
 			return nil, err
 		}
-		parts := make([]pldPart, len(grids))
-		for i, g := range grids {
+		parts := make([]pldPart, len(gs))
+		for i, g := range gs {
 			if upper {
 				parts[i] = pldPart{g.upper(), dir.counts[i]}
-			} else {
-				parts[i] = pldPart{pldLowerBestOffset(g, dir.counts[i], r.eta), dir.counts[i]}
+				continue
 			}
+			low, err := pldLowerBestOffset(ctx, g, dir.counts[i], r.eta)
+			if err != nil {
+				return nil, err
+			}
+			parts[i] = pldPart{low, dir.counts[i]}
 		}
 		var err error
-		c, err = pldCompose(parts, h, true)
+		c, err = pldCompose(ctx, parts, h, true)
 		if err == nil {
 			break
 		}
@@ -166,9 +183,8 @@ func (r *pldResult) get(ctx context.Context, d int, upper bool) (*pldComposed, e
 		}
 		// The window does not fit: coarsen this direction's grid.
 		h *= 2
-		grids = nil
-		for i := range dir.pairs {
-			grids = append(grids, newPLDGrid(&dir.pairs[i], h, r.eta))
+		if gs, err = grids(h); err != nil {
+			return nil, err
 		}
 	}
 	if upper {
@@ -262,10 +278,10 @@ const (
 // offset gives a valid lower bound. The seven retries are independent and
 // run on up to GOMAXPROCS goroutines; the choice (the first offset with the
 // largest mean) does not depend on their schedule.
-func pldLowerBestOffset(g *pldGrid, count int, eta float64) pldPMF {
-	best := g.lower()
-	if best.fallback*float64(count) < 1e-6 {
-		return best
+func pldLowerBestOffset(ctx context.Context, g *pldGrid, count int, eta float64) (pldPMF, error) {
+	best, err := g.lower(ctx)
+	if err != nil || best.fallback*float64(count) < 1e-6 {
+		return best, err
 	}
 	mean := func(m *pldPMF) float64 {
 		var s float64
@@ -277,6 +293,7 @@ func pldLowerBestOffset(g *pldGrid, count int, eta float64) pldPMF {
 	const offsets = 8
 	var pmfs [offsets]pldPMF
 	var means [offsets]float64
+	var errs [offsets]error
 	pmfs[0], means[0] = best, mean(&best)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
@@ -285,25 +302,33 @@ func pldLowerBestOffset(g *pldGrid, count int, eta float64) pldPMF {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			pmfs[k] = newPLDGridOffset(g.pair, g.h, eta, float64(k)*g.h/offsets).lower()
-			means[k] = mean(&pmfs[k])
+			gk, err := newPLDGridOffset(ctx, g.pair, g.h, eta, float64(k)*g.h/offsets)
+			if err == nil {
+				pmfs[k], err = gk.lower(ctx)
+			}
+			if errs[k] = err; err == nil {
+				means[k] = mean(&pmfs[k])
+			}
 		}()
 	}
 	wg.Wait()
+	if err := accounting.Canceled(ctx); err != nil {
+		return pldPMF{}, err
+	}
 	bi := 0
 	for k := 1; k < offsets; k++ {
-		if means[k] > means[bi] {
-			bi = k
+		if errs[k] == nil && means[k] > means[bi] {
+			bi = k // an offset whose grid failed (too large) is skipped
 		}
 	}
-	return pmfs[bi]
+	return pmfs[bi], nil
 }
 
 // pldNoClosedForm disables the Gaussian closed form (tests of the FFT path).
 var pldNoClosedForm = false
 
 // composePLD discretises and composes both directions.
-func composePLD(keys [][2]float64, counts map[[2]float64]int, h float64) (*pldResult, error) {
+func composePLD(ctx context.Context, keys [][2]float64, counts map[[2]float64]int, h float64) (*pldResult, error) {
 	steps := 0
 	for _, k := range keys {
 		steps += counts[k]
@@ -362,7 +387,10 @@ func composePLD(keys [][2]float64, counts map[[2]float64]int, h float64) (*pldRe
 				var parts []pldPart
 				for i, k := range keys {
 					_ = add
-					g := newPLDGrid(&pairs[d][i], h0, 1e-20/float64(steps))
+					g, err := newPLDGrid(ctx, &pairs[d][i], h0, 1e-20/float64(steps))
+					if err != nil {
+						return nil, err
+					}
 					parts = append(parts, pldPart{g.upper(), counts[k]})
 				}
 				_, _, _, top, bot := pldChernoffWindow(parts, h0)

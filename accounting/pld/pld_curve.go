@@ -49,6 +49,11 @@ import (
 // Cost of the fast path: O(n log n) per point and direction, n about the
 // length of that point's window; the two directions run on two goroutines.
 func (a *Accountant) EpsilonCurve(ctx context.Context, step accounting.Event, steps []int, delta float64) ([]float64, error) {
+	out, err := a.epsilonCurve(ctx, step, steps, delta)
+	return out, a.public(err)
+}
+
+func (a *Accountant) epsilonCurve(ctx context.Context, step accounting.Event, steps []int, delta float64) ([]float64, error) {
 	if err := accounting.CheckDelta(delta); err != nil {
 		return nil, err
 	}
@@ -154,7 +159,7 @@ func (a *Accountant) fastCurve(ctx context.Context, key [2]float64, ts []int, de
 	tMax := ts[len(ts)-1]
 	// The grid width and per-step truncation the pointwise computation
 	// would use for tMax steps.
-	r, err := composePLD([][2]float64{key}, map[[2]float64]int{key: tMax}, a.h)
+	r, err := composePLD(ctx, [][2]float64{key}, map[[2]float64]int{key: tMax}, a.h)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +191,7 @@ func (a *Accountant) fastCurve(ctx context.Context, key [2]float64, ts []int, de
 // pldCurveDirection returns the upper bounds on ε(delta) of one direction
 // at each T in ts.
 func pldCurveDirection(ctx context.Context, pair *pldPair, h, eta float64, auto bool, ts []int, delta float64) ([]float64, error) {
-	cd, err := newPLDCurveDir(pair, h, eta, auto, ts)
+	cd, err := newPLDCurveDir(ctx, pair, h, eta, auto, ts)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +201,7 @@ func pldCurveDirection(ctx context.Context, pair *pldPair, h, eta float64, auto 
 		if err := accounting.Canceled(ctx); err != nil {
 			return nil, err
 		}
-		if out[i], err = cd.epsilon(i, t, delta); err != nil {
+		if out[i], err = cd.epsilon(ctx, i, t, delta); err != nil {
 			return nil, err
 		}
 	}
@@ -253,11 +258,18 @@ var pldCurveLamStep = math.Pow(2, 0.25)
 // newPLDCurveDir discretises pair on the grid of width h (coarsened like
 // pldResult.get when a window does not fit and auto is set) and finds the
 // Chernoff window of every T in ts.
-func newPLDCurveDir(pair *pldPair, h, eta float64, auto bool, ts []int) (*pldCurveDir, error) {
+func newPLDCurveDir(ctx context.Context, pair *pldPair, h, eta float64, auto bool, ts []int) (*pldCurveDir, error) {
 	tMin, tMax := ts[0], ts[len(ts)-1]
 	for {
+		if err := accounting.Canceled(ctx); err != nil {
+			return nil, err
+		}
 		cd := &pldCurveDir{h: h}
-		cd.pmf = newPLDGrid(pair, h, eta).upper()
+		g, err := newPLDGrid(ctx, pair, h, eta)
+		if err != nil {
+			return nil, err
+		}
+		cd.pmf = g.upper()
 		m := &cd.pmf
 		// Per-step variance of the finite part, for the λ range only (no
 		// bound depends on it), as in pldChernoffWindow.
@@ -278,6 +290,11 @@ func newPLDCurveDir(pair *pldPair, h, eta float64, auto bool, ts []int) (*pldCur
 		l0 := math.Sqrt(-2*pldLogEta) / math.Sqrt(vr)
 		lamLo := l0 / math.Sqrt(float64(tMax)) / 256
 		lamHi := l0 / math.Sqrt(float64(tMin)) * 16
+		if !(lamLo > 0 && lamHi < math.Inf(1)) {
+			// The variance underflowed (a grid width far below the loss):
+			// no window can be sized (and the λ loop would not end).
+			return nil, errPLDTooLarge
+		}
 		for l := lamLo; l <= lamHi*pldCurveLamStep; l *= pldCurveLamStep {
 			cd.lams = append(cd.lams, l)
 			cd.kp = append(cd.kp, pldLogMGF(m, h, l))
@@ -419,16 +436,19 @@ func (cd *pldCurveDir) advance(t int) {
 
 // epsilon returns the certified upper bound on ε(delta) of t = ts[i]
 // composed steps of this direction. Calls must come in order of i.
-func (cd *pldCurveDir) epsilon(i, t int, delta float64) (float64, error) {
+func (cd *pldCurveDir) epsilon(ctx context.Context, i, t int, delta float64) (float64, error) {
 	if need := cd.needs[i]; need > cd.n {
 		cd.setSize(pldGoodSize(max(need, min(cd.maxNeed, int(pldCurveSlack*float64(need))))))
 	}
 	cd.advance(t)
 	if t == 1 {
 		// pldCompose places a single step exactly (no FFT error).
-		c, err := pldCompose([]pldPart{{cd.pmf, 1}}, cd.h, true)
+		c, err := pldCompose(ctx, []pldPart{{cd.pmf, 1}}, cd.h, true)
 		if err == nil {
 			return c.epsilon(delta, true), nil
+		}
+		if cerr := accounting.Canceled(ctx); cerr != nil {
+			return 0, cerr
 		}
 	}
 	m, n, h := &cd.pmf, cd.n, cd.h

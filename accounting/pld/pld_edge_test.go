@@ -1,6 +1,7 @@
 package pld
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -257,5 +258,42 @@ func TestPLDDeltaNeverZero(t *testing.T) {
 	a, _ := New(Options{})
 	if d, err := a.Delta(t.Context(), 1); err != nil || d != 0 {
 		t.Errorf("empty: Delta(1) = %g, %v", d, err)
+	}
+}
+
+// TestPLDImpossibleGrid: a user grid width that cannot hold the composition
+// (far too fine, far too coarse, subnormal) is a *ParamError naming
+// GridWidth from every query, never a panic, a hang or a huge allocation;
+// widths that work give well-formed bounds.
+func TestPLDImpossibleGrid(t *testing.T) {
+	for _, h := range []float64{5e-324, 1e-300, 1e-12, 1e-7, 1e3, 1e300, math.MaxFloat64} {
+		for _, c := range []struct {
+			sigma, q float64
+			steps    int
+		}{{1, 0.01, 1000}, {1, 1, 10}, {1e-100, 0.5, 1}, {1e100, 0.5, 1e12}, {0.1, 0.9, 1e9}} {
+			name := fmt.Sprintf("h=%g σ=%g q=%g T=%d", h, c.sigma, c.q, c.steps)
+			a := newPLDFor(t, self(step(c.sigma, c.q), c.steps), Options{GridWidth: h})
+			check := func(what string, err error, vals ...float64) {
+				if err != nil {
+					var pe *accounting.ParamError
+					if !errors.As(err, &pe) || pe.Name != "GridWidth" {
+						t.Errorf("%s: %s: err = %v, want a ParamError naming GridWidth", name, what, err)
+					}
+					return
+				}
+				for _, v := range vals {
+					if math.IsNaN(v) || v < 0 {
+						t.Errorf("%s: %s = %v", name, what, vals)
+					}
+				}
+			}
+			lo, up, err := a.EpsilonBounds(t.Context(), 1e-5)
+			check("EpsilonBounds", err, lo, up, up-lo)
+			d, err := a.Delta(t.Context(), 1)
+			check("Delta", err, d, 1-d)
+			b, _ := New(Options{GridWidth: h})
+			cv, err := b.EpsilonCurve(t.Context(), step(c.sigma, c.q), []int{1, 100}, 1e-5)
+			check("EpsilonCurve", err, cv...)
+		}
 	}
 }

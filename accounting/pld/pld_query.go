@@ -17,7 +17,7 @@ import (
 // upper bound is what [Accountant.Epsilon] returns.
 func (a *Accountant) EpsilonBounds(ctx context.Context, delta float64) (lower, upper float64, err error) {
 	lower, upper, _, err = a.epsilonBounds(ctx, delta)
-	return lower, upper, err
+	return lower, upper, a.public(err)
 }
 
 // EpsilonBoundsFrom is [Accountant.EpsilonBounds] that also names the
@@ -27,14 +27,15 @@ func (a *Accountant) EpsilonBounds(ctx context.Context, delta float64) (lower, u
 // PLD's float64 error bounds (FFT round-off, truncation, see [Accountant])
 // approach δ, and where the composition is too large for the PLD grid.
 func (a *Accountant) EpsilonBoundsFrom(ctx context.Context, delta float64) (lower, upper float64, from accounting.Kind, err error) {
-	return a.epsilonBounds(ctx, delta)
+	lower, upper, from, err = a.epsilonBounds(ctx, delta)
+	return lower, upper, from, a.public(err)
 }
 
 // Epsilon returns the upper bound of [Accountant.EpsilonBounds], exactly.
 // On one accountant, Delta(Epsilon(δ)) ≤ δ.
 func (a *Accountant) Epsilon(ctx context.Context, delta float64) (float64, error) {
 	_, u, _, err := a.epsilonBounds(ctx, delta)
-	return u, err
+	return u, a.public(err)
 }
 
 // DeltaBounds returns a certified lower and upper bound on the smallest δ
@@ -45,20 +46,31 @@ func (a *Accountant) Epsilon(ctx context.Context, delta float64) (float64, error
 // rounds up to the smallest float64).
 func (a *Accountant) DeltaBounds(ctx context.Context, eps float64) (lower, upper float64, err error) {
 	lower, upper, _, err = a.deltaBounds(ctx, eps)
-	return lower, upper, err
+	return lower, upper, a.public(err)
 }
 
 // DeltaBoundsFrom is [Accountant.DeltaBounds] that also names the
 // certificate behind the upper bound (accounting.KindPLD or
 // accounting.KindRDP), as [Accountant.EpsilonBoundsFrom] does.
 func (a *Accountant) DeltaBoundsFrom(ctx context.Context, eps float64) (lower, upper float64, from accounting.Kind, err error) {
-	return a.deltaBounds(ctx, eps)
+	lower, upper, from, err = a.deltaBounds(ctx, eps)
+	return lower, upper, from, a.public(err)
 }
 
 // Delta returns the upper bound of [Accountant.DeltaBounds], exactly.
 func (a *Accountant) Delta(ctx context.Context, eps float64) (float64, error) {
 	_, u, _, err := a.deltaBounds(ctx, eps)
-	return u, err
+	return u, a.public(err)
+}
+
+// public turns the internal errPLDTooLarge into the error callers see: a
+// *accounting.ParamError naming GridWidth (only a user-set width gets
+// there; the default grid falls back to RDP).
+func (a *Accountant) public(err error) error {
+	if err == errPLDTooLarge {
+		return &accounting.ParamError{Name: "GridWidth", Value: a.h, Want: "a width at which this composition fits the FFT grid (0 picks one)"}
+	}
+	return err
 }
 
 // epsF and deltaF evaluate one composed distribution.
@@ -91,7 +103,7 @@ func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, u
 	if err := accounting.Canceled(ctx); err != nil {
 		return 0, 0, accounting.KindPLD, err
 	}
-	r, err := a.result()
+	r, err := a.result(ctx)
 	var upper0 float64 // the first grid's upper bound, certified by Delta
 	switch {
 	case err == nil && r.closed:
@@ -179,7 +191,7 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 	if err := accounting.Canceled(ctx); err != nil {
 		return 0, 0, accounting.KindPLD, err
 	}
-	r, err := a.result()
+	r, err := a.result(ctx)
 	switch {
 	case err == nil && r.closed:
 		lower, upper = 0, 1 // σ underflowed: see epsilonBounds
@@ -301,7 +313,7 @@ func (a *Accountant) rdpOnly(err error) bool {
 // depend only on the composition and on f's argument, not on earlier
 // queries.
 func (a *Accountant) refined(ctx context.Context, f func(c *pldComposed, upper bool) float64, wide func(lo, up float64) bool) (lower, upper, upper0 float64, err error) {
-	r, err := a.result()
+	r, err := a.result(ctx)
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -516,7 +528,7 @@ func pldBisectDecreasing(f func(float64) float64, target float64) (l, u float64)
 
 // result composes the recorded steps on the first grid (cached until the
 // next Compose); the caller has checked that a step was composed.
-func (a *Accountant) result() (*pldResult, error) {
+func (a *Accountant) result(ctx context.Context) (*pldResult, error) {
 	if a.res != nil {
 		return a.res, nil
 	}
@@ -533,7 +545,7 @@ func (a *Accountant) result() (*pldResult, error) {
 		a.res = &pldResult{closed: true, closedSigma: 1 / math.Sqrt(inv)}
 		return a.res, nil
 	}
-	r, err := composePLD(keys, a.counts, a.h)
+	r, err := composePLD(ctx, keys, a.counts, a.h)
 	if err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ func TestPLDEpsilonBackedByDelta(t *testing.T) {
 			if !(d <= c.delta) {
 				t.Errorf("Delta(Epsilon(%.17g) = %.17g) = %.17g = δ·%.6g, want ≤ δ", c.delta, e, d, d/c.delta)
 			}
-			r, err := a.result()
+			r, err := a.result(t.Context())
 			if err != nil || r == nil || r.closed {
 				return
 			}
