@@ -168,6 +168,32 @@ func TestPLDEpsilonIsBoundsUpper(t *testing.T) {
 		t.Errorf("T = %d: ε = %g, T+1: %g", n, e, e1)
 	}
 	t.Logf("largest T with ε ≤ 100: %d", n)
+
+	// σ = 1e6, q = 1e-12, budget ε = 1e-9: `epochs` showed ε = 0.0194 for
+	// the T its search found. The largest T with Epsilon(T) ≤ 1e-9, found
+	// by doubling and bisection, must show (EpsilonBounds) an ε within the
+	// budget, and T+1 must exceed it.
+	const budget = 1e-9
+	ok := func(n int) bool { return eps(1e6, 1e-12, n) <= budget }
+	lo, hi := 1, 2
+	for ok(hi) {
+		lo, hi = hi, 2*hi
+	}
+	for hi-lo > 1 {
+		if mid := lo + (hi-lo)/2; ok(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	_, shown, err := fresh(1e6, 1e-12, lo).EpsilonBounds(t.Context(), delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(shown <= budget) || ok(lo+1) {
+		t.Errorf("T = %d: shown ε = %g (budget %g), Epsilon(T+1) = %g", lo, shown, budget, eps(1e6, 1e-12, lo+1))
+	}
+	t.Logf("σ=1e6 q=1e-12: largest T with ε ≤ 1e-9: %d (ε = %g)", lo, shown)
 }
 
 // TestPLDUpperBelowRDP: the upper bounds are min(PLD, RDP): never above
