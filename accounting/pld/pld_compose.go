@@ -9,6 +9,7 @@ import (
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/internal/logmath"
+	"github.com/dpcalc/dpcalc/internal/search"
 	"gonum.org/v1/gonum/dsp/fourier"
 )
 
@@ -434,8 +435,8 @@ func (c *pldComposed) buildSums() {
 		}
 		v := c.c[i]
 		w := v * ex
-		a, ca = pldNeumaier(a, ca, v)
-		b, cb = pldNeumaier(b, cb, w)
+		a, ca = search.Neumaier(a, ca, v)
+		b, cb = search.Neumaier(b, cb, w)
 		c.sA[i-c.i0] = a + ca
 		c.sB[i-c.i0] = b + cb
 	}
@@ -450,16 +451,6 @@ func pldResize(s []float64, n int) []float64 {
 	s = s[:n]
 	clear(s)
 	return s
-}
-
-func pldNeumaier(s, comp, x float64) (float64, float64) {
-	t := s + x
-	if math.Abs(s) >= math.Abs(x) {
-		comp += (s - t) + x
-	} else {
-		comp += (x - t) + s
-	}
-	return t, comp
 }
 
 // loss returns the loss at index i.

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/internal/search"
 )
 
 // pldPMF is a privacy loss distribution on the grid {k·h}: mass p[i] at loss
@@ -123,13 +124,7 @@ func (gr *pldGrid) upper() (up pldPMF) {
 	var sum, comp float64
 	add := func(i int, m float64) {
 		up.p[i] += m
-		t := sum + m
-		if math.Abs(sum) >= m {
-			comp += (sum - t) + m
-		} else {
-			comp += (m - t) + sum
-		}
-		sum = t
+		sum, comp = search.Neumaier(sum, comp, m)
 	}
 	add(0, math.Exp(tl[0].pH)) // mass below the grid, moved up
 	for i := 0; i < n; i++ {
