@@ -15,19 +15,15 @@ import (
 	"github.com/dpcalc/dpcalc/accounting/moments"
 )
 
-// Options configures a Accountant.
+// Options configures an [Accountant].
 type Options struct {
 	// GridWidth is the spacing h of the privacy-loss grid. 0 (the default)
-	// picks h = 0.15·√(V/T), V the variance of the composed privacy loss and
-	// T the number of steps, i.e. 0.15 of the RMS per-step standard
-	// deviation. Both discretisations are exact post-processing relations
-	// (no per-step rounding bias), so their error is of second order in h
-	// relative to that deviation and does not grow with T: the bracket is
-	// about 0.3% of ε wide in the common DP-SGD regime, with an FFT length
-	// that grows like √T. With the default, h is also coarsened when the
-	// composed window would need an FFT longer than 2^19, and EpsilonBounds
-	// halves h (up to 4 times) while the bracket is wider than 0.5% of ε.
-	// A GridWidth set here is used as given.
+	// picks h = 0.15·√(V/T), V the variance of the composed privacy loss
+	// and T the number of steps, coarsens it when the composed window would
+	// not fit the FFT, and halves it (at most 4 times) for a query whose
+	// bracket is wider than 0.5% of its upper end. A GridWidth set here is
+	// used as given; a width at which the composition does not fit is a
+	// *accounting.ParamError naming GridWidth.
 	GridWidth float64
 }
 
@@ -44,54 +40,41 @@ const pldDefaultGridFactor = 0.15
 // Each step has two dominating pairs (Zhu, Dong, Wang 2022, Proposition
 // 30): remove, P = (1−q)N(0,σ²) + qN(1,σ²) vs Q = N(0,σ²), and add, the
 // reverse. Each direction is composed separately and the worse one is
-// reported. Per direction the per-step privacy loss L = log(dP/dQ) is
-// discretised twice on the grid {k·h}: a dominating distribution
-// ("connect the dots", for the upper bound) and a dominated one (a merge
-// of the output space, for the lower bound); see pldDiscretise. Each is
-// composed by one real FFT per distinct (σ, q) and one inverse, with
-// powers taken in the frequency domain (so T = 1e6 costs no more FFTs than
-// T = 10). δ(ε) is the hockey-stick divergence E_P[(1 − e^{ε−L})₊] +
-// P(L = ∞).
+// reported. Per direction the per-step privacy loss is discretised twice on
+// the grid {k·h}: a dominating distribution (for the upper bound) and a
+// dominated one (for the lower bound); see pldDiscretise. Each is composed
+// by FFT with powers taken in the frequency domain. δ(ε) is the
+// hockey-stick divergence E_P[(1 − e^{ε−L})₊] + P(L = ∞).
 //
-// Soundness in floating point (see pldCompose and pldDiscretise): tail mass cut
-// off per step goes to the +∞ atom of the upper distribution (added to δ
-// directly) and is dropped from the lower one; mass outside the FFT window
-// is bounded by Chernoff bounds from the exact moment generating function
-// of the discretised steps, added to the upper δ and subtracted from the
-// lower δ; FFT round-off is bounded a priori (componentwise error of the
-// forward transforms amplified by the powers, computed by Parseval),
-// negative masses are clamped and the bound is added to / subtracted from
-// δ by Cauchy–Schwarz; each split or merged mass carries an explicit
-// rounding margin resolved toward more (upper) or less (lower) privacy
-// loss. Two floors follow from float64 and widen the bracket when δ is
-// small and T large: the FFT round-off bound grows like T·u·log N (at
-// δ = 1e-5 it matters from T ≈ 1e7; at δ = 1e-10 already from T ≈ 1e5,
-// e.g. σ = 2, q = 0.01, T = 1e5 gives ε ∈ [10.8, 16.3]), and per-step mass
-// bookkeeping adds up to ~2e-16·T to the upper δ. The PLD upper bound
-// stays valid there but is loose, and once these terms exceed δ (δ below
-// about 1e-13 to 1e-11, higher for longer runs) it is +Inf. So the upper
-// bounds that Epsilon, Delta, EpsilonBounds, DeltaBounds and EpsilonCurve
-// report are the minimum of the PLD bound and the RDP bound of the same
-// steps ([moments.RDP] with [moments.DefaultOrders]); both are sound, so the
-// minimum is, and it is finite wherever RDP is. EpsilonBoundsFrom and
-// DeltaBoundsFrom say which one was used. The lower bounds are the PLD's.
-// On one accountant Delta(Epsilon(δ)) ≤ δ holds exactly. With the default
-// grid, a composition whose window does not fit the FFT cap even after
-// coarsening (runs of ~1e8 steps and more at small σ) is answered by the
-// RDP bound alone, with the trivial lower bound 0, instead of an error.
+// Soundness in floating point (see pldCompose and pldDiscretise): truncated
+// tail mass goes to the +∞ atom of the upper distribution and is dropped
+// from the lower one; mass outside the FFT window is bounded by Chernoff
+// bounds from the exact moment generating function of the discretised
+// steps; FFT round-off is bounded a priori and added to the upper δ and
+// subtracted from the lower δ; every split or merged mass carries a
+// rounding margin toward the safe side. These floors make the PLD bound
+// loose, then +Inf, for δ near the float64 resolution, so the upper bounds
+// are the minimum of the PLD bound and the RDP bound of the same steps
+// ([moments.RDP] with [moments.DefaultOrders]); both are sound, so the
+// minimum is, and the upper ε is never above RDP's. EpsilonBoundsFrom and
+// DeltaBoundsFrom say which one was used. With the default grid, a
+// composition that does not fit the FFT even after coarsening is answered
+// by the RDP bound alone with the trivial lower bound 0.
+//
+// Epsilon and Delta return the upper ends of EpsilonBounds and DeltaBounds
+// exactly, whatever was queried before, and Delta(Epsilon(δ)) ≤ δ holds
+// exactly. Delta is never 0 at a finite ε once a step is composed (a
+// Gaussian is not pure DP).
 //
 // Compositions of plain Gaussians (q = 1 throughout) are answered in
 // closed form (T Gaussians with σ_i equal one with σ = (Σ σ_i^{−2})^{−1/2};
-// Balle and Wang 2018, Theorem 8).
+// Balle and Wang 2018, Theorem 8), see pldGaussianLogDelta.
 //
-// Supported events: Gaussian, PoissonSampled{Gaussian}, SelfComposed,
-// Composed, NoOp, NonPrivate (σ = 0 counts as NonPrivate, q = 0 and σ = +Inf
-// as NoOp). The composition is computed lazily on the first query and
-// cached until the next Compose. Epsilon and Delta compute the upper bound
-// only; EpsilonBounds and DeltaBounds also compute the lower bound, for
-// the worse direction first. EpsilonCurve ([CurveReporter]) answers a whole
-// curve of ε over step counts from one discretisation. A Accountant is
-// not safe for concurrent use.
+// Events are normalised by [accounting.Normalize], whose boundary table
+// decides tiny and huge σ; the accountant supports its Gaussian steps,
+// unsampled or Poisson-sampled. The composition is computed lazily on the
+// first query and cached until the next Compose; every long loop checks
+// the query's context. An Accountant is not safe for concurrent use.
 type Accountant struct {
 	h       float64 // user grid width, 0 = adaptive
 	counts  map[[2]float64]int
@@ -198,7 +181,8 @@ func (r *pldResult) get(ctx context.Context, d int, upper bool) (*pldComposed, e
 // maxPLDSteps caps the total number of composed steps.
 const maxPLDSteps = 1 << 40
 
-// NewPLD returns an empty PLD accountant.
+// New returns an empty accountant, or a *accounting.ParamError when
+// opt.GridWidth is not finite and ≥ 0.
 func New(opt Options) (*Accountant, error) {
 	if math.IsNaN(opt.GridWidth) || math.IsInf(opt.GridWidth, 0) || opt.GridWidth < 0 {
 		return nil, &accounting.ParamError{Name: "GridWidth", Value: opt.GridWidth, Want: "finite and >= 0"}

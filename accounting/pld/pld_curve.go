@@ -12,42 +12,26 @@ import (
 	"gonum.org/v1/gonum/dsp/fourier"
 )
 
-// EpsilonCurve implements [CurveReporter]: it returns a certified upper
-// bound on ε(delta) after the current composition followed by steps[i]
-// repetitions of step, for non-decreasing steps ≥ 1. The accountant's
-// state is not changed.
+// EpsilonCurve implements [accounting.CurveReporter]: it returns a
+// certified upper bound on ε(delta) after the current composition followed
+// by steps[i] repetitions of step, for non-decreasing steps ≥ 1. The
+// accountant's state is not changed.
 //
 // When the accountant is empty and step is one Poisson-subsampled Gaussian
-// with q < 1 (possibly inside SelfComposed or Composed), the curve is
-// computed from one discretisation per direction: the grid width h is the
-// one the pointwise computation chooses for the largest T (also the
-// per-step truncation and any coarsening), and each point costs one
+// with q < 1 (possibly inside SelfComposed or Composed), the curve comes
+// from one discretisation per direction, on the grid the pointwise
+// computation chooses for the largest T, and each point costs one
 // frequency-domain product, one inverse FFT and the hockey-stick
-// evaluation. The FFT length grows with the points' windows (a forward
-// transform of the step per length, about 25% spare room each), so small T
-// do not pay the length of the largest. Every point carries its own
-// certificate for its T, computed as in pldCompose: the composed +∞ atom,
-// Chernoff bounds on the mass outside that point's window (from the exact
-// moment generating function of the discretised step), and the a-priori
-// FFT round-off bound, with the power-rounding term counted for the chained
-// products actually performed. So the value at T is the certified upper
-// bound of the pointwise computation on the grid of the largest T. It
-// equals what Epsilon returns after the same composition, up to the
-// round-off terms (relative differences ~1e-7), whenever the default h does
-// not depend on T (the common case: h is 0.15 of the per-step standard
-// deviation of the loss); otherwise (heavy tails, a window too long for
-// the FFT cap at the largest T) h is coarser than Epsilon's for small T and
-// the bound is looser by the second-order discretisation error.
-//
-// Each point is then replaced by the RDP bound of the same composition
-// when that is smaller, as in [Accountant.Epsilon].
+// evaluation. Every point carries its own certificate for its T, as in
+// pldCompose, and is then replaced by RDP's value when that is smaller.
+// The fast path does not refine the grid, so a point can be above what
+// Epsilon returns for the same composition (by the discretisation error
+// that refinement removes, or where the largest T forced a coarser grid),
+// never below a certified lower bound.
 //
 // In every other case (a non-empty accountant, several (σ, q), q = 1,
-// NoOp, NonPrivate) it composes a copy incrementally and queries Epsilon
-// at each point, which is what the pointwise computation does.
-//
-// Cost of the fast path: O(n log n) per point and direction, n about the
-// length of that point's window; the two directions run on two goroutines.
+// NoOp, NonPrivate, or a composition too large for the grid) it composes a
+// copy incrementally and returns Epsilon at each point.
 func (a *Accountant) EpsilonCurve(ctx context.Context, step accounting.Event, steps []int, delta float64) ([]float64, error) {
 	out, err := a.epsilonCurve(ctx, step, steps, delta)
 	return out, a.public(err)
