@@ -12,7 +12,8 @@ import (
 // TestPLDGaussianClosedFormExact checks the certified interval of the q = 1
 // closed form against testdata/pld/gauss_closed_ref.csv (exact ε(δ) of T
 // Gaussians, mpmath at 200 digits, testdata/pld/gen_gauss_closed.py):
-// lower ≤ exact ≤ upper for σ from 0.1 to 1e5 and δ down to 1e-300. The
+// lower ≤ exact ≤ upper for σ from 0.1 to 1e5 (and, at T = 1, from 1e-3
+// down to 1.3e-150, just above accounting.SigmaFloor) and δ down to 1e-300. The
 // interval used to miss the exact value by 1e-11 to 1.5e-9 relative at
 // σ ≥ 300 (q = 1, σ = 1e5, δ = 1e-50 lay entirely below it): δ(ε) was a
 // difference of two log Φ of nearly equal arguments.
