@@ -68,7 +68,7 @@ const pldDefaultGridFactor = 0.15
 //
 // Compositions of plain Gaussians (q = 1 throughout) are answered in
 // closed form (T Gaussians with σ_i equal one with σ = (Σ σ_i^{−2})^{−1/2};
-// Balle and Wang 2018, Theorem 8), see pldGaussianLogDelta.
+// Balle and Wang 2018, Theorem 8), see gaussian.LogDelta.
 //
 // Events are normalised by [accounting.Normalize], whose boundary table
 // decides tiny and huge σ; the accountant supports its Gaussian steps,

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/gaussian"
 	"github.com/dpcalc/dpcalc/accounting/moments"
 	"github.com/dpcalc/dpcalc/internal/logmath"
 )
@@ -196,7 +197,7 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 	case err == nil && r.closed:
 		lower, upper = 0, 1 // σ underflowed: see epsilonBounds
 		if r.closedSigma > 0 {
-			d := math.Exp(pldGaussianLogDelta(r.closedSigma, eps))
+			d := math.Exp(gaussian.LogDelta(r.closedSigma, 1, eps))
 			lower, upper = d*(1-1e-11), math.Min(1, d*(1+1e-11))
 			if d < 0x1p-1022 {
 				// Subnormal or underflowed to 0 (log δ < −708): the relative
@@ -485,12 +486,12 @@ func pldStepEvent(k [2]float64) accounting.Event {
 // decreasing in ε). hi is certified against the upper δ that deltaBounds
 // reports, d·(1+1e-11): log δ(hi) ≤ log(delta) − 2e-11, so Delta(hi) ≤
 // delta. lo has log δ(lo) > log(delta) + 2e-11, so δ(lo) > delta even if
-// pldGaussianLogDelta is off by the 1e-11 that deltaBounds allows. Each end
+// gaussian.LogDelta is off by the 1e-11 that deltaBounds allows. Each end
 // is found to a relative 1e-13.
 func pldGaussianEpsilon(sigma, delta float64) (lo, hi float64) {
 	const slack = 2e-11
 	ld := logmath.Log(delta)
-	f := func(e float64) float64 { return pldGaussianLogDelta(sigma, e) }
+	f := func(e float64) float64 { return gaussian.LogDelta(sigma, 1, e) }
 	_, hi = pldBisectDecreasing(f, ld-slack)
 	lo, _ = pldBisectDecreasing(f, ld+slack)
 	return math.Min(lo, hi), hi

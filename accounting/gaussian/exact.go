@@ -1,19 +1,18 @@
-package pld
+package gaussian
 
 import (
 	"math"
 
-	"github.com/dpcalc/dpcalc/accounting/gaussian"
 	"github.com/dpcalc/dpcalc/internal/logmath"
 	"gonum.org/v1/gonum/integrate/quad"
 )
 
-// pldGaussianLogDelta returns log δ(ε) of the Gaussian mechanism with noise
-// σ and sensitivity 1 (Balle and Wang 2018, Theorem 8):
+// LogDelta returns log δ(ε) for the Gaussian mechanism with noise standard
+// deviation sigma and L2 sensitivity sens (Balle and Wang 2018, Theorem 8):
 //
-//	δ(ε) = Φ(a) − e^ε Φ(b),  a = μ/2 − ε/μ,  b = a − μ,  μ = 1/σ.
+//	δ(ε) = Φ(a) − e^ε Φ(b),  a = μ/2 − ε/μ,  b = a − μ,  μ = sens/σ.
 //
-// For μ > 1 it is [gaussian.LogDelta]. For μ ≤ 1 the two terms nearly
+// For μ > 1 it is a difference of two log Φ (logDeltaDiff). For μ ≤ 1 the two terms nearly
 // cancel (δ/Φ(a) is about μ/|a|, so a difference of log Φ loses up to
 // −log2(μ) bits: 1e-11 to 1e-9 relative in ε at σ ≥ 300), and δ is formed
 // without the difference: with λ = φ/Φ and the identity ε = −(a² − b²)/2,
@@ -27,25 +26,29 @@ import (
 // ratio), which has no cancellation. Its relative error is a few ulps
 // times max(1, a²) (the rounding of a inside log Φ), well inside the
 // 1e-11 that the closed-form bracket allows.
-func pldGaussianLogDelta(sigma, eps float64) float64 {
-	if eps*sigma > math.MaxFloat64/4 {
+//
+// A δ below the smallest float64 by far (εσ/sens beyond 1e307) is −Inf;
+// callers that report δ round it up.
+func LogDelta(sigma, sens, eps float64) float64 {
+	s := sigma / sens
+	if eps*s > math.MaxFloat64/4 {
 		return math.Inf(-1) // δ(ε) underflows long before
 	}
-	mu := 1 / sigma
+	mu := 1 / s
 	if !(mu <= 1) {
-		return gaussian.LogDelta(sigma, 1, eps)
+		return logDeltaDiff(s, 1, eps)
 	}
-	m := -eps * sigma // midpoint of [b, a]
+	m := -eps * s // midpoint of [b, a]
 	var x float64
-	for i, tau := range pldGLNodes {
-		x += pldGLWeights[i] * pldMillsExcess(m+0.5*mu*tau)
+	for i, tau := range glNodes {
+		x += glWeights[i] * millsExcess(m+0.5*mu*tau)
 	}
 	x *= 0.5 * mu
 	return logmath.NormCDF(m+0.5*mu) + math.Log(-math.Expm1(-x))
 }
 
-// pldMillsExcess returns h(s) = φ(s)/Φ(s) + s, which is positive.
-func pldMillsExcess(s float64) float64 {
+// millsExcess returns h(s) = φ(s)/Φ(s) + s, which is positive.
+func millsExcess(s float64) float64 {
 	if s >= -5 {
 		lam := math.Exp(-0.5*s*s - 0.5*math.Log(2*math.Pi) - logmath.NormCDF(s))
 		return lam + s
@@ -60,8 +63,8 @@ func pldMillsExcess(s float64) float64 {
 	return 1 / f
 }
 
-// pldGLNodes and pldGLWeights are the 16-point Gauss–Legendre rule on [−1, 1].
-var pldGLNodes, pldGLWeights = func() ([]float64, []float64) {
+// glNodes and glWeights are the 16-point Gauss–Legendre rule on [−1, 1].
+var glNodes, glWeights = func() ([]float64, []float64) {
 	x, w := make([]float64, 16), make([]float64, 16)
 	quad.Legendre{}.FixedLocations(x, w, -1, 1)
 	return x, w
