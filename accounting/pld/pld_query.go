@@ -9,6 +9,7 @@ import (
 	"github.com/dpcalc/dpcalc/accounting/gaussian"
 	"github.com/dpcalc/dpcalc/accounting/moments"
 	"github.com/dpcalc/dpcalc/internal/logmath"
+	"github.com/dpcalc/dpcalc/internal/search"
 )
 
 // EpsilonBounds returns a certified lower and upper bound on the smallest ε
@@ -492,39 +493,9 @@ func pldGaussianEpsilon(sigma, delta float64) (lo, hi float64) {
 	const slack = 2e-11
 	ld := logmath.Log(delta)
 	f := func(e float64) float64 { return gaussian.LogDelta(sigma, 1, e) }
-	_, hi = pldBisectDecreasing(f, ld-slack)
-	lo, _ = pldBisectDecreasing(f, ld+slack)
+	_, hi = search.SmallestNonNegative(f, ld-slack, 1e-13)
+	lo, _ = search.SmallestNonNegative(f, ld+slack, 1e-13)
 	return math.Min(lo, hi), hi
-}
-
-// pldBisectDecreasing returns l < u with f(l) > target ≥ f(u) and
-// u − l ≤ 1e-13·u, for f non-increasing on [0, ∞); (0, 0) when
-// f(0) ≤ target and (l, +Inf) when f stays above target up to the largest
-// float64.
-func pldBisectDecreasing(f func(float64) float64, target float64) (l, u float64) {
-	if f(0) <= target {
-		return 0, 0
-	}
-	l, u = 0, 1
-	for f(u) > target {
-		l = u
-		if u > math.MaxFloat64/2 {
-			return l, math.Inf(1)
-		}
-		u *= 2
-	}
-	for u-l > 1e-13*u {
-		mid := l + (u-l)/2
-		if mid <= l || mid >= u {
-			break
-		}
-		if f(mid) > target {
-			l = mid
-		} else {
-			u = mid
-		}
-	}
-	return l, u
 }
 
 // result composes the recorded steps on the first grid (cached until the
