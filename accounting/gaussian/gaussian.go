@@ -20,7 +20,7 @@ func CheckSensitivity(s float64) error {
 	return nil
 }
 
-// LogDelta returns log δ(ε) for the Gaussian mechanism with noise
+// logDeltaDiff returns log δ(ε) for the Gaussian mechanism with noise
 // standard deviation sigma and L2 sensitivity sens (Balle and Wang 2018,
 // Theorem 8):
 //
@@ -32,7 +32,7 @@ func CheckSensitivity(s float64) error {
 // (c−d)² − (c+d)² = −4cd = −2ε, so the difference is formed from the
 // remaining small terms only and stays accurate for δ down to 1e-300 and
 // below.
-func LogDelta(sigma, sens, eps float64) float64 {
+func logDeltaDiff(sigma, sens, eps float64) float64 {
 	c := sens / (2 * sigma)
 	d := eps * sigma / sens
 	a, b := c-d, -c-d

@@ -84,7 +84,7 @@ func (a *MA) EpsilonAndOrder(ctx context.Context, delta float64) (eps, lambda fl
 		return 0, math.NaN(), err
 	}
 	eps, lambda = maEpsilon(total, a.s.orders, delta)
-	return eps, lambda, nil
+	return certify(eps, delta, func(e float64) float64 { l, _ := maLogDelta(total, a.s.orders, e); return l }), lambda, nil
 }
 
 // maEpsilon is Theorem 2.2's ε(δ) for the composed log moments total at

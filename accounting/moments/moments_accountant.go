@@ -181,3 +181,21 @@ var (
 	_ accounting.Accountant = (*MA)(nil)
 	_ accounting.Accountant = (*RDP)(nil)
 )
+
+// certify returns the smallest ε' ≥ eps on the sequence eps, eps + s,
+// eps + 3s, … (s = 2⁻⁵² eps, doubling) at which the accountant's own Delta,
+// given as logDeltaAt, is at most delta, or +Inf. Epsilon's closed form
+// already meets this except where the rounding allowance of Delta exceeds
+// log(1/δ) (α beyond about 1e290), so the loop normally stops at once; it
+// makes Delta(Epsilon(δ)) ≤ δ hold exactly.
+func certify(eps, delta float64, logDeltaAt func(float64) float64) float64 {
+	step := 0x1p-52 * math.Max(eps, math.SmallestNonzeroFloat64)
+	for k := 0; k < 2200 && !math.IsInf(eps, 1); k++ {
+		if finishDelta(logDeltaAt(eps)) <= delta {
+			return eps
+		}
+		eps += step
+		step *= 2
+	}
+	return math.Inf(1)
+}

@@ -102,10 +102,12 @@ func (a *RDP) EpsilonAndOrder(ctx context.Context, delta float64) (eps, lambda f
 	if eps < 0 {
 		eps = 0 // (ε', δ)-DP with ε' < 0 implies (0, δ)-DP
 	}
-	eps = search.RoundUp(eps)
-	// The moments accountant's bound on the same moments is sound too;
-	// taking the smaller makes RDP ≤ MA exact, not only up to rounding.
-	if e, l := maEpsilon(total, a.s.orders, delta); e < eps {
+	eps = certify(search.RoundUp(eps), delta, func(e float64) float64 { return rdpLogDelta(total, a.s.orders, e) })
+	// The moments accountant's bound on the same moments is sound too (and
+	// certified under RDP's Delta, which is never above MA's); taking the
+	// smaller makes RDP ≤ MA exact, not only up to rounding.
+	e, l := maEpsilon(total, a.s.orders, delta)
+	if e = certify(e, delta, func(e float64) float64 { l, _ := maLogDelta(total, a.s.orders, e); return l }); e < eps {
 		eps, lambda = e, l
 	}
 	return eps, lambda, nil
@@ -133,8 +135,20 @@ func (a *RDP) DeltaAndOrder(ctx context.Context, epsilon float64) (delta, lambda
 	if err != nil {
 		return 0, math.NaN(), err
 	}
-	logD, lambda := 0.0, math.NaN()
-	for i, l := range a.s.orders {
+	logD, lambda := rdpLogDeltaOrder(total, a.s.orders, epsilon)
+	return finishDelta(logD), lambda, nil
+}
+
+// AtGridEdge reports whether lambda is the smallest or the largest order of
+// the grid: an optimum there may improve with a wider grid.
+func (a *RDP) AtGridEdge(lambda float64) bool { return a.s.atEdge(lambda) }
+
+// rdpLogDeltaOrder is RDP's log δ(ε): the smaller of the inverse conversion
+// and MA's Theorem 2.2 on the same moments (as in EpsilonAndOrder: RDP ≤ MA
+// exactly), capped at 0 and rounded up, with its order (NaN at the cap).
+func rdpLogDeltaOrder(total, orders []float64, epsilon float64) (logD, lambda float64) {
+	logD, lambda = 0, math.NaN()
+	for i, l := range orders {
 		o := l + 1
 		rdp := total[i] / l
 		t1, t2 := math.Log1p(-1/o), math.Log(o)
@@ -144,12 +158,13 @@ func (a *RDP) DeltaAndOrder(ctx context.Context, epsilon float64) (delta, lambda
 			logD, lambda = v, l
 		}
 	}
-	if v, l := maLogDelta(total, a.s.orders, epsilon); v < logD {
-		logD, lambda = v, l // as in EpsilonAndOrder: RDP ≤ MA exactly
+	if v, l := maLogDelta(total, orders, epsilon); v < logD {
+		logD, lambda = v, l
 	}
-	return finishDelta(logD), lambda, nil
+	return logD, lambda
 }
 
-// AtGridEdge reports whether lambda is the smallest or the largest order of
-// the grid: an optimum there may improve with a wider grid.
-func (a *RDP) AtGridEdge(lambda float64) bool { return a.s.atEdge(lambda) }
+func rdpLogDelta(total, orders []float64, epsilon float64) float64 {
+	l, _ := rdpLogDeltaOrder(total, orders, epsilon)
+	return l
+}

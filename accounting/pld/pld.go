@@ -9,28 +9,21 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sort"
 	"sync"
 
 	"github.com/dpcalc/dpcalc/accounting"
-	"github.com/dpcalc/dpcalc/accounting/gaussian"
 	"github.com/dpcalc/dpcalc/accounting/moments"
-	"github.com/dpcalc/dpcalc/internal/logmath"
 )
 
-// Options configures a Accountant.
+// Options configures an [Accountant].
 type Options struct {
 	// GridWidth is the spacing h of the privacy-loss grid. 0 (the default)
-	// picks h = 0.15·√(V/T), V the variance of the composed privacy loss and
-	// T the number of steps, i.e. 0.15 of the RMS per-step standard
-	// deviation. Both discretisations are exact post-processing relations
-	// (no per-step rounding bias), so their error is of second order in h
-	// relative to that deviation and does not grow with T: the bracket is
-	// about 0.3% of ε wide in the common DP-SGD regime, with an FFT length
-	// that grows like √T. With the default, h is also coarsened when the
-	// composed window would need an FFT longer than 2^19, and EpsilonBounds
-	// halves h (up to 4 times) while the bracket is wider than 0.5% of ε.
-	// A GridWidth set here is used as given.
+	// picks h = 0.15·√(V/T), V the variance of the composed privacy loss
+	// and T the number of steps, coarsens it when the composed window would
+	// not fit the FFT, and halves it (at most 4 times) for a query whose
+	// bracket is wider than 0.5% of its upper end. A GridWidth set here is
+	// used as given; a width at which the composition does not fit is a
+	// *accounting.ParamError naming GridWidth.
 	GridWidth float64
 }
 
@@ -47,67 +40,63 @@ const pldDefaultGridFactor = 0.15
 // Each step has two dominating pairs (Zhu, Dong, Wang 2022, Proposition
 // 30): remove, P = (1−q)N(0,σ²) + qN(1,σ²) vs Q = N(0,σ²), and add, the
 // reverse. Each direction is composed separately and the worse one is
-// reported. Per direction the per-step privacy loss L = log(dP/dQ) is
-// discretised twice on the grid {k·h}: a dominating distribution
-// ("connect the dots", for the upper bound) and a dominated one (a merge
-// of the output space, for the lower bound); see pldDiscretise. Each is
-// composed by one real FFT per distinct (σ, q) and one inverse, with
-// powers taken in the frequency domain (so T = 1e6 costs no more FFTs than
-// T = 10). δ(ε) is the hockey-stick divergence E_P[(1 − e^{ε−L})₊] +
-// P(L = ∞).
+// reported. Per direction the per-step privacy loss is discretised twice on
+// the grid {k·h}: a dominating distribution (for the upper bound) and a
+// dominated one (for the lower bound); see pldDiscretise. Each is composed
+// by FFT with powers taken in the frequency domain. δ(ε) is the
+// hockey-stick divergence E_P[(1 − e^{ε−L})₊] + P(L = ∞).
 //
-// Soundness in floating point (see pldCompose and pldDiscretise): tail mass cut
-// off per step goes to the +∞ atom of the upper distribution (added to δ
-// directly) and is dropped from the lower one; mass outside the FFT window
-// is bounded by Chernoff bounds from the exact moment generating function
-// of the discretised steps, added to the upper δ and subtracted from the
-// lower δ; FFT round-off is bounded a priori (componentwise error of the
-// forward transforms amplified by the powers, computed by Parseval),
-// negative masses are clamped and the bound is added to / subtracted from
-// δ by Cauchy–Schwarz; each split or merged mass carries an explicit
-// rounding margin resolved toward more (upper) or less (lower) privacy
-// loss. Two floors follow from float64 and widen the bracket when δ is
-// small and T large: the FFT round-off bound grows like T·u·log N (at
-// δ = 1e-5 it matters from T ≈ 1e7; at δ = 1e-10 already from T ≈ 1e5,
-// e.g. σ = 2, q = 0.01, T = 1e5 gives ε ∈ [10.8, 16.3]), and per-step mass
-// bookkeeping adds up to ~2e-16·T to the upper δ. The PLD upper bound
-// stays valid there but is loose, and once these terms exceed δ (δ below
-// about 1e-13 to 1e-11, higher for longer runs) it is +Inf. So the upper
-// bounds that Epsilon, Delta, EpsilonBounds, DeltaBounds and EpsilonCurve
-// report are the minimum of the PLD bound and the RDP bound of the same
-// steps ([moments.RDP] with [moments.DefaultOrders]); both are sound, so the
-// minimum is, and it is finite wherever RDP is. EpsilonBoundsFrom and
-// DeltaBoundsFrom say which one was used. The lower bounds are the PLD's.
-// On one accountant Delta(Epsilon(δ)) ≤ δ holds exactly. With the default
-// grid, a composition whose window does not fit the FFT cap even after
-// coarsening (runs of ~1e8 steps and more at small σ) is answered by the
-// RDP bound alone, with the trivial lower bound 0, instead of an error.
+// Soundness in floating point (see pldCompose and pldDiscretise): truncated
+// tail mass goes to the +∞ atom of the upper distribution and is dropped
+// from the lower one; mass outside the FFT window is bounded by Chernoff
+// bounds from the exact moment generating function of the discretised
+// steps; FFT round-off is bounded a priori and added to the upper δ and
+// subtracted from the lower δ; every split or merged mass carries a
+// rounding margin toward the safe side. These floors make the PLD bound
+// loose, then +Inf, for δ near the float64 resolution, so the upper bounds
+// are the minimum of the PLD bound and the RDP bound of the same steps
+// ([moments.RDP] with [moments.DefaultOrders]); both are sound, so the
+// minimum is, and the upper ε is never above RDP's. EpsilonBoundsFrom and
+// DeltaBoundsFrom say which one was used. With the default grid, a
+// composition that does not fit the FFT even after coarsening is answered
+// by the RDP bound alone with the trivial lower bound 0.
+//
+// Epsilon and Delta return the upper ends of EpsilonBounds and DeltaBounds
+// exactly, whatever was queried before, and Delta(Epsilon(δ)) ≤ δ holds
+// exactly. Delta is never 0 at a finite ε once a step is composed (a
+// Gaussian is not pure DP).
 //
 // Compositions of plain Gaussians (q = 1 throughout) are answered in
 // closed form (T Gaussians with σ_i equal one with σ = (Σ σ_i^{−2})^{−1/2};
-// Balle and Wang 2018, Theorem 8).
+// Balle and Wang 2018, Theorem 8), see gaussian.LogDelta.
 //
-// Supported events: Gaussian, PoissonSampled{Gaussian}, SelfComposed,
-// Composed, NoOp, NonPrivate (σ = 0 counts as NonPrivate, q = 0 and σ = +Inf
-// as NoOp). The composition is computed lazily on the first query and
-// cached until the next Compose. Epsilon and Delta compute the upper bound
-// only; EpsilonBounds and DeltaBounds also compute the lower bound, for
-// the worse direction first. EpsilonCurve ([CurveReporter]) answers a whole
-// curve of ε over step counts from one discretisation. A Accountant is
-// not safe for concurrent use.
+// Events are normalised by [accounting.Normalize], whose boundary table
+// decides tiny and huge σ; the accountant supports its Gaussian steps,
+// unsampled or Poisson-sampled. The composition is computed lazily on the
+// first query and cached until the next Compose; every long loop checks
+// the query's context. An Accountant is not safe for concurrent use.
 type Accountant struct {
 	h       float64 // user grid width, 0 = adaptive
 	counts  map[[2]float64]int
 	private bool // false once NonPrivate was composed
 	steps   int
 
-	res *pldResult   // cached, nil after Compose
-	rdp *moments.RDP // the same steps under RDP, cached, nil after Compose
+	// res is the composition on the first grid and finer[k-1] the one on
+	// the grid k times halved (default grid only); rdp holds the same
+	// steps under RDP. All are computed lazily and cached until the next
+	// Compose.
+	res   *pldResult
+	finer []*pldResult
+	rdp   *moments.RDP
 }
 
 // pldResult holds the composition, computed lazily per direction and bound.
 type pldResult struct {
-	closedSigma float64 // > 0: all q = 1, one Gaussian with this σ
+	// closed is set when every step has q = 1: the composition is one
+	// Gaussian with noise closedSigma, which is 0 when (Σ n_i/σ_i²)^{−1/2}
+	// underflows (the loss 1/(2σ²) exceeds the float64 range).
+	closed      bool
+	closedSigma float64
 	h, eta      float64
 	auto        bool // h chosen by default (may be refined or coarsened)
 	dirs        []*pldDir
@@ -130,28 +119,45 @@ func (r *pldResult) get(ctx context.Context, d int, upper bool) (*pldComposed, e
 	if !upper && dir.low != nil {
 		return dir.low, nil
 	}
-	if dir.grids == nil {
+	grids := func(h float64) ([]*pldGrid, error) {
+		gs := make([]*pldGrid, len(dir.pairs))
 		for i := range dir.pairs {
-			dir.grids = append(dir.grids, newPLDGrid(&dir.pairs[i], r.h, r.eta))
+			g, err := newPLDGrid(ctx, &dir.pairs[i], h, r.eta)
+			if err != nil {
+				return nil, err
+			}
+			gs[i] = g
 		}
+		return gs, nil
 	}
-	grids := dir.grids
+	if dir.grids == nil {
+		gs, err := grids(r.h)
+		if err != nil {
+			return nil, err
+		}
+		dir.grids = gs
+	}
+	gs := dir.grids
 	h := r.h
 	var c *pldComposed
 	for {
 		if err := accounting.Canceled(ctx); err != nil {
 			return nil, err
 		}
-		parts := make([]pldPart, len(grids))
-		for i, g := range grids {
+		parts := make([]pldPart, len(gs))
+		for i, g := range gs {
 			if upper {
 				parts[i] = pldPart{g.upper(), dir.counts[i]}
-			} else {
-				parts[i] = pldPart{pldLowerBestOffset(g, dir.counts[i], r.eta), dir.counts[i]}
+				continue
 			}
+			low, err := pldLowerBestOffset(ctx, g, dir.counts[i], r.eta)
+			if err != nil {
+				return nil, err
+			}
+			parts[i] = pldPart{low, dir.counts[i]}
 		}
 		var err error
-		c, err = pldCompose(parts, h, true)
+		c, err = pldCompose(ctx, parts, h, true)
 		if err == nil {
 			break
 		}
@@ -160,9 +166,8 @@ func (r *pldResult) get(ctx context.Context, d int, upper bool) (*pldComposed, e
 		}
 		// The window does not fit: coarsen this direction's grid.
 		h *= 2
-		grids = nil
-		for i := range dir.pairs {
-			grids = append(grids, newPLDGrid(&dir.pairs[i], h, r.eta))
+		if gs, err = grids(h); err != nil {
+			return nil, err
 		}
 	}
 	if upper {
@@ -173,51 +178,11 @@ func (r *pldResult) get(ctx context.Context, d int, upper bool) (*pldComposed, e
 	return c, nil
 }
 
-// bounds evaluates f (ε or δ of one composed distribution) over the
-// directions: the upper bound is the maximum of the directions' upper
-// bounds; the lower bound is the maximum of their lower bounds, where a
-// direction whose upper bound is at most the lower bound found so far
-// cannot raise it and is skipped.
-func (r *pldResult) bounds(ctx context.Context, f func(c *pldComposed, upper bool) float64, wantLower bool) (lower, upper float64, err error) {
-	ups := make([]float64, len(r.dirs))
-	best := 0
-	for d := range r.dirs {
-		c, err := r.get(ctx, d, true)
-		if err != nil {
-			return 0, 0, err
-		}
-		ups[d] = f(c, true)
-		if ups[d] > ups[best] {
-			best = d
-		}
-		upper = math.Max(upper, ups[d])
-	}
-	if !wantLower || upper == 0 {
-		return 0, upper, nil // lower ≤ upper = 0 needs no work
-	}
-	order := []int{best}
-	for d := range r.dirs {
-		if d != best {
-			order = append(order, d)
-		}
-	}
-	for _, d := range order {
-		if d != best && ups[d] <= lower {
-			continue
-		}
-		c, err := r.get(ctx, d, false)
-		if err != nil {
-			return 0, 0, err
-		}
-		lower = math.Max(lower, f(c, false))
-	}
-	return math.Min(lower, upper), upper, nil
-}
-
 // maxPLDSteps caps the total number of composed steps.
 const maxPLDSteps = 1 << 40
 
-// NewPLD returns an empty PLD accountant.
+// New returns an empty accountant, or a *accounting.ParamError when
+// opt.GridWidth is not finite and ≥ 0.
 func New(opt Options) (*Accountant, error) {
 	if math.IsNaN(opt.GridWidth) || math.IsInf(opt.GridWidth, 0) || opt.GridWidth < 0 {
 		return nil, &accounting.ParamError{Name: "GridWidth", Value: opt.GridWidth, Want: "finite and >= 0"}
@@ -259,7 +224,7 @@ func (a *Accountant) Compose(e accounting.Event, count int) error {
 	if unbounded {
 		a.private = false
 	}
-	a.res, a.rdp = nil, nil
+	a.res, a.finer, a.rdp = nil, nil, nil
 	return nil
 }
 
@@ -282,345 +247,6 @@ func (a *Accountant) stepsOf(e accounting.Event, count int) (map[[2]float64]int,
 	return add, p.Unbounded, nil
 }
 
-// EpsilonBounds returns a certified lower and upper bound on the smallest ε
-// for which the composition is (ε, δ)-DP. The upper bound is the smaller
-// of the PLD bound and the RDP bound on the same steps (see
-// [Accountant.EpsilonBoundsFrom]); it is +Inf only when both are.
-func (a *Accountant) EpsilonBounds(ctx context.Context, delta float64) (lower, upper float64, err error) {
-	lower, upper, _, err = a.epsilonBounds(ctx, delta, true)
-	return lower, upper, err
-}
-
-// EpsilonBoundsFrom is [Accountant.EpsilonBounds] that also names the
-// certificate behind the upper bound: accounting.KindPLD when the discretised PLD
-// gave it, accounting.KindRDP when the RDP bound on the same steps (default orders,
-// [moments.RDP]) was smaller. RDP wins where the PLD's float64 error
-// bounds (FFT round-off, truncation, see [Accountant]) approach δ, i.e.
-// for δ below about 1e-11 to 1e-13 (lower for short runs), where the PLD
-// bound becomes loose and then +Inf.
-func (a *Accountant) EpsilonBoundsFrom(ctx context.Context, delta float64) (lower, upper float64, from accounting.Kind, err error) {
-	return a.epsilonBounds(ctx, delta, true)
-}
-
-func (a *Accountant) epsilonBounds(ctx context.Context, delta float64, wantLower bool) (lower, upper float64, from accounting.Kind, err error) {
-	if err := accounting.CheckDelta(delta); err != nil {
-		return 0, 0, accounting.KindPLD, err
-	}
-	if !a.private {
-		return math.Inf(1), math.Inf(1), accounting.KindPLD, nil
-	}
-	r, err := a.result()
-	if a.rdpOnly(err) {
-		return a.rdpOnlyEpsilon(ctx, delta)
-	}
-	if err != nil {
-		return 0, 0, accounting.KindPLD, err
-	}
-	if r == nil {
-		return 0, 0, accounting.KindPLD, nil
-	}
-	if r.closedSigma > 0 {
-		// Exact Gaussian: RDP cannot be smaller.
-		lo, hi := pldGaussianEpsilon(r.closedSigma, delta)
-		return lo, hi, accounting.KindPLD, nil
-	}
-	f := func(c *pldComposed, up bool) float64 { return c.epsilon(delta, up) }
-	lower, upper, err = r.bounds(ctx, f, wantLower)
-	// With the default grid, refine while the bracket is wider than
-	// pldTargetGap·ε (the variance heuristic can be too coarse, e.g. for
-	// small σ where the loss distribution is lumpy).
-	// Stop when the gap is below an absolute 1e-6, or when halving h no
-	// longer shrinks it by a quarter (then round-off or truncation bounds,
-	// not the grid, limit it).
-	for i := 0; err == nil && wantLower && r.auto && i < pldMaxRefine && upper-lower > math.Max(pldTargetGap*upper, 1e-6) && !math.IsInf(upper, 1); i++ {
-		finer, ferr := a.refine(r)
-		if ferr != nil {
-			break // keep the certified bracket we have
-		}
-		lo2, up2, err2 := finer.bounds(ctx, f, true)
-		if err2 != nil {
-			a.res = r
-			break
-		}
-		// Both brackets are certified: keep their intersection.
-		shrunk := math.Min(up2, upper)-math.Max(lo2, lower) < 0.75*(upper-lower)
-		r, lower, upper = finer, math.Max(lower, lo2), math.Min(upper, up2)
-		if !shrunk {
-			break
-		}
-	}
-	if a.rdpOnly(err) {
-		return a.rdpOnlyEpsilon(ctx, delta)
-	}
-	if err != nil {
-		return 0, 0, accounting.KindPLD, err
-	}
-	from = accounting.KindPLD
-	if upper > 0 {
-		rdp, err := a.rdpAccountant()
-		if err != nil {
-			return 0, 0, accounting.KindPLD, err
-		}
-		upper, from = pldMinRDPEpsilon(ctx, rdp, delta, upper)
-	}
-	return math.Min(lower, upper), upper, from, nil
-}
-
-// rdpOnly reports whether err means that the default grid could not hold
-// the composition (very long runs with small σ: the composed window
-// exceeds the FFT cap even after coarsening). Such queries are answered by
-// the RDP bound alone, with the trivial lower bound 0. With a GridWidth
-// set by the user the error is returned instead.
-func (a *Accountant) rdpOnly(err error) bool {
-	return err == errPLDTooLarge && a.h == 0
-}
-
-// rdpOnlyEpsilon is epsilonBounds when rdpOnly holds.
-func (a *Accountant) rdpOnlyEpsilon(ctx context.Context, delta float64) (lower, upper float64, from accounting.Kind, err error) {
-	rdp, err := a.rdpAccountant()
-	if err != nil {
-		return 0, 0, accounting.KindRDP, err
-	}
-	upper, _ = pldMinRDPEpsilon(ctx, rdp, delta, math.Inf(1))
-	return 0, upper, accounting.KindRDP, nil
-}
-
-// pldMinRDPEpsilon returns min(pldUpper, ε of rdp at delta) and which one it
-// is. The RDP ε is taken only with a round trip that holds exactly: it is
-// stepped up (relative 1e-12, doubling) until rdp's own δ at it is at most
-// delta, so that [Accountant.Delta], which is at most that δ, gives back
-// at most delta. Both are certified upper bounds, so their minimum is.
-func pldMinRDPEpsilon(ctx context.Context, rdp *moments.RDP, delta, pldUpper float64) (float64, accounting.Kind) {
-	e, err := rdp.Epsilon(ctx, delta)
-	if err != nil || !(e < pldUpper) {
-		return pldUpper, accounting.KindPLD
-	}
-	step := 1e-12 * math.Max(1, e)
-	for k := 0; k < 64 && e < pldUpper; k++ {
-		if d, err := rdp.Delta(ctx, e); err == nil && d <= delta {
-			return e, accounting.KindRDP
-		}
-		e += step
-		step *= 2
-	}
-	return pldUpper, accounting.KindPLD
-}
-
-// rdpAccountant returns an RDP accountant holding the same steps (cached
-// until the next Compose).
-func (a *Accountant) rdpAccountant() (*moments.RDP, error) {
-	if a.rdp != nil {
-		return a.rdp, nil
-	}
-	r, err := moments.NewRDP(nil)
-	if err != nil {
-		return nil, err
-	}
-	if !a.private {
-		if err := r.Compose(accounting.NonPrivate{}, 1); err != nil {
-			return nil, err
-		}
-	}
-	keys := make([][2]float64, 0, len(a.counts))
-	for k := range a.counts {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i][0] != keys[j][0] {
-			return keys[i][0] < keys[j][0]
-		}
-		return keys[i][1] < keys[j][1]
-	})
-	for _, k := range keys {
-		if err := r.Compose(pldStepEvent(k), a.counts[k]); err != nil {
-			return nil, err
-		}
-	}
-	a.rdp = r
-	return r, nil
-}
-
-// pldStepEvent is the event of one step with key (σ, q).
-func pldStepEvent(k [2]float64) accounting.Event {
-	var e accounting.Event = accounting.Gaussian{NoiseMultiplier: k[0]}
-	if k[1] < 1 {
-		e = accounting.PoissonSampled{SamplingRate: k[1], Event: e}
-	}
-	return e
-}
-
-// DeltaBounds returns a certified lower and upper bound on the smallest δ
-// for which the composition is (eps, δ)-DP, for eps ≥ 0. The upper bound is
-// the smaller of the PLD bound and the RDP bound on the same steps (see
-// [Accountant.DeltaBoundsFrom]).
-func (a *Accountant) DeltaBounds(ctx context.Context, eps float64) (lower, upper float64, err error) {
-	lower, upper, _, err = a.deltaBounds(ctx, eps, true)
-	return lower, upper, err
-}
-
-// DeltaBoundsFrom is [Accountant.DeltaBounds] that also names the
-// certificate behind the upper bound (accounting.KindPLD or accounting.KindRDP), as
-// [Accountant.EpsilonBoundsFrom] does.
-func (a *Accountant) DeltaBoundsFrom(ctx context.Context, eps float64) (lower, upper float64, from accounting.Kind, err error) {
-	return a.deltaBounds(ctx, eps, true)
-}
-
-func (a *Accountant) deltaBounds(ctx context.Context, eps float64, wantLower bool) (lower, upper float64, from accounting.Kind, err error) {
-	if math.IsNaN(eps) || eps < 0 {
-		return 0, 0, accounting.KindPLD, &accounting.ParamError{Name: "eps", Value: eps, Want: ">= 0"}
-	}
-	if !a.private {
-		return 1, 1, accounting.KindPLD, nil
-	}
-	if math.IsInf(eps, 1) {
-		return 0, 0, accounting.KindPLD, nil
-	}
-	r, err := a.result()
-	if err == nil && r != nil && r.closedSigma == 0 {
-		lower, upper, err = r.bounds(ctx, func(c *pldComposed, up bool) float64 { return c.delta(eps, up) }, wantLower)
-	}
-	if a.rdpOnly(err) {
-		rdp, err := a.rdpAccountant()
-		if err != nil {
-			return 0, 0, accounting.KindRDP, err
-		}
-		d, err := rdp.Delta(ctx, eps)
-		return 0, d, accounting.KindRDP, err
-	}
-	if err != nil {
-		return 0, 0, accounting.KindPLD, err
-	}
-	if r == nil {
-		return 0, 0, accounting.KindPLD, nil
-	}
-	if r.closedSigma > 0 {
-		d := math.Exp(gaussian.LogDelta(r.closedSigma, 1, eps))
-		up := d * (1 + 1e-11)
-		if d < 0x1p-1022 {
-			// Subnormal or underflowed to 0 (log δ < −745): the relative
-			// margin is lost to the absolute spacing; add two of its steps.
-			up = d + 2*math.SmallestNonzeroFloat64
-		}
-		return d * (1 - 1e-11), math.Min(1, up), accounting.KindPLD, nil
-	}
-	from = accounting.KindPLD
-	if upper > 0 {
-		rdp, err := a.rdpAccountant()
-		if err != nil {
-			return 0, 0, accounting.KindPLD, err
-		}
-		if d, err := rdp.Delta(ctx, eps); err == nil && d < upper {
-			upper, from = d, accounting.KindRDP
-		}
-	}
-	return math.Min(lower, upper), upper, from, nil
-}
-
-// Epsilon returns the certified upper bound on ε(δ) of EpsilonBounds from
-// the finest grid computed so far, without computing the lower bound
-// (EpsilonBounds may refine the grid, after which Epsilon returns the
-// refined bound). On one accountant, Delta(Epsilon(δ)) ≤ δ.
-func (a *Accountant) Epsilon(ctx context.Context, delta float64) (float64, error) {
-	_, u, _, err := a.epsilonBounds(ctx, delta, false)
-	return u, err
-}
-
-// Delta returns the certified upper bound of DeltaBounds (without computing
-// the lower bound).
-func (a *Accountant) Delta(ctx context.Context, eps float64) (float64, error) {
-	_, u, _, err := a.deltaBounds(ctx, eps, false)
-	return u, err
-}
-
-// pldGaussianEpsilon returns a bracket [lo, hi] around the ε at which the
-// Gaussian mechanism with noise σ (sensitivity 1) has δ(ε) = delta (δ is
-// decreasing in ε). hi is certified against the upper δ that deltaBounds
-// reports, d·(1+1e-11): log δ(hi) ≤ log(delta) − 2e-11, so Delta(hi) ≤
-// delta. lo has log δ(lo) > log(delta) + 2e-11, so δ(lo) > delta even if
-// logGaussianDelta is off by the 1e-11 that deltaBounds allows. Each end is
-// found to a relative 1e-13.
-func pldGaussianEpsilon(sigma, delta float64) (lo, hi float64) {
-	const slack = 2e-11
-	ld := logmath.Log(delta)
-	f := func(e float64) float64 { return gaussian.LogDelta(sigma, 1, e) }
-	_, hi = pldBisectDecreasing(f, ld-slack)
-	lo, _ = pldBisectDecreasing(f, ld+slack)
-	return math.Min(lo, hi), hi
-}
-
-// pldBisectDecreasing returns l < u with f(l) > target ≥ f(u) and
-// u − l ≤ 1e-13·u, for f non-increasing on [0, ∞); (0, 0) when
-// f(0) ≤ target and (l, +Inf) when f stays above target up to 1e300.
-func pldBisectDecreasing(f func(float64) float64, target float64) (l, u float64) {
-	if f(0) <= target {
-		return 0, 0
-	}
-	l, u = 0, 1
-	for f(u) > target {
-		l = u
-		u *= 2
-		if u > 1e300 {
-			return l, math.Inf(1)
-		}
-	}
-	for u-l > 1e-13*u {
-		mid := l + (u-l)/2
-		if mid <= l || mid >= u {
-			break
-		}
-		if f(mid) > target {
-			l = mid
-		} else {
-			u = mid
-		}
-	}
-	return l, u
-}
-
-// result composes the recorded steps (cached until the next Compose). It
-// returns nil when nothing with privacy loss has been composed.
-func (a *Accountant) result() (*pldResult, error) {
-	if a.res != nil {
-		return a.res, nil
-	}
-	if len(a.counts) == 0 {
-		return nil, nil
-	}
-	keys := make([][2]float64, 0, len(a.counts))
-	allGaussian := true
-	var inv float64
-	for k, n := range a.counts {
-		keys = append(keys, k)
-		if k[1] != 1 {
-			allGaussian = false
-		}
-		inv += float64(n) / (k[0] * k[0])
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i][0] != keys[j][0] {
-			return keys[i][0] < keys[j][0]
-		}
-		return keys[i][1] < keys[j][1]
-	})
-	if allGaussian && !pldNoClosedForm {
-		a.res = &pldResult{closedSigma: 1 / math.Sqrt(inv)}
-		return a.res, nil
-	}
-	r, err := composePLD(keys, a.counts, a.h)
-	if err != nil {
-		return nil, err
-	}
-	a.res = r
-	return r, nil
-}
-
-// pldTargetGap and pldMaxRefine control the grid refinement of
-// EpsilonBounds.
-const (
-	pldTargetGap = 0.005
-	pldMaxRefine = 4
-)
-
 // pldAutoFFT is the largest FFT length the default grid aims for, and
 // pldMaxStepGrid the most grid points per step (the per-step discretisation
 // costs a few erfc per point) before refinement.
@@ -629,28 +255,6 @@ const (
 	pldMaxStepGrid = 1 << 15
 )
 
-// refine recomposes r on a grid half as wide, caches and returns it.
-func (a *Accountant) refine(r *pldResult) (*pldResult, error) {
-	finer := &pldResult{h: r.h / 2, eta: r.eta, auto: true}
-	for _, d := range r.dirs {
-		finer.dirs = append(finer.dirs, &pldDir{pairs: d.pairs, counts: d.counts})
-	}
-	// Refuse when the finer window would be too large: estimate from the
-	// current one.
-	for _, d := range r.dirs {
-		if d.up != nil && 2*len(d.up.c) > 2*pldAutoFFT {
-			return nil, errPLDTooLarge
-		}
-		for _, g := range d.grids {
-			if 2*len(g.tl) > 4*pldMaxStepGrid {
-				return nil, errPLDTooLarge
-			}
-		}
-	}
-	a.res = finer
-	return finer, nil
-}
-
 // pldLowerBestOffset returns the lower per-step distribution of g's pair. When
 // the merge had to round a noticeable mass down (a concentrated loss
 // between grid points), it retries on grids shifted by multiples of h/8 and
@@ -658,10 +262,10 @@ func (a *Accountant) refine(r *pldResult) (*pldResult, error) {
 // offset gives a valid lower bound. The seven retries are independent and
 // run on up to GOMAXPROCS goroutines; the choice (the first offset with the
 // largest mean) does not depend on their schedule.
-func pldLowerBestOffset(g *pldGrid, count int, eta float64) pldPMF {
-	best := g.lower()
-	if best.fallback*float64(count) < 1e-6 {
-		return best
+func pldLowerBestOffset(ctx context.Context, g *pldGrid, count int, eta float64) (pldPMF, error) {
+	best, err := g.lower(ctx)
+	if err != nil || best.fallback*float64(count) < 1e-6 {
+		return best, err
 	}
 	mean := func(m *pldPMF) float64 {
 		var s float64
@@ -673,6 +277,7 @@ func pldLowerBestOffset(g *pldGrid, count int, eta float64) pldPMF {
 	const offsets = 8
 	var pmfs [offsets]pldPMF
 	var means [offsets]float64
+	var errs [offsets]error
 	pmfs[0], means[0] = best, mean(&best)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
@@ -681,25 +286,33 @@ func pldLowerBestOffset(g *pldGrid, count int, eta float64) pldPMF {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			pmfs[k] = newPLDGridOffset(g.pair, g.h, eta, float64(k)*g.h/offsets).lower()
-			means[k] = mean(&pmfs[k])
+			gk, err := newPLDGridOffset(ctx, g.pair, g.h, eta, float64(k)*g.h/offsets)
+			if err == nil {
+				pmfs[k], err = gk.lower(ctx)
+			}
+			if errs[k] = err; err == nil {
+				means[k] = mean(&pmfs[k])
+			}
 		}()
 	}
 	wg.Wait()
+	if err := accounting.Canceled(ctx); err != nil {
+		return pldPMF{}, err
+	}
 	bi := 0
 	for k := 1; k < offsets; k++ {
-		if means[k] > means[bi] {
-			bi = k
+		if errs[k] == nil && means[k] > means[bi] {
+			bi = k // an offset whose grid failed (too large) is skipped
 		}
 	}
-	return pmfs[bi]
+	return pmfs[bi], nil
 }
 
 // pldNoClosedForm disables the Gaussian closed form (tests of the FFT path).
 var pldNoClosedForm = false
 
 // composePLD discretises and composes both directions.
-func composePLD(keys [][2]float64, counts map[[2]float64]int, h float64) (*pldResult, error) {
+func composePLD(ctx context.Context, keys [][2]float64, counts map[[2]float64]int, h float64) (*pldResult, error) {
 	steps := 0
 	for _, k := range keys {
 		steps += counts[k]
@@ -758,7 +371,10 @@ func composePLD(keys [][2]float64, counts map[[2]float64]int, h float64) (*pldRe
 				var parts []pldPart
 				for i, k := range keys {
 					_ = add
-					g := newPLDGrid(&pairs[d][i], h0, 1e-20/float64(steps))
+					g, err := newPLDGrid(ctx, &pairs[d][i], h0, 1e-20/float64(steps))
+					if err != nil {
+						return nil, err
+					}
 					parts = append(parts, pldPart{g.upper(), counts[k]})
 				}
 				_, _, _, top, bot := pldChernoffWindow(parts, h0)

@@ -1,12 +1,15 @@
 package pld
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/bits"
 	"sync"
 
+	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/internal/logmath"
+	"github.com/dpcalc/dpcalc/internal/search"
 	"gonum.org/v1/gonum/dsp/fourier"
 )
 
@@ -51,7 +54,7 @@ var pldLogEta = math.Log(1e-15)
 // pldMaxFFT caps the FFT length.
 const pldMaxFFT = 1 << 23
 
-var errPLDTooLarge = errors.New("accounting: pld grid too large; set a larger GridWidth")
+var errPLDTooLarge = errors.New("accounting: pld: the composition does not fit a grid of this width")
 
 // pldLogMGF returns log Σ p_k e^{λ·k·h} over the finite part of m, by Horner's
 // rule in r = e^{−|λ|h} from the end with the largest exponent (so nothing
@@ -151,7 +154,7 @@ const pldFFTMaxFactors = 13
 // (f = (1 − e^{ε−loss})₊, ‖f‖₂ ≤ √(number of terms)); see linear. This
 // a-priori bound is the one place where the certificate rests on an error
 // model rather than on exact inequalities.
-func pldCompose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) {
+func pldCompose(ctx context.Context, parts []pldPart, h float64, wantTop bool) (*pldComposed, error) {
 	out := &pldComposed{h: h}
 	// Infinite mass: 1 − Π (1 − inf_s)^{n_s}.
 	var logFin float64
@@ -221,6 +224,9 @@ func pldCompose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) 
 	// only enlarges the bound and keeps the cost linear in the parts.
 	amp := make([][]float64, len(parts))
 	for si, pt := range parts {
+		if err := accounting.Canceled(ctx); err != nil {
+			return nil, err
+		}
 		for i := range buf {
 			buf[i] = 0
 		}
@@ -256,6 +262,9 @@ func pldCompose(parts []pldPart, h float64, wantTop bool) (*pldComposed, error) 
 		}
 		// z^n by binary exponentiation, then one product into z.
 		powRound += pldPowRound(pt.count) + 3
+	}
+	if err := accounting.Canceled(ctx); err != nil {
+		return nil, err
 	}
 	fft.Sequence(buf, z)
 	var l2 float64
@@ -426,8 +435,8 @@ func (c *pldComposed) buildSums() {
 		}
 		v := c.c[i]
 		w := v * ex
-		a, ca = pldNeumaier(a, ca, v)
-		b, cb = pldNeumaier(b, cb, w)
+		a, ca = search.Neumaier(a, ca, v)
+		b, cb = search.Neumaier(b, cb, w)
 		c.sA[i-c.i0] = a + ca
 		c.sB[i-c.i0] = b + cb
 	}
@@ -442,16 +451,6 @@ func pldResize(s []float64, n int) []float64 {
 	s = s[:n]
 	clear(s)
 	return s
-}
-
-func pldNeumaier(s, comp, x float64) (float64, float64) {
-	t := s + x
-	if math.Abs(s) >= math.Abs(x) {
-		comp += (s - t) + x
-	} else {
-		comp += (x - t) + s
-	}
-	return t, comp
 }
 
 // loss returns the loss at index i.

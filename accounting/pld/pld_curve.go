@@ -12,43 +12,32 @@ import (
 	"gonum.org/v1/gonum/dsp/fourier"
 )
 
-// EpsilonCurve implements [CurveReporter]: it returns a certified upper
-// bound on ε(delta) after the current composition followed by steps[i]
-// repetitions of step, for non-decreasing steps ≥ 1. The accountant's
-// state is not changed.
+// EpsilonCurve implements [accounting.CurveReporter]: it returns a
+// certified upper bound on ε(delta) after the current composition followed
+// by steps[i] repetitions of step, for non-decreasing steps ≥ 1. The
+// accountant's state is not changed.
 //
 // When the accountant is empty and step is one Poisson-subsampled Gaussian
-// with q < 1 (possibly inside SelfComposed or Composed), the curve is
-// computed from one discretisation per direction: the grid width h is the
-// one the pointwise computation chooses for the largest T (also the
-// per-step truncation and any coarsening), and each point costs one
+// with q < 1 (possibly inside SelfComposed or Composed), the curve comes
+// from one discretisation per direction, on the grid the pointwise
+// computation chooses for the largest T, and each point costs one
 // frequency-domain product, one inverse FFT and the hockey-stick
-// evaluation. The FFT length grows with the points' windows (a forward
-// transform of the step per length, about 25% spare room each), so small T
-// do not pay the length of the largest. Every point carries its own
-// certificate for its T, computed as in pldCompose: the composed +∞ atom,
-// Chernoff bounds on the mass outside that point's window (from the exact
-// moment generating function of the discretised step), and the a-priori
-// FFT round-off bound, with the power-rounding term counted for the chained
-// products actually performed. So the value at T is the certified upper
-// bound of the pointwise computation on the grid of the largest T. It
-// equals what Epsilon returns after the same composition, up to the
-// round-off terms (relative differences ~1e-7), whenever the default h does
-// not depend on T (the common case: h is 0.15 of the per-step standard
-// deviation of the loss); otherwise (heavy tails, a window too long for
-// the FFT cap at the largest T) h is coarser than Epsilon's for small T and
-// the bound is looser by the second-order discretisation error.
-//
-// Each point is then replaced by the RDP bound of the same composition
-// when that is smaller, as in [Accountant.Epsilon].
+// evaluation. Every point carries its own certificate for its T, as in
+// pldCompose, and is then replaced by RDP's value when that is smaller.
+// The fast path does not refine the grid, so a point can be above what
+// Epsilon returns for the same composition (by the discretisation error
+// that refinement removes, or where the largest T forced a coarser grid),
+// never below a certified lower bound.
 //
 // In every other case (a non-empty accountant, several (σ, q), q = 1,
-// NoOp, NonPrivate) it composes a copy incrementally and queries Epsilon
-// at each point, which is what the pointwise computation does.
-//
-// Cost of the fast path: O(n log n) per point and direction, n about the
-// length of that point's window; the two directions run on two goroutines.
+// NoOp, NonPrivate, or a composition too large for the grid) it composes a
+// copy incrementally and returns Epsilon at each point.
 func (a *Accountant) EpsilonCurve(ctx context.Context, step accounting.Event, steps []int, delta float64) ([]float64, error) {
+	out, err := a.epsilonCurve(ctx, step, steps, delta)
+	return out, a.public(err)
+}
+
+func (a *Accountant) epsilonCurve(ctx context.Context, step accounting.Event, steps []int, delta float64) ([]float64, error) {
 	if err := accounting.CheckDelta(delta); err != nil {
 		return nil, err
 	}
@@ -106,7 +95,12 @@ func (a *Accountant) EpsilonCurve(ctx context.Context, step accounting.Event, st
 						done = s
 					}
 					if out[i] > 0 {
-						out[i], _ = pldMinRDPEpsilon(ctx, rdp, delta, out[i])
+						// The RDP value itself: never above moments.RDP's.
+						if e, err := rdp.Epsilon(ctx, delta); err == nil && e < out[i] {
+							out[i] = e
+						} else if err := accounting.Canceled(ctx); err != nil {
+							return nil, err
+						}
 					}
 				}
 				return out, nil
@@ -149,7 +143,7 @@ func (a *Accountant) fastCurve(ctx context.Context, key [2]float64, ts []int, de
 	tMax := ts[len(ts)-1]
 	// The grid width and per-step truncation the pointwise computation
 	// would use for tMax steps.
-	r, err := composePLD([][2]float64{key}, map[[2]float64]int{key: tMax}, a.h)
+	r, err := composePLD(ctx, [][2]float64{key}, map[[2]float64]int{key: tMax}, a.h)
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +175,7 @@ func (a *Accountant) fastCurve(ctx context.Context, key [2]float64, ts []int, de
 // pldCurveDirection returns the upper bounds on ε(delta) of one direction
 // at each T in ts.
 func pldCurveDirection(ctx context.Context, pair *pldPair, h, eta float64, auto bool, ts []int, delta float64) ([]float64, error) {
-	cd, err := newPLDCurveDir(pair, h, eta, auto, ts)
+	cd, err := newPLDCurveDir(ctx, pair, h, eta, auto, ts)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +185,7 @@ func pldCurveDirection(ctx context.Context, pair *pldPair, h, eta float64, auto 
 		if err := accounting.Canceled(ctx); err != nil {
 			return nil, err
 		}
-		if out[i], err = cd.epsilon(i, t, delta); err != nil {
+		if out[i], err = cd.epsilon(ctx, i, t, delta); err != nil {
 			return nil, err
 		}
 	}
@@ -248,11 +242,18 @@ var pldCurveLamStep = math.Pow(2, 0.25)
 // newPLDCurveDir discretises pair on the grid of width h (coarsened like
 // pldResult.get when a window does not fit and auto is set) and finds the
 // Chernoff window of every T in ts.
-func newPLDCurveDir(pair *pldPair, h, eta float64, auto bool, ts []int) (*pldCurveDir, error) {
+func newPLDCurveDir(ctx context.Context, pair *pldPair, h, eta float64, auto bool, ts []int) (*pldCurveDir, error) {
 	tMin, tMax := ts[0], ts[len(ts)-1]
 	for {
+		if err := accounting.Canceled(ctx); err != nil {
+			return nil, err
+		}
 		cd := &pldCurveDir{h: h}
-		cd.pmf = newPLDGrid(pair, h, eta).upper()
+		g, err := newPLDGrid(ctx, pair, h, eta)
+		if err != nil {
+			return nil, err
+		}
+		cd.pmf = g.upper()
 		m := &cd.pmf
 		// Per-step variance of the finite part, for the λ range only (no
 		// bound depends on it), as in pldChernoffWindow.
@@ -273,6 +274,11 @@ func newPLDCurveDir(pair *pldPair, h, eta float64, auto bool, ts []int) (*pldCur
 		l0 := math.Sqrt(-2*pldLogEta) / math.Sqrt(vr)
 		lamLo := l0 / math.Sqrt(float64(tMax)) / 256
 		lamHi := l0 / math.Sqrt(float64(tMin)) * 16
+		if !(lamLo > 0 && lamHi < math.Inf(1)) {
+			// The variance underflowed (a grid width far below the loss):
+			// no window can be sized (and the λ loop would not end).
+			return nil, errPLDTooLarge
+		}
 		for l := lamLo; l <= lamHi*pldCurveLamStep; l *= pldCurveLamStep {
 			cd.lams = append(cd.lams, l)
 			cd.kp = append(cd.kp, pldLogMGF(m, h, l))
@@ -414,16 +420,19 @@ func (cd *pldCurveDir) advance(t int) {
 
 // epsilon returns the certified upper bound on ε(delta) of t = ts[i]
 // composed steps of this direction. Calls must come in order of i.
-func (cd *pldCurveDir) epsilon(i, t int, delta float64) (float64, error) {
+func (cd *pldCurveDir) epsilon(ctx context.Context, i, t int, delta float64) (float64, error) {
 	if need := cd.needs[i]; need > cd.n {
 		cd.setSize(pldGoodSize(max(need, min(cd.maxNeed, int(pldCurveSlack*float64(need))))))
 	}
 	cd.advance(t)
 	if t == 1 {
 		// pldCompose places a single step exactly (no FFT error).
-		c, err := pldCompose([]pldPart{{cd.pmf, 1}}, cd.h, true)
+		c, err := pldCompose(ctx, []pldPart{{cd.pmf, 1}}, cd.h, true)
 		if err == nil {
 			return c.epsilon(delta, true), nil
+		}
+		if cerr := accounting.Canceled(ctx); cerr != nil {
+			return 0, cerr
 		}
 	}
 	m, n, h := &cd.pmf, cd.n, cd.h

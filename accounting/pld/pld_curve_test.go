@@ -7,11 +7,13 @@ import (
 	"math/rand/v2"
 	"sort"
 	"testing"
+
+	"github.com/dpcalc/dpcalc/accounting"
 )
 
 // pldCurveStep is the DP-SGD step of the curve tests.
-func pldCurveStep(sigma, q float64) Event {
-	return PoissonSampled{SamplingRate: q, Event: Gaussian{NoiseMultiplier: sigma}}
+func pldCurveStep(sigma, q float64) accounting.Event {
+	return accounting.PoissonSampled{SamplingRate: q, Event: accounting.Gaussian{NoiseMultiplier: sigma}}
 }
 
 // TestPLDEpsilonCurveBracket compares the fast curve with fresh pointwise
@@ -35,11 +37,11 @@ func TestPLDEpsilonCurveBracket(t *testing.T) {
 		sort.Ints(steps)
 		name := fmt.Sprintf("σ=%.3g,q=%.3g,δ=%.2g,T=%v", sigma, q, delta, steps)
 		t.Run(name, func(t *testing.T) {
-			a, err := NewPLD(Options{})
+			a, err := New(Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := a.EpsilonCurve(pldCurveStep(sigma, q), steps, delta)
+			got, err := a.EpsilonCurve(t.Context(), pldCurveStep(sigma, q), steps, delta)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -47,8 +49,8 @@ func TestPLDEpsilonCurveBracket(t *testing.T) {
 				if i > 0 && got[i] < got[i-1] {
 					t.Errorf("decreasing: ε(%d) = %g < ε(%d) = %g", s, got[i], steps[i-1], got[i-1])
 				}
-				p := newPLDFor(t, SelfComposed{Event: pldCurveStep(sigma, q), Count: s}, Options{})
-				lo, up, err := p.EpsilonBounds(delta)
+				p := newPLDFor(t, accounting.SelfComposed{Event: pldCurveStep(sigma, q), Count: s}, Options{})
+				lo, up, err := p.EpsilonBounds(t.Context(), delta)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -67,17 +69,17 @@ func TestPLDEpsilonCurveBracket(t *testing.T) {
 // accounting of the chained powers).
 func TestPLDEpsilonCurveMatchesEpsilon(t *testing.T) {
 	steps := []int{1, 2, 10, 100, 100, 1000, 5000}
-	a, err := NewPLD(Options{})
+	a, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := a.EpsilonCurve(pldCurveStep(4, 0.01), steps, 1e-5)
+	got, err := a.EpsilonCurve(t.Context(), pldCurveStep(4, 0.01), steps, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, s := range steps {
-		p := newPLDFor(t, SelfComposed{Event: pldCurveStep(4, 0.01), Count: s}, Options{})
-		want, err := p.Epsilon(1e-5)
+		p := newPLDFor(t, accounting.SelfComposed{Event: pldCurveStep(4, 0.01), Count: s}, Options{})
+		want, err := p.Epsilon(t.Context(), 1e-5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,19 +100,19 @@ func TestPLDEpsilonCurveFallback(t *testing.T) {
 	steps := []int{1, 3, 3, 20}
 	for _, tc := range []struct {
 		name  string
-		pre   Event // composed before the curve, or nil
-		step  Event
+		pre   accounting.Event // composed before the curve, or nil
+		step  accounting.Event
 		delta float64
 	}{
 		{"non-empty state", pldCurveStep(2, 0.05), pldCurveStep(3, 0.02), 1e-5},
-		{"gaussian q=1", nil, Gaussian{NoiseMultiplier: 5}, 1e-6},
-		{"noop", nil, NoOp{}, 1e-5},
-		{"noop on state", pldCurveStep(2, 0.05), NoOp{}, 1e-5},
-		{"non-private", nil, NonPrivate{}, 1e-5},
-		{"two pairs", nil, Composed{Events: []Event{pldCurveStep(3, 0.02), pldCurveStep(6, 0.1)}}, 1e-5},
+		{"gaussian q=1", nil, accounting.Gaussian{NoiseMultiplier: 5}, 1e-6},
+		{"noop", nil, accounting.NoOp{}, 1e-5},
+		{"noop on state", pldCurveStep(2, 0.05), accounting.NoOp{}, 1e-5},
+		{"non-private", nil, accounting.NonPrivate{}, 1e-5},
+		{"two pairs", nil, composed(pldCurveStep(3, 0.02), pldCurveStep(6, 0.1)), 1e-5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a, err := NewPLD(Options{})
+			a, err := New(Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -119,19 +121,19 @@ func TestPLDEpsilonCurveFallback(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			before, err := a.Epsilon(tc.delta)
+			before, err := a.Epsilon(t.Context(), tc.delta)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := a.EpsilonCurve(tc.step, steps, tc.delta)
+			got, err := a.EpsilonCurve(t.Context(), tc.step, steps, tc.delta)
 			if err != nil {
 				t.Fatal(err)
 			}
-			after, err := a.Epsilon(tc.delta)
+			after, err := a.Epsilon(t.Context(), tc.delta)
 			if err != nil || after != before {
 				t.Errorf("state changed: Epsilon %g → %g, %v", before, after, err)
 			}
-			b, _ := NewPLD(Options{})
+			b, _ := New(Options{})
 			if tc.pre != nil {
 				_ = b.Compose(tc.pre, 2)
 			}
@@ -143,7 +145,7 @@ func TestPLDEpsilonCurveFallback(t *testing.T) {
 					}
 					done = s
 				}
-				want, _ := b.Epsilon(tc.delta)
+				want, _ := b.Epsilon(t.Context(), tc.delta)
 				if got[i] != want && !(math.IsInf(got[i], 1) && math.IsInf(want, 1)) {
 					t.Errorf("T=%d: curve ε = %g, incremental %g", s, got[i], want)
 				}
@@ -155,12 +157,12 @@ func TestPLDEpsilonCurveFallback(t *testing.T) {
 // TestPLDEpsilonCurveSelfComposedStep: a step of k repetitions is the
 // curve at k·T.
 func TestPLDEpsilonCurveSelfComposedStep(t *testing.T) {
-	a, _ := NewPLD(Options{})
-	got, err := a.EpsilonCurve(SelfComposed{Event: pldCurveStep(2, 0.03), Count: 3}, []int{2, 50}, 1e-5)
+	a, _ := New(Options{})
+	got, err := a.EpsilonCurve(t.Context(), accounting.SelfComposed{Event: pldCurveStep(2, 0.03), Count: 3}, []int{2, 50}, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := a.EpsilonCurve(pldCurveStep(2, 0.03), []int{6, 150}, 1e-5)
+	want, err := a.EpsilonCurve(t.Context(), pldCurveStep(2, 0.03), []int{6, 150}, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,34 +174,39 @@ func TestPLDEpsilonCurveSelfComposedStep(t *testing.T) {
 }
 
 func TestPLDEpsilonCurveBadInput(t *testing.T) {
-	a, _ := NewPLD(Options{})
+	a, _ := New(Options{})
 	step := pldCurveStep(2, 0.01)
 	for _, tc := range []struct {
 		name  string
-		step  Event
+		step  accounting.Event
 		steps []int
 		delta float64
 		want  error
 	}{
-		{"unsorted", step, []int{5, 3}, 1e-5, ErrInvalidParameter},
-		{"zero steps", step, []int{0, 3}, 1e-5, ErrInvalidParameter},
-		{"negative steps", step, []int{-1}, 1e-5, ErrInvalidParameter},
-		{"delta 0", step, []int{1}, 0, ErrInvalidParameter},
-		{"delta 1", step, []int{1}, 1, ErrInvalidParameter},
-		{"delta NaN", step, []int{1}, math.NaN(), ErrInvalidParameter},
-		{"bad q", pldCurveStep(2, 1.5), []int{1}, 1e-5, ErrInvalidParameter},
-		{"unsupported", PoissonSampled{SamplingRate: 0.1, Event: NoOp{}}, []int{1}, 1e-5, ErrUnsupportedEvent},
-		{"too many steps", SelfComposed{Event: step, Count: 1 << 30}, []int{1 << 20}, 1e-5, ErrInvalidParameter},
+		{"unsorted", step, []int{5, 3}, 1e-5, accounting.ErrInvalidParameter},
+		{"zero steps", step, []int{0, 3}, 1e-5, accounting.ErrInvalidParameter},
+		{"negative steps", step, []int{-1}, 1e-5, accounting.ErrInvalidParameter},
+		{"delta 0", step, []int{1}, 0, accounting.ErrInvalidParameter},
+		{"delta 1", step, []int{1}, 1, accounting.ErrInvalidParameter},
+		{"delta NaN", step, []int{1}, math.NaN(), accounting.ErrInvalidParameter},
+		{"bad q", pldCurveStep(2, 1.5), []int{1}, 1e-5, accounting.ErrInvalidParameter},
+		{"unsupported", sampled(0.1, accounting.ZCDP{Rho: 1}), []int{1}, 1e-5, accounting.ErrUnsupportedEvent},
+		{"too many steps", accounting.SelfComposed{Event: step, Count: 1 << 30}, []int{1 << 20}, 1e-5, accounting.ErrInvalidParameter},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := a.EpsilonCurve(tc.step, tc.steps, tc.delta)
+			got, err := a.EpsilonCurve(t.Context(), tc.step, tc.steps, tc.delta)
 			if !errors.Is(err, tc.want) {
 				t.Errorf("EpsilonCurve = %v, %v; want %v", got, err, tc.want)
 			}
 		})
 	}
-	if got, err := a.EpsilonCurve(step, nil, 1e-5); err != nil || len(got) != 0 {
+	if got, err := a.EpsilonCurve(t.Context(), step, nil, 1e-5); err != nil || len(got) != 0 {
 		t.Errorf("no steps: %v, %v", got, err)
+	}
+	// accounting.Normalize: a sampled NoOp is free (it was refused as an
+	// unsupported event before the boundary table).
+	if got, err := a.EpsilonCurve(t.Context(), sampled(0.1, accounting.NoOp{}), []int{1, 5}, 1e-5); err != nil || got[0] != 0 || got[1] != 0 {
+		t.Errorf("sampled NoOp: %v, %v; want [0 0]", got, err)
 	}
 }
 
@@ -219,8 +226,8 @@ func BenchmarkPLDEpsilonCurve(b *testing.B) {
 	b.Run("fast", func(b *testing.B) {
 		defer pldReportCPU(b)()
 		for i := 0; i < b.N; i++ {
-			a, _ := NewPLD(Options{})
-			out, err := a.EpsilonCurve(step, steps, 1e-5)
+			a, _ := New(Options{})
+			out, err := a.EpsilonCurve(b.Context(), step, steps, 1e-5)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -230,7 +237,7 @@ func BenchmarkPLDEpsilonCurve(b *testing.B) {
 	b.Run("pointwise", func(b *testing.B) {
 		defer pldReportCPU(b)()
 		for i := 0; i < b.N; i++ {
-			a, _ := NewPLD(Options{})
+			a, _ := New(Options{})
 			out := make([]float64, len(steps))
 			done := 0
 			for j, s := range steps {
@@ -239,7 +246,7 @@ func BenchmarkPLDEpsilonCurve(b *testing.B) {
 				}
 				done = s
 				var err error
-				if out[j], err = a.Epsilon(1e-5); err != nil {
+				if out[j], err = a.Epsilon(b.Context(), 1e-5); err != nil {
 					b.Fatal(err)
 				}
 			}

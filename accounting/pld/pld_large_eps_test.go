@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/dpcalc/dpcalc/accounting"
 )
 
 // TestPLDLargeEpsilon is the regression test for ε beyond ~700 on the FFT
@@ -17,12 +19,12 @@ func TestPLDLargeEpsilon(t *testing.T) {
 	defer func() { pldNoClosedForm = false }()
 	for _, sigma := range []float64{0.05, 0.03, 0.025, 0.02} {
 		t.Run(fmt.Sprint(sigma), func(t *testing.T) {
-			a := newPLDFor(t, Gaussian{NoiseMultiplier: sigma}, Options{})
-			up, err := a.Epsilon(1e-5)
+			a := newPLDFor(t, accounting.Gaussian{NoiseMultiplier: sigma}, Options{})
+			up, err := a.Epsilon(t.Context(), 1e-5)
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, up2, err := a.EpsilonBounds(1e-5)
+			_, up2, err := a.EpsilonBounds(t.Context(), 1e-5)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,12 +45,12 @@ func TestPLDLargeEpsilon(t *testing.T) {
 // curve's upper bound at least the pointwise lower bound.
 func TestPLDLargeLossMonotone(t *testing.T) {
 	const sigma, q, delta, steps = 0.598, 0.0785, 5.3e-8, 30768
-	a := newPLDFor(t, SelfComposed{Event: pldCurveStep(sigma, q), Count: steps}, Options{})
-	if _, err := a.Epsilon(delta); err != nil {
+	a := newPLDFor(t, accounting.SelfComposed{Event: pldCurveStep(sigma, q), Count: steps}, Options{})
+	if _, err := a.Epsilon(t.Context(), delta); err != nil {
 		t.Fatal(err)
 	}
 	for d := range a.res.dirs {
-		c, err := a.res.get(d, true)
+		c, err := a.res.get(t.Context(), d, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,12 +63,12 @@ func TestPLDLargeLossMonotone(t *testing.T) {
 			prev = v
 		}
 	}
-	lo, _, err := a.EpsilonBounds(delta)
+	lo, _, err := a.EpsilonBounds(t.Context(), delta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := NewPLD(Options{})
-	curve, err := b.EpsilonCurve(pldCurveStep(sigma, q), []int{steps / 2, steps}, delta)
+	b, _ := New(Options{})
+	curve, err := b.EpsilonCurve(t.Context(), pldCurveStep(sigma, q), []int{steps / 2, steps}, delta)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,13 @@
 package pld
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"testing"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/moments"
 )
 
 // TestPLDRDPFallback checks that the upper bounds are min(PLD, RDP): finite
@@ -17,29 +21,32 @@ func TestPLDRDPFallback(t *testing.T) {
 		sigma, q float64
 		steps    int
 		delta    float64
-		from     Kind
+		from     accounting.Kind
 	}{
 		// Was +Inf (knownSweepBugs "pld: +Inf where finite").
-		{"below floor", 1, 0.01, 1000, 1e-15, KindRDP},
+		{"below floor", 1, 0.01, 1000, 1e-15, accounting.KindRDP},
 		// The sweep's example of that entry (seed 20261122).
-		{"sweep example", 3.1861429758370785, 0.11043655823384253, 50649, 5.2179945254313834e-12, KindRDP},
+		{"sweep example", 3.1861429758370785, 0.11043655823384253, 50649, 5.2179945254313834e-12, accounting.KindRDP},
 		// Was pld 1.569 > rdp 1.270 ("pld: upper above rdp").
-		{"above rdp near floor", 9.24, 0.0653, 672, 1.47e-12, KindRDP},
-		{"common regime", 1.1, 0.01, 10000, 1e-5, KindPLD},
+		{"above rdp near floor", 9.24, 0.0653, 672, 1.47e-12, accounting.KindRDP},
+		{"common regime", 1.1, 0.01, 10000, 1e-5, accounting.KindPLD},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ev := SubsampledGaussian(c.sigma, c.q, c.steps)
+			ev := accounting.SubsampledGaussian(c.sigma, c.q, c.steps)
 			a := newPLDFor(t, ev, Options{})
-			rdp := NewRDP(nil)
-			if err := rdp.Compose(ev, 1); err != nil {
-				t.Fatal(err)
-			}
-			rdpEps, err := rdp.Epsilon(c.delta)
+			rdp, err := moments.NewRDP(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			lo, up, from, err := a.EpsilonBoundsFrom(c.delta)
+			if err := rdp.Compose(ev, 1); err != nil {
+				t.Fatal(err)
+			}
+			rdpEps, err := rdp.Epsilon(t.Context(), c.delta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lo, up, from, err := a.EpsilonBoundsFrom(t.Context(), c.delta)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -49,11 +56,11 @@ func TestPLDRDPFallback(t *testing.T) {
 			if from != c.from {
 				t.Errorf("upper bound from %s, want %s", from, c.from)
 			}
-			e, err := a.Epsilon(c.delta)
+			e, err := a.Epsilon(t.Context(), c.delta)
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := a.Delta(e)
+			d, err := a.Delta(t.Context(), e)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,11 +68,11 @@ func TestPLDRDPFallback(t *testing.T) {
 				t.Errorf("Delta(Epsilon(%g) = %g) = %g, want ≤ δ", c.delta, e, d)
 			}
 			// Delta's upper bound is min(PLD, RDP) too.
-			dlo, dup, dfrom, err := a.DeltaBoundsFrom(e)
+			dlo, dup, dfrom, err := a.DeltaBoundsFrom(t.Context(), e)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rdpD, _ := rdp.Delta(e)
+			rdpD, _ := rdp.Delta(t.Context(), e)
 			if !(dlo <= dup) || dup > rdpD {
 				t.Errorf("DeltaBoundsFrom(%g) = [%g, %g] from %s; want lower ≤ upper ≤ rdp %g", e, dlo, dup, dfrom, rdpD)
 			}
@@ -76,19 +83,19 @@ func TestPLDRDPFallback(t *testing.T) {
 // TestPLDCurveRDPFallback checks that EpsilonCurve's fast path takes the
 // RDP bound where the PLD's is +Inf, and matches Epsilon pointwise there.
 func TestPLDCurveRDPFallback(t *testing.T) {
-	a, err := NewPLD(Options{})
+	a, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	steps := []int{10, 100, 1000, 1000}
 	const delta = 1e-15
-	got, err := a.EpsilonCurve(PoissonSampled{SamplingRate: 0.01, Event: Gaussian{NoiseMultiplier: 1}}, steps, delta)
+	got, err := a.EpsilonCurve(t.Context(), accounting.PoissonSampled{SamplingRate: 0.01, Event: accounting.Gaussian{NoiseMultiplier: 1}}, steps, delta)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, s := range steps {
-		b := newPLDFor(t, SubsampledGaussian(1, 0.01, s), Options{})
-		want, err := b.Epsilon(delta)
+		b := newPLDFor(t, accounting.SubsampledGaussian(1, 0.01, s), Options{})
+		want, err := b.Epsilon(t.Context(), delta)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,10 +108,11 @@ func TestPLDCurveRDPFallback(t *testing.T) {
 // The upper bound comes from the PLD at the usual δ and from RDP far
 // below it, where the PLD's own certificate is +Inf.
 func ExampleAccountant_EpsilonBoundsFrom() {
-	a, _ := NewPLD(Options{})
-	_ = a.Compose(SubsampledGaussian(1, 0.01, 1000), 1)
+	ctx := context.Background()
+	a, _ := New(Options{})
+	_ = a.Compose(accounting.SubsampledGaussian(1, 0.01, 1000), 1)
 	for _, delta := range []float64{1e-5, 1e-15} {
-		lo, up, from, _ := a.EpsilonBoundsFrom(delta)
+		lo, up, from, _ := a.EpsilonBoundsFrom(ctx, delta)
 		fmt.Printf("δ = %g: %.3g ≤ ε ≤ %.3g (%s)\n", delta, lo, up, from)
 	}
 	// Output:
@@ -119,25 +127,28 @@ func ExampleAccountant_EpsilonBoundsFrom() {
 func TestPLDTooLargeFallsBackToRDP(t *testing.T) {
 	// From the long sweep (DPCALC_LONG=1, seed 20261122).
 	const sigma, q, steps, delta = 0.096938416512631145, 0.0025673218549295156, 73773893, 5.8929953588763836e-24
-	ev := SubsampledGaussian(sigma, q, steps)
-	rdp := NewRDP(nil)
+	ev := accounting.SubsampledGaussian(sigma, q, steps)
+	rdp, err := moments.NewRDP(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := rdp.Compose(ev, 1); err != nil {
 		t.Fatal(err)
 	}
-	want, err := rdp.Epsilon(delta)
+	want, err := rdp.Epsilon(t.Context(), delta)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := newPLDFor(t, ev, Options{})
-	lo, up, from, err := a.EpsilonBoundsFrom(delta)
-	if err != nil || lo != 0 || from != KindRDP || !(up >= want && up <= want*(1+1e-9)) {
+	lo, up, from, err := a.EpsilonBoundsFrom(t.Context(), delta)
+	if err != nil || lo != 0 || from != accounting.KindRDP || !(up >= want && up <= want*(1+1e-9)) {
 		t.Errorf("EpsilonBoundsFrom = [%g, %g] from %s, %v; want [0, rdp %g] from rdp", lo, up, from, err, want)
 	}
-	if d, err := a.Delta(up); err != nil || !(d <= delta) {
+	if d, err := a.Delta(t.Context(), up); err != nil || !(d <= delta) {
 		t.Errorf("Delta(%g) = %g, %v; want ≤ %g", up, d, err, delta)
 	}
 	b := newPLDFor(t, ev, Options{GridWidth: 1e-3})
-	if _, err := b.Epsilon(delta); err == nil {
+	if _, err := b.Epsilon(t.Context(), delta); err == nil {
 		t.Errorf("GridWidth 1e-3: no error, want %v", errPLDTooLarge)
 	}
 }

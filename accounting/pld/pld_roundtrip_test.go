@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/dpcalc/dpcalc/accounting"
 )
 
 // TestPLDEpsilonBackedByDelta checks that on one accountant the upper ε is
@@ -30,27 +32,27 @@ func TestPLDEpsilonBackedByDelta(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a := newPLDFor(t, SubsampledGaussian(c.sigma, c.q, c.steps), Options{})
-			e, err := a.Epsilon(c.delta)
+			a := newPLDFor(t, accounting.SubsampledGaussian(c.sigma, c.q, c.steps), Options{})
+			e, err := a.Epsilon(t.Context(), c.delta)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if math.IsInf(e, 1) {
 				t.Fatalf("Epsilon(%g) = +Inf", c.delta)
 			}
-			d, err := a.Delta(e)
+			d, err := a.Delta(t.Context(), e)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !(d <= c.delta) {
 				t.Errorf("Delta(Epsilon(%.17g) = %.17g) = %.17g = δ·%.6g, want ≤ δ", c.delta, e, d, d/c.delta)
 			}
-			r, err := a.result()
-			if err != nil || r == nil || r.closedSigma > 0 {
+			r, err := a.result(t.Context())
+			if err != nil || r == nil || r.closed {
 				return
 			}
 			for di := range r.dirs {
-				cp, err := r.get(di, true)
+				cp, err := r.get(t.Context(), di, true)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,7 +1,11 @@
 package pld
 
 import (
+	"context"
 	"math"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/internal/search"
 )
 
 // pldPMF is a privacy loss distribution on the grid {k·h}: mass p[i] at loss
@@ -49,9 +53,13 @@ const pldRelSlack = 1e-13
 // containing the upper tail is merged whole, and the P-mass below the lowest
 // truncation point is dropped. Both steps only lower δ(ε) for every ε, for
 // one step and (coupling the per-step losses) for any composition.
-func pldDiscretise(pair *pldPair, h, eta float64) (up, low pldPMF) {
-	g := newPLDGrid(pair, h, eta)
-	return g.upper(), g.lower()
+func pldDiscretise(ctx context.Context, pair *pldPair, h, eta float64) (up, low pldPMF, err error) {
+	g, err := newPLDGrid(ctx, pair, h, eta)
+	if err != nil {
+		return up, low, err
+	}
+	low, err = g.lower(ctx)
+	return g.upper(), low, err
 }
 
 // pldGrid holds the log tails of one pair at the grid points kLo..kHi.
@@ -67,12 +75,16 @@ type pldGrid struct {
 // at returns the loss of grid point k.
 func (gr *pldGrid) at(k int) float64 { return float64(k)*gr.h + gr.off }
 
-func newPLDGrid(pair *pldPair, h, eta float64) *pldGrid {
-	return newPLDGridOffset(pair, h, eta, 0)
+func newPLDGrid(ctx context.Context, pair *pldPair, h, eta float64) (*pldGrid, error) {
+	return newPLDGridOffset(ctx, pair, h, eta, 0)
 }
 
+// pldCheckEvery is how many grid points or cells a loop handles between
+// checks of its context.
+const pldCheckEvery = 1024
+
 // newPLDGridOffset is newPLDGrid on the shifted grid {k·h + off}.
-func newPLDGridOffset(pair *pldPair, h, eta, off float64) *pldGrid {
+func newPLDGridOffset(ctx context.Context, pair *pldPair, h, eta, off float64) (*pldGrid, error) {
 	lLo, lHi := pair.truncation(eta)
 	kLo := int(math.Floor((lLo - off) / h))
 	kHi := int(math.Ceil((lHi - off) / h))
@@ -80,12 +92,23 @@ func newPLDGridOffset(pair *pldPair, h, eta, off float64) *pldGrid {
 		kHi = kLo + 1
 	}
 	n := kHi - kLo
+	if !(n > 0 && n <= pldMaxGrid) {
+		return nil, errPLDTooLarge // also NaN or overflowed ends
+	}
 	tl := make([]pldTails, n+1)
 	for i := range tl {
+		if i%pldCheckEvery == 0 {
+			if err := accounting.Canceled(ctx); err != nil {
+				return nil, err
+			}
+		}
 		tl[i] = pair.tails(float64(kLo+i)*h + off)
 	}
-	return &pldGrid{pair: pair, h: h, kLo: kLo, kHi: kHi, off: off, tl: tl, logEta: math.Log(eta)}
+	return &pldGrid{pair: pair, h: h, kLo: kLo, kHi: kHi, off: off, tl: tl, logEta: math.Log(eta)}, nil
 }
+
+// pldMaxGrid caps the grid points of one step's discretisation.
+const pldMaxGrid = 1 << 24
 
 // upper returns the dominating per-step distribution (see pldDiscretise).
 func (gr *pldGrid) upper() (up pldPMF) {
@@ -101,13 +124,7 @@ func (gr *pldGrid) upper() (up pldPMF) {
 	var sum, comp float64
 	add := func(i int, m float64) {
 		up.p[i] += m
-		t := sum + m
-		if math.Abs(sum) >= m {
-			comp += (sum - t) + m
-		} else {
-			comp += (m - t) + sum
-		}
-		sum = t
+		sum, comp = search.Neumaier(sum, comp, m)
 	}
 	add(0, math.Exp(tl[0].pH)) // mass below the grid, moved up
 	for i := 0; i < n; i++ {
@@ -144,7 +161,7 @@ func (gr *pldGrid) upper() (up pldPMF) {
 }
 
 // lower returns the dominated per-step distribution (see pldDiscretise).
-func (gr *pldGrid) lower() (low pldPMF) {
+func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
 	h, kLo, kHi, tl, pair, at := gr.h, gr.kLo, gr.kHi, gr.tl, gr.pair, gr.at
 	n := kHi - kLo
 	var ks []int
@@ -178,7 +195,12 @@ func (gr *pldGrid) lower() (low pldPMF) {
 		putLoss(math.Max(loss-pldRelSlack*(1+math.Abs(loss)), a), math.Exp(ta.pT))
 	}
 	j := 1 // next grid index (into tl) above a
-	for {
+	for cells := 1; ; cells++ {
+		if cells%pldCheckEvery == 0 {
+			if err := accounting.Canceled(ctx); err != nil {
+				return low, err
+			}
+		}
 		if ta.pT <= gr.logEta {
 			// The P-mass above a is at most eta: merge it whole (as at
 			// the top of the grid below). The grid's top point bounds
@@ -319,5 +341,5 @@ func (gr *pldGrid) lower() (low pldPMF) {
 			low.p[k-kmin] += ms[i]
 		}
 	}
-	return low
+	return low, nil
 }

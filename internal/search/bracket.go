@@ -75,8 +75,8 @@ func SmallestLog(ctx context.Context, f func(float64) float64, target, lo, hi fl
 // safe end, the one to report as an upper bound), and f(l) > target unless
 // l = u = 0 (f(0) already meets target). The bracket grows by doubling from
 // [0, 1] and is then bisected linearly to u − l ≤ relTol·u; if f exceeds
-// target up to 1e300, u = +Inf (no finite x meets it, as far as f can
-// tell). It serves pld's ε(δ) from its δ(ε) (pldBisectDecreasing).
+// target up to the largest float64, u = +Inf (no finite x meets it, as far
+// as f can tell). It serves pld's closed-form ε(δ) of the Gaussian.
 func SmallestNonNegative(f func(float64) float64, target, relTol float64) (l, u float64) {
 	if f(0) <= target {
 		return 0, 0
@@ -84,10 +84,10 @@ func SmallestNonNegative(f func(float64) float64, target, relTol float64) (l, u 
 	l, u = 0, 1
 	for f(u) > target {
 		l = u
-		u *= 2
-		if u > 1e300 {
+		if u > math.MaxFloat64/2 {
 			return l, math.Inf(1)
 		}
+		u *= 2
 	}
 	for u-l > relTol*u {
 		mid := l + (u-l)/2

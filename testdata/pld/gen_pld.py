@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference values for accounting/pld_test.go, computed with mpmath (60 digits).
+"""Reference values for accounting/pld/pld_test.go, computed with mpmath (60 digits).
 
 Rows "gauss": eps(delta) of T-fold composition of the Gaussian mechanism with
 noise multiplier sigma (sensitivity 1) = one Gaussian with sigma/sqrt(T);
