@@ -7,6 +7,7 @@ import (
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/calibrate"
+	"github.com/dpcalc/dpcalc/internal/query"
 )
 
 // AuditCmd checks a published (σ, q, T) against its claimed (ε, δ).
@@ -55,14 +56,14 @@ func (c *AuditCmd) Run(e *env) error {
 	}
 	out := auditOutput{
 		Sigma: c.Sigma, Q: c.Q, Steps: steps, Epochs: float64(steps) * c.Q,
-		Claimed: c.Eps, Delta: c.Delta, EpsilonLower: finitePtr(res.Lower), EpsilonUpper: finitePtr(res.Upper),
+		Claimed: c.Eps, Delta: c.Delta, EpsilonLower: query.FinitePtr(res.Lower), EpsilonUpper: query.FinitePtr(res.Upper),
 		Verdict: res.Verdict, Version: versionString(),
 	}
 	af := accountantFlags{PLDGrid: c.PLDGrid}
 	for _, k := range accounting.Kinds {
 		r := af.newRow(k, c.Q, steps)
 		r.Sigma = c.Sigma
-		r.fill(e.ctx, af.factory(k), c.Delta, 0)
+		r.Fill(e.ctx, af.factory(k), c.Delta, 0)
 		out.Accountants = append(out.Accountants, r)
 	}
 	if e.json {

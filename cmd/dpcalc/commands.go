@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/alecthomas/kong"
 
 	"github.com/dpcalc/dpcalc/accounting"
-	"github.com/dpcalc/dpcalc/accounting/advcomp"
-	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
+	"github.com/dpcalc/dpcalc/internal/query"
 )
 
 // lengthFlags give the training length, as epochs or steps. Exactly one is
@@ -78,48 +76,29 @@ type accountantFlags struct {
 	ACSampling string  `name:"ac-sampling" default:"log" enum:"log,linear" help:"How ac amplifies by sampling: log (proven, default) or linear (Abadi §3.1's (qε, qδ) reading; reproduces Abadi §5.1, not a proven bound)."`
 }
 
+// q is the flags as internal/query takes them; the CLI and the web page
+// share its logic.
+func (a *accountantFlags) q() query.Accountants {
+	return query.Accountants{Name: a.Accountant, PLDGrid: a.PLDGrid, ACSampling: a.ACSampling}
+}
+
 func (a *accountantFlags) kinds() ([]accounting.Kind, error) {
-	if a.Accountant == "all" {
-		return accounting.Kinds, nil
-	}
-	k, err := accounting.ParseKind(a.Accountant)
+	k, err := a.q().Kinds()
 	if err != nil {
-		return nil, usageError("invalid --accountant: %q, want one of ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld, all", a.Accountant)
+		return nil, usageError("%v", err)
 	}
-	return []accounting.Kind{k}, nil
+	return k, nil
 }
 
-func (a *accountantFlags) options() registry.Options {
-	return registry.Options{PLDGridWidth: a.PLDGrid, ACAmplification: advcomp.Amplification(a.ACSampling)}
-}
+func (a *accountantFlags) factory(k accounting.Kind) calibrate.Factory { return a.q().Factory(k) }
 
-func (a *accountantFlags) factory(k accounting.Kind) calibrate.Factory {
-	opt := a.options()
-	return func() (accounting.Method, error) { return registry.New(k, opt) }
-}
-
-// note returns the warning printed beside k's numbers, if any: a
-// procedure's caveat, or what an accountant's bound leaves out.
-func (a *accountantFlags) note(k accounting.Kind) string {
-	if m, err := a.factory(k)(); err == nil {
-		if c := registry.Caveat(m); c != "" {
-			return c
-		}
-	}
-	if k == accounting.KindZCDP {
-		return "no amplification by sampling in zCDP: sound, loose when q < 1"
-	}
-	return ""
-}
-
-// procedural reports whether k, with these flags, is a procedure.
-func (a *accountantFlags) procedural(k accounting.Kind) bool {
-	return registry.Procedural(k, a.options())
+func (a *accountantFlags) newRow(k accounting.Kind, q float64, steps int) row {
+	return a.q().NewRow(k, q, steps)
 }
 
 func (a *accountantFlags) check() error {
-	if a.PLDGrid != 0 && (!(a.PLDGrid > 0) || a.PLDGrid > 1 || math.IsInf(a.PLDGrid, 0)) {
-		return usageError("invalid --pld-grid: %g, want in (0, 1]", a.PLDGrid)
+	if err := a.q().Check(); err != nil {
+		return usageError("%v", err)
 	}
 	return nil
 }
@@ -185,7 +164,7 @@ func (c *SigmaCmd) Run(e *env) error {
 			continue
 		}
 		r.Sigma = res.X
-		r.fill(e.ctx, c.factory(k), c.Delta, 0)
+		r.Fill(e.ctx, c.factory(k), c.Delta, 0)
 		rows = append(rows, r)
 	}
 	return e.print(rows, c.Accountant == "all", "sigma")
@@ -226,7 +205,7 @@ func privacyAt(e *env, sigma float64, l *lengthFlags, a *accountantFlags, cmd st
 	for _, k := range kinds {
 		r := a.newRow(k, l.Q, steps)
 		r.Sigma = sigma
-		r.fill(e.ctx, a.factory(k), delta, eps)
+		r.Fill(e.ctx, a.factory(k), delta, eps)
 		rows = append(rows, r)
 	}
 	return e.print(rows, a.Accountant == "all", cmd)
@@ -287,7 +266,7 @@ func (c *EpochsCmd) Run(e *env) error {
 			r.Note = "not even one step fits the budget"
 			r.Delta = c.Delta
 		} else {
-			r.fill(e.ctx, c.factory(k), c.Delta, 0)
+			r.Fill(e.ctx, c.factory(k), c.Delta, 0)
 			if n == c.MaxSteps {
 				r.Note = "search limit reached: more steps may fit (raise --max-steps)"
 			}
@@ -295,14 +274,4 @@ func (c *EpochsCmd) Run(e *env) error {
 		rows = append(rows, r)
 	}
 	return e.print(rows, c.Accountant == "all", "epochs")
-}
-
-func joinNotes(a, b string) string {
-	if a == "" {
-		return b
-	}
-	if b == "" {
-		return a
-	}
-	return strings.TrimSuffix(a, ".") + "; " + b
 }

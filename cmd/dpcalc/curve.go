@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/advcomp"
 	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
 	"github.com/dpcalc/dpcalc/internal/plotting"
+	"github.com/dpcalc/dpcalc/internal/query"
 )
 
 // CurveCmd groups the curve commands.
@@ -158,7 +158,7 @@ func (c *CurveEpochsCmd) Run(e *env) error {
 			s.Error = err.Error()
 		} else {
 			for i := range steps {
-				s.Points = append(s.Points, curvePoint{Epochs: epochs[i], Steps: steps[i], Epsilon: finitePtr(eps[i])})
+				s.Points = append(s.Points, curvePoint{Epochs: epochs[i], Steps: steps[i], Epsilon: query.FinitePtr(eps[i])})
 			}
 			chart.Series = append(chart.Series, plotting.Series{Name: c.seriesName(k), X: epochs, Y: eps})
 		}
@@ -188,9 +188,9 @@ func (c *CurveSigmaCmd) Run(e *env) error {
 			return chk
 		}
 	}
-	targets, err := parseRange(c.Eps, c.points)
+	targets, err := query.ParseRange(c.Eps, c.points)
 	if err != nil {
-		return err
+		return usageError("%v", err)
 	}
 	kinds, err := c.kinds()
 	if err != nil {
@@ -234,34 +234,6 @@ func sigmaSeries(name string, k accounting.Kind, x, y []float64) plotting.Series
 		y2[i] = 2 * v
 	}
 	return plotting.Series{Name: name + " (papers' σ ×2)", X: x, Y: y2}
-}
-
-// parseRange parses "lo:hi" (n log-spaced values) or "a,b,c".
-func parseRange(s string, n int) ([]float64, error) {
-	bad := func() error {
-		return usageError("invalid --eps: %q, want lo:hi with 0 < lo < hi or a comma-separated list of values > 0", s)
-	}
-	var out []float64
-	if lo, hi, ok := strings.Cut(s, ":"); ok {
-		a, err1 := strconv.ParseFloat(lo, 64)
-		b, err2 := strconv.ParseFloat(hi, 64)
-		if err1 != nil || err2 != nil || !(a > 0) || !(b > a) || math.IsInf(b, 0) {
-			return nil, bad()
-		}
-		for i := 0; i < n; i++ {
-			out = append(out, a*math.Pow(b/a, float64(i)/float64(n-1)))
-		}
-		out[n-1] = b
-		return out, nil
-	}
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
-		if err != nil || !(v > 0) || math.IsInf(v, 0) {
-			return nil, bad()
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }
 
 func (e *env) printCurve(res curveResult, chart *plotting.Chart, o curveOutput, y string) error {

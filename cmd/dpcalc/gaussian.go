@@ -7,6 +7,7 @@ import (
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/gaussian"
 	"github.com/dpcalc/dpcalc/calibrate"
+	"github.com/dpcalc/dpcalc/internal/query"
 )
 
 // GaussianCmd calibrates a single release of the Gaussian mechanism.
@@ -56,7 +57,7 @@ func (c *GaussianCmd) Run(e *env) error {
 		}
 	}
 	if c.Eps >= 1 {
-		r.Note = joinNotes(r.Note, "classic bound proved only for ε < 1 (Dwork–Roth Thm A.1)")
+		r.Note = query.JoinNotes(r.Note, "classic bound proved only for ε < 1 (Dwork–Roth Thm A.1)")
 	}
 	if e.json {
 		return writeJSON(e.stdout, r)

@@ -14,11 +14,11 @@ import (
 	"os"
 	"os/signal"
 	"reflect"
-	"runtime/debug"
 	"strings"
 	"syscall"
 
 	"github.com/alecthomas/kong"
+	"github.com/dpcalc/dpcalc/internal/query"
 )
 
 // versionString reports the version the Go toolchain stamped into the
@@ -26,38 +26,7 @@ import (
 // …@vX`, the VCS pseudo-version (v0.0.0-<time>-<rev>[+dirty]) for a build
 // from a git checkout, the bare VCS revision when only that was stamped,
 // and "devel" when nothing was (go run, go test, -buildvcs=false).
-func versionString() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "devel"
-	}
-	return versionFrom(bi)
-}
-
-func versionFrom(bi *debug.BuildInfo) string {
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	var rev, modified string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value
-		}
-	}
-	if rev == "" {
-		return "devel"
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if modified == "true" {
-		rev += "+dirty"
-	}
-	return "devel-" + rev
-}
+func versionString() string { return query.Version() }
 
 // Globals are the flags every command takes.
 type Globals struct {

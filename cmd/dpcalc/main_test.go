@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/dpcalc/dpcalc/internal/query"
 )
 
 func runCLI(args ...string) (stdout, stderr string, code int) {
@@ -150,7 +152,7 @@ func TestVersionFrom(t *testing.T) {
 		{"nothing stamped", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel"},
 	}
 	for _, tt := range tests {
-		if got := versionFrom(&tt.bi); got != tt.want {
+		if got := query.VersionFrom(&tt.bi); got != tt.want {
 			t.Errorf("%s: versionFrom = %q, want %q", tt.name, got, tt.want)
 		}
 	}

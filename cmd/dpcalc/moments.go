@@ -5,6 +5,7 @@ import (
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/moments"
+	"github.com/dpcalc/dpcalc/internal/query"
 )
 
 // MomentsCmd prints the log moments of the subsampled Gaussian.
@@ -52,9 +53,9 @@ func (c *MomentsCmd) Run(e *env) error {
 	}
 	out := momentsOutput{Sigma: c.Sigma, Q: c.Q, Version: versionString()}
 	for _, m := range ms {
-		r := momentsRecord{Lambda: m.Lambda, LogE1: finitePtr(m.LogE1), LogE2: finitePtr(m.LogE2), Alpha: finitePtr(m.Alpha), AbsError: finitePtr(m.AbsError)}
+		r := momentsRecord{Lambda: m.Lambda, LogE1: query.FinitePtr(m.LogE1), LogE2: query.FinitePtr(m.LogE2), Alpha: query.FinitePtr(m.Alpha), AbsError: query.FinitePtr(m.AbsError)}
 		if c.Q < 1 {
-			r.Bound = finitePtr(moments.MomentBound(c.Sigma, c.Q, m.Lambda))
+			r.Bound = query.FinitePtr(moments.MomentBound(c.Sigma, c.Q, m.Lambda))
 		}
 		out.Moments = append(out.Moments, r)
 	}

@@ -1,116 +1,21 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 
-	"github.com/dpcalc/dpcalc/accounting"
-	"github.com/dpcalc/dpcalc/calibrate"
+	"github.com/dpcalc/dpcalc/internal/query"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 )
 
-// row is one accountant's answer; its JSON form is the documented schema.
-// ε is null in JSON when no finite bound exists (Note says so).
-type row struct {
-	Accountant   string   `json:"accountant"`
-	Sigma        float64  `json:"sigma"`
-	Q            float64  `json:"q"`
-	Steps        int      `json:"steps"`
-	Epochs       float64  `json:"epochs"`
-	Epsilon      *float64 `json:"epsilon"`
-	EpsilonLower *float64 `json:"epsilon_lower,omitempty"`
-	EpsilonUpper *float64 `json:"epsilon_upper,omitempty"`
-	Delta        float64  `json:"delta"`
-	Lambda       *float64 `json:"lambda,omitempty"`
-	Note         string   `json:"note,omitempty"`
-	// Procedure marks a published procedure whose numbers are not proven
-	// bounds (Note gives the caveat).
-	Procedure bool   `json:"procedure,omitempty"`
-	Error     string `json:"error,omitempty"`
-	Version   string `json:"version"`
-}
-
-func (a *accountantFlags) newRow(k accounting.Kind, q float64, steps int) row {
-	return row{
-		Accountant: string(k), Q: q, Steps: steps,
-		Epochs:    calibrate.EpochsForSteps(steps, q),
-		Note:      a.note(k),
-		Procedure: a.procedural(k),
-		Version:   versionString(),
-	}
-}
+// row is one accountant's answer; its JSON form is the documented schema
+// (query.Row, shared with the web page). ε is null in JSON when no finite
+// bound exists (Note says so).
+type row = query.Row
 
 func ptr(x float64) *float64 { return &x }
-
-// fill composes the row's training run into a fresh accountant and answers
-// ε at delta (delta > 0) or δ at eps.
-func (r *row) fill(ctx context.Context, newAcc calibrate.Factory, delta, eps float64) {
-	acc, err := newAcc()
-	if err == nil {
-		err = acc.Compose(accounting.SubsampledGaussian(r.Sigma, r.Q, r.Steps), 1)
-	}
-	if err != nil {
-		r.Error = err.Error()
-		return
-	}
-	if delta > 0 {
-		r.Delta = delta
-		var e float64
-		switch a := acc.(type) {
-		case accounting.BoundsReporter:
-			lo, hi, err2 := a.EpsilonBounds(ctx, delta)
-			e, err = hi, err2
-			if err == nil {
-				r.EpsilonLower, r.EpsilonUpper = finitePtr(lo), finitePtr(hi)
-			}
-		case accounting.OrderReporter:
-			var l float64
-			e, l, err = a.EpsilonAndOrder(ctx, delta)
-			if err == nil && !math.IsInf(e, 0) {
-				r.Lambda = ptr(l)
-			}
-		default:
-			e, err = acc.Epsilon(ctx, delta)
-		}
-		if err != nil {
-			r.Error = err.Error()
-			return
-		}
-		r.Epsilon = finitePtr(e)
-		if r.Epsilon == nil {
-			r.Note = joinNotes(r.Note, "no finite ε bound at this δ")
-		}
-		return
-	}
-	r.Epsilon = ptr(eps)
-	var d float64
-	switch a := acc.(type) {
-	case accounting.OrderReporter:
-		var l float64
-		d, l, err = a.DeltaAndOrder(ctx, eps)
-		if err == nil && d < 1 {
-			r.Lambda = ptr(l)
-		}
-	default:
-		d, err = acc.Delta(ctx, eps)
-	}
-	if err != nil {
-		r.Error = err.Error()
-		return
-	}
-	r.Delta = d
-}
-
-func finitePtr(x float64) *float64 {
-	if math.IsInf(x, 0) || math.IsNaN(x) {
-		return nil
-	}
-	return &x
-}
 
 // print writes rows as JSON (an array when all is set) or as a table. It
 // returns an exit-1 error if any row failed, after printing every row.
@@ -136,7 +41,7 @@ func (e *env) print(rows []row, all bool, cmd string) error {
 			}
 			note := r.Note
 			if r.Error != "" {
-				note = joinNotes("error: "+r.Error, note)
+				note = query.JoinNotes("error: "+r.Error, note)
 				eps = "-"
 			}
 			sigma := fmtG(r.Sigma)

@@ -15,6 +15,7 @@ import (
 	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
 	"github.com/dpcalc/dpcalc/internal/atomicfile"
+	"github.com/dpcalc/dpcalc/internal/query"
 	"github.com/dpcalc/dpcalc/trainer"
 	"github.com/dpcalc/dpcalc/trainer/data"
 	"github.com/dpcalc/dpcalc/trainer/gemm"
@@ -228,7 +229,7 @@ func (c *TrainCmd) Run(e *env) error {
 				continue
 			}
 			if eps, err := a.Epsilon(e.ctx, c.Delta); err == nil {
-				out.Epsilons[string(k)] = finitePtr(eps)
+				out.Epsilons[string(k)] = query.FinitePtr(eps)
 			}
 		}
 		if err := e.ctx.Err(); err != nil {

@@ -99,7 +99,7 @@ func runCurveEpochs(ctx context.Context, v vals, res *Result) error {
 			s.Error = err.Error()
 		} else {
 			for i := range steps {
-				s.Points = append(s.Points, CurvePoint{Epochs: epochs[i], Steps: steps[i], Epsilon: finitePtr(eps[i])})
+				s.Points = append(s.Points, CurvePoint{Epochs: epochs[i], Steps: steps[i], Epsilon: FinitePtr(eps[i])})
 			}
 		}
 		c.Series = append(c.Series, s)
@@ -119,7 +119,7 @@ func runCurveSigma(ctx context.Context, v vals, res *Result) error {
 	if err := firstErr(paramErr("delta", accounting.CheckDelta(delta)), o.check()); err != nil {
 		return err
 	}
-	targets, err := parseRange(v.s["eps"], o.points)
+	targets, err := ParseRange(v.s["eps"], o.points)
 	if err != nil {
 		return err
 	}
@@ -145,8 +145,9 @@ func runCurveSigma(ctx context.Context, v vals, res *Result) error {
 	return nil
 }
 
-// parseRange is the CLI's: "lo:hi" (n log-spaced values) or "a,b,c".
-func parseRange(s string, n int) ([]float64, error) {
+// ParseRange parses --eps of curve sigma: "lo:hi" (n log-spaced values) or
+// "a,b,c".
+func ParseRange(s string, n int) ([]float64, error) {
 	fail := func() error {
 		return bad("eps", "invalid --eps: %q, want lo:hi with 0 < lo < hi or a comma-separated list of values > 0", s)
 	}

@@ -273,13 +273,42 @@ func paramErr(flag string, err error) error {
 	return err
 }
 
-// Version is what the rows' "version" field says: the module version
-// when built from one, else "dev" (the CLI's rule without its ldflags).
+// Version is what `dpcalc --version` and the rows' "version" field say; see
+// VersionFrom.
 func Version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
 	}
-	return "dev"
+	return VersionFrom(bi)
+}
+
+// VersionFrom is Version for the build info bi: the module version of a
+// release, else "devel-" and the VCS revision (12 digits, "+dirty" when
+// modified), else "devel".
+func VersionFrom(bi *debug.BuildInfo) string {
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if modified == "true" {
+		rev += "+dirty"
+	}
+	return "devel-" + rev
 }
 
 // vals are the decoded flag values.
@@ -479,46 +508,53 @@ func parseCount(s string) (int, error) {
 	return int(f), nil
 }
 
-// accountants are the CLI's accountantFlags.
-type accountants struct {
-	name       string
-	pldGrid    float64
-	acSampling string
+// Accountants are the accountant flags shared by the CLI's commands and the
+// page: --accountant, --pld-grid and --ac-sampling.
+type Accountants struct {
+	Name       string // an accounting.Kind or "all"
+	PLDGrid    float64
+	ACSampling string // "log", "linear" or ""
 }
 
-func (v vals) accountants() accountants {
-	return accountants{name: v.s["accountant"], pldGrid: v.f["pld-grid"], acSampling: v.s["ac-sampling"]}
+func (v vals) accountants() Accountants {
+	return Accountants{Name: v.s["accountant"], PLDGrid: v.f["pld-grid"], ACSampling: v.s["ac-sampling"]}
 }
 
-func (a accountants) check() error {
-	if a.pldGrid != 0 && (!(a.pldGrid > 0) || a.pldGrid > 1 || math.IsInf(a.pldGrid, 0)) {
-		return bad("pld-grid", "invalid --pld-grid: %g, want in (0, 1]", a.pldGrid)
+// Check validates --pld-grid.
+func (a Accountants) Check() error {
+	if a.PLDGrid != 0 && (!(a.PLDGrid > 0) || a.PLDGrid > 1 || math.IsInf(a.PLDGrid, 0)) {
+		return bad("pld-grid", "invalid --pld-grid: %g, want in (0, 1]", a.PLDGrid)
 	}
 	return nil
 }
 
-func (a accountants) kinds() ([]accounting.Kind, error) {
-	if a.name == "all" {
+// Kinds returns the kinds --accountant names, in display order.
+func (a Accountants) Kinds() ([]accounting.Kind, error) {
+	if a.Name == "all" {
 		return accounting.Kinds, nil
 	}
-	k, err := accounting.ParseKind(a.name)
+	k, err := accounting.ParseKind(a.Name)
 	if err != nil {
-		return nil, bad("accountant", "invalid --accountant: %q, want one of ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld, all", a.name)
+		return nil, bad("accountant", "invalid --accountant: %q, want one of ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld, all", a.Name)
 	}
 	return []accounting.Kind{k}, nil
 }
 
-func (a accountants) options() registry.Options {
-	return registry.Options{PLDGridWidth: a.pldGrid, ACAmplification: advcomp.Amplification(a.acSampling)}
+// Options are the registry options the flags select.
+func (a Accountants) Options() registry.Options {
+	return registry.Options{PLDGridWidth: a.PLDGrid, ACAmplification: advcomp.Amplification(a.ACSampling)}
 }
 
-func (a accountants) factory(k accounting.Kind) calibrate.Factory {
-	opt := a.options()
+// Factory makes fresh methods of kind k with these options.
+func (a Accountants) Factory(k accounting.Kind) calibrate.Factory {
+	opt := a.Options()
 	return func() (accounting.Method, error) { return registry.New(k, opt) }
 }
 
-func (a accountants) note(k accounting.Kind) string {
-	if m, err := a.factory(k)(); err == nil {
+// Note returns the warning printed beside k's numbers, if any: a
+// procedure's caveat, or what an accountant's bound leaves out.
+func (a Accountants) Note(k accounting.Kind) string {
+	if m, err := a.Factory(k)(); err == nil {
 		if c := registry.Caveat(m); c != "" {
 			return c
 		}
@@ -529,12 +565,13 @@ func (a accountants) note(k accounting.Kind) string {
 	return ""
 }
 
-func (a accountants) newRow(k accounting.Kind, q float64, steps int) Row {
+// NewRow starts k's row for steps steps at rate q.
+func (a Accountants) NewRow(k accounting.Kind, q float64, steps int) Row {
 	return Row{
 		Accountant: string(k), Q: q, Steps: steps,
 		Epochs:    calibrate.EpochsForSteps(steps, q),
-		Note:      a.note(k),
-		Procedure: registry.Procedural(k, a.options()),
+		Note:      a.Note(k),
+		Procedure: registry.Procedural(k, a.Options()),
 		Version:   Version(),
 	}
 }
@@ -561,26 +598,26 @@ func runSigma(ctx context.Context, v vals, res *Result) error {
 	if !(tol > 0 && tol < 0.1) {
 		return bad("tol", "invalid --tol: %g, want in (0, 0.1)", tol)
 	}
-	if err := a.check(); err != nil {
+	if err := a.Check(); err != nil {
 		return err
 	}
-	kinds, err := a.kinds()
+	kinds, err := a.Kinds()
 	if err != nil {
 		return err
 	}
 	q := v.f["q"]
 	for _, k := range kinds {
-		r := a.newRow(k, q, steps)
-		s, err := calibrate.Sigma(ctx, a.factory(k), calibrate.Training{SamplingRate: q, Steps: steps}, eps, delta, calibrate.Options{RelTol: tol})
+		r := a.NewRow(k, q, steps)
+		s, err := calibrate.Sigma(ctx, a.Factory(k), calibrate.Training{SamplingRate: q, Steps: steps}, eps, delta, calibrate.Options{RelTol: tol})
 		if err != nil {
 			r.Error = err.Error()
 		} else {
 			r.Sigma = s.X
-			r.fill(ctx, a.factory(k), delta, 0)
+			r.Fill(ctx, a.Factory(k), delta, 0)
 		}
 		res.Rows = append(res.Rows, r)
 	}
-	res.All = a.name == "all"
+	res.All = a.Name == "all"
 	return nil
 }
 
@@ -592,20 +629,20 @@ func privacyAt(ctx context.Context, v vals, res *Result, extra error, delta, eps
 	}
 	a := v.accountants()
 	sigma := v.f["sigma"]
-	if err := firstErr(paramErr("sigma", accounting.CheckNoiseMultiplier(sigma)), extra, a.check()); err != nil {
+	if err := firstErr(paramErr("sigma", accounting.CheckNoiseMultiplier(sigma)), extra, a.Check()); err != nil {
 		return err
 	}
-	kinds, err := a.kinds()
+	kinds, err := a.Kinds()
 	if err != nil {
 		return err
 	}
 	for _, k := range kinds {
-		r := a.newRow(k, v.f["q"], steps)
+		r := a.NewRow(k, v.f["q"], steps)
 		r.Sigma = sigma
-		r.fill(ctx, a.factory(k), delta, eps)
+		r.Fill(ctx, a.Factory(k), delta, eps)
 		res.Rows = append(res.Rows, r)
 	}
-	res.All = a.name == "all"
+	res.All = a.Name == "all"
 	return nil
 }
 
@@ -617,20 +654,20 @@ func runEpochs(ctx context.Context, v vals, res *Result) error {
 		paramErr("q", accounting.CheckSamplingRate(q)),
 		paramErr("eps", accounting.CheckEpsilon(eps)),
 		paramErr("delta", accounting.CheckDelta(delta)),
-		a.check(),
+		a.Check(),
 	); err != nil {
 		return err
 	}
 	if limit < 1 {
 		return bad("max-steps", "invalid --max-steps: %d, want >= 1", limit)
 	}
-	kinds, err := a.kinds()
+	kinds, err := a.Kinds()
 	if err != nil {
 		return err
 	}
 	for _, k := range kinds {
-		n, err := calibrate.MaxSteps(ctx, a.factory(k), sigma, q, eps, delta, limit)
-		r := a.newRow(k, q, n)
+		n, err := calibrate.MaxSteps(ctx, a.Factory(k), sigma, q, eps, delta, limit)
+		r := a.NewRow(k, q, n)
 		r.Sigma = sigma
 		switch {
 		case err != nil:
@@ -639,14 +676,14 @@ func runEpochs(ctx context.Context, v vals, res *Result) error {
 			r.Note = "not even one step fits the budget"
 			r.Delta = delta
 		default:
-			r.fill(ctx, a.factory(k), delta, 0)
+			r.Fill(ctx, a.Factory(k), delta, 0)
 			if n == limit {
 				r.Note = "search limit reached: more steps may fit (raise --max-steps)"
 			}
 		}
 		res.Rows = append(res.Rows, r)
 	}
-	res.All = a.name == "all"
+	res.All = a.Name == "all"
 	return nil
 }
 
@@ -656,28 +693,28 @@ func runAudit(ctx context.Context, v vals, res *Result) error {
 		return err
 	}
 	sigma, q, eps, delta := v.f["sigma"], v.f["q"], v.f["eps"], v.f["delta"]
-	a := accountants{pldGrid: v.f["pld-grid"]}
+	a := Accountants{PLDGrid: v.f["pld-grid"]}
 	if err := firstErr(
 		paramErr("sigma", accounting.CheckNoiseMultiplier(sigma)),
 		paramErr("eps", accounting.CheckEpsilon(eps)),
 		paramErr("delta", accounting.CheckDelta(delta)),
-		a.check(),
+		a.Check(),
 	); err != nil {
 		return err
 	}
-	ar, err := calibrate.Audit(ctx, accounting.SubsampledGaussian(sigma, q, steps), calibrate.Epsilons{Epsilon: eps, Delta: delta}, a.pldGrid)
+	ar, err := calibrate.Audit(ctx, accounting.SubsampledGaussian(sigma, q, steps), calibrate.Epsilons{Epsilon: eps, Delta: delta}, a.PLDGrid)
 	if err != nil {
 		return err
 	}
 	out := &Audit{
 		Sigma: sigma, Q: q, Steps: steps, Epochs: float64(steps) * q,
-		Claimed: eps, Delta: delta, EpsilonLower: finitePtr(ar.Lower), EpsilonUpper: finitePtr(ar.Upper),
+		Claimed: eps, Delta: delta, EpsilonLower: FinitePtr(ar.Lower), EpsilonUpper: FinitePtr(ar.Upper),
 		Verdict: ar.Verdict, Version: Version(),
 	}
 	for _, k := range accounting.Kinds {
-		r := a.newRow(k, q, steps)
+		r := a.NewRow(k, q, steps)
 		r.Sigma = sigma
-		r.fill(ctx, a.factory(k), delta, 0)
+		r.Fill(ctx, a.Factory(k), delta, 0)
 		out.Accountants = append(out.Accountants, r)
 	}
 	res.Audit = out
@@ -686,14 +723,16 @@ func runAudit(ctx context.Context, v vals, res *Result) error {
 
 func ptr(x float64) *float64 { return &x }
 
-func finitePtr(x float64) *float64 {
+// FinitePtr returns &x, or nil for ±Inf and NaN (JSON null, table "-").
+func FinitePtr(x float64) *float64 {
 	if math.IsInf(x, 0) || math.IsNaN(x) {
 		return nil
 	}
 	return &x
 }
 
-func joinNotes(a, b string) string {
+// JoinNotes joins two notes with "; ".
+func JoinNotes(a, b string) string {
 	if a == "" {
 		return b
 	}
@@ -703,9 +742,10 @@ func joinNotes(a, b string) string {
 	return strings.TrimSuffix(a, ".") + "; " + b
 }
 
-// fill is the CLI's row.fill: compose the run into a fresh accountant and
-// answer ε at delta (delta > 0) or δ at eps.
-func (r *Row) fill(ctx context.Context, newAcc calibrate.Factory, delta, eps float64) {
+// Fill composes the row's training run into a fresh method from newAcc
+// and answers ε at delta (delta > 0) or δ at eps; a failure goes to
+// r.Error.
+func (r *Row) Fill(ctx context.Context, newAcc calibrate.Factory, delta, eps float64) {
 	acc, err := newAcc()
 	if err == nil {
 		err = acc.Compose(accounting.SubsampledGaussian(r.Sigma, r.Q, r.Steps), 1)
@@ -722,7 +762,7 @@ func (r *Row) fill(ctx context.Context, newAcc calibrate.Factory, delta, eps flo
 			lo, hi, err2 := a.EpsilonBounds(ctx, delta)
 			e, err = hi, err2
 			if err == nil {
-				r.EpsilonLower, r.EpsilonUpper = finitePtr(lo), finitePtr(hi)
+				r.EpsilonLower, r.EpsilonUpper = FinitePtr(lo), FinitePtr(hi)
 			}
 		case accounting.OrderReporter:
 			var l float64
@@ -737,9 +777,9 @@ func (r *Row) fill(ctx context.Context, newAcc calibrate.Factory, delta, eps flo
 			r.Error = err.Error()
 			return
 		}
-		r.Epsilon = finitePtr(e)
+		r.Epsilon = FinitePtr(e)
 		if r.Epsilon == nil {
-			r.Note = joinNotes(r.Note, "no finite ε bound at this δ")
+			r.Note = JoinNotes(r.Note, "no finite ε bound at this δ")
 		}
 		return
 	}
