@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
 
 	"github.com/alecthomas/kong"
 
@@ -49,24 +47,12 @@ func (c *count) Decode(ctx *kong.DecodeContext) error {
 	if err := ctx.Scan.PopValueInto("value", &s); err != nil {
 		return err
 	}
-	n, err := parseCount(s)
+	n, err := query.ParseCount(s)
 	if err != nil {
 		return fmt.Errorf("invalid %s", err)
 	}
 	*c = count(n)
 	return nil
-}
-
-// parseCount parses a whole number written as 1000000 or 1e6.
-func parseCount(s string) (int, error) {
-	if n, err := strconv.ParseInt(s, 10, 0); err == nil {
-		return int(n), nil
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
-		return 0, fmt.Errorf("value %q, want a whole number such as 20000 or 2e4", s)
-	}
-	return int(f), nil
 }
 
 // accountantFlags choose the accountant(s).

@@ -74,30 +74,12 @@ func (o *curveOutput) seriesName(k accounting.Kind) string {
 	return string(k)
 }
 
-// curvePoint is one point of a curve in JSON.
-type curvePoint struct {
-	Epochs  float64  `json:"epochs"`
-	Steps   int      `json:"steps"`
-	Epsilon *float64 `json:"epsilon"`
-	Sigma   float64  `json:"sigma,omitempty"`
-}
-
-type curveSeries struct {
-	Accountant string       `json:"accountant"`
-	Points     []curvePoint `json:"points,omitempty"`
-	Error      string       `json:"error,omitempty"`
-}
-
-type curveResult struct {
-	Curve   string        `json:"curve"`
-	Sigma   float64       `json:"sigma,omitempty"`
-	Q       float64       `json:"q"`
-	Delta   float64       `json:"delta"`
-	Steps   int           `json:"steps,omitempty"`
-	Epochs  float64       `json:"epochs,omitempty"`
-	Series  []curveSeries `json:"series"`
-	Version string        `json:"version"`
-}
+// The curve JSON types are internal/query's, shared with the web page.
+type (
+	curvePoint  = query.CurvePoint
+	curveSeries = query.CurveSeries
+	curveResult = query.Curve
+)
 
 // CurveEpochsCmd prints ε against epochs.
 type CurveEpochsCmd struct {

@@ -359,7 +359,7 @@ func decode(r Request) (vals, error) {
 			if raw == "" {
 				continue
 			}
-			x, err := parseCount(raw)
+			x, err := ParseCount(raw)
 			if err != nil {
 				return v, bad(s.name, "--%s: invalid value %q, want a whole number such as 20000 or 2e4", s.name, raw)
 			}
@@ -496,8 +496,9 @@ func (v vals) steps() (int, error) {
 	return 0, bad("epochs", "missing --epochs or --steps: give the training length")
 }
 
-// parseCount is the CLI's: a whole number written as 1000000 or 1e6.
-func parseCount(s string) (int, error) {
+// ParseCount parses a whole number written as 1000000 or 1e6 (the CLI's
+// --steps).
+func ParseCount(s string) (int, error) {
 	if n, err := strconv.ParseInt(s, 10, 0); err == nil {
 		return int(n), nil
 	}
