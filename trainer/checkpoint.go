@@ -132,48 +132,9 @@ func (t *Trainer) SaveCheckpoint(path string) error {
 // continues from it: the model goes back to the checkpoint, the ledger
 // does not, so the steps redone are paid for twice.
 func LoadCheckpoint(path string, train *data.Dataset, opts Options) (*Trainer, error) {
-	f, err := os.Open(path)
+	p, cfg, err := readCheckpoint(path)
 	if err != nil {
-		return nil, fmt.Errorf("trainer: %w", err)
-	}
-	defer f.Close()
-	var hdr [headerSize]byte
-	if _, err := io.ReadFull(f, hdr[:]); err != nil {
-		return nil, fmt.Errorf("%w: %s: header: %v", ErrCorruptCheckpoint, path, err)
-	}
-	if string(hdr[:8]) != checkpointMagic {
-		return nil, fmt.Errorf("%w: %s: not a dpcalc checkpoint (bad magic)", ErrCorruptCheckpoint, path)
-	}
-	if v := binary.LittleEndian.Uint32(hdr[8:12]); v != checkpointVersion {
-		return nil, fmt.Errorf("%w: %s: format version %d, want %d", ErrCorruptCheckpoint, path, v, checkpointVersion)
-	}
-	n := binary.LittleEndian.Uint64(hdr[12:20])
-	if n > maxPayload {
-		return nil, fmt.Errorf("%w: %s: payload length %d too large", ErrCorruptCheckpoint, path, n)
-	}
-	// Check the claimed length against the file before allocating, so a
-	// corrupted length field cannot make us allocate gigabytes.
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && uint64(st.Size()) != headerSize+n {
-		return nil, fmt.Errorf("%w: %s: header claims a %d-byte payload but the file has %d bytes after the header",
-			ErrCorruptCheckpoint, path, n, st.Size()-headerSize)
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(f, body); err != nil {
-		return nil, fmt.Errorf("%w: %s: truncated: payload of %d bytes: %v", ErrCorruptCheckpoint, path, n, err)
-	}
-	if extra, _ := f.Read(make([]byte, 1)); extra != 0 {
-		return nil, fmt.Errorf("%w: %s: trailing bytes after payload", ErrCorruptCheckpoint, path)
-	}
-	if sum := sha256.Sum256(body); !bytes.Equal(sum[:], hdr[20:52]) {
-		return nil, fmt.Errorf("%w: %s: checksum mismatch", ErrCorruptCheckpoint, path)
-	}
-	var p checkpointPayload
-	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&p); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrCorruptCheckpoint, path, err)
-	}
-	var cfg Config
-	if err := json.Unmarshal(p.Config, &cfg); err != nil {
-		return nil, fmt.Errorf("%w: %s: config: %v", ErrCorruptCheckpoint, path, err)
+		return nil, err
 	}
 	led := new(accounting.Ledger)
 	if err := json.Unmarshal(p.Ledger, led); err != nil {
@@ -268,6 +229,63 @@ func ledgerExtends(long, short *accounting.Ledger) bool {
 		}
 	}
 	return true
+}
+
+// CheckpointConfig returns the configuration saved in the checkpoint at
+// path, verifying the file as [LoadCheckpoint] does but without a data set:
+// a caller can choose the Options (accountant, report δ) before loading.
+func CheckpointConfig(path string) (Config, error) {
+	_, cfg, err := readCheckpoint(path)
+	return cfg, err
+}
+
+// readCheckpoint reads and verifies the file and decodes its payload and
+// configuration.
+func readCheckpoint(path string) (*checkpointPayload, Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, Config{}, fmt.Errorf("trainer: %w", err)
+	}
+	defer f.Close()
+	var hdr [headerSize]byte
+	if _, err := io.ReadFull(f, hdr[:]); err != nil {
+		return nil, Config{}, fmt.Errorf("%w: %s: header: %v", ErrCorruptCheckpoint, path, err)
+	}
+	if string(hdr[:8]) != checkpointMagic {
+		return nil, Config{}, fmt.Errorf("%w: %s: not a dpcalc checkpoint (bad magic)", ErrCorruptCheckpoint, path)
+	}
+	if v := binary.LittleEndian.Uint32(hdr[8:12]); v != checkpointVersion {
+		return nil, Config{}, fmt.Errorf("%w: %s: format version %d, want %d", ErrCorruptCheckpoint, path, v, checkpointVersion)
+	}
+	n := binary.LittleEndian.Uint64(hdr[12:20])
+	if n > maxPayload {
+		return nil, Config{}, fmt.Errorf("%w: %s: payload length %d too large", ErrCorruptCheckpoint, path, n)
+	}
+	// Check the claimed length against the file before allocating, so a
+	// corrupted length field cannot make us allocate gigabytes.
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && uint64(st.Size()) != headerSize+n {
+		return nil, Config{}, fmt.Errorf("%w: %s: header claims a %d-byte payload but the file has %d bytes after the header",
+			ErrCorruptCheckpoint, path, n, st.Size()-headerSize)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(f, body); err != nil {
+		return nil, Config{}, fmt.Errorf("%w: %s: truncated: payload of %d bytes: %v", ErrCorruptCheckpoint, path, n, err)
+	}
+	if extra, _ := f.Read(make([]byte, 1)); extra != 0 {
+		return nil, Config{}, fmt.Errorf("%w: %s: trailing bytes after payload", ErrCorruptCheckpoint, path)
+	}
+	if sum := sha256.Sum256(body); !bytes.Equal(sum[:], hdr[20:52]) {
+		return nil, Config{}, fmt.Errorf("%w: %s: checksum mismatch", ErrCorruptCheckpoint, path)
+	}
+	var p checkpointPayload
+	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&p); err != nil {
+		return nil, Config{}, fmt.Errorf("%w: %s: %v", ErrCorruptCheckpoint, path, err)
+	}
+	var cfg Config
+	if err := json.Unmarshal(p.Config, &cfg); err != nil {
+		return nil, Config{}, fmt.Errorf("%w: %s: config: %v", ErrCorruptCheckpoint, path, err)
+	}
+	return &p, cfg, nil
 }
 
 // Resume loads the checkpoint at path and continues the run to its

@@ -129,12 +129,30 @@ type Config struct {
 	// PriorPrecision λ of sgld's N(0, λ⁻¹) prior; default 1.
 	PriorPrecision float64 `json:"prior_precision,omitempty"`
 
+	// Accountant names the accountant the run was calibrated and budgeted
+	// with (an accounting.Kind). The trainer does not read it (the
+	// accountant comes from Options.NewAccountant); it is stored so that a
+	// resumed run can be held to the same accountant.
+	Accountant string `json:"accountant,omitempty"`
+
 	// Seed, if set, makes the run reproducible (initialisation, sampling and
 	// the keys of the noise streams all come from one ChaCha8 stream seeded
 	// from it; see NoiseGenerator). If nil the
 	// stream is seeded from crypto/rand. A fixed seed makes the noise
 	// predictable to whoever knows it; the CLI warns.
 	Seed *uint64 `json:"seed,omitempty"`
+}
+
+// DatasetDefaults returns the settings a run on the named data set starts
+// from: the papers' DIGITS settings (DPD §5 and DPVD §5: lot 100, 500
+// hidden units, C = 2, 100 epochs) for "digits", Abadi et al. §5.2's MNIST
+// settings (lot 600, 1,000 hidden units, C = 4, 10 epochs) otherwise.
+// Fields it leaves zero take [Config.WithDefaults].
+func DatasetDefaults(dataset string) Config {
+	if dataset == "digits" {
+		return Config{Hidden: []int{500}, LotSize: 100, ClipNorm: 2, Epochs: 100}
+	}
+	return Config{Hidden: []int{1000}, LotSize: 600, ClipNorm: 4, Epochs: 10}
 }
 
 // FieldError reports an invalid Config field.
