@@ -184,7 +184,7 @@ func (r *runner) abadiFigure2() (*Table, error) {
 		}
 		t.add(row...)
 	}
-	if err := saveChart(chart, filepath.Join(r.opt.OutDir, t.Figures[0])); err != nil {
+	if err := r.saveChart(chart, filepath.Join(r.opt.OutDir, t.Figures[0])); err != nil {
 		return nil, err
 	}
 	if ma, ac := curves[accounting.KindMA], curves[accounting.KindAC]; ma != nil && ac != nil {
@@ -446,7 +446,7 @@ func (r *runner) sigmaCurves(p Paper) (*Table, error) {
 			cols[k] = cells
 			chart.Series = append(chart.Series, plotting.Series{Name: string(k), X: eps, Y: ys})
 		}
-		if err := saveChart(chart, filepath.Join(r.opt.OutDir, file)); err != nil {
+		if err := r.saveChart(chart, filepath.Join(r.opt.OutDir, file)); err != nil {
 			return nil, err
 		}
 		if ac, z := vals[accounting.KindDPDAC], vals[accounting.KindDPDZCDP]; ac != nil && z != nil {
@@ -487,7 +487,12 @@ func (r *runner) sigmaCurves(p Paper) (*Table, error) {
 
 // saveChart saves c; a chart without series (no accountant built) is drawn
 // on linear axes, which gonum/plot cannot range on a log scale.
-func saveChart(c *plotting.Chart, path string) error {
+// saveChart writes c to path, except for a plan (Options.PlanOnly), which
+// writes nothing.
+func (r *runner) saveChart(c *plotting.Chart, path string) error {
+	if r.opt.PlanOnly {
+		return nil
+	}
 	if len(c.Series) == 0 {
 		c.LogX, c.LogY = false, false
 		c.Title += " (" + NotBuilt + ")"

@@ -63,8 +63,22 @@ type Options struct {
 	// Accounting configures every accountant (e.g. the PLD grid).
 	Accounting accounting.Options
 	// PlanOnly stops after the accounting tables and the plan: no training,
-	// no training tables (Report.Plan says what a real run would do).
+	// no training tables (Report.Plan says what a real run would do). It
+	// writes nothing (not even OutDir or its cache) and needs no MNIST:
+	// without it, MNIST runs are estimated from the DIGITS step cost.
 	PlanOnly bool
+	// Shard and Shards, if Shards > 0, make this process train only the
+	// runs of shard Shard (1-based) of Shards: a run belongs to shard
+	// 1 + (FNV-1a of its cache key mod Shards), so every process that is
+	// given the same options and a different Shard agrees on the split
+	// without talking to the others. A shard writes its runs to
+	// OutDir/cache and no tables; [Merge] builds the tables from the
+	// shards' caches.
+	Shard, Shards int
+	// MergeFrom lists output directories of shards whose cached runs are
+	// copied into OutDir/cache before the plan; with it, Run trains
+	// nothing and fails if any run is in no shard's cache. See [Merge].
+	MergeFrom []string
 	// NewAccountant makes accountants; nil means accounting.New. Tests
 	// inject closed-form accountants here.
 	NewAccountant func(accounting.Kind, accounting.Options) (accounting.Accountant, error)
@@ -105,7 +119,10 @@ type Plan struct {
 	MNISTEpochs int `json:"mnist_epochs,omitempty"`
 	// Estimate is the expected wall time of the runs not cached, from
 	// measured step times (StepSeconds, per data set at its shape).
-	Estimate    time.Duration      `json:"estimate_ns"`
+	Estimate time.Duration `json:"estimate_ns"`
+	// Shard is "i/n" when Options.Shards is set; Runs, Cached and
+	// Estimate then count this shard's runs only.
+	Shard       string             `json:"shard,omitempty"`
 	StepSeconds map[string]float64 `json:"step_seconds"`
 	Notes       []string           `json:"notes,omitempty"`
 }
@@ -118,6 +135,18 @@ type Report struct {
 	// directory, as OutDir was given).
 	Files    []string      `json:"files"`
 	WallTime time.Duration `json:"wall_time_ns"`
+	// Merged counts the cached runs copied from Options.MergeFrom.
+	Merged int `json:"merged,omitempty"`
+}
+
+// Merge builds the tables of opt from the caches of shards (output
+// directories of runs with Options.Shard set): Run with MergeFrom = shards.
+func Merge(ctx context.Context, opt Options, shards ...string) (*Report, error) {
+	if len(shards) == 0 {
+		return nil, inputErr("merge: no shard directories")
+	}
+	opt.MergeFrom = shards
+	return Run(ctx, opt)
 }
 
 // Table returns the table with the given name, or nil.
@@ -169,6 +198,12 @@ func (o *Options) check() error {
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
+	if o.Shards < 0 || o.Shards > 0 && (o.Shard < 1 || o.Shard > o.Shards) || o.Shards == 0 && o.Shard != 0 {
+		return inputErr("invalid shard %d/%d, want i/n with 1 <= i <= n", o.Shard, o.Shards)
+	}
+	if o.Shards > 0 && len(o.MergeFrom) > 0 {
+		return inputErr("a shard cannot merge")
+	}
 	return nil
 }
 
@@ -195,11 +230,21 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	if err := opt.check(); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
-		return nil, inputErr("%v", err)
+	if !opt.PlanOnly {
+		if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
+			return nil, inputErr("%v", err)
+		}
 	}
-	r := &runner{opt: opt, acc: newAccountants(opt.Accounting, opt.NewAccountant), cache: cache{filepath.Join(opt.OutDir, "cache")}, start: time.Now()}
+	r := &runner{opt: opt, acc: newAccountants(opt.Accounting, opt.NewAccountant),
+		cache: cache{dir: filepath.Join(opt.OutDir, "cache"), ro: opt.PlanOnly}, start: time.Now()}
 	rep := &Report{}
+	if len(opt.MergeFrom) > 0 {
+		n, err := r.cache.importRuns(opt.MergeFrom)
+		if err != nil {
+			return nil, err
+		}
+		rep.Merged = n
+	}
 
 	// 1. Accounting tables and figures (no training).
 	var acct []*Table
@@ -228,8 +273,20 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		rep.WallTime = time.Since(r.start)
 		return rep, nil
 	}
+	if len(opt.MergeFrom) > 0 {
+		if missing := r.uncached(); len(missing) > 0 {
+			return nil, inputErr("merge: %d of %d runs are in no shard's cache (first: %s); run the shards that hold them first", len(missing), len(r.jobs), describeJob(missing[0]))
+		}
+	}
 	if err := r.train(ctx); err != nil {
 		return nil, err
+	}
+	if opt.Shards > 0 {
+		// A shard's product is its cache; the tables need every shard.
+		rep.Plan = r.plan
+		rep.Tables = acct
+		rep.WallTime = time.Since(r.start)
+		return rep, nil
 	}
 	// 3. Training tables from the cached runs.
 	r.progress(Progress{Stage: "tables"})

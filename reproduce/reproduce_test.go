@@ -368,7 +368,7 @@ func TestBadOptions(t *testing.T) {
 // checkpoint to exactly the uninterrupted result.
 func TestInterruptedRunResumes(t *testing.T) {
 	mk := func(dir string) *runner {
-		return &runner{opt: Options{OutDir: dir, Seed: 1, Profile: ProfileQuick}, cache: cache{filepath.Join(dir, "cache")}}
+		return &runner{opt: Options{OutDir: dir, Seed: 1, Profile: ProfileQuick}, cache: cache{dir: filepath.Join(dir, "cache")}}
 	}
 	cfg := trainer.Config{Method: trainer.MethodDPD, Hidden: []int{100}, LotSize: 100, Epochs: 25, ClipNorm: 2, LearningRate: 0.5, NoiseMultiplier: 1}.WithDefaults(data.DigitsTrainSize)
 	a := mk(t.TempDir())

@@ -295,3 +295,18 @@ func TestKillHelperTrain(t *testing.T) {
 	os.Stdout.WriteString("finished\n")
 	select {} // wait for the kill
 }
+
+// TestReproduceShardFlags: a bad --shard and a merge of a directory that
+// is no shard are refused with exit 2.
+func TestReproduceShardFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"reproduce", "--shard", "0/2", "--out", t.TempDir()},
+		{"reproduce", "--shard", "3/2", "--out", t.TempDir()},
+		{"reproduce", "--shard", "x", "--out", t.TempDir()},
+		{"reproduce", "merge", "--out", t.TempDir(), t.TempDir()},
+	} {
+		if _, stderr, code := runCLI(args...); code != 2 || !strings.Contains(stderr, "shard") {
+			t.Errorf("%q: exit %d, stderr %q; want 2 naming the shard", args, code, stderr)
+		}
+	}
+}
