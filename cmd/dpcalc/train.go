@@ -46,8 +46,8 @@ type TrainCmd struct {
 	Eps             *float64  `name:"eps" help:"Privacy budget ε: σ is calibrated so all epochs fit, unless --sigma is given."`
 	Delta           *float64  `name:"delta" help:"Budget δ (default: 1e-5)."`
 	Acct            string    `name:"accountant" default:"" enum:"ma,rdp,zcdp,ac,dpd-ac,dpd-zcdp,pld," help:"Accountant for calibration, budget and reporting (default: rdp)."`
-	LR              *float64  `name:"lr" help:"Initial learning rate (method default if not given)."`
-	LRFinal         *float64  `name:"lr-final" help:"dpsgd: final learning rate of the linear decay (default 0.052)."`
+	LR              *float64  `name:"lr" help:"Initial learning rate (default: dpsgd 0.1, on digits 0.02 and constant unless --lr-final is given; dpd/dpvd/sgld 0.5; np 0.1)."`
+	LRFinal         *float64  `name:"lr-final" help:"dpsgd: final learning rate of the linear decay (default 0.052, or 0.02 on digits)."`
 	Decay           *int      `name:"decay-epochs" help:"dpsgd: epochs of linear decay (default 10)."`
 	Gamma           *float64  `name:"gamma" help:"dpd/dpvd/sgld: learning-rate decay exponent in η0/t^γ (default 1)."`
 	Sampling        string    `name:"sampling" enum:"poisson,shuffle," default:"" help:"poisson (what the accountants assume; default for private methods) or shuffle (fixed-size lots; NOT what the accountants assume)."`
@@ -128,11 +128,12 @@ func derefF(p *float64) float64 {
 // config builds the run's configuration from the data set's defaults and
 // the flags given.
 func (c *TrainCmd) config(n int) trainer.Config {
-	cfg := trainer.DatasetDefaults(c.Dataset)
-	cfg.Method = trainer.Method(c.Method)
-	if cfg.Method == "" {
-		cfg.Method = trainer.MethodDPSGD
+	m := trainer.Method(c.Method)
+	if m == "" {
+		m = trainer.MethodDPSGD
 	}
+	cfg := trainer.DatasetDefaults(c.Dataset, m)
+	cfg.Method = m
 	if c.Hidden != nil {
 		cfg.Hidden = c.Hidden
 	}
@@ -147,7 +148,16 @@ func (c *TrainCmd) config(n int) trainer.Config {
 	}
 	cfg.PCADim, cfg.PCANoiseMultiplier, cfg.PCASamplingRate = derefI(c.PCA), derefF(c.PCASigma), derefF(c.PCAQ)
 	cfg.BatchSize, cfg.Sampling = derefI(c.Batch), trainer.Sampling(c.Sampling)
-	cfg.LearningRate, cfg.LearningRateFinal, cfg.DecayEpochs, cfg.Gamma = derefF(c.LR), derefF(c.LRFinal), derefI(c.Decay), derefF(c.Gamma)
+	if c.LR != nil {
+		if cfg.LearningRateFinal == cfg.LearningRate && cfg.LearningRateFinal != 0 {
+			cfg.LearningRateFinal = *c.LR // a constant default stays constant
+		}
+		cfg.LearningRate = *c.LR
+	}
+	if c.LRFinal != nil {
+		cfg.LearningRateFinal = *c.LRFinal
+	}
+	cfg.DecayEpochs, cfg.Gamma = derefI(c.Decay), derefF(c.Gamma)
 	cfg.PerLayerClip, cfg.NoiseMultiplier, cfg.Seed = c.LayerClip, derefF(c.Sigma), c.Seed
 	if cfg.Method.Private() {
 		cfg.Accountant = c.accountant()
