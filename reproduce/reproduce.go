@@ -75,6 +75,12 @@ type Options struct {
 	// OutDir/cache and no tables; [Merge] builds the tables from the
 	// shards' caches.
 	Shard, Shards int
+	// Datasets, if set, restricts training to runs on these data sets
+	// ("digits", "mnist"); cells of the others show "-" in the tables.
+	Datasets []string
+	// Workers is the number of runs trained at once; 0 means 1. Runs are
+	// independent and a DIGITS-sized run keeps about one core busy.
+	Workers int
 	// MergeFrom lists output directories of shards whose cached runs are
 	// copied into OutDir/cache before the plan; with it, Run trains
 	// nothing and fails if any run is in no shard's cache. See [Merge].
@@ -200,6 +206,14 @@ func (o *Options) check() error {
 	}
 	if o.Shards < 0 || o.Shards > 0 && (o.Shard < 1 || o.Shard > o.Shards) || o.Shards == 0 && o.Shard != 0 {
 		return inputErr("invalid shard %d/%d, want i/n with 1 <= i <= n", o.Shard, o.Shards)
+	}
+	for _, d := range o.Datasets {
+		if _, ok := trainSizes[d]; !ok {
+			return inputErr("unknown data set %q, want digits or mnist", d)
+		}
+	}
+	if o.Workers < 0 || o.Workers > 256 {
+		return inputErr("invalid workers %d, want 1..256", o.Workers)
 	}
 	if o.Shards > 0 && len(o.MergeFrom) > 0 {
 		return inputErr("a shard cannot merge")

@@ -28,12 +28,13 @@ func runFiles(t *testing.T, dir string) map[string][]byte {
 
 // TestShardMerge runs the tiny profile as two shards and merges them: the
 // shards split the runs without overlap, each writes no tables, and the
-// merged tables equal those of the unsharded run (same seeds, same runs).
+// merged tables equal those of the unsharded run (same seeds, same runs),
+// which trains on two workers while the shards use one.
 // Merging one shard alone is refused, naming the missing runs.
 func TestShardMerge(t *testing.T) {
 	ctx := context.Background()
 	whole := t.TempDir()
-	want, err := Run(ctx, Options{Profile: ProfileTiny, OutDir: whole})
+	want, err := Run(ctx, Options{Profile: ProfileTiny, OutDir: whole, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dpcalc/dpcalc/accounting"
@@ -200,6 +203,10 @@ func (r *runner) estimate(ctx context.Context) error {
 			total += j.est
 		}
 	}
+	// Workers run at once on as many cores as there are.
+	if w := min(max(1, r.opt.Workers), runtime.NumCPU()); w > 1 {
+		total /= float64(w)
+	}
 	r.plan.Estimate = time.Duration(total * float64(time.Second))
 	return nil
 }
@@ -278,11 +285,14 @@ func (r *runner) measure(ctx context.Context, ds string) (float64, error) {
 	return el / work, nil
 }
 
-// train runs every uncached job, caching each as it finishes.
+// train runs every uncached job of this process (see [runner.inShard]),
+// caching each as it finishes, on Options.Workers goroutines: the runs are
+// independent, and one DIGITS-sized run keeps only one core busy.
 func (r *runner) train(ctx context.Context) error {
 	total := r.plan.Runs
 	done, cached := 0, 0
 	remaining := 0.0
+	var todo []*job
 	for _, j := range r.jobs {
 		if !r.inShard(j) {
 			continue
@@ -292,85 +302,140 @@ func (r *runner) train(ctx context.Context) error {
 			cached++
 		} else {
 			remaining += j.est
+			todo = append(todo, j)
 		}
 	}
-	scale := 1.0 // measured / estimated, for the ETA
-	spentEst, spent := 0.0, 0.0
-	for _, j := range r.jobs {
-		if j.res != nil || !r.inShard(j) {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		r.progress(Progress{Stage: "train", Item: describeJob(j), Done: done, Total: total, Cached: cached,
-			Remaining: time.Duration(remaining * scale * float64(time.Second))})
-		tr, te, err := r.loadData(j.Dataset)
+	// Load the data sets before the workers start (loadData is not safe
+	// for concurrent use).
+	for _, j := range todo {
+		tr, _, err := r.loadData(j.Dataset)
 		if err != nil {
 			return err
 		}
 		if tr.N != trainSizes[j.Dataset] {
 			return fmt.Errorf("reproduce: %s has %d training examples, the plan assumed %d", j.Dataset, tr.N, trainSizes[j.Dataset])
 		}
-		start := time.Now()
-		item := describeJob(j)
-		topt := trainer.Options{Progress: func(p trainer.Progress) {
-			if p.Epochs > 1 && p.Step < p.TotalSteps {
-				r.progress(Progress{Stage: "train", Item: fmt.Sprintf("%s: epoch %d/%d", item, p.Epoch, p.Epochs), Done: done, Total: total, Cached: cached,
-					Remaining: time.Duration((remaining - j.est*float64(p.Step)/float64(p.TotalSteps)) * scale * float64(time.Second))})
-			}
-		}}
-		// Long runs checkpoint every checkpointEvery epochs into the cache,
-		// so an interrupted run resumes mid-way (the checkpoint carries the
-		// random stream and the ledger, so the result is the same).
-		var ckpt string
-		if j.Config.Epochs >= 2*checkpointEvery {
-			p, _, err := r.cache.path("ckpt", j.key())
-			if err != nil {
-				return err
-			}
-			ckpt = strings.TrimSuffix(p, ".json") + ".ckpt"
-			topt.CheckpointPath, topt.CheckpointEvery = ckpt, checkpointEvery
-		}
-		var res *trainer.Result
-		if _, statErr := os.Stat(ckpt); ckpt != "" && statErr == nil {
-			res, err = trainer.Resume(ctx, ckpt, tr, te, topt)
-		} else {
-			if ckpt != "" {
-				if err := os.MkdirAll(filepath.Dir(ckpt), 0o755); err != nil {
-					return err
+	}
+	var mu sync.Mutex // guards the counters below and r.progress
+	scale := 1.0      // measured / estimated, for the ETA
+	spentEst, spent := 0.0, 0.0
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan *job)
+	errs := make(chan error, max(1, r.opt.Workers))
+	var wg sync.WaitGroup
+	for w := 0; w < max(1, r.opt.Workers); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				mu.Lock()
+				r.progress(Progress{Stage: "train", Item: describeJob(j), Done: done, Total: total, Cached: cached,
+					Remaining: time.Duration(remaining * scale * float64(time.Second))})
+				mu.Unlock()
+				progress := func(p trainer.Progress) {
+					if p.Epochs > 1 && p.Step < p.TotalSteps {
+						mu.Lock()
+						r.progress(Progress{Stage: "train", Item: fmt.Sprintf("%s: epoch %d/%d", describeJob(j), p.Epoch, p.Epochs), Done: done, Total: total, Cached: cached,
+							Remaining: time.Duration((remaining - j.est*float64(p.Step)/float64(p.TotalSteps)) * scale * float64(time.Second))})
+						mu.Unlock()
+					}
 				}
+				rec, err := r.runJob(ctx, j, progress)
+				if err != nil {
+					errs <- err
+					cancel()
+					return
+				}
+				mu.Lock()
+				j.res = rec
+				done++
+				remaining -= j.est
+				spentEst += j.est
+				spent += rec.WallSeconds
+				if spentEst > 0 {
+					scale = spent / spentEst
+				}
+				mu.Unlock()
 			}
-			res, err = trainer.Train(ctx, j.Config, tr, te, topt)
+		}()
+	}
+feed:
+	for _, j := range todo {
+		select {
+		case jobs <- j:
+		case <-ctx.Done():
+			break feed
 		}
-		if err != nil {
-			return fmt.Errorf("reproduce: %s: %w", item, err)
-		}
-		rec := runRecord{TrainAccuracy: res.TrainAccuracy, Steps: res.Steps, WallSeconds: time.Since(start).Seconds()}
-		if res.TestAccuracy != nil {
-			rec.TestAccuracy = *res.TestAccuracy
-		}
-		if err := r.cache.put("run", j.key(), rec); err != nil {
-			return err
-		}
-		j.res = &rec
-		if ckpt != "" {
-			_ = os.Remove(ckpt) // the run record supersedes it
-		}
-		done++
-		remaining -= j.est
-		spentEst += j.est
-		spent += rec.WallSeconds
-		if spentEst > 0 {
-			scale = spent / spentEst
-		}
+	}
+	close(jobs)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	r.progress(Progress{Stage: "train", Item: "done", Done: done, Total: total, Cached: cached})
 	return nil
 }
 
+// runJob trains j (resuming its checkpoint in the cache, if any) and caches
+// its record.
+func (r *runner) runJob(ctx context.Context, j *job, progress func(trainer.Progress)) (*runRecord, error) {
+	tr, te := r.digitsTrain, r.digitsTest
+	if j.Dataset == "mnist" {
+		tr, te = r.mnistTrain, r.mnistTest
+	}
+	start := time.Now()
+	item := describeJob(j)
+	topt := trainer.Options{Progress: progress}
+	// Long runs checkpoint every checkpointEvery epochs into the cache,
+	// so an interrupted run resumes mid-way (the checkpoint carries the
+	// random stream and the ledger, so the result is the same).
+	var ckpt string
+	if j.Config.Epochs >= 2*checkpointEvery {
+		p, _, err := r.cache.path("ckpt", j.key())
+		if err != nil {
+			return nil, err
+		}
+		ckpt = strings.TrimSuffix(p, ".json") + ".ckpt"
+		topt.CheckpointPath, topt.CheckpointEvery = ckpt, checkpointEvery
+	}
+	var res *trainer.Result
+	var err error
+	if _, statErr := os.Stat(ckpt); ckpt != "" && statErr == nil {
+		res, err = trainer.Resume(ctx, ckpt, tr, te, topt)
+	} else {
+		if ckpt != "" {
+			if err := os.MkdirAll(filepath.Dir(ckpt), 0o755); err != nil {
+				return nil, err
+			}
+		}
+		res, err = trainer.Train(ctx, j.Config, tr, te, topt)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reproduce: %s: %w", item, err)
+	}
+	rec := runRecord{TrainAccuracy: res.TrainAccuracy, Steps: res.Steps, WallSeconds: time.Since(start).Seconds()}
+	if res.TestAccuracy != nil {
+		rec.TestAccuracy = *res.TestAccuracy
+	}
+	if err := r.cache.put("run", j.key(), rec); err != nil {
+		return nil, err
+	}
+	if ckpt != "" {
+		_ = os.Remove(ckpt) // the run record supersedes it
+	}
+	return &rec, nil
+}
+
 // inShard reports whether j is one of this process's runs.
 func (r *runner) inShard(j *job) bool {
+	if len(r.opt.Datasets) > 0 && !slices.Contains(r.opt.Datasets, j.Dataset) {
+		return false
+	}
 	if r.opt.Shards == 0 {
 		return true
 	}
@@ -392,7 +457,7 @@ func jobShard(j *job, n int) int {
 func (r *runner) uncached() []*job {
 	var out []*job
 	for _, j := range r.jobs {
-		if j.res == nil {
+		if j.res == nil && r.inShard(j) {
 			out = append(out, j)
 		}
 	}

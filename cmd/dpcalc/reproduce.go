@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,13 +29,15 @@ type ReproCmd struct {
 // reproFlags are the flags that decide a reproduction's runs; a shard and
 // its merge must be given the same ones.
 type reproFlags struct {
-	Paper   string  `name:"paper" default:"all" enum:"abadi,dpd,dpvd,all" help:"Paper: abadi, dpd, dpvd or all (default: ${default})."`
-	Profile string  `name:"profile" default:"quick" enum:"tiny,quick,full" help:"tiny (DIGITS, 1 epoch: seconds), quick (every table, ≤ 15 min on 2 cores), full (papers' epochs, 10 runs) (default: ${default})."`
-	Out     string  `name:"out" default:"results" placeholder:"DIR" help:"Output directory for tables, figures and the cache of finished cells (default: ${default})."`
-	DataDir string  `name:"data-dir" placeholder:"DIR" help:"MNIST directory, or a parent with mnist/ (default: $DPCALC_DATA_DIR/mnist)."`
-	Seed    uint64  `name:"seed" default:"1" help:"Seed of the first run of every cell; run r uses seed+r (default: ${default})."`
-	PLDGrid float64 `name:"pld-grid" help:"Discretisation width of the pld accountant (default: adaptive)."`
-	Quiet   bool    `name:"quiet" help:"No plan or progress lines on stderr."`
+	Paper    string   `name:"paper" default:"all" enum:"abadi,dpd,dpvd,all" help:"Paper: abadi, dpd, dpvd or all (default: ${default})."`
+	Profile  string   `name:"profile" default:"quick" enum:"tiny,quick,full" help:"tiny (DIGITS, 1 epoch: seconds), quick (every table, ≤ 15 min on 2 cores), full (papers' epochs, 10 runs) (default: ${default})."`
+	Out      string   `name:"out" default:"results" placeholder:"DIR" help:"Output directory for tables, figures and the cache of finished cells (default: ${default})."`
+	DataDir  string   `name:"data-dir" placeholder:"DIR" help:"MNIST directory, or a parent with mnist/ (default: $DPCALC_DATA_DIR/mnist)."`
+	Seed     uint64   `name:"seed" default:"1" help:"Seed of the first run of every cell; run r uses seed+r (default: ${default})."`
+	PLDGrid  float64  `name:"pld-grid" help:"Discretisation width of the pld accountant (default: adaptive)."`
+	Quiet    bool     `name:"quiet" help:"No plan or progress lines on stderr."`
+	Datasets []string `name:"datasets" enum:"digits,mnist" placeholder:"SET,..." help:"Train only the runs on these data sets (digits, mnist); the other cells show -."`
+	Jobs     int      `name:"jobs" help:"Runs trained at once (default: the number of CPUs)."`
 
 	stderr io.Writer
 }
@@ -107,9 +110,16 @@ func (c *reproFlags) options() (reproduce.Options, error) {
 	if c.Out == "" {
 		return reproduce.Options{}, usageError("invalid --out: empty, want a directory")
 	}
+	if c.Jobs < 0 || c.Jobs > 256 {
+		return reproduce.Options{}, usageError("invalid --jobs: %d, want 1..256", c.Jobs)
+	}
+	jobs := c.Jobs
+	if jobs == 0 {
+		jobs = runtime.NumCPU()
+	}
 	opt := reproduce.Options{
 		Profile: reproduce.Profile(c.Profile), OutDir: c.Out, DataDir: c.DataDir, Seed: c.Seed,
-		Accounting: accounting.Options{PLDGridWidth: c.PLDGrid},
+		Accounting: accounting.Options{PLDGridWidth: c.PLDGrid}, Datasets: c.Datasets, Workers: jobs,
 	}
 	if c.Paper != "all" {
 		p, err := reproduce.ParsePaper(c.Paper)
