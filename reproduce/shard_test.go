@@ -38,6 +38,7 @@ func TestShardMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkPrintedSigma(t, whole)
 	var shards []string
 	seen := map[string]bool{}
 	for i := 1; i <= 2; i++ {
@@ -107,5 +108,36 @@ func TestPlanWritesNothingAndNeedsNoMNIST(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("plan notes %q do not say MNIST was missing", rep.Plan.Notes)
+	}
+}
+
+// checkPrintedSigma: the DPVD Table 1 trains DIGITS at ε = 1 also at the σ
+// the paper prints (9.73 for DPVD-AC, 2.97 for DPVD-zCDP; DPVD §5), with a
+// certified ε beside it, and shows "-" for rows the paper prints none for.
+func checkPrintedSigma(t *testing.T, dir string) {
+	t.Helper()
+	header, rows := readCSV(t, dir, "dpvd-table1")
+	ds, eps, method := col(t, header, "dataset"), col(t, header, "ε"), col(t, header, "method")
+	ps, acc, te := col(t, header, "σ printed"), col(t, header, "acc (printed σ)"), col(t, header, "true ε (printed σ, pld)")
+	want := map[string]string{"DPVD-AC": "9.73", "DPVD-zCDP": "2.97"}
+	got := 0
+	for _, r := range rows {
+		if r[ds] != "digits" {
+			continue
+		}
+		w, ok := want[r[method]]
+		if !ok || r[eps] != "1" {
+			if r[ps] != "-" {
+				t.Errorf("%s ε=%s %s: σ printed %q, want -", r[ds], r[eps], r[method], r[ps])
+			}
+			continue
+		}
+		got++
+		if r[ps] != w || !strings.Contains(r[acc], "(1 run)") || r[te] == "-" {
+			t.Errorf("digits ε=1 %s: σ printed %q, acc %q, true ε %q; want %s, a run and an ε", r[method], r[ps], r[acc], r[te], w)
+		}
+	}
+	if got != 2 {
+		t.Errorf("%d DIGITS ε=1 rows with a printed σ, want 2", got)
 	}
 }
