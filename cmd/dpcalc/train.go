@@ -86,14 +86,12 @@ func checkOutputPath(flag, path string) error {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return usageError("invalid --%s: %q, its directory %s does not exist", flag, path, dir)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".probe-*")
+	// The probe is the temporary file an atomic write starts with, aborted.
+	f, err := atomicfile.Create(path, 0o600)
 	if err != nil {
 		return usageError("invalid --%s: %q, its directory %s is not writable: %v", flag, path, dir, errors.Unwrap(err))
 	}
-	name := f.Name()
-	f.Close()
-	os.Remove(name)
-	return nil
+	return f.Abort()
 }
 
 // positive refuses an explicit flag value ≤ 0 (0 used to mean "default").
