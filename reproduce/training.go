@@ -84,6 +84,9 @@ func sameConfig(a, b trainer.Config) bool {
 // profileEpochs returns the epochs and runs of a cell on dataset whose paper
 // setting is paperEpochs, or a reason why the cell is not run.
 func (r *runner) profileEpochs(dataset string, paperEpochs int) (epochs, runs int, skip string) {
+	if len(r.opt.Datasets) > 0 && !slices.Contains(r.opt.Datasets, dataset) {
+		return 0, 0, fmt.Sprintf("not trained (--datasets %s)", strings.Join(r.opt.Datasets, ","))
+	}
 	switch r.opt.Profile {
 	case ProfileTiny:
 		if dataset != "digits" {
