@@ -222,3 +222,32 @@ func TestSetEpochs(t *testing.T) {
 		t.Errorf("after SetEpochs(3): %d steps, %d epochs; want %d, 3", res.Steps, res.EpochsCompleted, 3*spe)
 	}
 }
+
+// TestResumeCheckpointWithoutLedgerFile: a checkpoint written without a
+// ledger file (older versions, or a library caller without LedgerPath)
+// resumes from its own ledger, and the ledger file is kept from then on.
+func TestResumeCheckpointWithoutLedgerFile(t *testing.T) {
+	train := blobs(60, 4, 2, 0.1, 5)
+	dir := t.TempDir()
+	ck, wal := filepath.Join(dir, "run.ckpt"), filepath.Join(dir, "run.ckpt.ledger")
+	cfg := walConfig()
+	cfg.Epochs = 2
+	if _, err := Train(context.Background(), cfg, train, nil, Options{CheckpointPath: ck, CheckpointEvery: 1}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := LoadCheckpoint(ck, train, Options{LedgerPath: wal, CheckpointPath: ck, CheckpointEvery: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SetEpochs(3); err != nil {
+		t.Fatal(err)
+	}
+	res, err := tr.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	led, err := accounting.LoadLedger(wal)
+	if err != nil || led.Len() != res.Steps {
+		t.Fatalf("ledger file after the resume: err %v; want %d entries", err, res.Steps)
+	}
+}
