@@ -32,7 +32,7 @@ import (
 type TrainCmd struct {
 	Dataset         string    `name:"dataset" default:"digits" enum:"digits,mnist,fashion-mnist" help:"Data set: digits (embedded), mnist, fashion-mnist (default: ${default})."`
 	DataDir         string    `name:"data-dir" placeholder:"DIR" help:"Directory with the idx files (default: $DPCALC_DATA_DIR/<dataset>, or Debian's path for fashion-mnist)."`
-	Method          string    `name:"method" enum:"np,dpsgd,dpd,dpvd,sgld," default:"" help:"np, dpsgd (Abadi), dpd (DP dropout), dpvd (DP variational dropout), sgld (default: dpsgd)."`
+	Method          string    `name:"method" enum:"np,dpsgd,dpd,dpvd,sgld," default:"" placeholder:"METHOD" help:"np, dpsgd (Abadi), dpd (DP dropout), dpvd (DP variational dropout), sgld (default: dpsgd)."`
 	Hidden          []int     `name:"hidden" help:"Hidden layer widths, comma-separated (default: 500 on digits, 1000 otherwise)."`
 	PCA             *int      `name:"pca" help:"Project inputs on the top k principal directions (DP-PCA for private methods; Abadi §4)."`
 	PCASigma        *float64  `name:"pca-sigma" help:"Noise multiplier σ_p of DP-PCA (Abadi §5.2 uses 7 or 4)."`
@@ -45,12 +45,12 @@ type TrainCmd struct {
 	Sigma           *float64  `name:"sigma" help:"Noise multiplier σ; with --eps, the run stops at the budget."`
 	Eps             *float64  `name:"eps" help:"Privacy budget ε: σ is calibrated so all epochs fit, unless --sigma is given."`
 	Delta           *float64  `name:"delta" help:"Budget δ (default: 1e-5)."`
-	Acct            string    `name:"accountant" default:"" enum:"ma,rdp,zcdp,ac,dpd-ac,dpd-zcdp,pld," help:"Accountant for calibration, budget and reporting (default: rdp)."`
+	Acct            string    `name:"accountant" default:"" enum:"ma,rdp,zcdp,ac,dpd-ac,dpd-zcdp,pld," placeholder:"KIND" help:"Accountant for calibration, budget and reporting (default: rdp)."`
 	LR              *float64  `name:"lr" help:"Initial learning rate (default: dpsgd 0.1, on digits 0.02 and constant unless --lr-final is given; dpd/dpvd/sgld 0.5; np 0.1)."`
 	LRFinal         *float64  `name:"lr-final" help:"dpsgd: final learning rate of the linear decay (default 0.052, or 0.02 on digits)."`
 	Decay           *int      `name:"decay-epochs" help:"dpsgd: epochs of linear decay (default 10)."`
 	Gamma           *float64  `name:"gamma" help:"dpd/dpvd/sgld: learning-rate decay exponent in η0/t^γ (default 1)."`
-	Sampling        string    `name:"sampling" enum:"poisson,shuffle," default:"" help:"poisson (what the accountants assume; default for private methods) or shuffle (fixed-size lots; NOT what the accountants assume)."`
+	Sampling        string    `name:"sampling" enum:"poisson,shuffle," default:"" placeholder:"MODE" help:"poisson (what the accountants assume; default for private methods) or shuffle (fixed-size lots; NOT what the accountants assume)."`
 	Seed            *uint64   `name:"seed" help:"Make the run reproducible. The noise is then predictable: not for production."`
 	Quiet           bool      `name:"quiet" help:"No progress output on stderr."`
 	LogJSON         string    `name:"log-json" placeholder:"FILE" help:"Write one JSON line per epoch to FILE (appended to on --resume)."`
