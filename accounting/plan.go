@@ -182,6 +182,9 @@ func (p Plan) Total() int {
 // A Gaussian or zCDP step is never pure DP, so a method rounds an underflowed
 // δ at ε < PureEpsilon up to the smallest float64, never down to 0.
 func (p Plan) PureEpsilon() float64 {
+	if p.Unbounded {
+		return math.Inf(1)
+	}
 	var e float64
 	for _, s := range p.Steps {
 		if s.Mechanism != MechEpsilonDelta || s.Delta != 0 {
@@ -195,7 +198,7 @@ func (p Plan) PureEpsilon() float64 {
 // FloorDelta returns d, or the smallest positive float64 when d is 0 but ε
 // is below PureEpsilon (see there): the safe rounding of an underflowed δ.
 func (p Plan) FloorDelta(d, epsilon float64) float64 {
-	if d == 0 && !p.Empty() && epsilon < p.PureEpsilon() {
+	if d == 0 && (p.Unbounded || !p.Empty() && epsilon < p.PureEpsilon()) {
 		return math.SmallestNonzeroFloat64
 	}
 	return d
