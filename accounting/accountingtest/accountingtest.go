@@ -70,6 +70,7 @@ func Run(t *testing.T, name string, newMethod Factory, opts Options) {
 		_, isProc := m.(accounting.Procedure)
 		s.accountant = isAcc
 		t.Run("Contract", func(t *testing.T) { s.contract(t, isAcc, isProc) })
+		t.Run("BadInput", s.badInput)
 		t.Run("Empty", s.empty)
 		t.Run("Unbounded", s.unbounded)
 		t.Run("Unsupported", s.unsupported)
@@ -249,6 +250,72 @@ func (s *suite) contract(t *testing.T, isAcc, isProc bool) {
 	if m == m2 {
 		t.Errorf("newMethod returned the same method twice")
 	}
+}
+
+// badInput: arguments outside the documented ranges are a *ParamError
+// naming the parameter (and the event's path), and leave the method as it
+// was; δ = 0 and ε = +Inf are in range (Method's doc).
+func (s *suite) badInput(t *testing.T) {
+	step := accounting.PoissonSampled{SamplingRate: 0.01, Event: accounting.Gaussian{NoiseMultiplier: 1}}
+	m := s.mustComposed(t, step, 100)
+	before := s.eps(t, "before", m, 1e-5)
+	wantParam := func(what string, err error, name, path string) {
+		t.Helper()
+		var pe *accounting.ParamError
+		if !errors.As(err, &pe) || pe.Name != name || pe.Path != path || !errors.Is(err, accounting.ErrInvalidParameter) {
+			t.Errorf("%s: %v; want *ParamError %q at %q", what, err, name, path)
+		}
+	}
+	for _, d := range []float64{math.NaN(), -5e-324, -1, 1, 1.5, math.Inf(1), math.Inf(-1)} {
+		r := s.guard(t, func(ctx context.Context) (float64, error) { return m.Epsilon(ctx, d) })
+		if r.panicked != nil || r.timedOut {
+			t.Fatalf("Epsilon(%s): %+v", g(d), r)
+		}
+		wantParam("Epsilon("+g(d)+")", r.err, "delta", "")
+	}
+	for _, x := range []float64{math.NaN(), -5e-324, -1, math.Inf(-1)} {
+		r := s.guard(t, func(ctx context.Context) (float64, error) { return m.Delta(ctx, x) })
+		if r.panicked != nil || r.timedOut {
+			t.Fatalf("Delta(%s): %+v", g(x), r)
+		}
+		wantParam("Delta("+g(x)+")", r.err, "eps", "")
+	}
+	for _, c := range []struct {
+		e           accounting.Event
+		count       int
+		name, path  string
+		unsupported bool
+	}{
+		{step, 0, "count", "", false},
+		{step, -1, "count", "", false},
+		{accounting.Composed{Events: []accounting.Event{step, accounting.PoissonSampled{SamplingRate: 0.5, Event: accounting.Gaussian{NoiseMultiplier: -1}}}}, 1,
+			"sigma", "Composed[1]/PoissonSampled/Gaussian", false},
+		{accounting.SelfComposed{Event: accounting.PoissonSampled{SamplingRate: 2, Event: accounting.Gaussian{NoiseMultiplier: 1}}, Count: 3}, 1,
+			"q", "SelfComposed/PoissonSampled", false},
+		{accounting.Composed{Events: []accounting.Event{accounting.NoOp{}, nil}}, 1, "", "Composed[1]", true},
+		{accounting.SelfComposed{Event: step, Count: accounting.MaxCount}, 1, "count", "SelfComposed/PoissonSampled/Gaussian", false},
+	} {
+		err := m.Compose(c.e, c.count)
+		if c.unsupported {
+			var ue *accounting.UnsupportedEventError
+			if !errors.As(err, &ue) || ue.Path != c.path {
+				t.Errorf("Compose(%s, %d): %v; want *UnsupportedEventError at %q", show(c.e), c.count, err, c.path)
+			}
+		} else {
+			wantParam(fmt.Sprintf("Compose(%s, %d)", show(c.e), c.count), err, c.name, c.path)
+		}
+	}
+	if after := s.eps(t, "after", m, 1e-5); after != before {
+		t.Errorf("failed calls changed Epsilon(1e-5) from %s to %s", g(before), g(after))
+	}
+	// δ = 0 and ε = +Inf are in range.
+	if e := s.eps(t, "δ = 0", m, 0); !math.IsInf(e, 1) {
+		t.Errorf("Epsilon(0) = %s for a Gaussian composition, want +Inf (never pure DP)", g(e))
+	}
+	if e := s.eps(t, "δ = 0", s.fresh(t), 0); e != 0 {
+		t.Errorf("Epsilon(0) = %s with nothing composed, want 0", g(e))
+	}
+	s.delta(t, "ε = +Inf", m, math.Inf(1))
 }
 
 // empty: nothing composed, and events that release nothing, give ε = 0

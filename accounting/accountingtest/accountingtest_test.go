@@ -46,12 +46,18 @@ func (f *fake) Compose(e accounting.Event, count int) error {
 	return nil
 }
 func (f *fake) Epsilon(ctx context.Context, delta float64) (float64, error) {
+	if !(delta >= 0 && delta < 1) {
+		return 0, &accounting.ParamError{Name: "delta", Value: delta, Want: "in [0, 1)"}
+	}
 	if f.zero || f.plan.Empty() {
 		return 0, nil
 	}
 	return posInf, nil
 }
 func (f *fake) Delta(ctx context.Context, eps float64) (float64, error) {
+	if !(eps >= 0) {
+		return 0, &accounting.ParamError{Name: "eps", Value: eps, Want: ">= 0"}
+	}
 	if f.zero || f.plan.Empty() {
 		return 0, nil
 	}
