@@ -740,6 +740,19 @@ func (s *suite) deltaNeverZero(t *testing.T) {
 			}
 		}
 	}
+	// Every supported candidate that is not pure DP (Plan.PureEpsilon).
+	for _, e := range candidates {
+		p, _ := accounting.Normalize(e, 1)
+		if ok, _ := supported(s.fresh(t), e); !ok || !math.IsInf(p.PureEpsilon(), 1) {
+			continue
+		}
+		m := s.mustComposed(t, e, 1000)
+		for _, x := range []float64{100, 1e4, 1e300} {
+			if d := s.delta(t, show(e), m, x); d == 0 {
+				t.Errorf("%s x 1000: Delta(%s) = 0; the plan is not pure DP, want ≥ 5e-324", show(e), g(x))
+			}
+		}
+	}
 }
 
 // tvLower returns a lower bound on the total variation distance of T steps
