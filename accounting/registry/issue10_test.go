@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -310,6 +311,53 @@ func TestIssue10PLDEpochs(t *testing.T) {
 			t.Logf("%s: MaxSteps = %d", where, n)
 			return nil
 		})
+	}
+}
+
+// parseRef parses a reference value exactly; a value below big.Float's
+// exponent range (δ = 1e-2171472402) becomes a positive value below every
+// float64, so that only 0 compares below it.
+func parseRef(t *testing.T, s string) *big.Float {
+	t.Helper()
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		if exp, err := strconv.Atoi(s[i+1:]); (err != nil && strings.HasPrefix(s[i+1:], "-")) || exp < -100000 {
+			return new(big.Float).SetMantExp(big.NewFloat(1), -1<<20)
+		}
+	}
+	f, _, err := big.ParseFloat(s, 10, 400, big.ToNearestEven)
+	if err != nil {
+		t.Fatalf("reference %q: %v", s, err)
+	}
+	return f
+}
+
+// TestClosedFormsQ1Delta: δ(ε) of ma, rdp and zcdp at q = 1 against their
+// closed forms (testdata/conformance/q1_closed_delta.csv): at or above the
+// exact value, within a relative 1e-11 of it (δ is exp of a rounded
+// logarithm), and never 0 (an underflow rounds up to 5e-324).
+func TestClosedFormsQ1Delta(t *testing.T) {
+	rows := testref.CSV(t, "conformance/q1_closed_delta.csv")
+	col := map[accounting.Kind]int{accounting.KindMA: 3, accounting.KindRDP: 4, accounting.KindZCDP: 5}
+	for _, r := range rows[1:] {
+		sigma, _ := strconv.ParseFloat(r[0], 64)
+		steps, _ := strconv.Atoi(r[1])
+		eps, _ := strconv.ParseFloat(r[2], 64)
+		for k, c := range col {
+			m, _ := registry.New(k, registry.Options{})
+			if err := m.Compose(accounting.SelfComposed{Event: accounting.Gaussian{NoiseMultiplier: sigma}, Count: steps}, 1); err != nil {
+				t.Fatal(err)
+			}
+			got, err := m.Delta(t.Context(), eps)
+			if err != nil {
+				t.Errorf("%s σ=%s T=%d ε=%s: %v", k, r[0], steps, r[2], err)
+				continue
+			}
+			ex := parseRef(t, r[c])
+			exf, _ := ex.Float64()
+			if big.NewFloat(got).Cmp(ex) < 0 || got == 0 || got > exf*(1+1e-11)+2*math.SmallestNonzeroFloat64 {
+				t.Errorf("%s σ=%s T=%d ε=%s: δ = %.17g, exact closed form %s", k, r[0], steps, r[2], got, r[c])
+			}
+		}
 	}
 }
 

@@ -10,6 +10,8 @@ q1_delta.csv  sigma,steps,eps,delta   exact delta(eps) of the same
 q1_closed.csv sigma,steps,delta,ma,rdp,zcdp
                                       the closed forms the ma, rdp and zcdp accountants
                                       evaluate at q = 1 over moments.DefaultOrders
+q1_closed_delta.csv sigma,steps,eps,ma,rdp,zcdp
+                                      the same for delta(eps)
 t1_delta.csv  sigma,q,eps,delta       exact delta(eps) of one Poisson-subsampled
                                       Gaussian step (max over add and remove)
 t1_eps.csv    sigma,q,delta,eps       exact eps(delta) of the same
@@ -34,6 +36,9 @@ Facts used (no code carried over):
   eps = min_a rdp(a) + log(1 - 1/a) - (log delta + log a)/(a - 1), clamped at 0.
 - zcdp: rho = T/(2 sigma^2); eps = rho + 2 sqrt(rho log(1/delta)) (Bun and
   Steinke 2016, Proposition 1.3).
+- delta(eps) forms: ma min(1, min_l exp(T alpha(l) - l eps)); rdp
+  min(1, min_a exp((a-1)(rdp(a) - eps + log(1 - 1/a)) - log a)) (the inverse of
+  the conversion above); zcdp exp(-(eps - rho)^2/(4 rho)) for eps >= rho, else 1.
 All values are printed with 30 significant digits; the Go tests compare them
 with float64 results exactly (math/big).
 """
@@ -99,8 +104,10 @@ def q1():
     orders = default_orders()
     with open(os.path.join(HERE, "q1_eps.csv"), "w", newline="") as fe, \
             open(os.path.join(HERE, "q1_delta.csv"), "w", newline="") as fd, \
-            open(os.path.join(HERE, "q1_closed.csv"), "w", newline="") as fc:
-        we, wd, wc = csv.writer(fe), csv.writer(fd), csv.writer(fc)
+            open(os.path.join(HERE, "q1_closed.csv"), "w", newline="") as fc, \
+            open(os.path.join(HERE, "q1_closed_delta.csv"), "w", newline="") as fcd:
+        we, wd, wc, wcd = csv.writer(fe), csv.writer(fd), csv.writer(fc), csv.writer(fcd)
+        wcd.writerow(["sigma", "steps", "eps", "ma", "rdp", "zcdp"])
         we.writerow(["sigma", "steps", "delta", "eps"])
         wd.writerow(["sigma", "steps", "eps", "delta"])
         wc.writerow(["sigma", "steps", "delta", "ma", "rdp", "zcdp"])
@@ -120,7 +127,13 @@ def q1():
                     zc = rho + 2 * sqrt(rho * -ld)
                     wc.writerow([s, T, d, fmt(ma), fmt(rdp), fmt(zc)])
                 for x in EPS_Q1:
-                    wd.writerow([s, T, x, fmt(gauss_delta(mu, mpf(x)))])
+                    eps = mpf(x)
+                    wd.writerow([s, T, x, fmt(gauss_delta(mu, eps))])
+                    ma = min(mpf(1), min(exp(T * l * (l + 1) / (2 * sigma ** 2) - l * eps) for l in orders))
+                    rdp = min(mpf(1), min(exp(l * (T * (l + 1) / (2 * sigma ** 2) - eps + log(1 - 1 / (l + 1))) - log(l + 1)) for l in orders))
+                    rho = T / (2 * sigma ** 2)
+                    zc = exp(-(eps - rho) ** 2 / (4 * rho)) if eps >= rho else mpf(1)
+                    wcd.writerow([s, T, x, fmt(ma), fmt(rdp), fmt(zc)])
 
 
 def t1_delta(sigma, q, eps):
@@ -163,5 +176,7 @@ def t1():
 
 
 if __name__ == "__main__":
+    import sys
     q1()
-    t1()
+    if "--q1-only" not in sys.argv:
+        t1()
