@@ -156,6 +156,7 @@ type result struct {
 	err      error
 	panicked any
 	timedOut bool
+	ignored  bool // the call did not return by deadline + 5 s: it ignores its context
 }
 
 // guard runs f with a context that expires after the deadline, recovering
@@ -184,7 +185,7 @@ func (s *suite) guard(t *testing.T, f func(ctx context.Context) (float64, error)
 		}
 		return r
 	case <-timer.C:
-		return result{timedOut: true}
+		return result{timedOut: true, ignored: true}
 	}
 }
 
@@ -215,8 +216,10 @@ func (s *suite) bad(r result, isEps bool) string {
 	switch {
 	case r.panicked != nil:
 		return fmt.Sprintf("panic: %v", r.panicked)
+	case r.ignored:
+		return fmt.Sprintf("no answer within %v, and no return %v after the context expired (the call ignores its context)", s.opts.Deadline, 5*time.Second)
 	case r.timedOut:
-		return fmt.Sprintf("no answer within %v", s.opts.Deadline)
+		return fmt.Sprintf("no answer within %v (returned the context's error)", s.opts.Deadline)
 	case r.err != nil:
 		return "error: " + r.err.Error()
 	}
