@@ -198,7 +198,7 @@ func (p Plan) PureEpsilon() float64 {
 // FloorDelta returns d, or the smallest positive float64 when d is 0 but ε
 // is below PureEpsilon (see there): the safe rounding of an underflowed δ.
 func (p Plan) FloorDelta(d, epsilon float64) float64 {
-	if d == 0 && (p.Unbounded || !p.Empty() && epsilon < p.PureEpsilon()) {
+	if d == 0 && !math.IsInf(epsilon, 1) && (p.Unbounded || !p.Empty() && epsilon < p.PureEpsilon()) {
 		return math.SmallestNonzeroFloat64
 	}
 	return d
