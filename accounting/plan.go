@@ -195,6 +195,16 @@ func (p Plan) PureEpsilon() float64 {
 	return e
 }
 
+// EpsilonAtZeroDelta returns ε(0), the boundary row δ = 0 of every method:
+// 0 for an empty plan, PureEpsilon for a pure one (basic composition), +Inf
+// otherwise (a Gaussian or zCDP step is never (ε, 0)-DP).
+func (p Plan) EpsilonAtZeroDelta() float64 {
+	if p.Empty() {
+		return 0
+	}
+	return p.PureEpsilon()
+}
+
 // FloorDelta returns d, or the smallest positive float64 when d is 0 but ε
 // is below PureEpsilon (see there): the safe rounding of an underflowed δ.
 func (p Plan) FloorDelta(d, epsilon float64) float64 {

@@ -68,7 +68,7 @@ func (a *MA) Epsilon(ctx context.Context, delta float64) (float64, error) {
 // Use [MA.AtGridEdge] to see whether the optimum may lie
 // beyond the grid.
 func (a *MA) EpsilonAndOrder(ctx context.Context, delta float64) (eps, lambda float64, err error) {
-	if err := checkDeltaArg(delta); err != nil {
+	if err := accounting.CheckDeltaQuery(delta); err != nil {
 		return 0, math.NaN(), err
 	}
 	switch {

@@ -72,7 +72,7 @@ func (a *RDP) Epsilon(ctx context.Context, delta float64) (float64, error) {
 // order λ+1; NaN when no order gives a finite bound or nothing was
 // composed). δ = 0 gives +Inf unless nothing private was composed.
 func (a *RDP) EpsilonAndOrder(ctx context.Context, delta float64) (eps, lambda float64, err error) {
-	if err := checkDeltaArg(delta); err != nil {
+	if err := accounting.CheckDeltaQuery(delta); err != nil {
 		return 0, math.NaN(), err
 	}
 	switch {

@@ -98,24 +98,26 @@ func (a *Accountant) Compose(e accounting.Event, count int) error {
 	if err != nil {
 		return err
 	}
-	var rho, xi float64
 	for _, s := range p.Steps {
 		if err := a.Supports(s); err != nil {
 			return err
 		}
-		r, x := stepRho(s)
-		rho += float64(s.Count) * r
-		xi += float64(s.Count) * x
 	}
 	merged, err := a.plan.Merge(p)
 	if err != nil {
 		return err
 	}
-	// Adding non-negative products: round-to-nearest may lose at most half
-	// an ulp each; the conversion rounds its result upward by more than that.
 	a.plan = merged
-	a.rho += rho
-	a.xi += xi
+	a.rho, a.xi = 0, 0
+	// From the merged plan, so the result depends on what was composed, not
+	// on how it was split into calls (count linearity exactly). Adding
+	// non-negative products: round-to-nearest may lose at most half an ulp
+	// each; the conversion rounds its result upward by more than that.
+	for _, s := range merged.Steps {
+		r, x := stepRho(s)
+		a.rho += float64(s.Count) * r
+		a.xi += float64(s.Count) * x
+	}
 	return nil
 }
 
@@ -123,13 +125,17 @@ func (a *Accountant) Compose(e accounting.Event, count int) error {
 // Proposition 1.3), rounded up by a few ulps so that floating-point error
 // never under-reports.
 func (a *Accountant) Epsilon(ctx context.Context, delta float64) (float64, error) {
-	if err := accounting.CheckDelta(delta); err != nil {
+	if err := accounting.CheckDeltaQuery(delta); err != nil {
 		return 0, err
+	}
+	if delta == 0 {
+		return a.plan.EpsilonAtZeroDelta(), nil
 	}
 	if a.plan.Unbounded || math.IsInf(a.rho, 1) || math.IsInf(a.xi, 1) {
 		return math.Inf(1), nil
 	}
-	return EpsilonFromRho(a.rho, a.xi, delta), nil
+	return search.CertifyUp(EpsilonFromRho(a.rho, a.xi, delta), delta,
+		func(e float64) float64 { return zcdpDelta(a.rho, a.xi, e) }), nil
 }
 
 // Delta returns δ(ε), the inverse of Proposition 1.3 of Bun and Steinke
@@ -200,7 +206,18 @@ func zcdpDelta(rho, xi, epsilon float64) float64 {
 	if rho == 0 {
 		return 0
 	}
-	return math.Min(1, up(math.Exp(-t*t/(4*rho))))
+	// δ is decreasing in t: use a lower bound on t (the subtraction's
+	// rounding error) and an upper bound on the exponent, whose rounding
+	// is relative to its size (hundreds for δ near 1e-200).
+	t -= search.Slack(epsilon, xi, rho)
+	if t <= 0 {
+		return 1
+	}
+	v := -t * t / (4 * rho)
+	if math.IsInf(v, -1) {
+		return 0 // underflows; Delta rounds it up to the smallest float64
+	}
+	return math.Min(1, up(math.Exp(v+search.Slack(v))))
 }
 
 var _ accounting.Accountant = (*Accountant)(nil)
