@@ -134,8 +134,10 @@ func (a *Accountant) Epsilon(ctx context.Context, delta float64) (float64, error
 	if a.plan.Unbounded || math.IsInf(a.rho, 1) || math.IsInf(a.xi, 1) {
 		return math.Inf(1), nil
 	}
-	return search.CertifyUp(EpsilonFromRho(a.rho, a.xi, delta), delta,
-		func(e float64) float64 { return zcdpDelta(a.rho, a.xi, e) }), nil
+	// Certified in log space: at subnormal δ the spacing of δ itself is
+	// coarse (up to 100% relative).
+	return search.CertifyUp(EpsilonFromRho(a.rho, a.xi, delta), logmath.Log(delta),
+		func(e float64) float64 { return zcdpLogDelta(a.rho, a.xi, e) }), nil
 }
 
 // Delta returns δ(ε), the inverse of Proposition 1.3 of Bun and Steinke
@@ -196,28 +198,38 @@ func EpsilonFromRho(rho, xi, delta float64) float64 {
 // inverse of Bun and Steinke (2016) Proposition 1.3, rounded up by four
 // ulps. The caller validates ρ, ξ ≥ 0 and ε ≥ 0.
 func zcdpDelta(rho, xi, epsilon float64) float64 {
+	l := zcdpLogDelta(rho, xi, epsilon)
+	if l >= 0 {
+		return 1
+	}
+	return math.Min(1, up(math.Exp(l)))
+}
+
+// zcdpLogDelta is log of zcdpDelta before its final rounding: an upper
+// bound on log(−(ε−ξ−ρ)²/(4ρ)) (0 where δ = 1, −Inf where it underflows).
+func zcdpLogDelta(rho, xi, epsilon float64) float64 {
 	if math.IsInf(epsilon, 1) {
-		return 0
+		return math.Inf(-1)
 	}
 	t := epsilon - xi - rho
 	if t < 0 || (t == 0 && rho > 0) {
-		return 1
+		return 0
 	}
 	if rho == 0 {
-		return 0
+		return math.Inf(-1)
 	}
 	// δ is decreasing in t: use a lower bound on t (the subtraction's
 	// rounding error) and an upper bound on the exponent, whose rounding
 	// is relative to its size (hundreds for δ near 1e-200).
 	t -= search.Slack(epsilon, xi, rho)
 	if t <= 0 {
-		return 1
+		return 0
 	}
 	v := -t * t / (4 * rho)
 	if math.IsInf(v, -1) {
-		return 0 // underflows; Delta rounds it up to the smallest float64
+		return v
 	}
-	return math.Min(1, up(math.Exp(v+search.Slack(v))))
+	return v + search.Slack(v)
 }
 
 var _ accounting.Accountant = (*Accountant)(nil)
