@@ -232,6 +232,27 @@ func (p Plan) Merge(o Plan) (Plan, error) {
 	return out, nil
 }
 
+// Compose is the Compose of every method: it normalises count repetitions
+// of e, checks each step with supports, and returns the plan of p followed
+// by them (merged) and the steps added. On error p is unchanged (it is a
+// value; the method keeps its own copy until it assigns merged).
+func (p Plan) Compose(e Event, count int, supports func(Step) error) (merged, added Plan, err error) {
+	added, err = Normalize(e, count)
+	if err != nil {
+		return Plan{}, Plan{}, err
+	}
+	for _, s := range added.Steps {
+		if err := supports(s); err != nil {
+			return Plan{}, Plan{}, err
+		}
+	}
+	merged, err = p.Merge(added)
+	if err != nil {
+		return Plan{}, Plan{}, err
+	}
+	return merged, added, nil
+}
+
 // add merges s into the plan (the caller has checked the total).
 func (p *Plan) add(s Step) {
 	k := s.key()

@@ -147,16 +147,7 @@ func (a *core) Supports(s accounting.Step) error {
 // Compose adds count adaptive repetitions of e. On error the method is
 // unchanged.
 func (a *core) Compose(e accounting.Event, count int) error {
-	p, err := accounting.Normalize(e, count)
-	if err != nil {
-		return err
-	}
-	for _, s := range p.Steps {
-		if err := a.Supports(s); err != nil {
-			return err
-		}
-	}
-	merged, err := a.plan.Merge(p)
+	merged, p, err := a.plan.Compose(e, count, a.Supports)
 	if err != nil {
 		return err
 	}

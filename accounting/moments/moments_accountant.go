@@ -71,16 +71,7 @@ func (s *state) supports(st accounting.Step) error {
 
 // compose normalises e and adds count·e to the plan.
 func (s *state) compose(e accounting.Event, count int) error {
-	p, err := accounting.Normalize(e, count)
-	if err != nil {
-		return err
-	}
-	for _, st := range p.Steps {
-		if err := s.supports(st); err != nil {
-			return err
-		}
-	}
-	merged, err := s.plan.Merge(p)
+	merged, _, err := s.plan.Compose(e, count, s.supports)
 	if err != nil {
 		return err
 	}

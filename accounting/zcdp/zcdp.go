@@ -94,16 +94,7 @@ func (a *Accountant) Xi() float64 {
 // Compose adds count adaptive repetitions of e. On error the accountant is
 // unchanged.
 func (a *Accountant) Compose(e accounting.Event, count int) error {
-	p, err := accounting.Normalize(e, count)
-	if err != nil {
-		return err
-	}
-	for _, s := range p.Steps {
-		if err := a.Supports(s); err != nil {
-			return err
-		}
-	}
-	merged, err := a.plan.Merge(p)
+	merged, _, err := a.plan.Compose(e, count, a.Supports)
 	if err != nil {
 		return err
 	}
