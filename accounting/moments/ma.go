@@ -21,7 +21,7 @@ import (
 // It supports Gaussian, PoissonSampled{q, Gaussian}, SelfComposed, Composed
 // (any nesting), NoOp and NonPrivate events.
 //
-// A MA is not safe for concurrent use.
+// An MA is not safe for concurrent use.
 type MA struct {
 	s state
 }
