@@ -138,6 +138,9 @@ func (a *core) Amplification() Amplification { return a.amp }
 
 // Supports accepts Gaussian and (ε, δ) steps, unsampled or Poisson-sampled.
 func (a *core) Supports(s accounting.Step) error {
+	if !s.Classic() {
+		return s.Unsupported(a.Kind(), "no advanced-composition bound for a "+s.Describe()+" step")
+	}
 	if s.Mechanism == accounting.MechZCDP {
 		return s.Unsupported(accounting.KindAC, "zCDP has no per-step (ε, δ) for advanced composition; use the zcdp accountant")
 	}

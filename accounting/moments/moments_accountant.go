@@ -54,6 +54,9 @@ func newState(kind accounting.Kind, orders []float64) (state, error) {
 // supports says which steps the moments family bounds: Gaussian steps,
 // unsampled or Poisson-sampled, and (RDP only) zCDP steps, unsampled.
 func (s *state) supports(st accounting.Step) error {
+	if !st.Classic() {
+		return st.Unsupported(s.kind, "no moments bound for a "+st.Describe()+" step")
+	}
 	switch st.Mechanism {
 	case accounting.MechGaussian:
 		return nil

@@ -86,7 +86,7 @@ func (s *dpdState) delta(ctx context.Context, epsilon float64, epsOf func(sigma,
 // supports accepts Gaussian steps, unsampled or Poisson-sampled, all with
 // one (σ, q).
 func (s *dpdState) supports(st accounting.Step, kind accounting.Kind) error {
-	if st.Mechanism != accounting.MechGaussian {
+	if st.Mechanism != accounting.MechGaussian || !st.Classic() {
 		return st.Unsupported(kind, "the paper's procedure covers only a subsampled Gaussian")
 	}
 	if s.steps > 0 && (s.q != st.Rate || s.sigma != st.Sigma) {

@@ -55,6 +55,9 @@ func (a *Accountant) UpperBound() {}
 // Supports accepts every step except an EpsilonDelta with δ > 0, which has
 // no zCDP bound.
 func (a *Accountant) Supports(s accounting.Step) error {
+	if !s.Classic() {
+		return s.Unsupported(accounting.KindZCDP, "no zCDP bound for a "+s.Describe()+" step")
+	}
 	if s.Mechanism == accounting.MechEpsilonDelta && s.Delta > 0 {
 		return s.Unsupported(accounting.KindZCDP, fmt.Sprintf("(ε, δ)-DP with δ = %g > 0 has no zCDP bound", s.Delta))
 	}
