@@ -16,7 +16,8 @@ type Options struct {
 	// DefaultDeltas.
 	Deltas []float64
 	// Epsilons are the ε ≥ 0 (finite) at which δ is reported; nil means
-	// 11 evenly spaced values from 0 to ε at the smallest of Deltas.
+	// 11 evenly spaced values from 0 to the largest ε of Deltas (at most
+	// 40), or just 0 when that is 0.
 	Epsilons []float64
 	// FPRs are the false-positive rates, in (0, 1), at which the
 	// attacker's best true-positive rate is reported; nil means
@@ -84,6 +85,9 @@ type Profile struct {
 	// A procedure's Caveat says why its profile is not.
 	Certified bool   `json:"certified"`
 	Caveat    string `json:"caveat,omitempty"`
+	// Bounded is true when the method also certifies lower bounds
+	// ([accounting.BoundsReporter]); the Lower fields are 0 otherwise.
+	Bounded bool `json:"bounded"`
 
 	Epsilons []EpsilonAt `json:"epsilons"`
 	Deltas   []DeltaAt   `json:"deltas"`
@@ -134,6 +138,7 @@ func Compute(ctx context.Context, newMethod calibrate.Factory, e accounting.Even
 		p.Certified, p.Caveat = false, pr.Caveat()
 	}
 	br, _ := m.(accounting.BoundsReporter)
+	p.Bounded = br != nil
 
 	deltas := opt.Deltas
 	if deltas == nil {
@@ -157,7 +162,13 @@ func Compute(ctx context.Context, newMethod calibrate.Factory, e accounting.Even
 		p.Epsilons = append(p.Epsilons, at)
 		fam = append(fam, Guarantee{Epsilon: at.Epsilon, Delta: d})
 	}
+	// delta answers δ(ε), each ε once: a query can be slow (pld's RDP
+	// cross-check for a tiny δ takes 0.1 s).
+	memo := map[float64]DeltaAt{}
 	delta := func(eps float64) (DeltaAt, error) {
+		if at, ok := memo[eps]; ok {
+			return at, nil
+		}
 		at := DeltaAt{Epsilon: eps}
 		var err error
 		if br != nil {
@@ -167,6 +178,9 @@ func Compute(ctx context.Context, newMethod calibrate.Factory, e accounting.Even
 		}
 		if err == nil && !(at.Delta >= 0 && at.Delta <= 1) {
 			err = fmt.Errorf("profile: %s returned δ(%g) = %g, want in [0, 1]", m.Kind(), eps, at.Delta)
+		}
+		if err == nil {
+			memo[eps] = at
 		}
 		return at, err
 	}
@@ -186,8 +200,12 @@ func Compute(ctx context.Context, newMethod calibrate.Factory, e accounting.Even
 	if n == 0 {
 		n = defaultGrid
 	}
+	if top == 0 {
+		n = 1 // δ(0) ≤ every δ asked: the ε = 0 line is the whole bound
+	}
 	grid := make([]float64, 0, n+len(p.Epsilons))
-	for i := 0; i < n; i++ {
+	grid = append(grid, 0)
+	for i := 1; i < n; i++ {
 		grid = append(grid, top*float64(i)/float64(n-1))
 	}
 	for _, at := range p.Epsilons {
@@ -204,7 +222,8 @@ func Compute(ctx context.Context, newMethod calibrate.Factory, e accounting.Even
 		if !(hi <= top) {
 			hi = top
 		}
-		for i := 0; i < defaultCurve; i++ {
+		curveEps = []float64{0}
+		for i := 1; hi > 0 && i < defaultCurve; i++ {
 			curveEps = append(curveEps, hi*float64(i)/float64(defaultCurve-1))
 		}
 	}
