@@ -21,10 +21,10 @@ type ProfileCmd struct {
 	Accountant string    `name:"accountant" default:"pld" enum:"ma,rdp,zcdp,ac,dpd-ac,dpd-zcdp,pld" help:"Accountant: pld (certified and tightest), ma, rdp, zcdp, ac, or a procedure dpd-ac, dpd-zcdp (not certified)."`
 	PLDGrid    float64   `name:"pld-grid" placeholder:"WIDTH" help:"Discretisation width of the pld accountant's privacy loss grid (default: adaptive)."`
 	ACSampling string    `name:"ac-sampling" default:"log" enum:"log,linear" help:"How ac amplifies by sampling: log (proven, default) or linear (Abadi §3.1's reading; not a proven bound)."`
-	Deltas     []float64 `name:"deltas" sep:"," default:"1e-3,1e-5,1e-6,1e-8,1e-10" placeholder:"D1,D2,..." help:"Comma-separated δ at which to report ε, each in (0, 1)."`
+	Deltas     []float64 `name:"deltas" sep:"," default:"1e-3,1e-5,1e-6,1e-8,1e-10" placeholder:"DELTA" help:"Comma-separated δ at which to report ε, each in (0, 1)."`
 	EpsRange   string    `name:"eps-range" placeholder:"LO:HI|E1,E2,..." help:"ε at which to report δ: lo:hi (--points evenly spaced values, 0 <= lo < hi) or a comma-separated list (default: 0 to ε at the smallest δ)."`
 	Points     int       `name:"points" default:"11" help:"Number of ε in --eps-range lo:hi, 2..1000."`
-	FPR        []float64 `name:"fpr" sep:"," default:"0.001,0.01,0.05,0.1" placeholder:"A1,A2,..." help:"Comma-separated false-positive rates at which to bound the attacker's true-positive rate, each in (0, 1)."`
+	FPR        []float64 `name:"fpr" sep:"," default:"0.001,0.01,0.05,0.1" placeholder:"RATE" help:"Comma-separated false-positive rates at which to bound the attacker's true-positive rate, each in (0, 1)."`
 	Format     string    `name:"format" default:"table" enum:"table,json,csv" help:"Output: table (with plain-language statements), json or csv (one value a row)."`
 	Plot       string    `name:"plot" placeholder:"FILE" help:"Also draw the trade-off curve to FILE.png or FILE.svg."`
 }
@@ -171,17 +171,26 @@ func parseEpsRange(s string, n int) ([]float64, error) {
 
 // pctUp formats the fraction x as a percentage with three significant
 // digits, rounded up (for upper bounds: a TPR or an accuracy).
-func pctUp(x float64) string {
-	v := 100 * x
+func pctUp(x float64) string { return gUp(100*x, 3) }
+
+// gUp formats v ≥ 0 with the given significant digits, rounded up; gDown
+// rounds down. The table prints an upper bound with gUp and a lower bound
+// with gDown, so that rounding never overstates privacy.
+func gUp(v float64, digits int) string { return gRound(v, digits, 1) }
+
+func gDown(v float64, digits int) string { return gRound(v, digits, -1) }
+
+func gRound(v float64, digits int, dir float64) string {
+	s := strconv.FormatFloat(v, 'g', digits, 64)
 	if !(v > 0) || math.IsInf(v, 0) {
-		return strconv.FormatFloat(v, 'g', 3, 64)
-	}
-	scale := math.Pow(10, math.Floor(math.Log10(v))-2)
-	u := math.Ceil(v/scale) * scale
-	if s := strconv.FormatFloat(u, 'g', 3, 64); mustParse(s) >= v {
 		return s
 	}
-	return strconv.FormatFloat(u+scale, 'g', 3, 64)
+	if f := mustParse(s); (dir > 0 && f < v) || (dir < 0 && f > v) {
+		// Nearest went the wrong way: one unit in the last digit back.
+		scale := math.Pow(10, math.Floor(math.Log10(v))-float64(digits-1))
+		s = strconv.FormatFloat(f+dir*scale, 'g', digits, 64)
+	}
+	return s
 }
 
 // pct formats a given rate (an input, exact) as a percentage.
@@ -249,7 +258,7 @@ func writeProfileTable(w io.Writer, r profileResult) error {
 	t = newTable(w)
 	t.Header("false-positive rate", "max true-positive rate", "min false-negative rate")
 	for _, a := range r.Attacks {
-		t.Append(fmtG(a.FPR), fmtG(a.TPR), fmtG(a.FNR))
+		t.Append(fmtG(a.FPR), gUp(a.TPR, 6), gDown(a.FNR, 6))
 	}
 	if err := t.Render(); err != nil {
 		return err

@@ -188,6 +188,22 @@ func TestParseEpsRange(t *testing.T) {
 	}
 }
 
+func TestGRound(t *testing.T) {
+	for _, tc := range []struct {
+		v        float64
+		up, down string
+	}{
+		{0.0191434987, "0.0191435", "0.0191434"}, {0.98085650133, "0.980857", "0.980856"}, {1, "1", "1"}, {0, "0", "0"}, {0.5, "0.5", "0.5"}, {123456789, "1.23457e+08", "1.23456e+08"}, {0.99999999, "1", "0.999999"}, {0.0191, "0.0191", "0.0191"},
+	} {
+		if got := gUp(tc.v, 6); got != tc.up || mustParse(got) < tc.v {
+			t.Errorf("gUp(%g) = %s, want %s", tc.v, got, tc.up)
+		}
+		if got := gDown(tc.v, 6); got != tc.down || mustParse(got) > tc.v {
+			t.Errorf("gDown(%g) = %s, want %s", tc.v, got, tc.down)
+		}
+	}
+}
+
 // TestPctUp checks that the percentages in the statements round up.
 func TestPctUp(t *testing.T) {
 	for _, tc := range []struct {
