@@ -7,6 +7,7 @@ import (
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/calibrate"
+	"github.com/dpcalc/dpcalc/internal/search"
 )
 
 // Options chooses what a [Profile] reports. The zero value gives the
@@ -103,7 +104,8 @@ type Profile struct {
 	// line of the trade-off bound).
 	Advantage float64 `json:"advantage"`
 	// Accuracy bounds the accuracy of any membership guess when members and
-	// non-members are equally likely: (1 + Advantage)/2.
+	// non-members are equally likely: ½(TPR + 1 − FPR) ≤ (1 + Advantage)/2,
+	// the maximum over α of ½(1 − α + 1 − β) on the ε = 0 line (rounded up).
 	Accuracy float64 `json:"accuracy"`
 	// Tradeoff is the family of guarantees behind Attacks and Curve.
 	Tradeoff Tradeoff `json:"-"`
@@ -114,8 +116,7 @@ type Profile struct {
 // and returns a *accounting.ParamError naming the option (Deltas,
 // Epsilons, FPRs or GridPoints) for bad values. It makes about
 // GridPoints + len(Deltas) + len(Epsilons) + 12·len(FPRs) + 1 queries of
-// the method (about 0.3 s for pld on the MNIST example of the tests);
-// every long query checks ctx.
+// the method, each distinct ε once; it checks ctx between queries.
 //
 // The trade-off bound is [Tradeoff.FNR] of the guarantees (ε, δ(ε)) for ε
 // on the grid, ε = 0, the ε of Deltas and the ε of Options.Epsilons, each
@@ -163,7 +164,7 @@ func Compute(ctx context.Context, newMethod calibrate.Factory, e accounting.Even
 		fam = append(fam, Guarantee{Epsilon: at.Epsilon, Delta: d})
 	}
 	// delta answers δ(ε), each ε once: a query can be slow (pld's RDP
-	// cross-check for a tiny δ takes 0.1 s).
+	// cross-check where δ is tiny, ac's own search).
 	memo := map[float64]DeltaAt{}
 	delta := func(eps float64) (DeltaAt, error) {
 		if at, ok := memo[eps]; ok {
@@ -261,7 +262,7 @@ func Compute(ctx context.Context, newMethod calibrate.Factory, e accounting.Even
 		fam = append(fam, more...)
 	}
 	p.Tradeoff = fam.Sorted()
-	p.Accuracy = math.Min(1, (1+p.Advantage)/2)
+	p.Accuracy = math.Min(1, search.Up((1+p.Advantage)/2, 1))
 	for _, a := range fprs {
 		p.Attacks = append(p.Attacks, p.Tradeoff.point(a))
 	}

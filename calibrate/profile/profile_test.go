@@ -115,7 +115,7 @@ func TestGaussianAdvantage(t *testing.T) {
 		if !(p.Advantage >= want && p.Advantage <= want*(1+1e-10)) {
 			t.Errorf("σ = %g, T = %d: Advantage %.17g, want %.17g (at most 1e-10 relative above)", sigma, steps, p.Advantage, want)
 		}
-		if acc := (1 + want) / 2; !(p.Accuracy >= acc && p.Accuracy <= acc*(1+1e-10)) {
+		if acc := (1 + want) / 2; !(p.Accuracy >= acc && p.Accuracy <= acc*(1+1e-10)) || p.Accuracy < (1+p.Advantage)/2 {
 			t.Errorf("σ = %g, T = %d: Accuracy %.17g, want %.17g", sigma, steps, p.Accuracy, acc)
 		}
 		// The curve's largest TPR − FPR never exceeds the advantage.
@@ -177,7 +177,7 @@ func checkShape(t *testing.T, p *profile.Profile) {
 	}
 	finite("Advantage", p.Advantage)
 	finite("Accuracy", p.Accuracy)
-	if !(p.Advantage >= 0 && p.Advantage <= 1 && p.Accuracy == math.Min(1, (1+p.Advantage)/2)) {
+	if !(p.Advantage >= 0 && p.Advantage <= 1 && p.Accuracy >= (1+p.Advantage)/2 && p.Accuracy <= math.Min(1, (1+p.Advantage)/2*(1+1e-15))) {
 		t.Errorf("Advantage %g, Accuracy %g", p.Advantage, p.Accuracy)
 	}
 	if len(p.Curve) < 100 {

@@ -115,6 +115,9 @@ func (c *ProfileCmd) options() (profile.Options, error) {
 			return opt, usageError("invalid --deltas: %g, want each δ in (0, 1)", d)
 		}
 	}
+	if len(c.Deltas) > 1000 {
+		return opt, usageError("invalid --deltas: %d values, want at most 1000", len(c.Deltas))
+	}
 	opt.Deltas = c.Deltas
 	if len(c.FPR) == 0 {
 		return opt, usageError("invalid --fpr: empty, want a comma-separated list of rates in (0, 1)")
@@ -124,6 +127,9 @@ func (c *ProfileCmd) options() (profile.Options, error) {
 			return opt, usageError("invalid --fpr: %g, want each false-positive rate in (0, 1)", a)
 		}
 	}
+	if len(c.FPR) > 1000 {
+		return opt, usageError("invalid --fpr: %d values, want at most 1000", len(c.FPR))
+	}
 	opt.FPRs = c.FPR
 	if c.Points < 2 || c.Points > 1000 {
 		return opt, usageError("invalid --points: %d, want 2..1000", c.Points)
@@ -132,6 +138,9 @@ func (c *ProfileCmd) options() (profile.Options, error) {
 		eps, err := parseEpsRange(c.EpsRange, c.Points)
 		if err != nil {
 			return opt, err
+		}
+		if len(eps) > 1000 {
+			return opt, usageError("invalid --eps-range: %d values, want at most 1000", len(eps))
 		}
 		opt.Epsilons = eps
 	}

@@ -148,6 +148,8 @@ func TestProfileBadInput(t *testing.T) {
 		{"format", append(base, "--format", "xml"), "--format"},
 		{"accountant all", append(base, "--accountant", "all"), "--accountant"},
 		{"pld grid", append(base, "--pld-grid", "2"), "invalid --pld-grid: 2"},
+		{"too many rates", append(base, "--fpr", strings.Repeat("0.5,", 1000)+"0.5"), "invalid --fpr: 1001 values, want at most 1000"},
+		{"too many ε", append(base, "--eps-range", strings.Repeat("1,", 1000)+"1"), "invalid --eps-range: 1001 values"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
