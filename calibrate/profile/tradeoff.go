@@ -26,12 +26,13 @@ const fnrSlack = 0x1p-50
 // A test that tells P from Q with false-positive (type I) rate α has
 // false-negative (type II) rate β. (ε, δ)-DP holds if and only if every
 // such test has β ≥ f_{ε,δ}(α) = max{0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)}
-// (Wasserman and Zhou 2010; Kairouz, Oh and Viswanath 2015, Theorem 2.1;
-// Dong, Roth and Su 2022, "Gaussian differential privacy", JRSS-B,
-// Proposition 2.5 and eq. (5), arXiv:1905.02383). A mechanism with several
-// guarantees satisfies all their bounds, so β ≥ max_i f_{ε_i,δ_i}(α): the
-// pointwise maximum is a lower bound on the true trade-off function
-// whenever every δ_i is an upper bound on the mechanism's δ(ε_i). With
+// (Wasserman and Zhou 2010, JASA; Kairouz, Oh and Viswanath 2015, ICML,
+// "The composition theorem for differential privacy"; Dong, Roth and Su
+// 2022, "Gaussian differential privacy", JRSS-B, §2, arXiv:1905.02383).
+// A mechanism with several guarantees satisfies all their bounds, so
+// β ≥ max_i f_{ε_i,δ_i}(α): the pointwise maximum is a lower bound on the
+// true trade-off function whenever every δ_i is an upper bound on the
+// mechanism's δ(ε_i). With
 // δ(ε) on all ε ≥ 0 the maximum is the trade-off function itself for a
 // symmetric one (Dong, Roth and Su, Proposition 2.12); on a finite grid it
 // is a piecewise-linear lower bound, the closer the denser the grid.
