@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
@@ -217,5 +219,40 @@ func TestPctUp(t *testing.T) {
 		if got := pctUp(tc.x); got != tc.want || mustParse(got) < 100*tc.x && !math.IsInf(tc.x, 0) {
 			t.Errorf("pctUp(%g) = %s, want %s", tc.x, got, tc.want)
 		}
+	}
+}
+
+// TestProfileTakesEpsRunFlags checks that profile takes every flag of eps
+// that describes the run (all but eps's own δ and accountant choice), so
+// that a flag added to runFlags reaches both commands.
+func TestProfileTakesEpsRunFlags(t *testing.T) {
+	var cli CLI
+	k, err := kong.New(&cli, kong.Name("dpcalc"), kong.Exit(func(int) {}), kong.Vars{"version": "test", "datadir": defaultDirRule})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := func(cmd string) map[string]bool {
+		out := map[string]bool{}
+		for _, n := range k.Model.Children {
+			if n.Name == cmd {
+				for _, f := range n.Flags {
+					out[f.Name] = true
+				}
+			}
+		}
+		if len(out) == 0 {
+			t.Fatalf("no command %s", cmd)
+		}
+		return out
+	}
+	eps, prof := flags("eps"), flags("profile")
+	own := map[string]bool{"delta": true, "accountant": true, "pld-grid": true, "ac-sampling": true}
+	for f := range eps {
+		if !own[f] && !prof[f] {
+			t.Errorf("eps takes --%s, profile does not", f)
+		}
+	}
+	if !eps["sigma"] || !eps["q"] || !eps["epochs"] || !eps["steps"] {
+		t.Errorf("eps flags %v, want at least sigma, q, epochs, steps", eps)
 	}
 }
