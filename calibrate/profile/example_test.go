@@ -23,15 +23,15 @@ func ExampleCompute() {
 		panic(err)
 	}
 	fmt.Printf("certified: %v\n", p.Certified)
-	fmt.Printf("ε = %.4f at δ = %g\n", p.Epsilons[0].Epsilon, p.Epsilons[0].Delta)
+	fmt.Printf("ε = %.2f at δ = %g\n", p.Epsilons[0].Epsilon, p.Epsilons[0].Delta)
 	for _, a := range p.Attacks {
-		fmt.Printf("at %g%% false positives, at most %.2f%% of members caught\n", 100*a.FPR, 100*a.TPR)
+		fmt.Printf("at %g%% false positives, at most %.1f%% of members caught\n", 100*a.FPR, 100*a.TPR)
 	}
-	fmt.Printf("membership guess accuracy (balanced prior) at most %.2f%%\n", 100*p.Accuracy)
+	fmt.Printf("membership guess accuracy (balanced prior) at most %.0f%%\n", 100*p.Accuracy)
 	// Output:
 	// certified: true
-	// ε = 0.9488 at δ = 1e-05
-	// at 1% false positives, at most 1.91% of members caught
-	// at 10% false positives, at most 15.22% of members caught
-	// membership guess accuracy (balanced prior) at most 55.06%
+	// ε = 0.95 at δ = 1e-05
+	// at 1% false positives, at most 1.9% of members caught
+	// at 10% false positives, at most 15.2% of members caught
+	// membership guess accuracy (balanced prior) at most 55%
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/pld"
 	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
 	"github.com/dpcalc/dpcalc/calibrate/profile"
@@ -201,28 +202,43 @@ func checkShape(t *testing.T, p *profile.Profile) {
 	}
 }
 
-// TestProfileMNIST pins the MNIST example of docs/profile.md: pld's ε at
-// δ = 1e-5 (0.9488, docs/cli.md's eps example), the ε = 0 advantage δ(0)
-// (in pld's certified bracket [0.10090, 0.10118]), and the attacker bound at
-// FPR 1%, which must lie between the bound of the (ε(1e-5), 1e-5) line
-// alone (looser) and FPR 1% (no attacker does worse than guessing).
+// TestProfileMNIST checks the MNIST example of docs/profile.md against the
+// pld accountant queried directly: the same ε(1e-5) interval (about
+// [0.946, 0.949]) and the same δ(0) as Advantage, to the bit; and the
+// attacker bound at FPR 1%, which must lie between FPR 1% (no attacker does
+// worse than guessing) and the bound of the (ε(1e-5), 1e-5) line alone.
 func TestProfileMNIST(t *testing.T) {
 	p, err := profile.Compute(t.Context(), factory(accounting.KindPLD), mnist, profile.Options{Deltas: []float64{1e-5}, FPRs: []float64{0.01}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := p.Epsilons[0]; math.Abs(e.Epsilon-0.94879) > 1e-5 || !(e.Lower > 0.94 && e.Lower <= e.Epsilon) {
-		t.Errorf("ε(1e-5) = [%g, %g], want upper 0.94879 (1e-5), lower in (0.94, upper]", e.Lower, e.Epsilon)
+	acc, err := pld.New(pld.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !(p.Advantage >= 0.10089 && p.Advantage <= 0.10119) {
-		t.Errorf("Advantage %g, want in [0.10089, 0.10119]", p.Advantage)
+	if err := acc.Compose(mnist, 1); err != nil {
+		t.Fatal(err)
+	}
+	lo, up, err := acc.EpsilonBounds(t.Context(), 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := p.Epsilons[0]; e.Epsilon != up || e.Lower != lo || !(lo > 0.94 && up < 0.96) {
+		t.Errorf("ε(1e-5) = [%g, %g], want pld's [%g, %g] within (0.94, 0.96)", e.Lower, e.Epsilon, lo, up)
+	}
+	_, d0, err := acc.DeltaBounds(t.Context(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Advantage != d0 || !(d0 > 0.1 && d0 < 0.102) {
+		t.Errorf("Advantage %g, want pld's δ(0) = %g within (0.1, 0.102)", p.Advantage, d0)
 	}
 	a := p.Attacks[0]
-	oneLine := profile.Tradeoff{{Epsilon: p.Epsilons[0].Epsilon, Delta: 1e-5}}.TPR(0.01)
-	if !(a.TPR > 0.01 && a.TPR <= oneLine) {
-		t.Errorf("TPR at FPR 1%% = %g, want in (0.01, %g]", a.TPR, oneLine)
+	oneLine := profile.Tradeoff{{Epsilon: up, Delta: 1e-5}}.TPR(0.01)
+	if !(a.TPR > 0.01 && a.TPR < oneLine) {
+		t.Errorf("TPR at FPR 1%% = %g, want in (0.01, %g)", a.TPR, oneLine)
 	}
-	t.Logf("MNIST: ε(1e-5) = %.6g [%.6g], advantage %.6g, TPR at FPR 1%% <= %.6g (one line: %.6g)", p.Epsilons[0].Epsilon, p.Epsilons[0].Lower, p.Advantage, a.TPR, oneLine)
+	t.Logf("MNIST: ε(1e-5) = %.6g [%.6g], advantage %.6g, TPR at FPR 1%% <= %.6g (one line: %.6g)", up, lo, p.Advantage, a.TPR, oneLine)
 }
 
 // TestProfileProcedure checks that a procedure's profile is labelled: not

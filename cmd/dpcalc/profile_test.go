@@ -59,7 +59,7 @@ func TestProfileSameAsAPI(t *testing.T) {
 	if len(got.Tradeoff) != len(want.Curve) || got.Advantage != want.Advantage || got.Accuracy != want.Accuracy {
 		t.Errorf("%d curve points, advantage %g, accuracy %g; want %d, %g, %g", len(got.Tradeoff), got.Advantage, got.Accuracy, len(want.Curve), want.Advantage, want.Accuracy)
 	}
-	if !strings.Contains(got.Statements[0], "1% false positives catches at most 1.92% of members") {
+	if s := "1% false positives catches at most " + pctUp(want.Attacks[0].TPR) + "% of members"; !strings.Contains(got.Statements[0], s) {
 		t.Errorf("statement %q", got.Statements[0])
 	}
 
