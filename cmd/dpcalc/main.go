@@ -111,8 +111,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 // stdout.
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
 	wantJSON := false
-	for _, a := range args {
-		if a == "--json" || a == "--json=true" {
+	for i, a := range args {
+		// --format json (profile) asks for JSON as --json does, errors too.
+		if a == "--json" || a == "--json=true" || a == "--format=json" || (a == "--format" && i+1 < len(args) && args[i+1] == "json") {
 			wantJSON = true
 		}
 		if a == "--" {

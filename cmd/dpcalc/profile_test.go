@@ -167,6 +167,18 @@ func TestProfileBadInput(t *testing.T) {
 	}
 }
 
+// TestProfileFormatJSONError checks that --format json, like --json, gets
+// its error as {"error": ...} on stdout.
+func TestProfileFormatJSONError(t *testing.T) {
+	for _, f := range [][]string{{"--format", "json"}, {"--format=json"}} {
+		stdout, _, code := runCLI(append([]string{"profile", "--sigma", "-1", "--q", "0.01", "--epochs", "1"}, f...)...)
+		var obj map[string]string
+		if err := json.Unmarshal([]byte(stdout), &obj); code != 2 || err != nil || !strings.Contains(obj["error"], "invalid --sigma") {
+			t.Errorf("%v: exit %d, stdout %q", f, code, stdout)
+		}
+	}
+}
+
 func TestProfilePlot(t *testing.T) {
 	for _, name := range []string{"p.png", "p.svg"} {
 		path := filepath.Join(t.TempDir(), name)
