@@ -156,11 +156,31 @@ func (c *SigmaCmd) Run(e *env) error {
 	return e.print(rows, c.Accountant == "all", "sigma")
 }
 
+// runFlags describe the training run whose privacy eps and profile report:
+// σ and the length at rate q. A flag that describes the run (its event)
+// belongs here, so that both commands take it.
+type runFlags struct {
+	Sigma float64 `name:"sigma" required:"" help:"Noise multiplier σ (noise std / L2 sensitivity), > 0."`
+	lengthFlags
+}
+
+// event validates the flags and returns the run as an event, with its
+// number of steps.
+func (r *runFlags) event() (accounting.Event, int, error) {
+	steps, err := r.steps()
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := checkFlag("sigma", accounting.CheckNoiseMultiplier(r.Sigma)); err != nil {
+		return nil, 0, err
+	}
+	return calibrate.Training{SamplingRate: r.Q, Steps: steps}.Event(r.Sigma), steps, nil
+}
+
 // EpsCmd computes ε(δ).
 type EpsCmd struct {
-	Sigma float64 `name:"sigma" required:"" help:"Noise multiplier σ (noise std / L2 sensitivity), > 0."`
+	runFlags
 	Delta float64 `name:"delta" default:"1e-5" help:"δ, in (0, 1)."`
-	lengthFlags
 	accountantFlags
 }
 

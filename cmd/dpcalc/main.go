@@ -44,6 +44,7 @@ type CLI struct {
 	Epochs   EpochsCmd   `cmd:"" help:"How long can I train: the most steps (and epochs) a budget allows at σ."`
 	Gaussian GaussianCmd `cmd:"" help:"σ of one Gaussian release: exact analytic calibration (Balle–Wang 2018) next to the classic bound."`
 	Audit    AuditCmd    `cmd:"" help:"Does a published (σ, q, epochs) deliver its claimed (ε, δ)? Certified interval and verdict."`
+	Profile  ProfileCmd  `cmd:"" help:"Privacy profile of a run: ε at several δ, δ(ε), and what a membership-inference attacker can do at most."`
 	Curve    CurveCmd    `cmd:"" help:"Curves: ε against epochs, σ against ε; table, CSV, JSON or a plot."`
 	Train    TrainCmd    `cmd:"" help:"Train an MLP with DP-SGD, DP dropout, DP variational dropout, SGLD or no privacy."`
 	Data     DataCmd     `cmd:"" help:"Fetch and verify the training data sets."`
@@ -110,8 +111,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 // stdout.
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (code int) {
 	wantJSON := false
-	for _, a := range args {
-		if a == "--json" || a == "--json=true" {
+	for i, a := range args {
+		// --format json (profile) asks for JSON as --json does, errors too.
+		if a == "--json" || a == "--json=true" || a == "--format=json" || (a == "--format" && i+1 < len(args) && args[i+1] == "json") {
 			wantJSON = true
 		}
 		if a == "--" {
