@@ -389,6 +389,9 @@ func TestJSONSchemaDocumented(t *testing.T) {
 	var fields []string
 	rt := reflect.TypeOf(row{})
 	for i := 0; i < rt.NumField(); i++ {
+		if !rt.Field(i).IsExported() {
+			continue
+		}
 		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
 		fields = append(fields, name)
 	}
