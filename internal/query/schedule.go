@@ -12,23 +12,24 @@ import (
 	"github.com/dpcalc/dpcalc/calibrate"
 )
 
-// Unknown marks a phase value the command solves for ("sigma=?",
-// "steps=?", "epochs=?").
-const Unknown = -1
+// unknownReps marks the repetitions of the phase whose length is solved for.
+const unknownReps = -1
 
 // Phase is one phase of a training plan: Steps (or Epochs) steps of the
 // Gaussian mechanism with noise multiplier Sigma on batches drawn at rate Q
 // (or Batch of N records). Sigma is DP-SGD's noise multiplier: the noise
 // standard deviation over the clipping norm C (see [Plan.Event] for how it
-// becomes an event's noise multiplier). A field is 0 when not given and
-// [Unknown] when given as "?".
+// becomes an event's noise multiplier). A field is 0 when not given;
+// Unknown names the field given as "?" ("sigma", "steps" or "epochs"),
+// which the command solves for.
 type Phase struct {
-	Sigma  float64
-	Q      float64
-	Batch  int
-	N      int
-	Steps  int
-	Epochs float64
+	Sigma   float64
+	Q       float64
+	Batch   int
+	N       int
+	Steps   int
+	Epochs  float64
+	Unknown string
 }
 
 var phaseKeys = []string{"sigma", "q", "batch", "n", "steps", "epochs"}
@@ -36,7 +37,7 @@ var phaseKeys = []string{"sigma", "q", "batch", "n", "steps", "epochs"}
 // ParseSchedule parses a --schedule value: phases separated by ";", each a
 // comma-separated list of key=value with the keys sigma, q, batch, n, steps
 // and epochs, e.g. "sigma=1,q=0.01,steps=5000; sigma=2,q=0.02,steps=3000".
-// sigma, steps and epochs may be "?" (Unknown). It checks the syntax only
+// sigma, steps and epochs may be "?" (Phase.Unknown). It checks the syntax only
 // (unknown and duplicate keys, malformed numbers, q with batch, steps with
 // epochs); [NewPlan] checks the values. Errors are one line naming the
 // phase (from 1) and the key.
@@ -75,12 +76,11 @@ func ParseSchedule(s string) ([]Phase, error) {
 			seen[k] = true
 			if v == "?" {
 				switch k {
-				case "sigma":
-					p.Sigma = Unknown
-				case "steps":
-					p.Steps = Unknown
-				case "epochs":
-					p.Epochs = Unknown
+				case "sigma", "steps", "epochs":
+					if p.Unknown != "" {
+						return nil, fmt.Errorf("%s: %s=? and %s=?: a phase has at most one unknown", at, p.Unknown, k)
+					}
+					p.Unknown = k
 				default:
 					return nil, fmt.Errorf("%s: %s=? is not allowed; only sigma, steps or epochs can be the unknown", at, k)
 				}
@@ -141,7 +141,8 @@ type Plan struct {
 	Adjacency accounting.Adjacency
 	// steps[i] is phase i's number of steps (shuffle: epochs·⌊N/B⌋), and
 	// reps[i] its number of repetitions of the phase's event (shuffle:
-	// epochs, else steps); Unknown for the unknown phase.
+	// epochs, else steps); unknownReps for the phase whose length is
+	// solved for.
 	steps, reps []int
 }
 
@@ -151,8 +152,9 @@ type Plan struct {
 // batches a repetition is an epoch of ⌊n/batch⌋ steps, so epochs must be a
 // whole number and steps a multiple of ⌊n/batch⌋. Fixed-size batches need
 // replace-one adjacency (sampling without replacement is defined for
-// datasets of one public size). unknown says which field may be Unknown
-// ("sigma", "length" or ""): exactly one phase must have it.
+// datasets of one public size). unknown says which field may be unknown
+// ("sigma", "length" for steps or epochs, or ""): exactly one phase must
+// have it.
 func NewPlan(phases []Phase, sampling string, adjacency accounting.Adjacency, n int, unknown string) (Plan, error) {
 	p := Plan{Phases: append([]Phase(nil), phases...), Sampling: sampling, Adjacency: adjacency}
 	switch sampling {
@@ -171,7 +173,7 @@ func NewPlan(phases []Phase, sampling string, adjacency accounting.Adjacency, n 
 		if ph.N == 0 {
 			ph.N = n
 		}
-		if ph.Sigma == Unknown {
+		if ph.Unknown == "sigma" {
 			if unknown != "sigma" {
 				return Plan{}, fmt.Errorf("%ssigma=? is only for dpcalc sigma", at)
 			}
@@ -179,7 +181,7 @@ func NewPlan(phases []Phase, sampling string, adjacency accounting.Adjacency, n 
 		} else if err := accounting.CheckNoiseMultiplier(ph.Sigma); err != nil {
 			return Plan{}, fmt.Errorf("%sinvalid sigma: %g, want finite and > 0", at, ph.Sigma)
 		}
-		if ph.Steps == Unknown || ph.Epochs == Unknown {
+		if ph.Unknown == "steps" || ph.Unknown == "epochs" {
 			if unknown != "length" {
 				return Plan{}, fmt.Errorf("%ssteps=? and epochs=? are only for dpcalc epochs", at)
 			}
@@ -203,8 +205,8 @@ func NewPlan(phases []Phase, sampling string, adjacency accounting.Adjacency, n 
 		}
 		steps, reps := ph.Steps, ph.Steps
 		switch {
-		case ph.Steps == Unknown || ph.Epochs == Unknown:
-			steps, reps = Unknown, Unknown
+		case ph.Unknown == "steps" || ph.Unknown == "epochs":
+			steps, reps = unknownReps, unknownReps
 		case sampling == "shuffle":
 			per := ph.N / ph.Batch
 			if ph.Steps != 0 {
@@ -257,10 +259,10 @@ func (p Plan) Event(x float64) accounting.Event {
 	evs := make([]accounting.Event, len(p.Phases))
 	for i, ph := range p.Phases {
 		sigma, reps := ph.Sigma, p.reps[i]
-		if sigma == Unknown {
+		if ph.Unknown == "sigma" {
 			sigma = x
 		}
-		if reps == Unknown {
+		if reps == unknownReps {
 			reps = int(x)
 		}
 		if p.Adjacency == accounting.ReplaceOne {
@@ -282,10 +284,10 @@ func (p Plan) Event(x float64) accounting.Event {
 	return accounting.Composed{Events: evs}
 }
 
-// Unknown returns the index of the phase with an unknown, or -1.
+// unknownPhase returns the index of the phase with an unknown, or -1.
 func (p Plan) unknownPhase() int {
 	for i, ph := range p.Phases {
-		if ph.Sigma == Unknown || p.reps[i] == Unknown {
+		if ph.Unknown != "" {
 			return i
 		}
 	}
@@ -319,10 +321,10 @@ func (a Accountants) NewPlanRow(k accounting.Kind, p Plan, x float64) Row {
 	r.Epochs = 0
 	for i, ph := range p.Phases {
 		sigma, steps := ph.Sigma, p.steps[i]
-		if sigma == Unknown {
+		if ph.Unknown == "sigma" {
 			sigma = x
 		}
-		if steps == Unknown {
+		if steps == unknownReps {
 			steps = int(x) * p.stepsPerRep(i)
 		}
 		pr := PhaseRow{Sigma: sigma, Q: ph.Q, Steps: steps, Epochs: calibrate.EpochsForSteps(steps, ph.Q)}
@@ -421,7 +423,7 @@ func (v vals) plan(unknown string) (Plan, error) {
 		if err := checkSigma(); err != nil {
 			return Plan{}, err
 		}
-		ph.Steps = Unknown
+		ph.Unknown = "steps"
 	}
 	if !v.set["batch"] {
 		if err := paramErr("", accounting.CheckSamplingRate(ph.Q)); err != nil {
@@ -447,7 +449,7 @@ func (v vals) plan(unknown string) (Plan, error) {
 		}
 	}
 	if unknown == "sigma" {
-		ph.Sigma = Unknown
+		ph.Unknown = "sigma"
 	} else if unknown == "" {
 		if err := checkSigma(); err != nil {
 			return Plan{}, err
