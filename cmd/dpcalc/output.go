@@ -69,14 +69,15 @@ func (e *env) print(rows []row, all bool, cmd string) error {
 				}
 				sigma, q = strings.Join(ss, "; "), strings.Join(qs, "; ")
 			}
+			epochs := fmtG(r.Epochs)
 			if r.Q == 0 && len(r.Phases) == 0 {
-				q = "-" // an --events training
+				q, epochs = "-", "-" // an --events training
 			}
 			delta := fmtG(r.Delta)
 			if r.Error != "" || r.Unsupported != "" {
 				delta = "-"
 			}
-			t.Append(r.Accountant, sigma, q, strconv.Itoa(r.Steps), fmtG(r.Epochs), r.Sampling, r.Adjacency, eps, delta, fmtPtr(r.Lambda), note)
+			t.Append(r.Accountant, sigma, q, strconv.Itoa(r.Steps), epochs, r.Sampling, r.Adjacency, eps, delta, fmtPtr(r.Lambda), note)
 		}
 		if err := t.Render(); err != nil {
 			return err
