@@ -12,7 +12,9 @@ import (
 func TestNormalizeNewEvents(t *testing.T) {
 	lap := func(b float64) Event { return Laplace{NoiseMultiplier: b} }
 	g := Gaussian{NoiseMultiplier: 2}
-	wor := func(n, m int, e Event) Event { return SampledWithoutReplacement{SourceDatasetSize: n, SampleSize: m, Event: e} }
+	wor := func(n, m int, e Event) Event {
+		return SampledWithoutReplacement{SourceDatasetSize: n, SampleSize: m, Event: e}
+	}
 	shuf := func(n, b int, e Event) Event { return Shuffled{DatasetSize: n, BatchSize: b, Event: e} }
 	for _, c := range []struct {
 		name  string
