@@ -111,9 +111,8 @@ func Flags(cmd string) []string {
 type Request struct {
 	Cmd   string
 	Flags map[string]string
-	// Event, when set, is the training of eps, delta or sigma's --emit
-	// question given as an event (the CLI's --events file), instead of the
-	// training flags.
+	// Event, when set, is the training of eps or delta given as an event
+	// (the CLI's --events file) instead of the training flags.
 	Event accounting.Event
 }
 
