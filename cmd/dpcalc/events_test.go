@@ -135,6 +135,7 @@ func TestEventsBadInput(t *testing.T) {
 		{"shuffle with q", []string{"eps", "--sigma", "1", "--q", "0.1", "--steps", "5", "--sampling", "shuffle"}, "--sampling shuffle needs --batch and --n"},
 		{"batch without n", []string{"eps", "--sigma", "1", "--batch", "10", "--steps", "5"}, "--batch needs --n"},
 		{"q and batch", []string{"eps", "--sigma", "1", "--q", "0.1", "--batch", "10", "--n", "100", "--steps", "5"}, "--q and --batch can't be used together"},
+		{"schedule past 2^53", []string{"eps", "--schedule", "sigma=1,q=0.5,steps=9e15; sigma=1,q=0.5,steps=9e15"}, "--schedule total of the phases: count = 1.8e+16"},
 		{"emit to stdout with json", []string{"eps", "--sigma", "1", "--q", "0.1", "--steps", "5", "--emit-events", "-", "--json"}, "--emit-events - and --json"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

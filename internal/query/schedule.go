@@ -245,6 +245,11 @@ func NewPlan(phases []Phase, sampling string, adjacency accounting.Adjacency, n 
 		}
 		return Plan{}, fmt.Errorf("--schedule needs exactly one phase with %s (it has %d)", what, unknowns)
 	}
+	// The event's own checks (the total of all phases at most 2^53 steps),
+	// with 1 for the unknown.
+	if _, err := accounting.NormalizeUnder(adjacency, p.Event(1), 1); err != nil {
+		return Plan{}, fmt.Errorf("total of the phases: %s", strings.TrimPrefix(err.Error(), "accounting: "))
+	}
 	return p, nil
 }
 

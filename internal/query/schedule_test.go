@@ -84,6 +84,8 @@ func TestPlanEvent(t *testing.T) {
 		{name: "shuffle needs batch", phases: []Phase{{Sigma: 1, Q: 0.1, Steps: 5}}, sampling: "shuffle", err: "phase 1: --sampling shuffle needs batch and n, not q"},
 		{name: "n below batch", phases: []Phase{{Sigma: 1, Batch: 100, N: 10, Steps: 5}}, sampling: "poisson", err: "phase 1: invalid n: 10"},
 		{name: "bad sigma in phase 2", phases: []Phase{{Sigma: 1, Q: 0.1, Steps: 5}, {Sigma: -1, Q: 0.1, Steps: 5}}, sampling: "poisson", err: "phase 2: invalid sigma: -1"},
+		{name: "total past 2^53", phases: []Phase{{Sigma: 1, Q: 0.5, Steps: 1 << 52}, {Sigma: 1, Q: 0.5, Steps: 1 << 52}, {Sigma: 1, Q: 0.5, Steps: 1}}, sampling: "poisson",
+			err: "total of the phases: count = 9.007199254740992e+15 at Composed[2]/SelfComposed/PoissonSampled/Gaussian, want total steps <= 9.007199254740992e+15"},
 		{name: "bad q", phases: []Phase{{Sigma: 1, Q: 1.5, Steps: 5}}, sampling: "poisson", err: "phase 1: invalid q: 1.5, want in (0, 1]"},
 	}
 	for _, tt := range tests {
