@@ -9,7 +9,8 @@ python3 and python3-attr/absl/numpy/scipy:
         /usr/bin/python3 testdata/dpevent/gen.py          # writes py/*.json
     ... gen.py --check                                    # reads go/*.json
 
-Writing: each event below is converted with event.to_named_tuple() and the
+Writing: py/two_phase_reference.json holds dp_accounting's RDP and PLD ε at
+δ = 1e-5 of the two-phase event. Each event below is converted with event.to_named_tuple() and the
 recursive dict conversion of docs/events.md, and dumped to py/NAME.json.
 Checking: every go/NAME.json (written by dpcalc's MarshalEvent; the Go test
 regenerates them with DPCALC_UPDATE_GOLDEN=1) is read back into a DpEvent
@@ -63,8 +64,23 @@ def from_json(x):
     return x
 
 
+def reference():
+    """dp_accounting's ε at δ = 1e-5 for the two-phase run."""
+    from dp_accounting.pld import pld_privacy_accountant
+    from dp_accounting.rdp import rdp_privacy_accountant
+    rdp = rdp_privacy_accountant.RdpAccountant()
+    rdp.compose(EVENTS["two_phase"])
+    eps, order = rdp.get_epsilon_and_optimal_order(1e-5)
+    pld = pld_privacy_accountant.PLDAccountant()
+    pld.compose(EVENTS["two_phase"])
+    return {"delta": 1e-5, "rdp_epsilon": eps, "rdp_order": order, "pld_epsilon": pld.get_epsilon(1e-5)}
+
+
 def write():
     os.makedirs(os.path.join(HERE, "py"), exist_ok=True)
+    with open(os.path.join(HERE, "py", "two_phase_reference.json"), "w") as f:
+        json.dump(reference(), f, indent=2)
+        f.write("\n")
     for name, e in EVENTS.items():
         with open(os.path.join(HERE, "py", name + ".json"), "w") as f:
             json.dump(to_json(e.to_named_tuple()), f, indent=2)
