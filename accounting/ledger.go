@@ -28,8 +28,9 @@ type Segment struct {
 // steps costs one segment, not T.
 //
 // A ledger says what was run, not how much privacy it cost: [Ledger.Replay]
-// composes it into any [Method]. It serialises to JSON with type-tagged
-// events (see [MarshalEvent]) and a SHA-256 checksum of its contents, so the
+// composes it into any [Method]. It serialises to JSON with events in
+// dp_accounting's DpEvent form (see [MarshalEvent]) and a SHA-256 checksum
+// of its contents, so the
 // CLI can save it, reload it (refusing a corrupted file) and replay it under
 // a different accountant.
 //
@@ -154,24 +155,30 @@ func (l *Ledger) Replay(acc Method) error {
 	return nil
 }
 
-// On-disk form, version 2:
+// On-disk form, version 3:
 //
-//	{"format":"dpcalc-ledger","version":2,"sha256":"<64 hex digits>",
+//	{"format":"dpcalc-ledger","version":3,"sha256":"<64 hex digits>",
 //	 "segments":[{"event":{...},"count":n},...]}
 //
-// sha256 is the SHA-256, in lower-case hex, of the canonical payload: the
-// compact JSON {"format":"dpcalc-ledger","version":2,"segments":[...]} (no
-// sha256 field, no white space, events as MarshalEvent writes them, fields
-// in this order). A reader decodes the segments, re-encodes them
+// Each event is in dp_accounting's DpEvent form, as MarshalEvent writes it
+// (so segments[i].event with segments[i].count can be handed to
+// dp_accounting as SelfComposedDpEvent(event, count)). sha256 is the
+// SHA-256, in lower-case hex, of the canonical payload: the compact JSON
+// {"format":"dpcalc-ledger","version":3,"segments":[...]} (no sha256 field,
+// no white space, events as MarshalEvent writes them, fields in this
+// order). A reader decodes the segments, re-encodes them
 // canonically and compares the hashes, so any change to what the file
 // means (a digit of a count, σ or q, an event type, a dropped segment) is
 // refused, while white space and other changes that decode to the same
 // ledger are not errors.
 //
-// Version 1 is the same without the sha256 field. [Ledger.UnmarshalJSON]
-// still accepts it, for ledgers embedded in containers that carry their own
-// checksum (trainer checkpoints written before version 2); [LoadLedger]
-// refuses it (see there).
+// Version 2 is version 3 with the legacy "type"-tagged events
+// (ledger_event.go) in the segments and in the canonical payload; it is
+// still read (checksum verified against the legacy encoding) and never
+// written. Version 1 is version 2 without the sha256 field.
+// [Ledger.UnmarshalJSON] still accepts it, for ledgers embedded in
+// containers that carry their own checksum (trainer checkpoints written
+// before version 2); [LoadLedger] refuses it (see there).
 type ledgerJSON struct {
 	Format   string        `json:"format"`
 	Version  int           `json:"version"`
@@ -186,7 +193,7 @@ type segmentJSON struct {
 
 const (
 	ledgerFormat  = "dpcalc-ledger"
-	ledgerVersion = 2
+	ledgerVersion = 3
 )
 
 // ledgerError is a ledger decoding error: one line, "accounting: <where>:
@@ -218,11 +225,16 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// canonicalSegments encodes segs as the payload's segment list.
-func canonicalSegments(segs []Segment) ([]segmentJSON, error) {
+// canonicalSegments encodes segs as the payload's segment list of a
+// ledger of the given version (3: MarshalEvent; 1 and 2: the legacy form).
+func canonicalSegments(segs []Segment, version int) ([]segmentJSON, error) {
+	marshal := MarshalEvent
+	if version < 3 {
+		marshal = marshalLegacyEvent
+	}
 	out := make([]segmentJSON, len(segs))
 	for i, s := range segs {
-		b, err := MarshalEvent(s.Event)
+		b, err := marshal(s.Event)
 		if err != nil {
 			return nil, fmt.Errorf("accounting: ledger segment %d: %w", i, err)
 		}
@@ -232,9 +244,9 @@ func canonicalSegments(segs []Segment) ([]segmentJSON, error) {
 }
 
 // ledgerChecksum returns the lower-case hex SHA-256 of the canonical
-// payload of segs (see ledgerJSON).
-func ledgerChecksum(segs []segmentJSON) (string, error) {
-	b, err := json.Marshal(ledgerJSON{Format: ledgerFormat, Version: ledgerVersion, Segments: segs})
+// payload of segs in a ledger of the given version (see ledgerJSON).
+func ledgerChecksum(segs []segmentJSON, version int) (string, error) {
+	b, err := json.Marshal(ledgerJSON{Format: ledgerFormat, Version: version, Segments: segs})
 	if err != nil {
 		return "", err
 	}
@@ -242,18 +254,18 @@ func ledgerChecksum(segs []segmentJSON) (string, error) {
 	return hex.EncodeToString(sum[:]), nil
 }
 
-// MarshalJSON encodes the ledger with type-tagged events and its checksum
-// (format version 2). It refuses a ledger that fails [Ledger.Validate] or
+// MarshalJSON encodes the ledger with events in dp_accounting's DpEvent
+// form and its checksum (format version 3). It refuses a ledger that fails [Ledger.Validate] or
 // holds an event with no JSON encoding (e.g. a non-finite σ).
 func (l Ledger) MarshalJSON() ([]byte, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
-	segs, err := canonicalSegments(l.Segments)
+	segs, err := canonicalSegments(l.Segments, ledgerVersion)
 	if err != nil {
 		return nil, err
 	}
-	sum, err := ledgerChecksum(segs)
+	sum, err := ledgerChecksum(segs, ledgerVersion)
 	if err != nil {
 		return nil, fmt.Errorf("accounting: ledger: %w", err)
 	}
@@ -261,8 +273,8 @@ func (l Ledger) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON decodes a ledger written by MarshalJSON: exactly one JSON
-// value, format "dpcalc-ledger", version 2 with a checksum that matches the
-// decoded segments, or version 1 without one (accepted unverified, for
+// value, format "dpcalc-ledger", version 3 (or 2, with legacy events) with
+// a checksum that matches the decoded segments, or version 1 without one (accepted unverified, for
 // ledgers inside checkpoints that have their own checksum; LoadLedger
 // refuses version 1 files). It rejects unknown fields, event types, counts
 // < 1 and totals past math.MaxInt. Errors are one line; on error l is
@@ -305,20 +317,27 @@ func decodeLedger(b []byte) ([]Segment, int, *ledgerProblem) {
 		if in.SHA256 != "" {
 			return nil, 0, problem(nil, "version 1 ledgers have no sha256 field (corrupted version number?)")
 		}
-	case ledgerVersion:
+	case 2, ledgerVersion:
 		if in.SHA256 == "" {
-			return nil, 0, problem(nil, "version 2 ledger without its sha256 checksum")
+			return nil, 0, problem(nil, "version %d ledger without its sha256 checksum", in.Version)
 		}
 		if in.Segments == nil {
-			return nil, 0, problem(nil, "version 2 ledger without a segments list")
+			return nil, 0, problem(nil, "version %d ledger without a segments list", in.Version)
 		}
 	default:
-		return nil, 0, problem(nil, "version %d, want %d (or 1)", in.Version, ledgerVersion)
+		return nil, 0, problem(nil, "version %d, want %d (or 2 or 1)", in.Version, ledgerVersion)
+	}
+	unmarshal := UnmarshalEvent
+	if in.Version < 3 {
+		unmarshal = unmarshalLegacyEvent
 	}
 	segs := make([]Segment, len(in.Segments))
 	for i, s := range in.Segments {
-		e, err := UnmarshalEvent(s.Event)
+		e, err := unmarshal(s.Event)
 		if err != nil {
+			if in.Version < 3 {
+				return nil, 0, problem(err, "segment %d: %v (a version %d ledger holds legacy \"type\"-tagged events)", i, err, in.Version)
+			}
 			return nil, 0, problem(err, "segment %d: %v", i, err)
 		}
 		segs[i] = Segment{Event: e, Count: s.Count}
@@ -326,12 +345,12 @@ func decodeLedger(b []byte) ([]Segment, int, *ledgerProblem) {
 	if _, err := validateSegments(segs); err != nil {
 		return nil, 0, problem(err, "%s", strings.TrimPrefix(oneLine(err.Error()), "ledger "))
 	}
-	if in.Version == ledgerVersion {
-		canon, err := canonicalSegments(segs)
+	if in.Version >= 2 {
+		canon, err := canonicalSegments(segs, in.Version)
 		if err != nil {
 			return nil, 0, problem(err, "%v", err)
 		}
-		sum, err := ledgerChecksum(canon)
+		sum, err := ledgerChecksum(canon, in.Version)
 		if err != nil {
 			return nil, 0, problem(err, "%v", err)
 		}
@@ -343,7 +362,7 @@ func decodeLedger(b []byte) ([]Segment, int, *ledgerProblem) {
 	return segs, in.Version, nil
 }
 
-// SaveLedger writes l as indented JSON (format version 2, with its checksum)
+// SaveLedger writes l as indented JSON (format version 3, with its checksum)
 // to path atomically: it writes a temporary file in the same directory, syncs
 // it, and renames it over path, so a reader sees either the old file or the
 // complete new one.

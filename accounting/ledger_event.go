@@ -6,8 +6,9 @@ import (
 	"fmt"
 )
 
-// Type tags used in the JSON form of events. They are part of the on-disk
-// format: never change the meaning of one, add a new tag instead.
+// The legacy JSON form of events, with a "type" tag, of ledger versions 1
+// and 2 (before dp_accounting's DpEvent form, see dpevent.go). It is only
+// read (and re-encoded to verify a version 2 checksum); never change it.
 const (
 	tagGaussian       = "gaussian"
 	tagPoissonSampled = "poisson_sampled"
@@ -19,12 +20,14 @@ const (
 	tagNonPrivate     = "non_private"
 )
 
-// MarshalEvent encodes e as a JSON object with a "type" tag, recursively:
+// marshalLegacyEvent encodes e as a JSON object with a "type" tag,
+// recursively:
 //
 //	{"type":"poisson_sampled","sampling_rate":0.01,"event":{"type":"gaussian","noise_multiplier":4}}
 //
-// It returns an *UnsupportedEventError for nil or unknown events.
-func MarshalEvent(e Event) ([]byte, error) {
+// It returns an *UnsupportedEventError for nil events and for events the
+// legacy form has no tag for.
+func marshalLegacyEvent(e Event) ([]byte, error) {
 	if err := checkEventTree(e, ""); err != nil {
 		return nil, err
 	}
@@ -96,16 +99,14 @@ func eventToJSON(e Event) (any, error) {
 			Type string `json:"type"`
 		}{tagNonPrivate}, nil
 	}
-	return nil, &UnsupportedEventError{Event: e, Reason: "no JSON encoding for this event type"}
+	return nil, &UnsupportedEventError{Event: e, Reason: "no legacy JSON encoding for this event type"}
 }
 
-// UnmarshalEvent decodes an event written by MarshalEvent. Unknown type tags
-// and unknown fields are errors.
-func UnmarshalEvent(b []byte) (Event, error) {
+// unmarshalLegacyEvent decodes an event written by marshalLegacyEvent.
+// Unknown type tags and unknown fields are errors.
+func unmarshalLegacyEvent(b []byte) (Event, error) {
 	return unmarshalEvent(b, 0)
 }
-
-const maxEventDepth = 64
 
 func strictUnmarshal(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -222,6 +223,10 @@ func checkEventTree(e Event, path string) error {
 		return checkEventTree(e.Event, join(path, "PoissonSampled"))
 	case SelfComposed:
 		return checkEventTree(e.Event, join(path, "SelfComposed"))
+	case SampledWithoutReplacement:
+		return checkEventTree(e.Event, join(path, "SampledWithoutReplacement"))
+	case Shuffled:
+		return checkEventTree(e.Event, join(path, "Shuffled"))
 	case Composed:
 		for i, s := range e.Events {
 			if err := checkEventTree(s, join(path, fmt.Sprintf("Composed[%d]", i))); err != nil {

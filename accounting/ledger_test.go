@@ -90,8 +90,8 @@ func TestLedgerJSONRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), `"type":"poisson_sampled"`) {
-		t.Errorf("JSON lacks type tag: %s", b)
+	if !strings.Contains(string(b), `"class_name":"PoissonSampledDpEvent","sampling_probability":0.25`) {
+		t.Errorf("JSON lacks the DpEvent form: %s", b)
 	}
 	var back Ledger
 	if err := json.Unmarshal(b, &back); err != nil {
@@ -130,7 +130,11 @@ func TestLedgerUnmarshalRejects(t *testing.T) {
 		{"version 2 bad checksum", `{"format":"dpcalc-ledger","version":2,"sha256":"00","segments":[]}`},
 		{"version 2 without segments", `{"format":"dpcalc-ledger","version":2,"sha256":"` + emptyLedgerSum + `"}`},
 		{"version 1 with checksum", `{"format":"dpcalc-ledger","version":1,"sha256":"` + emptyLedgerSum + `","segments":[]}`},
-		{"wrong version", `{"format":"dpcalc-ledger","version":3,"segments":[]}`},
+		{"wrong version", `{"format":"dpcalc-ledger","version":4,"segments":[]}`},
+		{"version 3 bad checksum", `{"format":"dpcalc-ledger","version":3,"sha256":"` + emptyLedgerSum + `","segments":[]}`},
+		{"version 3 legacy event", `{"format":"dpcalc-ledger","version":3,"sha256":"00","segments":[{"event":{"type":"noop"},"count":1}]}`},
+		{"version 2 DpEvent", `{"format":"dpcalc-ledger","version":2,"sha256":"00","segments":[{"event":{"class_name":"NoOpDpEvent"},"count":1}]}`},
+		{"version 3 unknown class", `{"format":"dpcalc-ledger","version":3,"sha256":"00","segments":[{"event":{"class_name":"FooDpEvent"},"count":1}]}`},
 		{"wrong format", `{"format":"other","version":1,"segments":[]}`},
 		{"truncated", `{"format":"dpcalc-ledger","version":1,"segments":[{"event":{"type":"gaussian","noise`},
 		{"trailing data", `{"format":"dpcalc-ledger","version":1,"segments":[]} {}`},
@@ -155,13 +159,20 @@ func TestLedgerUnmarshalRejects(t *testing.T) {
 	if err := l.UnmarshalJSON([]byte(`{"format":"dpcalc-ledger","version":2,"sha256":"` + emptyLedgerSum + `","segments":[]}`)); err != nil || len(l.Segments) != 0 {
 		t.Errorf("empty version 2 ledger: %v, %+v", err, l)
 	}
-	if b, _ := json.Marshal(Ledger{}); string(b) != `{"format":"dpcalc-ledger","version":2,"sha256":"`+emptyLedgerSum+`","segments":[]}` {
+	sum3 := sha256.Sum256([]byte(`{"format":"dpcalc-ledger","version":3,"segments":[]}`))
+	if got := hex.EncodeToString(sum3[:]); got != emptyLedgerSum3 {
+		t.Fatalf("emptyLedgerSum3 is stale: %s", got)
+	}
+	if b, _ := json.Marshal(Ledger{}); string(b) != `{"format":"dpcalc-ledger","version":3,"sha256":"`+emptyLedgerSum3+`","segments":[]}` {
 		t.Errorf("empty ledger marshals to %s", b)
 	}
 }
 
 // emptyLedgerSum is the SHA-256 of {"format":"dpcalc-ledger","version":2,"segments":[]}.
 const emptyLedgerSum = "676300502fff71662931985ad88266c8be8c2eca2e5a3b33c6a9c62a14163499"
+
+// emptyLedgerSum3 is the SHA-256 of {"format":"dpcalc-ledger","version":3,"segments":[]}.
+const emptyLedgerSum3 = "c0007b93c8f8426f82ea9e7d980061ef93a232dcbc58d065fc013c3045a897fe"
 
 // TestLedgerChecksum: a saved ledger whose meaning is changed by hand (a
 // count, a σ) is refused with a one-line error naming the file; one that is
@@ -179,7 +190,8 @@ func TestLedgerChecksum(t *testing.T) {
 	for _, tc := range []struct{ name, from, to, want string }{
 		{"fewer steps", `"count": 2500`, `"count": 250`, "checksum mismatch"},
 		{"larger sigma", `"noise_multiplier": 4`, `"noise_multiplier": 40`, "checksum mismatch"},
-		{"version 1", `"version": 2`, `"version": 1`, "version 1"},
+		{"version 1", `"version": 3`, `"version": 1`, "version 1"},
+		{"version 2", `"version": 3`, `"version": 2`, "version 2"},
 		{"checksum edited", `"sha256": "`, `"sha256": "0`, "checksum mismatch"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -211,14 +223,16 @@ func TestLedgerChecksum(t *testing.T) {
 	}
 }
 
-// TestLoadLedgerTestdata loads the committed version-2 ledger and checks
-// that it holds the same segments as the version-1 file it was converted
-// from (json.Unmarshal, then SaveLedger; DPCALC_UPDATE_GOLDEN=1 redoes the
-// conversion), which LoadLedger refuses with a message saying how to
-// convert it.
+// TestLoadLedgerTestdata loads the committed version-3 ledger (DpEvent
+// form) and the version-2 ledger (legacy "type" tags, written before
+// version 3) and checks that they hold the same segments as the version-1
+// file they were converted from (json.Unmarshal, then SaveLedger;
+// DPCALC_UPDATE_GOLDEN=1 redoes the conversion to version 3), which
+// LoadLedger refuses with a message saying how to convert it.
 func TestLoadLedgerTestdata(t *testing.T) {
 	v1Path := filepath.Join("..", "testdata", "trainer", "ledger-dpsgd-pca-v1.json")
 	v2Path := filepath.Join("..", "testdata", "trainer", "ledger-dpsgd-pca.json")
+	v3Path := filepath.Join("..", "testdata", "trainer", "ledger-dpsgd-pca-v3.json")
 	b, err := os.ReadFile(v1Path)
 	if err != nil {
 		t.Fatal(err)
@@ -228,13 +242,23 @@ func TestLoadLedgerTestdata(t *testing.T) {
 		t.Fatal(err)
 	}
 	if os.Getenv("DPCALC_UPDATE_GOLDEN") == "1" {
-		if err := SaveLedger(v2Path, &v1); err != nil {
+		if err := SaveLedger(v3Path, &v1); err != nil {
 			t.Fatal(err)
 		}
+	}
+	l3, err := LoadLedger(v3Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(v3Path); !strings.Contains(string(b), `"version": 3`) || !strings.Contains(string(b), `"class_name": "PoissonSampledDpEvent"`) {
+		t.Errorf("%s is not a version 3 ledger with DpEvents:\n%s", v3Path, b)
 	}
 	l, err := LoadLedger(v2Path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(l3, l) {
+		t.Errorf("version 3 fixture %+v differs from version 2 %+v", *l3, *l)
 	}
 	if got, want := l.Len(), 1+2500; got != want {
 		t.Errorf("Len = %d, want %d", got, want)

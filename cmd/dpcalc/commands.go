@@ -3,6 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
 
 	"github.com/alecthomas/kong"
 
@@ -109,175 +113,214 @@ func checkFlag(name string, err error) error {
 	return err
 }
 
+// trainingFlags describe the training of eps, delta, sigma and epochs: one
+// phase (--sigma, --q or --batch with --n, --epochs or --steps), a
+// --schedule of phases, or (eps, delta) an --events file. None is required
+// by kong: internal/query checks what is missing with kong's message.
+type trainingFlags struct {
+	Q         *float64 `name:"q" help:"Sampling rate q = L/N: each record's inclusion probability per step, in (0, 1]."`
+	Epochs    *float64 `name:"epochs" xor:"length" help:"Expected passes over the data E; steps T = ⌈E/q⌉."`
+	Steps     *count   `name:"steps" xor:"length" help:"Number of steps T, instead of --epochs; 1e6 is accepted."`
+	Batch     *count   `name:"batch" help:"Batch size B, instead of --q (with --n: q = B/N); needed by --sampling fixed and shuffle."`
+	N         *count   `name:"n" help:"Dataset size N (with --batch; the default n of --schedule phases)."`
+	Schedule  *string  `name:"schedule" placeholder:"PHASES" help:"Phases run one after the other, instead of --sigma/--q/--batch/--epochs/--steps: \"sigma=1,q=0.01,steps=5000; sigma=2,batch=256,n=60000,epochs=3\" (keys sigma, q, batch, n, steps, epochs; one of sigma=?, steps=?, epochs=? for dpcalc sigma and epochs)."`
+	Sampling  string   `name:"sampling" default:"poisson" enum:"poisson,fixed,shuffle" help:"How batches are drawn: poisson (each record with probability q), fixed (B of N without replacement; needs --adjacency replace-one) or shuffle (an epoch of shuffled batches)."`
+	Adjacency string   `name:"adjacency" default:"add-remove" enum:"add-remove,replace-one" help:"Neighbouring datasets: add or remove one record, or replace one (σ stays the noise over the clipping norm C; the events get σ/2, the sensitivity being 2C)."`
+}
+
+// request is the query.Request of cmd with the training flags and the
+// command's own flags (fl: name → value, already formatted; nil values are
+// absent).
+func (t *trainingFlags) request(cmd string, fl map[string]*string) query.Request {
+	r := query.Request{Cmd: cmd, Flags: map[string]string{}}
+	f := func(x *float64) *string {
+		if x == nil {
+			return nil
+		}
+		s := strconv.FormatFloat(*x, 'g', -1, 64)
+		return &s
+	}
+	c := func(x *count) *string {
+		if x == nil {
+			return nil
+		}
+		s := strconv.Itoa(int(*x))
+		return &s
+	}
+	for k, v := range map[string]*string{
+		"q": f(t.Q), "epochs": f(t.Epochs), "steps": c(t.Steps), "batch": c(t.Batch), "n": c(t.N),
+		"schedule": t.Schedule, "sampling": &t.Sampling, "adjacency": &t.Adjacency,
+	} {
+		if v != nil {
+			r.Flags[k] = *v
+		}
+	}
+	for k, v := range fl {
+		if v != nil {
+			r.Flags[k] = *v
+		}
+	}
+	if t.Schedule != nil && *t.Schedule == "" {
+		r.Flags["schedule"] = " " // given but empty: ParseSchedule's message
+	}
+	return r
+}
+
+func fstr(x float64) *string {
+	s := strconv.FormatFloat(x, 'g', -1, 64)
+	return &s
+}
+
+func fptr(x *float64) *string {
+	if x == nil {
+		return nil
+	}
+	return fstr(*x)
+}
+
+func (a *accountantFlags) flags(fl map[string]*string) map[string]*string {
+	fl["accountant"], fl["ac-sampling"] = &a.Accountant, &a.ACSampling
+	if a.PLDGrid != 0 {
+		fl["pld-grid"] = fstr(a.PLDGrid)
+	}
+	return fl
+}
+
+// runQuery runs r through internal/query (the web calculator's code) and
+// prints its rows; --emit-events writes the event of the question.
+func (e *env) runQuery(r query.Request, emit string) error {
+	if emit == "-" && e.json {
+		return usageError("--emit-events - and --json both write to stdout; give --emit-events a file")
+	}
+	res := query.Run(e.ctx, r)
+	if res.Error != "" {
+		if res.Exit == 130 {
+			return e.ctx.Err()
+		}
+		if res.Exit == 2 {
+			return usageError("%s", res.Error)
+		}
+		return &exitError{code: res.Exit, err: errors.New(res.Error)}
+	}
+	if emit != "" && res.Event != nil {
+		if err := emitEvent(e, emit, res.Event); err != nil {
+			return err
+		}
+		if emit == "-" {
+			return rowsExit(res.Rows)
+		}
+	}
+	return e.print(res.Rows, res.All, r.Cmd)
+}
+
 // SigmaCmd calibrates σ.
 type SigmaCmd struct {
-	Eps   float64 `name:"eps" required:"" help:"Target ε, > 0."`
-	Delta float64 `name:"delta" default:"1e-5" help:"Target δ, in (0, 1)."`
-	lengthFlags
+	Eps   *float64 `name:"eps" help:"Target ε, > 0 (required)."`
+	Delta float64  `name:"delta" default:"1e-5" help:"Target δ, in (0, 1)."`
+	trainingFlags
 	accountantFlags
-	Tol float64 `name:"tol" default:"1e-6" help:"Relative tolerance of σ; σ is always rounded up."`
+	Tol        float64 `name:"tol" default:"1e-6" help:"Relative tolerance of σ; σ is always rounded up."`
+	EmitEvents string  `name:"emit-events" placeholder:"FILE" help:"Write the training at the calibrated σ (of the first accountant that finds one) as dp_accounting DpEvent JSON to FILE (- for stdout, instead of the table)."`
 }
 
 // Run implements the command.
 func (c *SigmaCmd) Run(e *env) error {
-	steps, err := c.steps()
-	if err != nil {
-		return err
-	}
-	if err := checkFlag("eps", accounting.CheckEpsilon(c.Eps)); err != nil {
-		return err
-	}
-	if err := checkFlag("delta", accounting.CheckDelta(c.Delta)); err != nil {
-		return err
-	}
-	if !(c.Tol > 0 && c.Tol < 0.1) {
-		return usageError("invalid --tol: %g, want in (0, 0.1)", c.Tol)
-	}
-	if err := c.check(); err != nil {
-		return err
-	}
-	kinds, err := c.kinds()
-	if err != nil {
-		return err
-	}
-	rows := make([]row, 0, len(kinds))
-	for _, k := range kinds {
-		r := c.newRow(k, c.Q, steps)
-		res, err := calibrate.Sigma(e.ctx, c.factory(k), calibrate.Training{SamplingRate: c.Q, Steps: steps}, c.Eps, c.Delta, calibrate.Options{RelTol: c.Tol})
-		if err != nil {
-			r.Error = err.Error()
-			rows = append(rows, r)
-			continue
-		}
-		r.Sigma = res.X
-		r.Fill(e.ctx, c.factory(k), c.Delta, 0)
-		rows = append(rows, r)
-	}
-	return e.print(rows, c.Accountant == "all", "sigma")
-}
-
-// runFlags describe the training run whose privacy eps and profile report:
-// σ and the length at rate q. A flag that describes the run (its event)
-// belongs here, so that both commands take it.
-type runFlags struct {
-	Sigma float64 `name:"sigma" required:"" help:"Noise multiplier σ (noise std / L2 sensitivity), > 0."`
-	lengthFlags
-}
-
-// event validates the flags and returns the run as an event, with its
-// number of steps.
-func (r *runFlags) event() (accounting.Event, int, error) {
-	steps, err := r.steps()
-	if err != nil {
-		return nil, 0, err
-	}
-	if err := checkFlag("sigma", accounting.CheckNoiseMultiplier(r.Sigma)); err != nil {
-		return nil, 0, err
-	}
-	return calibrate.Training{SamplingRate: r.Q, Steps: steps}.Event(r.Sigma), steps, nil
+	r := c.request("sigma", c.flags(map[string]*string{"eps": fptr(c.Eps), "delta": fstr(c.Delta), "tol": fstr(c.Tol)}))
+	return e.runQuery(r, c.EmitEvents)
 }
 
 // EpsCmd computes ε(δ).
 type EpsCmd struct {
-	runFlags
-	Delta float64 `name:"delta" default:"1e-5" help:"δ, in (0, 1)."`
+	Sigma *float64 `name:"sigma" help:"Noise multiplier σ (noise std / L2 sensitivity, the clipping norm), > 0."`
+	Delta float64  `name:"delta" default:"1e-5" help:"δ, in (0, 1)."`
+	trainingFlags
 	accountantFlags
+	eventFlags
+}
+
+// eventFlags read and write the training as dp_accounting DpEvent JSON.
+type eventFlags struct {
+	Events     string `name:"events" placeholder:"FILE" help:"Read the training from FILE (- for stdin): dp_accounting DpEvent JSON (docs/events.md), instead of the training flags."`
+	EmitEvents string `name:"emit-events" placeholder:"FILE" help:"Write the training as dp_accounting DpEvent JSON to FILE (- for stdout, instead of the table)."`
+}
+
+// request adds the --events file's event to r.
+func (f *eventFlags) request(e *env, r query.Request) (query.Request, error) {
+	if f.Events == "" {
+		return r, nil
+	}
+	var b []byte
+	var err error
+	if f.Events == "-" {
+		b, err = io.ReadAll(e.stdin)
+	} else {
+		b, err = os.ReadFile(f.Events)
+	}
+	if err != nil {
+		return r, usageError("--events: %v", err)
+	}
+	ev, err := accounting.UnmarshalEvent(b)
+	if err != nil {
+		return r, usageError("--events %s: %s", f.Events, strings.TrimPrefix(err.Error(), "accounting: "))
+	}
+	adj, err := accounting.ParseAdjacency(r.Flags["adjacency"])
+	if err != nil {
+		return r, usageError("%v", err)
+	}
+	if _, err := accounting.NormalizeUnder(adj, ev, 1); err != nil {
+		return r, usageError("--events %s: %s", f.Events, strings.TrimPrefix(err.Error(), "accounting: "))
+	}
+	r.Event = ev
+	return r, nil
 }
 
 // Run implements the command.
 func (c *EpsCmd) Run(e *env) error {
-	return privacyAt(e, c.Sigma, &c.lengthFlags, &c.accountantFlags, "eps",
-		checkFlag("delta", accounting.CheckDelta(c.Delta)), c.Delta, 0)
-}
-
-// privacyAt validates σ and the other flags (extra is the command's own
-// check), then prints one row per accountant: ε at delta when delta > 0,
-// otherwise δ at eps.
-func privacyAt(e *env, sigma float64, l *lengthFlags, a *accountantFlags, cmd string, extra error, delta, eps float64) error {
-	steps, err := l.steps()
+	r, err := c.eventFlags.request(e, c.trainingFlags.request("eps", c.flags(map[string]*string{"sigma": fptr(c.Sigma), "delta": fstr(c.Delta)})))
 	if err != nil {
 		return err
 	}
-	for _, chk := range []error{checkFlag("sigma", accounting.CheckNoiseMultiplier(sigma)), extra, a.check()} {
-		if chk != nil {
-			return chk
-		}
-	}
-	kinds, err := a.kinds()
-	if err != nil {
-		return err
-	}
-	rows := make([]row, 0, len(kinds))
-	for _, k := range kinds {
-		r := a.newRow(k, l.Q, steps)
-		r.Sigma = sigma
-		r.Fill(e.ctx, a.factory(k), delta, eps)
-		rows = append(rows, r)
-	}
-	return e.print(rows, a.Accountant == "all", cmd)
+	return e.runQuery(r, c.EmitEvents)
 }
 
 // DeltaCmd computes δ(ε).
 type DeltaCmd struct {
-	Sigma float64 `name:"sigma" required:"" help:"Noise multiplier σ, > 0."`
-	Eps   float64 `name:"eps" required:"" help:"ε, > 0."`
-	lengthFlags
+	Sigma *float64 `name:"sigma" help:"Noise multiplier σ, > 0."`
+	Eps   *float64 `name:"eps" help:"ε, > 0 (required)."`
+	trainingFlags
 	accountantFlags
+	eventFlags
 }
 
 // Run implements the command.
 func (c *DeltaCmd) Run(e *env) error {
-	return privacyAt(e, c.Sigma, &c.lengthFlags, &c.accountantFlags, "delta",
-		checkFlag("eps", accounting.CheckEpsilon(c.Eps)), 0, c.Eps)
+	r, err := c.eventFlags.request(e, c.trainingFlags.request("delta", c.flags(map[string]*string{"sigma": fptr(c.Sigma), "eps": fptr(c.Eps)})))
+	if err != nil {
+		return err
+	}
+	return e.runQuery(r, c.EmitEvents)
 }
 
 // EpochsCmd finds the longest training a budget allows.
 type EpochsCmd struct {
-	Sigma float64 `name:"sigma" required:"" help:"Noise multiplier σ, > 0."`
-	Q     float64 `name:"q" required:"" help:"Sampling rate q, in (0, 1]."`
-	Eps   float64 `name:"eps" required:"" help:"Budget ε, > 0."`
-	Delta float64 `name:"delta" default:"1e-5" help:"Budget δ, in (0, 1)."`
+	Sigma     *float64 `name:"sigma" help:"Noise multiplier σ, > 0."`
+	Q         *float64 `name:"q" help:"Sampling rate q, in (0, 1]."`
+	Eps       *float64 `name:"eps" help:"Budget ε, > 0 (required)."`
+	Delta     float64  `name:"delta" default:"1e-5" help:"Budget δ, in (0, 1)."`
+	Batch     *count   `name:"batch" help:"Batch size B, instead of --q (with --n: q = B/N)."`
+	N         *count   `name:"n" help:"Dataset size N (with --batch)."`
+	Schedule  *string  `name:"schedule" placeholder:"PHASES" help:"Phases, one with steps=? or epochs=? (see dpcalc eps --help)."`
+	Sampling  string   `name:"sampling" default:"poisson" enum:"poisson,fixed,shuffle" help:"How batches are drawn: poisson, fixed or shuffle."`
+	Adjacency string   `name:"adjacency" default:"add-remove" enum:"add-remove,replace-one" help:"Neighbouring datasets: add-remove or replace-one."`
 	accountantFlags
 	MaxSteps int `name:"max-steps" default:"1000000000" help:"Search limit on steps."`
 }
 
 // Run implements the command.
 func (c *EpochsCmd) Run(e *env) error {
-	for _, chk := range []error{
-		checkFlag("sigma", accounting.CheckNoiseMultiplier(c.Sigma)),
-		checkFlag("q", accounting.CheckSamplingRate(c.Q)),
-		checkFlag("eps", accounting.CheckEpsilon(c.Eps)),
-		checkFlag("delta", accounting.CheckDelta(c.Delta)),
-		c.check(),
-	} {
-		if chk != nil {
-			return chk
-		}
-	}
-	if c.MaxSteps < 1 {
-		return usageError("invalid --max-steps: %d, want >= 1", c.MaxSteps)
-	}
-	kinds, err := c.kinds()
-	if err != nil {
-		return err
-	}
-	rows := make([]row, 0, len(kinds))
-	for _, k := range kinds {
-		n, err := calibrate.MaxSteps(e.ctx, c.factory(k), c.Sigma, c.Q, c.Eps, c.Delta, c.MaxSteps)
-		r := c.newRow(k, c.Q, n)
-		r.Sigma = c.Sigma
-		if err != nil {
-			r.Error = err.Error()
-		} else if n == 0 {
-			r.Note = "not even one step fits the budget"
-			r.Delta = c.Delta
-		} else {
-			r.Fill(e.ctx, c.factory(k), c.Delta, 0)
-			if n == c.MaxSteps {
-				r.Note = "search limit reached: more steps may fit (raise --max-steps)"
-			}
-		}
-		rows = append(rows, r)
-	}
-	return e.print(rows, c.Accountant == "all", "epochs")
+	t := trainingFlags{Q: c.Q, Batch: c.Batch, N: c.N, Schedule: c.Schedule, Sampling: c.Sampling, Adjacency: c.Adjacency}
+	r := t.request("epochs", c.flags(map[string]*string{"sigma": fptr(c.Sigma), "eps": fptr(c.Eps), "delta": fstr(c.Delta), "max-steps": ptrStr(strconv.Itoa(c.MaxSteps))}))
+	return e.runQuery(r, "")
 }
+
+func ptrStr(s string) *string { return &s }

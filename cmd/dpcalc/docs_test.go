@@ -186,12 +186,21 @@ func docFiles(t *testing.T) []string {
 	return append(files, more...)
 }
 
-// runDoc runs the binary as the docs show it: in an empty directory, with
-// stdout and stderr interleaved as a terminal would show them, no
-// $DPCALC_DATA_DIR (a fresh machine) and no $COLUMNS (help wraps at 80).
+// runDoc runs the binary as the docs show it: in a directory that holds
+// only testdata (a link to the repository's, so examples can read its
+// files as from the root of a clone), with stdout and stderr interleaved as
+// a terminal would show them, no $DPCALC_DATA_DIR (a fresh machine) and no
+// $COLUMNS (help wraps at 80).
 func runDoc(t *testing.T, args []string) (string, int) {
 	cmd := exec.Command(binPath, args...)
 	cmd.Dir = t.TempDir()
+	td, err := filepath.Abs(filepath.Join("..", "..", "testdata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(td, filepath.Join(cmd.Dir, "testdata")); err != nil {
+		t.Fatal(err)
+	}
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "DPCALC_DATA_DIR=") && !strings.HasPrefix(kv, "COLUMNS=") {
@@ -201,7 +210,7 @@ func runDoc(t *testing.T, args []string) (string, int) {
 	cmd.Env = env
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
-	err := cmd.Run()
+	err = cmd.Run()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
@@ -389,6 +398,9 @@ func TestJSONSchemaDocumented(t *testing.T) {
 	var fields []string
 	rt := reflect.TypeOf(row{})
 	for i := 0; i < rt.NumField(); i++ {
+		if !rt.Field(i).IsExported() {
+			continue
+		}
 		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
 		fields = append(fields, name)
 	}

@@ -88,9 +88,13 @@ func usageError(format string, args ...any) error {
 type env struct {
 	// ctx is cancelled on SIGINT or SIGTERM; every computation takes it.
 	ctx    context.Context
+	stdin  io.Reader
 	stdout io.Writer
 	json   bool
 }
+
+// stdin is what --events - reads (tests replace it).
+var stdin io.Reader = os.Stdin
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -172,7 +176,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (c
 	if err := checkRepeated(kctx); err != nil {
 		return fail(2, err)
 	}
-	e := &env{ctx: ctx, stdout: stdout, json: cli.JSON}
+	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, json: cli.JSON}
 	if err := kctx.Run(e); err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return fail(130, fmt.Errorf("interrupted: %w", err))
@@ -286,6 +290,17 @@ func helpPrinter(o kong.HelpOptions, ctx *kong.Context) error {
 		return err
 	}
 	s := strings.Replace(b.String(), "--epochs=EPOCHS --steps=STEPS", "(--epochs=EPOCHS | --steps=STEPS)", 1)
+	// eps, delta, sigma and epochs require one of several ways to give the
+	// training (internal/query checks it); kong sees only optional flags.
+	const phase = "(--q=Q | --batch=BATCH --n=N) (--epochs=EPOCHS | --steps=STEPS)"
+	for cmd, usage := range map[string]string{
+		"eps":    "(--sigma=SIGMA " + phase + " | --schedule=PHASES | --events=FILE)",
+		"delta":  "--eps=EPS (--sigma=SIGMA " + phase + " | --schedule=PHASES | --events=FILE)",
+		"sigma":  "--eps=EPS (" + phase + " | --schedule=PHASES)",
+		"epochs": "--eps=EPS (--sigma=SIGMA (--q=Q | --batch=BATCH --n=N) | --schedule=PHASES)",
+	} {
+		s = strings.Replace(s, "Usage: dpcalc "+cmd+" [flags]", "Usage: dpcalc "+cmd+" "+usage+" [flags]", 1)
+	}
 	_, err = io.WriteString(w, s)
 	return err
 }

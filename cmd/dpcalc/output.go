@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/internal/atomicfile"
 
 	"github.com/dpcalc/dpcalc/internal/query"
 	"github.com/olekukonko/tablewriter"
@@ -33,7 +39,7 @@ func (e *env) print(rows []row, all bool, cmd string) error {
 		}
 	} else {
 		t := newTable(e.stdout)
-		t.Header("accountant", "σ", "q", "steps", "epochs", "ε", "δ", "λ", "note")
+		t.Header("accountant", "σ", "q", "steps", "epochs", "sampling", "adjacency", "ε", "δ", "λ", "note")
 		for _, r := range rows {
 			eps := fmtPtr(r.Epsilon)
 			if r.EpsilonLower != nil && r.EpsilonUpper != nil {
@@ -44,24 +50,78 @@ func (e *env) print(rows []row, all bool, cmd string) error {
 				note = query.JoinNotes("error: "+r.Error, note)
 				eps = "-"
 			}
-			sigma := fmtG(r.Sigma)
+			if r.Unsupported != "" {
+				note = query.JoinNotes("unsupported: "+r.Unsupported, note)
+				eps = "-"
+			}
+			sigma, q := fmtG(r.Sigma), fmtG(r.Q)
 			if r.Sigma == 0 {
 				sigma = "-"
 			}
+			if len(r.Phases) > 0 { // a schedule: each phase's σ and q
+				var ss, qs []string
+				for _, p := range r.Phases {
+					s := fmtG(p.Sigma)
+					if p.Sigma == 0 {
+						s = "-" // sigma=? not found
+					}
+					ss, qs = append(ss, s), append(qs, fmtG(p.Q))
+				}
+				sigma, q = strings.Join(ss, "; "), strings.Join(qs, "; ")
+			}
+			epochs := fmtG(r.Epochs)
+			if r.Q == 0 && len(r.Phases) == 0 {
+				q, epochs = "-", "-" // an --events training
+			}
 			delta := fmtG(r.Delta)
-			if r.Error != "" {
+			if r.Error != "" || r.Unsupported != "" {
 				delta = "-"
 			}
-			t.Append(r.Accountant, sigma, fmtG(r.Q), strconv.Itoa(r.Steps), fmtG(r.Epochs), eps, delta, fmtPtr(r.Lambda), note)
+			t.Append(r.Accountant, sigma, q, strconv.Itoa(r.Steps), epochs, r.Sampling, r.Adjacency, eps, delta, fmtPtr(r.Lambda), note)
 		}
 		if err := t.Render(); err != nil {
 			return err
 		}
 	}
+	return rowsExit(rows)
+}
+
+// rowsExit is the exit-1 error of the first failed row, or of rows none
+// of which could bound the training (all unsupported).
+func rowsExit(rows []row) error {
+	answered := 0
 	for _, r := range rows {
 		if r.Error != "" {
 			return &exitError{code: 1, err: fmt.Errorf("%s: %s", r.Accountant, r.Error)}
 		}
+		if r.Unsupported == "" {
+			answered++
+		}
+	}
+	if len(rows) > 0 && answered == 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%s: unsupported: %s", rows[0].Accountant, rows[0].Unsupported)}
+	}
+	return nil
+}
+
+// emitEvent writes ev as dp_accounting DpEvent JSON to path (atomically),
+// or to stdout for "-".
+func emitEvent(e *env, path string, ev accounting.Event) error {
+	b, err := accounting.MarshalEvent(ev)
+	if err != nil {
+		return fmt.Errorf("--emit-events: %w", err)
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return err
+	}
+	out.WriteByte('\n')
+	if path == "-" {
+		_, err := e.stdout.Write(out.Bytes())
+		return err
+	}
+	if err := atomicfile.WriteFile(path, out.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("--emit-events: %w", err)
 	}
 	return nil
 }

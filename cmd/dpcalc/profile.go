@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/dpcalc/dpcalc/accounting"
-	"github.com/dpcalc/dpcalc/calibrate"
 	"github.com/dpcalc/dpcalc/calibrate/profile"
 	"github.com/dpcalc/dpcalc/internal/plotting"
 	"github.com/dpcalc/dpcalc/internal/query"
@@ -17,7 +16,9 @@ import (
 
 // ProfileCmd prints the privacy profile of a run (calibrate/profile).
 type ProfileCmd struct {
-	runFlags
+	Sigma *float64 `name:"sigma" help:"Noise multiplier σ (noise std / L2 sensitivity, the clipping norm), > 0."`
+	trainingFlags
+	Events     string    `name:"events" placeholder:"FILE" help:"Read the training from FILE (- for stdin): dp_accounting DpEvent JSON (docs/events.md), instead of the training flags."`
 	Accountant string    `name:"accountant" default:"pld" enum:"ma,rdp,zcdp,ac,dpd-ac,dpd-zcdp,pld" help:"Accountant: pld (certified and tightest), ma, rdp, zcdp, ac, or a procedure dpd-ac, dpd-zcdp (not certified)."`
 	PLDGrid    float64   `name:"pld-grid" placeholder:"WIDTH" help:"Discretisation width of the pld accountant's privacy loss grid (default: adaptive)."`
 	ACSampling string    `name:"ac-sampling" default:"log" enum:"log,linear" help:"How ac amplifies by sampling: log (proven, default) or linear (Abadi §3.1's reading; not a proven bound)."`
@@ -39,6 +40,9 @@ type profileResult struct {
 	Q          float64             `json:"q"`
 	Steps      int                 `json:"steps"`
 	Epochs     float64             `json:"epochs"`
+	Sampling   string              `json:"sampling"`
+	Adjacency  string              `json:"adjacency"`
+	Phases     []query.PhaseRow    `json:"phases,omitempty"`
 	Epsilons   []profile.EpsilonAt `json:"epsilons"`
 	Deltas     []profile.DeltaAt   `json:"deltas"`
 	Attacks    []profile.Point     `json:"attacks"`
@@ -51,17 +55,21 @@ type profileResult struct {
 
 // Run implements the command.
 func (c *ProfileCmd) Run(e *env) error {
-	ev, steps, err := c.event()
-	if err != nil {
-		return err
-	}
-	acc := query.Accountants{Name: c.Accountant, PLDGrid: c.PLDGrid, ACSampling: c.ACSampling}
-	if err := acc.Check(); err != nil {
-		return usageError("%v", err)
-	}
 	k, err := accounting.ParseKind(c.Accountant)
 	if err != nil {
 		return usageError("invalid --accountant: %q, want one of ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld", c.Accountant)
+	}
+	fl := map[string]*string{"sigma": fptr(c.Sigma), "accountant": &c.Accountant, "ac-sampling": &c.ACSampling}
+	if c.PLDGrid != 0 {
+		fl["pld-grid"] = fstr(c.PLDGrid)
+	}
+	r, err := (&eventFlags{Events: c.Events}).request(e, c.trainingFlags.request("eps", fl))
+	if err != nil {
+		return err
+	}
+	ev, acc, head, err := query.Training(r, k)
+	if err != nil {
+		return usageError("%v", err)
 	}
 	opt, err := c.options()
 	if err != nil {
@@ -85,7 +93,8 @@ func (c *ProfileCmd) Run(e *env) error {
 	}
 	res := profileResult{
 		Accountant: string(p.Kind), Certified: p.Certified, Caveat: p.Caveat, Bounded: p.Bounded,
-		Sigma: c.Sigma, Q: c.Q, Steps: steps, Epochs: calibrate.EpochsForSteps(steps, c.Q),
+		Sigma: head.Sigma, Q: head.Q, Steps: head.Steps, Epochs: head.Epochs,
+		Sampling: head.Sampling, Adjacency: head.Adjacency, Phases: head.Phases,
 		Epsilons: p.Epsilons, Deltas: p.Deltas, Attacks: p.Attacks,
 		Advantage: p.Advantage, Accuracy: p.Accuracy, Statements: statements(p),
 		Tradeoff: p.Curve, Version: versionString(),
@@ -234,12 +243,35 @@ func fmtInf(x float64) string {
 	return fmtG(x)
 }
 
+// training describes the run in one line: σ, q and length for one phase,
+// the number of phases for a schedule, the number of mechanism applications
+// for an --events file; then any sampling other than Poisson and any
+// adjacency other than add-remove.
+func (r profileResult) training() string {
+	var s string
+	switch {
+	case len(r.Phases) > 0:
+		s = fmt.Sprintf("%d phases, T = %d steps (%s epochs)", len(r.Phases), r.Steps, fmtG(r.Epochs))
+	case r.Sigma == 0:
+		s = fmt.Sprintf("%d mechanism applications", r.Steps)
+	default:
+		s = fmt.Sprintf("σ = %s, q = %s, T = %d steps (%s epochs)", fmtG(r.Sigma), fmtG(r.Q), r.Steps, fmtG(r.Epochs))
+	}
+	if r.Sampling != "" && r.Sampling != "poisson" {
+		s += ", " + r.Sampling + " sampling"
+	}
+	if r.Adjacency != "" && r.Adjacency != "add-remove" {
+		s += ", " + r.Adjacency
+	}
+	return s
+}
+
 func writeProfileTable(w io.Writer, r profileResult) error {
 	kind := "certified upper bounds"
 	if !r.Certified {
 		kind = "NOT certified: " + r.Caveat
 	}
-	fmt.Fprintf(w, "%s (%s): σ = %s, q = %s, T = %d steps (%s epochs)\n", r.Accountant, kind, fmtG(r.Sigma), fmtG(r.Q), r.Steps, fmtG(r.Epochs))
+	fmt.Fprintf(w, "%s (%s): %s\n", r.Accountant, kind, r.training())
 	t := newTable(w)
 	t.Header("δ", "ε", "ε certified interval")
 	for _, e := range r.Epsilons {
@@ -327,7 +359,7 @@ func profileChart(r profileResult) *plotting.Chart {
 		name = r.Accountant + " (procedure, not certified)"
 	}
 	return &plotting.Chart{
-		Title:  fmt.Sprintf("Membership inference trade-off (σ = %s, q = %s, T = %d)", fmtG(r.Sigma), fmtG(r.Q), r.Steps),
+		Title:  "Membership inference trade-off (" + r.training() + ")",
 		XLabel: "false-positive rate α (type I error)",
 		YLabel: "lowest false-negative rate β (type II error)",
 		Series: []plotting.Series{

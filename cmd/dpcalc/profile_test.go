@@ -236,7 +236,7 @@ func TestPctUp(t *testing.T) {
 
 // TestProfileTakesEpsRunFlags checks that profile takes every flag of eps
 // that describes the run (all but eps's own δ and accountant choice), so
-// that a flag added to runFlags reaches both commands.
+// that a flag added to trainingFlags reaches both commands.
 func TestProfileTakesEpsRunFlags(t *testing.T) {
 	var cli CLI
 	k, err := kong.New(&cli, kong.Name("dpcalc"), kong.Exit(func(int) {}), kong.Vars{"version": "test", "datadir": defaultDirRule})
@@ -258,7 +258,7 @@ func TestProfileTakesEpsRunFlags(t *testing.T) {
 		return out
 	}
 	eps, prof := flags("eps"), flags("profile")
-	own := map[string]bool{"delta": true, "accountant": true, "pld-grid": true, "ac-sampling": true}
+	own := map[string]bool{"delta": true, "accountant": true, "pld-grid": true, "ac-sampling": true, "emit-events": true}
 	for f := range eps {
 		if !own[f] && !prof[f] {
 			t.Errorf("eps takes --%s, profile does not", f)
@@ -266,5 +266,50 @@ func TestProfileTakesEpsRunFlags(t *testing.T) {
 	}
 	if !eps["sigma"] || !eps["q"] || !eps["epochs"] || !eps["steps"] {
 		t.Errorf("eps flags %v, want at least sigma, q, epochs, steps", eps)
+	}
+}
+
+// TestProfileScheduleAndEvents: profile takes eps's training flags: a
+// two-phase --schedule and the same training as an --events file give the
+// same profile, equal to the API's on the composed event.
+func TestProfileScheduleAndEvents(t *testing.T) {
+	two := accounting.Composed{Events: []accounting.Event{
+		calibrate.Training{SamplingRate: 0.01, Steps: 500}.Event(1),
+		calibrate.Training{SamplingRate: 0.02, Steps: 300}.Event(2),
+	}}
+	rdp := func() (accounting.Method, error) { return registry.New(accounting.KindRDP, registry.Options{}) }
+	opt := profile.Options{Deltas: []float64{1e-5}, FPRs: []float64{0.01}, Epsilons: []float64{0, 1}}
+	want, err := profile.Compute(t.Context(), rdp, two, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := accounting.MarshalEvent(two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "two.json")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	common := []string{"profile", "--accountant", "rdp", "--deltas", "1e-5", "--fpr", "0.01", "--eps-range", "0,1", "--json"}
+	for _, args := range [][]string{
+		{"--schedule", "sigma=1,q=0.01,steps=500; sigma=2,q=0.02,steps=300"},
+		{"--events", file},
+	} {
+		stdout, stderr, code := runCLI(append(common, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		var got profileResult
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Steps != 800 || got.Epsilons[0] != want.Epsilons[0] || got.Attacks[0] != want.Attacks[0] || got.Deltas[1] != want.Deltas[1] {
+			t.Errorf("%v: steps %d, ε %+v, attack %+v, δ %+v; want 800, %+v, %+v, %+v", args, got.Steps,
+				got.Epsilons[0], got.Attacks[0], got.Deltas[1], want.Epsilons[0], want.Attacks[0], want.Deltas[1])
+		}
+	}
+	if _, stderr, code := runCLI("profile", "--schedule", "sigma=1,q=0.01"); code != 2 || !strings.Contains(stderr, "schedule") {
+		t.Errorf("bad schedule: exit %d, %s", code, stderr)
 	}
 }

@@ -51,6 +51,7 @@ type flagSpec struct {
 var (
 	accountantEnum = []string{"ma", "rdp", "zcdp", "ac", "dpd-ac", "dpd-zcdp", "pld", "all"}
 	samplingEnum   = []string{"log", "linear"}
+	adjacencyEnum  = []string{"add-remove", "replace-one"}
 )
 
 func fl(name string) flagSpec        { return flagSpec{name: name, kind: kFloat} }
@@ -64,7 +65,12 @@ func enum(name, d string, e []string) flagSpec {
 // length and accountant flags, in the CLI structs' field order.
 var (
 	// epochs and steps form a required xor group (lengthGroup).
-	lengthSpecs     = []flagSpec{req("q"), fl("epochs"), {name: "steps", kind: kCount}}
+	lengthSpecs = []flagSpec{req("q"), fl("epochs"), {name: "steps", kind: kCount}}
+	// planSpecs describe the training of eps, delta, sigma and epochs
+	// beyond one Poisson phase: batch and n instead of q, a schedule of
+	// phases instead of --sigma/--q/--epochs/--steps, the sampling and the
+	// neighbouring relation.
+	planSpecs       = []flagSpec{{name: "batch", kind: kCount}, {name: "n", kind: kCount}, {name: "schedule", kind: kString}, enum("sampling", "poisson", Samplings), enum("adjacency", "add-remove", adjacencyEnum)}
 	accountantSpecs = []flagSpec{enum("accountant", "rdp", accountantEnum), fl("pld-grid"), enum("ac-sampling", "log", samplingEnum)}
 	curveSpecs      = []flagSpec{{name: "accountant", kind: kString, def: "ma,ac,pld", enum: accountantEnum, list: true}, fl("pld-grid"), enum("ac-sampling", "log", samplingEnum)}
 )
@@ -80,10 +86,10 @@ func cat(parts ...[]flagSpec) []flagSpec {
 // specs are each command's flags in the order of the CLI's struct fields;
 // it is also the order of the command line Args builds.
 var specs = map[string][]flagSpec{
-	"sigma":        cat([]flagSpec{req("eps"), def("delta", "1e-5")}, lengthSpecs, accountantSpecs, []flagSpec{def("tol", "1e-6")}),
-	"eps":          cat([]flagSpec{req("sigma"), def("delta", "1e-5")}, lengthSpecs, accountantSpecs),
-	"delta":        cat([]flagSpec{req("sigma"), req("eps")}, lengthSpecs, accountantSpecs),
-	"epochs":       cat([]flagSpec{req("sigma"), req("q"), req("eps"), def("delta", "1e-5")}, accountantSpecs, []flagSpec{intDef("max-steps", "1000000000")}),
+	"sigma":        cat([]flagSpec{req("eps"), def("delta", "1e-5")}, lengthSpecs, planSpecs, accountantSpecs, []flagSpec{def("tol", "1e-6")}),
+	"eps":          cat([]flagSpec{req("sigma"), def("delta", "1e-5")}, lengthSpecs, planSpecs, accountantSpecs),
+	"delta":        cat([]flagSpec{req("sigma"), req("eps")}, lengthSpecs, planSpecs, accountantSpecs),
+	"epochs":       cat([]flagSpec{req("sigma"), req("q"), req("eps"), def("delta", "1e-5")}, planSpecs, accountantSpecs, []flagSpec{intDef("max-steps", "1000000000")}),
 	"audit":        cat([]flagSpec{req("sigma"), req("eps"), def("delta", "1e-5")}, lengthSpecs, []flagSpec{fl("pld-grid")}),
 	"curve-epochs": cat([]flagSpec{req("sigma"), req("q"), def("delta", "1e-5"), def("from", "1"), def("to", "400"), intDef("points", "400")}, curveSpecs),
 	"curve-sigma":  cat([]flagSpec{def("delta", "1e-5"), {name: "eps", kind: kString, def: "0.1:10"}, intDef("points", "40")}, lengthSpecs, curveSpecs),
@@ -105,6 +111,9 @@ func Flags(cmd string) []string {
 type Request struct {
 	Cmd   string
 	Flags map[string]string
+	// Event, when set, is the training of eps or delta given as an event
+	// (the CLI's --events file) instead of the training flags.
+	Event accounting.Event
 }
 
 // Parse reads a URL query string such as
@@ -168,21 +177,34 @@ func shellQuote(s string) string {
 }
 
 // Row is one accountant's answer: the CLI's JSON row, field for field.
+//
+// Sampling and Adjacency say how batches are drawn ("poisson", "fixed",
+// "shuffle"; for an event, the samplings its steps use, e.g. "none+poisson")
+// and the neighbouring relation. A plan of two or more phases lists them in
+// Phases; Sigma and Q are then set only when every phase has the same
+// value (else 0), Steps and Epochs are the totals. Unsupported is set,
+// with ε null, when the accountant cannot bound this plan: it says why.
 type Row struct {
-	Accountant   string   `json:"accountant"`
-	Sigma        float64  `json:"sigma"`
-	Q            float64  `json:"q"`
-	Steps        int      `json:"steps"`
-	Epochs       float64  `json:"epochs"`
-	Epsilon      *float64 `json:"epsilon"`
-	EpsilonLower *float64 `json:"epsilon_lower,omitempty"`
-	EpsilonUpper *float64 `json:"epsilon_upper,omitempty"`
-	Delta        float64  `json:"delta"`
-	Lambda       *float64 `json:"lambda,omitempty"`
-	Note         string   `json:"note,omitempty"`
-	Procedure    bool     `json:"procedure,omitempty"`
-	Error        string   `json:"error,omitempty"`
-	Version      string   `json:"version"`
+	Accountant   string     `json:"accountant"`
+	Sigma        float64    `json:"sigma"`
+	Q            float64    `json:"q"`
+	Steps        int        `json:"steps"`
+	Epochs       float64    `json:"epochs"`
+	Sampling     string     `json:"sampling"`
+	Adjacency    string     `json:"adjacency"`
+	Phases       []PhaseRow `json:"phases,omitempty"`
+	Unsupported  string     `json:"unsupported,omitempty"`
+	Epsilon      *float64   `json:"epsilon"`
+	EpsilonLower *float64   `json:"epsilon_lower,omitempty"`
+	EpsilonUpper *float64   `json:"epsilon_upper,omitempty"`
+	Delta        float64    `json:"delta"`
+	Lambda       *float64   `json:"lambda,omitempty"`
+	Note         string     `json:"note,omitempty"`
+	Procedure    bool       `json:"procedure,omitempty"`
+	Error        string     `json:"error,omitempty"`
+	Version      string     `json:"version"`
+
+	event accounting.Event // what Fill composes; nil: SubsampledGaussian(Sigma, Q, Steps)
 }
 
 // Audit is `dpcalc audit --json`'s object.
@@ -244,6 +266,9 @@ type Result struct {
 	Audit *Audit `json:"audit,omitempty"`
 	Curve *Curve `json:"curve,omitempty"`
 	Exit  int    `json:"exit"`
+	// Event is the training the rows answer for (eps, delta; sigma: at the
+	// first accountant's σ), for the CLI's --emit-events.
+	Event accounting.Event `json:"-"`
 }
 
 // inputError is bad input about one flag.
@@ -371,6 +396,22 @@ func decode(r Request) (vals, error) {
 	if v.set["epochs"] && v.set["steps"] {
 		return v, bad("steps", "--epochs and --steps can't be used together")
 	}
+	if v.set["schedule"] || r.Event != nil {
+		for _, f := range []string{"sigma", "q", "batch", "epochs", "steps"} {
+			if v.set[f] {
+				if r.Event != nil {
+					return v, bad(f, "--events replaces --sigma, --q, --batch, --epochs, --steps and --schedule: the file describes the training")
+				}
+				return v, bad(f, "--schedule replaces --%s: give sigma, q or batch, and steps or epochs in each phase", f)
+			}
+		}
+		if r.Event != nil && v.set["schedule"] {
+			return v, bad("schedule", "--events and --schedule can't be used together")
+		}
+	}
+	if v.set["q"] && v.set["batch"] {
+		return v, bad("batch", "--q and --batch can't be used together: q = batch/n")
+	}
 	for _, s := range sp {
 		if s.enum == nil {
 			continue
@@ -393,8 +434,12 @@ func decode(r Request) (vals, error) {
 	// placeholders), the epochs/steps group as one entry, sorted.
 	var missing []string
 	first := ""
+	planned := v.set["schedule"] || r.Event != nil
 	for _, s := range sp {
 		switch {
+		case planned && (s.name == "sigma" || s.name == "q" || s.name == "epochs"),
+			s.name == "q" && v.set["batch"]:
+			continue
 		case s.required && !v.set[s.name]:
 			missing = append(missing, "--"+s.name+"="+strings.ToUpper(s.name))
 		case s.name == "epochs" && !v.set["epochs"] && !v.set["steps"]:
@@ -435,10 +480,17 @@ func Run(ctx context.Context, r Request) Result {
 		}
 		return res
 	}
+	answered := 0
 	for _, row := range res.Rows {
 		if row.Error != "" {
 			res.Exit = 1
 		}
+		if row.Unsupported == "" {
+			answered++
+		}
+	}
+	if len(res.Rows) > 0 && answered == 0 {
+		res.Exit = 1 // no accountant bounds this training
 	}
 	if res.Audit != nil && res.Audit.Verdict != calibrate.Holds {
 		res.Exit = 1
@@ -460,12 +512,18 @@ func run(ctx context.Context, r Request, res *Result) error {
 	}
 	switch r.Cmd {
 	case "sigma":
+		if r.Event != nil {
+			return bad("events", "dpcalc sigma takes no --events: σ is the unknown of a --schedule or of --sigma-free flags")
+		}
 		return runSigma(ctx, v, res)
 	case "eps":
-		return privacyAt(ctx, v, res, paramErr("delta", accounting.CheckDelta(v.f["delta"])), v.f["delta"], 0)
+		return privacyAt(ctx, v, r.Event, res, paramErr("delta", accounting.CheckDelta(v.f["delta"])), v.f["delta"], 0)
 	case "delta":
-		return privacyAt(ctx, v, res, paramErr("eps", accounting.CheckEpsilon(v.f["eps"])), 0, v.f["eps"])
+		return privacyAt(ctx, v, r.Event, res, paramErr("eps", accounting.CheckEpsilon(v.f["eps"])), 0, v.f["eps"])
 	case "epochs":
+		if r.Event != nil {
+			return bad("events", "dpcalc epochs takes no --events: the length is the unknown of a --schedule or of the flags")
+		}
 		return runEpochs(ctx, v, res)
 	case "audit":
 		return runAudit(ctx, v, res)
@@ -515,10 +573,12 @@ type Accountants struct {
 	Name       string // an accounting.Kind or "all"
 	PLDGrid    float64
 	ACSampling string // "log", "linear" or ""
+	Adjacency  accounting.Adjacency
 }
 
 func (v vals) accountants() Accountants {
-	return Accountants{Name: v.s["accountant"], PLDGrid: v.f["pld-grid"], ACSampling: v.s["ac-sampling"]}
+	adj, _ := accounting.ParseAdjacency(v.s["adjacency"]) // "" (audit, curves) and decode's enum: add-remove
+	return Accountants{Name: v.s["accountant"], PLDGrid: v.f["pld-grid"], ACSampling: v.s["ac-sampling"], Adjacency: adj}
 }
 
 // Check validates --pld-grid.
@@ -543,13 +603,21 @@ func (a Accountants) Kinds() ([]accounting.Kind, error) {
 
 // Options are the registry options the flags select.
 func (a Accountants) Options() registry.Options {
-	return registry.Options{PLDGridWidth: a.PLDGrid, ACAmplification: advcomp.Amplification(a.ACSampling)}
+	return registry.Options{PLDGridWidth: a.PLDGrid, ACAmplification: advcomp.Amplification(a.ACSampling), Adjacency: a.Adjacency}
 }
 
-// Factory makes fresh methods of kind k with these options.
+// Factory makes fresh methods of kind k with these options. A method that
+// cannot be made for the neighbouring relation is an
+// *accounting.UnsupportedEventError (the row says why; it is not a failure).
 func (a Accountants) Factory(k accounting.Kind) calibrate.Factory {
 	opt := a.Options()
-	return func() (accounting.Method, error) { return registry.New(k, opt) }
+	return func() (accounting.Method, error) {
+		m, err := registry.New(k, opt)
+		if err != nil && opt.Adjacency != accounting.AddRemove {
+			return nil, &accounting.UnsupportedEventError{Reason: err.Error()}
+		}
+		return m, err
+	}
 }
 
 // Note returns the warning printed beside k's numbers, if any: a
@@ -570,7 +638,8 @@ func (a Accountants) Note(k accounting.Kind) string {
 func (a Accountants) NewRow(k accounting.Kind, q float64, steps int) Row {
 	return Row{
 		Accountant: string(k), Q: q, Steps: steps,
-		Epochs:    calibrate.EpochsForSteps(steps, q),
+		Epochs:   calibrate.EpochsForSteps(steps, q),
+		Sampling: "poisson", Adjacency: a.Adjacency.String(),
 		Note:      a.Note(k),
 		Procedure: registry.Procedural(k, a.Options()),
 		Version:   Version(),
@@ -587,7 +656,7 @@ func firstErr(errs ...error) error {
 }
 
 func runSigma(ctx context.Context, v vals, res *Result) error {
-	steps, err := v.steps()
+	p, err := v.plan("sigma")
 	if err != nil {
 		return err
 	}
@@ -606,31 +675,36 @@ func runSigma(ctx context.Context, v vals, res *Result) error {
 	if err != nil {
 		return err
 	}
-	q := v.f["q"]
 	for _, k := range kinds {
-		r := a.NewRow(k, q, steps)
-		s, err := calibrate.Sigma(ctx, a.Factory(k), calibrate.Training{SamplingRate: q, Steps: steps}, eps, delta, calibrate.Options{RelTol: tol})
+		s, err := calibrate.SigmaFor(ctx, a.Factory(k), p.Event, eps, delta, calibrate.Options{RelTol: tol})
 		if err != nil {
-			r.Error = err.Error()
-		} else {
-			r.Sigma = s.X
-			r.Fill(ctx, a.Factory(k), delta, 0)
+			r := a.NewPlanRow(k, p, 0)
+			r.setError(err)
+			res.Rows = append(res.Rows, r)
+			continue
 		}
+		r := a.NewPlanRow(k, p, s.X)
+		r.Fill(ctx, a.Factory(k), delta, 0)
 		res.Rows = append(res.Rows, r)
+		if res.Event == nil {
+			res.Event = p.Event(s.X) // the first accountant's answer
+		}
 	}
 	res.All = a.Name == "all"
 	return nil
 }
 
 // privacyAt is the CLI's privacyAt: ε at delta when delta > 0, else δ at eps.
-func privacyAt(ctx context.Context, v vals, res *Result, extra error, delta, eps float64) error {
-	steps, err := v.steps()
-	if err != nil {
-		return err
+func privacyAt(ctx context.Context, v vals, ev accounting.Event, res *Result, extra error, delta, eps float64) error {
+	var p Plan
+	var err error
+	if ev == nil {
+		if p, err = v.plan(""); err != nil {
+			return err
+		}
 	}
 	a := v.accountants()
-	sigma := v.f["sigma"]
-	if err := firstErr(paramErr("sigma", accounting.CheckNoiseMultiplier(sigma)), extra, a.Check()); err != nil {
+	if err := firstErr(extra, a.Check()); err != nil {
 		return err
 	}
 	kinds, err := a.Kinds()
@@ -638,21 +712,31 @@ func privacyAt(ctx context.Context, v vals, res *Result, extra error, delta, eps
 		return err
 	}
 	for _, k := range kinds {
-		r := a.NewRow(k, v.f["q"], steps)
-		r.Sigma = sigma
+		var r Row
+		if ev != nil {
+			r = a.NewEventRow(k, ev)
+		} else {
+			r = a.NewPlanRow(k, p, 0)
+		}
 		r.Fill(ctx, a.Factory(k), delta, eps)
 		res.Rows = append(res.Rows, r)
 	}
 	res.All = a.Name == "all"
+	res.Event = ev
+	if ev == nil {
+		res.Event = p.Event(0)
+	}
 	return nil
 }
 
 func runEpochs(ctx context.Context, v vals, res *Result) error {
-	sigma, q, eps, delta, limit := v.f["sigma"], v.f["q"], v.f["eps"], v.f["delta"], v.i["max-steps"]
+	eps, delta, limit := v.f["eps"], v.f["delta"], v.i["max-steps"]
 	a := v.accountants()
+	p, err := v.plan("length")
+	if err != nil {
+		return err
+	}
 	if err := firstErr(
-		paramErr("sigma", accounting.CheckNoiseMultiplier(sigma)),
-		paramErr("q", accounting.CheckSamplingRate(q)),
 		paramErr("eps", accounting.CheckEpsilon(eps)),
 		paramErr("delta", accounting.CheckDelta(delta)),
 		a.Check(),
@@ -666,19 +750,24 @@ func runEpochs(ctx context.Context, v vals, res *Result) error {
 	if err != nil {
 		return err
 	}
+	u := p.unknownPhase()
+	per := p.stepsPerRep(u)
 	for _, k := range kinds {
-		n, err := calibrate.MaxSteps(ctx, a.Factory(k), sigma, q, eps, delta, limit)
-		r := a.NewRow(k, q, n)
-		r.Sigma = sigma
+		ok := func(n int) (bool, error) {
+			e, err := calibrate.Epsilon(ctx, a.Factory(k), p.Event(float64(n)), delta)
+			return e <= eps, err
+		}
+		n, _, err := calibrate.LargestInt(ok, max(limit/per, 1))
+		r := a.NewPlanRow(k, p, float64(n))
 		switch {
 		case err != nil:
-			r.Error = err.Error()
+			r.setError(err)
 		case n == 0:
 			r.Note = "not even one step fits the budget"
 			r.Delta = delta
 		default:
 			r.Fill(ctx, a.Factory(k), delta, 0)
-			if n == limit {
+			if n == max(limit/per, 1) {
 				r.Note = "search limit reached: more steps may fit (raise --max-steps)"
 			}
 		}
@@ -743,16 +832,40 @@ func JoinNotes(a, b string) string {
 	return strings.TrimSuffix(a, ".") + "; " + b
 }
 
+// setError records err: in Unsupported (with ε null) when the accountant
+// cannot bound the training, else in Error.
+func (r *Row) setError(err error) {
+	if errors.Is(err, accounting.ErrUnsupportedEvent) {
+		msg := err.Error()
+		var ue *accounting.UnsupportedEventError
+		if errors.As(err, &ue) {
+			msg = ue.Reason
+			if ue.Path != "" {
+				msg += " (at " + ue.Path + ")"
+			}
+		}
+		msg = strings.TrimPrefix(msg, "registry: ")
+		r.Unsupported = strings.TrimPrefix(msg, r.Accountant+": ")
+		r.Epsilon, r.EpsilonLower, r.EpsilonUpper, r.Lambda = nil, nil, nil, nil
+		return
+	}
+	r.Error = err.Error()
+}
+
 // Fill composes the row's training run into a fresh method from newAcc
 // and answers ε at delta (delta > 0) or δ at eps; a failure goes to
-// r.Error.
+// r.Error, an accountant that cannot bound the training to r.Unsupported.
 func (r *Row) Fill(ctx context.Context, newAcc calibrate.Factory, delta, eps float64) {
+	e := r.event
+	if e == nil {
+		e = accounting.SubsampledGaussian(r.Sigma, r.Q, r.Steps)
+	}
 	acc, err := newAcc()
 	if err == nil {
-		err = acc.Compose(accounting.SubsampledGaussian(r.Sigma, r.Q, r.Steps), 1)
+		err = acc.Compose(e, 1)
 	}
 	if err != nil {
-		r.Error = err.Error()
+		r.setError(err)
 		return
 	}
 	if delta > 0 {

@@ -4,18 +4,20 @@
 // and a worker stuck on a superseded long query is replaced.
 "use strict";
 
+// PLAN are the training-plan flags of eps, delta, sigma and epochs.
+const PLAN = ["batch", "n", "schedule", "sampling", "adjacency"];
 // FLAGS are the flags each command takes, in command-line order: the same
 // lists as internal/query's specs (the browser test checks they agree).
 const FLAGS = {
-  sigma: ["eps", "delta", "q", "epochs", "steps", "accountant", "pld-grid", "ac-sampling", "tol"],
-  eps: ["sigma", "delta", "q", "epochs", "steps", "accountant", "pld-grid", "ac-sampling"],
-  delta: ["sigma", "eps", "q", "epochs", "steps", "accountant", "pld-grid", "ac-sampling"],
-  epochs: ["sigma", "q", "eps", "delta", "accountant", "pld-grid", "ac-sampling", "max-steps"],
+  sigma: ["eps", "delta", "q", "epochs", "steps", ...PLAN, "accountant", "pld-grid", "ac-sampling", "tol"],
+  eps: ["sigma", "delta", "q", "epochs", "steps", ...PLAN, "accountant", "pld-grid", "ac-sampling"],
+  delta: ["sigma", "eps", "q", "epochs", "steps", ...PLAN, "accountant", "pld-grid", "ac-sampling"],
+  epochs: ["sigma", "q", "eps", "delta", ...PLAN, "accountant", "pld-grid", "ac-sampling", "max-steps"],
   audit: ["sigma", "eps", "delta", "q", "epochs", "steps", "pld-grid"],
   "curve-epochs": ["sigma", "q", "delta", "from", "to", "points", "accountant", "pld-grid", "ac-sampling"],
   "curve-sigma": ["delta", "eps", "points", "q", "epochs", "steps", "accountant", "pld-grid", "ac-sampling"],
 };
-const INPUTS = ["sigma", "eps", "delta", "q", "epochs", "steps", "accountant", "pld-grid", "ac-sampling", "tol", "max-steps"];
+const INPUTS = ["sigma", "eps", "delta", "q", "epochs", "steps", ...PLAN, "accountant", "pld-grid", "ac-sampling", "tol", "max-steps"];
 // A worker busy this long on a query that has been superseded is replaced.
 const RESTART_MS = 250;
 
@@ -183,20 +185,26 @@ function num(x, cls = "") {
 
 function rowsTable(rows) {
   let h = `<table id="rows"><thead><tr><th>accountant</th><th>σ</th><th>q</th><th>steps</th><th>epochs</th>` +
-    `<th>ε</th><th>δ</th><th>λ</th><th>note</th></tr></thead><tbody>`;
+    `<th>sampling</th><th>adjacency</th><th>ε</th><th>δ</th><th>λ</th><th>note</th></tr></thead><tbody>`;
   for (const r of rows) {
-    const cls = r.error ? "failed" : r.procedure ? "procedure" : "";
-    let eps = r.error ? "-" : num(r.epsilon, "eps");
+    const cls = r.error ? "failed" : r.unsupported ? "unsupported" : r.procedure ? "procedure" : "";
+    let eps = r.error || r.unsupported ? "-" : num(r.epsilon, "eps");
     if (!r.error && r.epsilon_lower !== undefined && r.epsilon_upper !== undefined) {
       eps += ` <span class="interval">certified [${num(r.epsilon_lower, "lo")}, ${num(r.epsilon_upper, "hi")}]</span>`;
     }
     let note = r.note ? esc(r.note) : "";
     if (r.error) note = `<span class="rowerr">error: ${esc(r.error)}</span>` + (note ? "; " + note : "");
+    if (r.unsupported) note = `unsupported: ${esc(r.unsupported)}` + (note ? "; " + note : "");
+    // A schedule: each phase's σ and q.
+    const phases = (f) => r.phases.map((p) => fmtG(p[f])).join("; ");
+    const sigma = r.phases ? esc(phases("sigma")) : r.sigma === 0 ? "-" : num(r.sigma, "sigma");
+    const q = r.phases ? esc(phases("q")) : num(r.q, "q");
     const badge = r.procedure ? ` <span class="badge">procedure</span>` : "";
     h += `<tr class="${cls}" data-accountant="${esc(r.accountant)}"><td>${esc(r.accountant)}${badge}</td>` +
-      `<td class="num">${r.sigma === 0 ? "-" : num(r.sigma, "sigma")}</td><td class="num">${num(r.q, "q")}</td>` +
+      `<td class="num">${sigma}</td><td class="num">${q}</td>` +
       `<td class="num"><span class="steps" data-v="${r.steps}">${r.steps}</span></td><td class="num">${num(r.epochs, "epochs")}</td>` +
-      `<td class="num">${eps}</td><td class="num">${r.error ? "-" : num(r.delta, "delta")}</td>` +
+      `<td>${esc(r.sampling || "")}</td><td>${esc(r.adjacency || "")}</td>` +
+      `<td class="num">${eps}</td><td class="num">${r.error || r.unsupported ? "-" : num(r.delta, "delta")}</td>` +
       `<td class="num">${num(r.lambda, "lambda")}</td><td class="note">${note}</td></tr>`;
   }
   return h + "</tbody></table>";
@@ -291,7 +299,9 @@ function curveAccountants(s) {
 // requestCurves asks for ε against epochs (at the row's σ) and σ against
 // target ε (at the row's length), both around the current answer.
 function requestCurves(s, res, rows) {
-  const ok = rows.find((r) => !r.error && r.sigma > 0 && r.steps > 0) || rows.find((r) => r.sigma > 0);
+  // The curves are of one Poisson phase under add-remove (curve's flags).
+  const single = (r) => !r.phases && r.q > 0 && (r.sampling || "poisson") === "poisson" && (r.adjacency || "add-remove") === "add-remove";
+  const ok = rows.find((r) => single(r) && !r.error && !r.unsupported && r.sigma > 0 && r.steps > 0) || rows.find((r) => single(r) && r.sigma > 0);
   if (!ok) {
     clearPlots();
     return;
