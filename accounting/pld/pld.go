@@ -18,17 +18,18 @@ import (
 // Options configures an [Accountant].
 type Options struct {
 	// GridWidth is the spacing h of the privacy-loss grid. 0 (the default)
-	// picks h = 0.15·√(V/T), V the variance of the composed privacy loss
-	// and T the number of steps, coarsens it when the composed window would
-	// not fit the FFT, and halves it (at most 4 times) for a query whose
-	// bracket is wider than 0.5% of its upper end. A GridWidth set here is
+	// picks h = 0.085·√(V/T), V the variance of the composed privacy loss
+	// and T the number of steps (the bracket is of second order in h, about
+	// 0.1% there on typical DP-SGD settings), coarsens it when the composed
+	// window would not fit the FFT, and halves it (at most 4 times) for a
+	// query whose bracket is wider than 0.1% of its upper end. A GridWidth set here is
 	// used as given; a width at which the composition does not fit is a
 	// *accounting.ParamError naming GridWidth.
 	GridWidth float64
 }
 
 // pldDefaultGridFactor is h/√(V/T) for GridWidth = 0.
-const pldDefaultGridFactor = 0.15
+const pldDefaultGridFactor = 0.085
 
 // Accountant is a privacy loss distribution accountant for
 // Poisson-subsampled Gaussian mechanisms under add/remove adjacency

@@ -88,7 +88,7 @@ func deltaF(eps float64) func(c *pldComposed, upper bool) float64 {
 // default grid, a bracket wider than pldTargetGap of its upper end is
 // recomputed on a grid half as wide, at most pldMaxRefine times.
 const (
-	pldTargetGap = 0.005
+	pldTargetGap = 0.001
 	pldMaxRefine = 4
 )
 
