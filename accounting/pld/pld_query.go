@@ -86,10 +86,10 @@ func deltaF(eps float64) func(c *pldComposed, upper bool) float64 {
 
 // pldTargetGap and pldMaxRefine control the grid refinement: with the
 // default grid, a bracket wider than pldTargetGap of its upper end is
-// recomputed on a grid half as wide, at most pldMaxRefine times.
+// recomputed on a grid pldRefineStep as wide, at most pldMaxRefine times.
 const (
 	pldTargetGap = 0.001
-	pldMaxRefine = 4
+	pldMaxRefine = 6
 )
 
 func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, upper float64, from accounting.Kind, err error) {
@@ -341,7 +341,7 @@ func (a *Accountant) rdpOnly(err error) bool {
 }
 
 // refined evaluates f on the first grid and, with the default grid, on
-// grids halved in turn while wide(lower, upper) holds and the bracket
+// grids refined in turn (by pldRefineStep) while wide(lower, upper) holds and the bracket
 // shrinks by a quarter per halving; it returns the intersection of the
 // certified brackets and the first grid's upper bound. The grids visited
 // depend only on the composition and on f's argument, not on earlier
@@ -358,45 +358,57 @@ func (a *Accountant) refined(ctx context.Context, f func(c *pldComposed, upper b
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	if lower, upper, err = r.bounds(ctx, f, nil); err != nil {
-		return 0, 0, 0, err
+	// The untilted upper bounds first: when they call for a tilt, the
+	// untilted lower distributions are not needed.
+	for d := range r.dirs {
+		c, err := r.get(ctx, d, true, 0)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		upper = math.Max(upper, f(c, true))
 	}
 	upper0 = upper
 	var lams []float64
 	r.lams = nil
-	if r.auto || a.h > 0 {
-		eps, delta, err := point(lower, upper)
-		if err != nil {
-			return 0, 0, 0, err
-		}
-		if r.noisy(eps, delta) {
-			for it := 0; it < 2; it++ {
-				next := make([]float64, len(r.dirs))
-				same := lams != nil
-				for d := range r.dirs {
-					next[d] = r.saddle(d, eps)
-					same = same && next[d] == lams[d]
-				}
-				if same {
-					break
-				}
-				lo2, up2, err := r.bounds(ctx, f, next)
-				if err == errPLDTooLarge || (err == nil && (math.IsInf(up2, 1) || r.tiltNoisy(next, eps, delta))) {
-					// The untilted bracket stands. (A tilt whose own error
-					// terms are not small is the PLD's floor, far below the
-					// δ of interest: keeping it would make δ(ε) depend on
-					// which tilt each ε picked, and not monotone.)
-					break
-				}
-				if err != nil {
-					return 0, 0, 0, err
-				}
-				lams, r.lams = next, next
-				lower, upper = math.Max(lower, lo2), math.Min(upper, up2)
-				if eps, _, err = point(lower, upper); err != nil {
-					return 0, 0, 0, err
-				}
+	eps, delta, err := point(0, upper)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if r.noisy(eps, delta) {
+		for it := 0; it < 2; it++ {
+			next := make([]float64, len(r.dirs))
+			same := lams != nil
+			for d := range r.dirs {
+				next[d] = r.saddle(d, eps)
+				same = same && next[d] == lams[d]
 			}
+			if same {
+				break
+			}
+			lo2, up2, err := r.bounds(ctx, f, next)
+			if err == errPLDTooLarge || (err == nil && (math.IsInf(up2, 1) || r.tiltNoisy(next, eps, delta))) {
+				// The untilted bracket stands. (A tilt whose own error
+				// terms are not small is the PLD's floor, far below the
+				// δ of interest: keeping it would make δ(ε) depend on
+				// which tilt each ε picked, and not monotone.)
+				break
+			}
+			if err != nil {
+				return 0, 0, 0, err
+			}
+			if lams == nil {
+				lower = lo2
+			}
+			lams, r.lams = next, next
+			lower, upper = math.Max(lower, lo2), math.Min(upper, up2)
+			if eps, _, err = point(lower, upper); err != nil {
+				return 0, 0, 0, err
+			}
+		}
+	}
+	if lams == nil {
+		if lower, upper, err = r.bounds(ctx, f, nil); err != nil {
+			return 0, 0, 0, err
 		}
 	}
 	for k := 1; r.auto && k <= pldMaxRefine && wide(lower, upper); k++ {
@@ -427,7 +439,7 @@ func (a *Accountant) refined(ctx context.Context, f func(c *pldComposed, upper b
 // pldNoiseFrac is the share of the target gap (in ε) above which the FFT
 // round-off and window tails of the untilted composition call for a
 // tilted one.
-const pldNoiseFrac = 0.05
+const pldNoiseFrac = 0.2
 
 // noisy reports whether, in some direction, the untilted upper
 // composition's error terms at eps move ε by more than pldNoiseFrac of
@@ -503,7 +515,7 @@ func (r *pldResult) slope(eps float64) float64 {
 	return s
 }
 
-// level returns the composition on the first grid halved k ≥ 1 times
+// level returns the composition on the first grid refined k ≥ 1 times
 // (computed from level k−1 and cached), or errPLDTooLarge when its window
 // would exceed the FFT cap.
 func (a *Accountant) level(k int) (*pldResult, error) {
@@ -521,21 +533,27 @@ func (a *Accountant) level(k int) (*pldResult, error) {
 	return a.finer[k-1], nil
 }
 
-// halved returns r's composition on a grid half as wide (not yet
+// pldRefineStep is the ratio of consecutive grid widths in refinement: the
+// bracket is of second order in h, so each step halves it at √2 the cost
+// (a first grid a little above the target needs one such step, not a
+// grid of twice the points).
+var pldRefineStep = 1 / math.Sqrt2
+
+// halved returns r's composition on a grid pldRefineStep as wide (not yet
 // computed), or errPLDTooLarge when the window, estimated from r's, would
 // not fit.
 func (r *pldResult) halved() (*pldResult, error) {
 	for _, d := range r.dirs {
-		if d.up != nil && 2*len(d.up.c) > 2*pldAutoFFT {
+		if d.up != nil && float64(len(d.up.c))/pldRefineStep > 2*pldAutoFFT {
 			return nil, errPLDTooLarge
 		}
 		for _, g := range d.grids {
-			if 2*len(g.tl) > 4*pldMaxStepGrid {
+			if float64(len(g.tl))/pldRefineStep > 4*pldMaxStepGrid {
 				return nil, errPLDTooLarge
 			}
 		}
 	}
-	finer := &pldResult{h: r.h / 2, eta: r.eta, auto: true}
+	finer := &pldResult{h: r.h * pldRefineStep, eta: r.eta, auto: true}
 	for _, d := range r.dirs {
 		finer.dirs = append(finer.dirs, &pldDir{pairs: d.pairs, counts: d.counts})
 	}
