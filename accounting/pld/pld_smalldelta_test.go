@@ -178,3 +178,36 @@ func TestPLDWidthSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPLDTiltedGaussianExact checks the tilted FFT path against the exact
+// answer: T unsampled Gaussians composed by FFT (the closed form disabled)
+// must give a certified bracket that contains the closed-form ε(δ) of one
+// Gaussian with σ/√T (Balle and Wang 2018), at δ where the untilted FFT
+// error terms exceed δ.
+func TestPLDTiltedGaussianExact(t *testing.T) {
+	old := pldNoClosedForm
+	pldNoClosedForm = true
+	defer func() { pldNoClosedForm = old }()
+	for _, c := range []struct {
+		sigma float64
+		steps int
+		delta float64
+	}{
+		{5, 50, 1e-10},
+		{10, 100, 1e-12},
+		{20, 1000, 1e-15},
+	} {
+		t.Run(fmt.Sprintf("sigma=%g,T=%d,delta=%g", c.sigma, c.steps, c.delta), func(t *testing.T) {
+			a := newPLDFor(t, accounting.SelfComposed{Event: accounting.Gaussian{NoiseMultiplier: c.sigma}, Count: c.steps}, Options{})
+			lo, up, from, err := a.EpsilonBoundsFrom(t.Context(), c.delta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exLo, exUp := pldGaussianEpsilon(c.sigma/math.Sqrt(float64(c.steps)), c.delta)
+			t.Logf("[%.10g, %.10g] exact [%.10g, %.10g] tilts %v closed %v", lo, up, exLo, exUp, a.res.lams, a.res.closed)
+			if from != accounting.KindPLD || lo > exUp || up < exLo || up-lo > 0.002*up {
+				t.Errorf("[%.8g, %.8g] from %s; exact %.10g: want a pld bracket ≤ 0.2%% wide containing it", lo, up, from, exUp)
+			}
+		})
+	}
+}
