@@ -18,7 +18,7 @@ import (
 // Options configures an [Accountant].
 type Options struct {
 	// GridWidth is the spacing h of the privacy-loss grid. 0 (the default)
-	// picks h = 0.085·√(V/T), V the variance of the composed privacy loss
+	// picks h = 0.07·√(V/T), V the variance of the composed privacy loss
 	// and T the number of steps (the bracket is of second order in h, about
 	// 0.1% there on typical DP-SGD settings), coarsens it when the composed
 	// window would not fit the FFT, and halves it (at most 4 times) for a
@@ -29,7 +29,7 @@ type Options struct {
 }
 
 // pldDefaultGridFactor is h/√(V/T) for GridWidth = 0.
-const pldDefaultGridFactor = 0.085
+const pldDefaultGridFactor = 0.07
 
 // Accountant is a privacy loss distribution accountant for
 // Poisson-subsampled Gaussian mechanisms under add/remove adjacency
