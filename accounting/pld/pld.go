@@ -111,7 +111,7 @@ type pldResult struct {
 
 // pldDir is one direction (remove or add) of all segments.
 type pldDir struct {
-	pairs   []pldPair
+	pairs   []pldDominating
 	counts  []int
 	grids   []*pldGrid
 	up, low *pldComposed
@@ -223,7 +223,7 @@ func (r *pldResult) parts(ctx context.Context, d int, upper bool, h float64) ([]
 	if gs == nil || h != r.h {
 		gs = make([]*pldGrid, len(dir.pairs))
 		for i := range dir.pairs {
-			g, err := newPLDGrid(ctx, &dir.pairs[i], h, r.eta)
+			g, err := newPLDGrid(ctx, dir.pairs[i], h, r.eta)
 			if err != nil {
 				return nil, err
 			}
@@ -469,14 +469,14 @@ func composePLD(ctx context.Context, keys [][2]float64, counts map[[2]float64]in
 	if allSym {
 		dirs = dirs[:1] // q = 1: both directions have the same loss distribution
 	}
-	pairs := make([][]pldPair, len(dirs))
+	pairs := make([][]pldDominating, len(dirs))
 	var vTot float64
 	var rangeMax float64
 	for d, add := range dirs {
 		var v float64
 		for _, k := range keys {
 			p := newPLDPair(k[0], k[1], add)
-			pairs[d] = append(pairs[d], p)
+			pairs[d] = append(pairs[d], &p)
 			_, vk := p.moments()
 			v += float64(counts[k]) * vk
 			lo, hi := p.truncation(1e-20)
@@ -513,7 +513,7 @@ func composePLD(ctx context.Context, keys [][2]float64, counts map[[2]float64]in
 				var parts []pldPart
 				for i, k := range keys {
 					_ = add
-					g, err := newPLDGrid(ctx, &pairs[d][i], h0, 1e-20/float64(steps))
+					g, err := newPLDGrid(ctx, pairs[d][i], h0, 1e-20/float64(steps))
 					if err != nil {
 						return nil, err
 					}

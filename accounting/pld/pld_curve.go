@@ -171,7 +171,7 @@ func (a *Accountant) fastCurve(ctx context.Context, key [2]float64, ts []int, de
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			eps[d], noise[d], errs[d] = pldCurveDirection(ctx, &dir.pairs[0], r.h, r.eta, r.auto, ts, delta)
+			eps[d], noise[d], errs[d] = pldCurveDirection(ctx, dir.pairs[0], r.h, r.eta, r.auto, ts, delta)
 		}()
 	}
 	wg.Wait()
@@ -191,7 +191,7 @@ func (a *Accountant) fastCurve(ctx context.Context, key [2]float64, ts []int, de
 
 // pldCurveDirection returns the upper bounds on ε(delta) of one direction
 // at each T in ts.
-func pldCurveDirection(ctx context.Context, pair *pldPair, h, eta float64, auto bool, ts []int, delta float64) ([]float64, []bool, error) {
+func pldCurveDirection(ctx context.Context, pair pldDominating, h, eta float64, auto bool, ts []int, delta float64) ([]float64, []bool, error) {
 	cd, err := newPLDCurveDir(ctx, pair, h, eta, auto, ts)
 	if err != nil {
 		return nil, nil, err
@@ -260,7 +260,7 @@ var pldCurveLamStep = math.Pow(2, 0.25)
 // newPLDCurveDir discretises pair on the grid of width h (coarsened like
 // pldResult.get when a window does not fit and auto is set) and finds the
 // Chernoff window of every T in ts.
-func newPLDCurveDir(ctx context.Context, pair *pldPair, h, eta float64, auto bool, ts []int) (*pldCurveDir, error) {
+func newPLDCurveDir(ctx context.Context, pair pldDominating, h, eta float64, auto bool, ts []int) (*pldCurveDir, error) {
 	tMin, tMax := ts[0], ts[len(ts)-1]
 	for {
 		if err := accounting.Canceled(ctx); err != nil {

@@ -53,7 +53,7 @@ const pldRelSlack = 1e-13
 // containing the upper tail is merged whole, and the P-mass below the lowest
 // truncation point is dropped. Both steps only lower δ(ε) for every ε, for
 // one step and (coupling the per-step losses) for any composition.
-func pldDiscretise(ctx context.Context, pair *pldPair, h, eta float64) (up, low pldPMF, err error) {
+func pldDiscretise(ctx context.Context, pair pldDominating, h, eta float64) (up, low pldPMF, err error) {
 	g, err := newPLDGrid(ctx, pair, h, eta)
 	if err != nil {
 		return up, low, err
@@ -64,7 +64,7 @@ func pldDiscretise(ctx context.Context, pair *pldPair, h, eta float64) (up, low 
 
 // pldGrid holds the log tails of one pair at the grid points kLo..kHi.
 type pldGrid struct {
-	pair     *pldPair
+	pair     pldDominating
 	h        float64
 	kLo, kHi int
 	off      float64 // grid point k is at loss k·h + off
@@ -75,7 +75,7 @@ type pldGrid struct {
 // at returns the loss of grid point k.
 func (gr *pldGrid) at(k int) float64 { return float64(k)*gr.h + gr.off }
 
-func newPLDGrid(ctx context.Context, pair *pldPair, h, eta float64) (*pldGrid, error) {
+func newPLDGrid(ctx context.Context, pair pldDominating, h, eta float64) (*pldGrid, error) {
 	return newPLDGridOffset(ctx, pair, h, eta, 0)
 }
 
@@ -84,7 +84,7 @@ func newPLDGrid(ctx context.Context, pair *pldPair, h, eta float64) (*pldGrid, e
 const pldCheckEvery = 1024
 
 // newPLDGridOffset is newPLDGrid on the shifted grid {k·h + off}.
-func newPLDGridOffset(ctx context.Context, pair *pldPair, h, eta, off float64) (*pldGrid, error) {
+func newPLDGridOffset(ctx context.Context, pair pldDominating, h, eta, off float64) (*pldGrid, error) {
 	lLo, lHi := pair.truncation(eta)
 	kLo := int(math.Floor((lLo - off) / h))
 	kHi := int(math.Ceil((lHi - off) / h))
