@@ -18,17 +18,18 @@ import (
 // Options configures an [Accountant].
 type Options struct {
 	// GridWidth is the spacing h of the privacy-loss grid. 0 (the default)
-	// picks h = 0.15·√(V/T), V the variance of the composed privacy loss
-	// and T the number of steps, coarsens it when the composed window would
-	// not fit the FFT, and halves it (at most 4 times) for a query whose
-	// bracket is wider than 0.5% of its upper end. A GridWidth set here is
+	// picks h = 0.07·√(V/T), V the variance of the composed privacy loss
+	// and T the number of steps (the bracket is of second order in h, about
+	// 0.1% there on typical DP-SGD settings), coarsens it when the composed
+	// window would not fit the FFT, and halves it (at most 4 times) for a
+	// query whose bracket is wider than 0.1% of its upper end. A GridWidth set here is
 	// used as given; a width at which the composition does not fit is a
 	// *accounting.ParamError naming GridWidth.
 	GridWidth float64
 }
 
 // pldDefaultGridFactor is h/√(V/T) for GridWidth = 0.
-const pldDefaultGridFactor = 0.15
+const pldDefaultGridFactor = 0.07
 
 // Accountant is a privacy loss distribution accountant for
 // Poisson-subsampled Gaussian mechanisms under add/remove adjacency
@@ -48,18 +49,23 @@ const pldDefaultGridFactor = 0.15
 //
 // Soundness in floating point (see pldCompose and pldDiscretise): truncated
 // tail mass goes to the +∞ atom of the upper distribution and is dropped
-// from the lower one; mass outside the FFT window is bounded by Chernoff
-// bounds from the exact moment generating function of the discretised
-// steps; FFT round-off is bounded a priori and added to the upper δ and
-// subtracted from the lower δ; every split or merged mass carries a
-// rounding margin toward the safe side. These floors make the PLD bound
-// loose, then +Inf, for δ near the float64 resolution, so the upper bounds
-// are the minimum of the PLD bound and the RDP bound of the same steps
-// ([moments.RDP] with [moments.DefaultOrders]); both are sound, so the
-// minimum is, and the upper ε is never above RDP's. EpsilonBoundsFrom and
-// DeltaBoundsFrom say which one was used. With the default grid, a
-// composition that does not fit the FFT even after coarsening is answered
-// by the RDP bound alone with the trivial lower bound 0.
+// from the lower one; every per-step mass is raised (upper) or lowered
+// (lower) by its rounding error bound; mass outside the FFT window is
+// bounded by Chernoff bounds from the exact moment generating function of
+// the discretised steps; FFT round-off is bounded a priori and added to
+// the upper δ and subtracted from the lower δ. These error terms are
+// absolute in the measure the FFT composes, so for a small δ (where they
+// would exceed it) each direction is composed again exponentially tilted
+// toward the loss where that δ is decided (pldCompose, pldResult.saddle):
+// the errors then scale with δ itself, and the bounds stay certified and
+// tight down to δ ≈ 1e-20 (below, the +∞ atom of the per-step truncation,
+// about 1e-20·q, is the floor). The upper bounds are the minimum of the
+// PLD bound and the RDP bound of the same steps ([moments.RDP] with
+// [moments.DefaultOrders]); both are sound, so the minimum is, and the
+// upper ε is never above RDP's. EpsilonBoundsFrom and DeltaBoundsFrom say
+// which one was used. With the default grid, a composition that does not
+// fit the FFT even after coarsening is answered by the RDP bound alone
+// with the trivial lower bound 0.
 //
 // Epsilon and Delta return the upper ends of EpsilonBounds and DeltaBounds
 // exactly, whatever was queried before, and Delta(Epsilon(δ)) ≤ δ holds
@@ -100,18 +106,67 @@ type pldResult struct {
 	h, eta      float64
 	auto        bool // h chosen by default (may be refined or coarsened)
 	dirs        []*pldDir
+	lams        []float64 // the tilts of the query in progress (steering slope)
 }
 
 // pldDir is one direction (remove or add) of all segments.
 type pldDir struct {
-	pairs   []pldPair
+	pairs   []pldDominating
 	counts  []int
 	grids   []*pldGrid
 	up, low *pldComposed
+
+	// The discretised steps and grid width of the untilted up and low
+	// compositions (after any coarsening), reused by the tilted ones,
+	// which are cached per (bound, λ).
+	parts [2][]pldPart
+	ph    [2]float64
+	tilt  map[pldTiltKey]*pldComposed
 }
 
-// get returns the composed upper or lower distribution of direction d.
-func (r *pldResult) get(ctx context.Context, d int, upper bool) (*pldComposed, error) {
+// pldTiltKey names a tilted composition of one direction.
+type pldTiltKey struct {
+	upper  bool
+	lambda float64
+}
+
+// get returns the composed upper or lower distribution of direction d,
+// tilted by lambda (see pldCompose; 0: no tilt). A tilted composition uses
+// the grid of the untilted one, which it computes first.
+func (r *pldResult) get(ctx context.Context, d int, upper bool, lambda float64) (*pldComposed, error) {
+	dir := r.dirs[d]
+	if lambda == 0 {
+		return r.get0(ctx, d, upper)
+	}
+	key := pldTiltKey{upper, lambda}
+	if c, ok := dir.tilt[key]; ok {
+		return c, nil
+	}
+	b := 0
+	if upper {
+		b = 1
+	}
+	if dir.parts[b] == nil {
+		parts, err := r.parts(ctx, d, upper, r.h)
+		if err != nil {
+			return nil, err
+		}
+		dir.parts[b], dir.ph[b] = parts, r.h
+	}
+	c, err := pldCompose(ctx, dir.parts[b], dir.ph[b], true, lambda)
+	if err != nil {
+		return nil, err
+	}
+	if dir.tilt == nil {
+		dir.tilt = map[pldTiltKey]*pldComposed{}
+	}
+	dir.tilt[key] = c
+	return c, nil
+}
+
+// get0 returns the untilted composed upper or lower distribution of
+// direction d.
+func (r *pldResult) get0(ctx context.Context, d int, upper bool) (*pldComposed, error) {
 	dir := r.dirs[d]
 	if upper && dir.up != nil {
 		return dir.up, nil
@@ -119,45 +174,25 @@ func (r *pldResult) get(ctx context.Context, d int, upper bool) (*pldComposed, e
 	if !upper && dir.low != nil {
 		return dir.low, nil
 	}
-	grids := func(h float64) ([]*pldGrid, error) {
-		gs := make([]*pldGrid, len(dir.pairs))
-		for i := range dir.pairs {
-			g, err := newPLDGrid(ctx, &dir.pairs[i], h, r.eta)
-			if err != nil {
-				return nil, err
-			}
-			gs[i] = g
-		}
-		return gs, nil
+	b := 0
+	if upper {
+		b = 1
 	}
-	if dir.grids == nil {
-		gs, err := grids(r.h)
-		if err != nil {
+	h := r.h
+	parts := dir.parts[b]
+	if parts == nil || dir.ph[b] != h {
+		var err error
+		if parts, err = r.parts(ctx, d, upper, h); err != nil {
 			return nil, err
 		}
-		dir.grids = gs
 	}
-	gs := dir.grids
-	h := r.h
 	var c *pldComposed
 	for {
 		if err := accounting.Canceled(ctx); err != nil {
 			return nil, err
 		}
-		parts := make([]pldPart, len(gs))
-		for i, g := range gs {
-			if upper {
-				parts[i] = pldPart{g.upper(), dir.counts[i]}
-				continue
-			}
-			low, err := pldLowerBestOffset(ctx, g, dir.counts[i], r.eta)
-			if err != nil {
-				return nil, err
-			}
-			parts[i] = pldPart{low, dir.counts[i]}
-		}
 		var err error
-		c, err = pldCompose(ctx, parts, h, true)
+		c, err = pldCompose(ctx, parts, h, true, 0)
 		if err == nil {
 			break
 		}
@@ -166,7 +201,7 @@ func (r *pldResult) get(ctx context.Context, d int, upper bool) (*pldComposed, e
 		}
 		// The window does not fit: coarsen this direction's grid.
 		h *= 2
-		if gs, err = grids(h); err != nil {
+		if parts, err = r.parts(ctx, d, upper, h); err != nil {
 			return nil, err
 		}
 	}
@@ -175,7 +210,114 @@ func (r *pldResult) get(ctx context.Context, d int, upper bool) (*pldComposed, e
 	} else {
 		dir.low = c
 	}
+	dir.parts[b], dir.ph[b] = parts, h
 	return c, nil
+}
+
+// parts returns direction d's steps discretised on the grid of width h:
+// the dominating (upper) or dominated distributions. The grids at r.h are
+// cached in dir.grids.
+func (r *pldResult) parts(ctx context.Context, d int, upper bool, h float64) ([]pldPart, error) {
+	dir := r.dirs[d]
+	gs := dir.grids
+	if gs == nil || h != r.h {
+		gs = make([]*pldGrid, len(dir.pairs))
+		for i := range dir.pairs {
+			g, err := newPLDGrid(ctx, dir.pairs[i], h, r.eta)
+			if err != nil {
+				return nil, err
+			}
+			gs[i] = g
+		}
+		if h == r.h {
+			dir.grids = gs
+		}
+	}
+	parts := make([]pldPart, len(gs))
+	for i, g := range gs {
+		if upper {
+			parts[i] = pldPart{g.upper(), dir.counts[i]}
+			continue
+		}
+		low, err := pldLowerBestOffset(ctx, g, dir.counts[i], r.eta)
+		if err != nil {
+			return nil, err
+		}
+		parts[i] = pldPart{low, dir.counts[i]}
+	}
+	return parts, nil
+}
+
+// saddle returns the tilt λ ≥ 0 at which the tilted upper distribution of
+// direction d has its mean at eps (the saddle point K'(λ) = eps of the
+// composed cumulant K), rounded down to a power of 2^{1/4} so that nearby
+// queries share one tilted composition; 0 when eps is below
+// the mean (no tilt needed) or the upper distribution is not computed.
+// Any λ ≥ 0 gives a certified bound; this one makes it tight.
+func (r *pldResult) saddle(d int, eps float64) float64 {
+	dir := r.dirs[d]
+	if len(dir.parts[1]) == 0 {
+		return 0
+	}
+	h := dir.ph[1]
+	mean := func(lambda float64) float64 {
+		var m float64
+		for _, pt := range dir.parts[1] {
+			m += float64(pt.count) * pldTiltedMean(&pt.pmf, h, lambda)
+		}
+		return m
+	}
+	const lo2, hi2 = -24, 40 // λ from 2^{−6} to 2^{10}, in quarter octaves
+	if !(mean(math.Exp2(lo2/4.0)) < eps) {
+		return 0
+	}
+	lo, hi := lo2, hi2
+	if mean(math.Exp2(hi2/4.0)) < eps {
+		return math.Exp2(hi2 / 4.0)
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if mean(math.Exp2(float64(mid)/4)) < eps {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	// The largest quarter octave whose tilted mean is still below eps:
+	// with small q the tilted mean can jump from about eps to far above
+	// it within one quarter octave (the tilt moves the bulk of the mass
+	// from the bulk of the loss onto the sampled component's tail), and a
+	// window centred beyond eps would not bound δ(eps) at all.
+	return math.Exp2(float64(lo) / 4)
+}
+
+// pldTiltedMean returns the mean loss of m's finite part tilted by
+// e^{lambda·loss} (steering only: no bound depends on its accuracy).
+func pldTiltedMean(m *pldPMF, h, lambda float64) float64 {
+	kStar, best := -1, math.Inf(-1)
+	for i, v := range m.p {
+		if v > 0 {
+			if l := math.Log(v) + lambda*float64(i)*h; l > best {
+				kStar, best = i, l
+			}
+		}
+	}
+	if kStar < 0 {
+		return 0
+	}
+	var s, s1 float64
+	for i, v := range m.p {
+		if v > 0 {
+			y := lambda * float64(i-kStar) * h
+			if y < -745 {
+				continue
+			}
+			w := v * math.Exp(math.Min(y, 700))
+			s += w
+			s1 += w * float64(i-kStar)
+		}
+	}
+	return float64(m.lo+kStar)*h + m.off + h*s1/s
 }
 
 // maxPLDSteps caps the total number of composed steps.
@@ -327,14 +469,14 @@ func composePLD(ctx context.Context, keys [][2]float64, counts map[[2]float64]in
 	if allSym {
 		dirs = dirs[:1] // q = 1: both directions have the same loss distribution
 	}
-	pairs := make([][]pldPair, len(dirs))
+	pairs := make([][]pldDominating, len(dirs))
 	var vTot float64
 	var rangeMax float64
 	for d, add := range dirs {
 		var v float64
 		for _, k := range keys {
 			p := newPLDPair(k[0], k[1], add)
-			pairs[d] = append(pairs[d], p)
+			pairs[d] = append(pairs[d], &p)
 			_, vk := p.moments()
 			v += float64(counts[k]) * vk
 			lo, hi := p.truncation(1e-20)
@@ -371,7 +513,7 @@ func composePLD(ctx context.Context, keys [][2]float64, counts map[[2]float64]in
 				var parts []pldPart
 				for i, k := range keys {
 					_ = add
-					g, err := newPLDGrid(ctx, &pairs[d][i], h0, 1e-20/float64(steps))
+					g, err := newPLDGrid(ctx, pairs[d][i], h0, 1e-20/float64(steps))
 					if err != nil {
 						return nil, err
 					}

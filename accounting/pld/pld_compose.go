@@ -44,6 +44,13 @@ type pldComposed struct {
 	sA, sB []float64
 	bScale float64
 	capTop int
+
+	// Exponential tilt (see pldCompose): c[i] = c̃[i]·W(loss_i), W(l) =
+	// e^{logW − lambda·l}, where c̃ is what the FFT computed; tailTop,
+	// tailBot and e2 are bounds in the tilted measure c̃, and rho bounds the
+	// relative error of the tilt and of W. lambda = 0: W = 1, rho = 0.
+	lambda, logW, rho float64
+	lost              float64 // tilted mass dropped by pldTilt's underflow floor
 }
 
 // pldLogEta is log of the mass allowed outside the FFT window on each side
@@ -154,7 +161,36 @@ const pldFFTMaxFactors = 13
 // (f = (1 − e^{ε−loss})₊, ‖f‖₂ ≤ √(number of terms)); see linear. This
 // a-priori bound is the one place where the certificate rests on an error
 // model rather than on exact inequalities.
-func pldCompose(ctx context.Context, parts []pldPart, h float64, wantTop bool) (*pldComposed, error) {
+//
+// Exponential tilt (lambda > 0): every step's masses p_k are replaced by
+// p_k·e^{lambda·l_k}/Z (Z normalises them to total mass at most 1), and the
+// composition of the tilted steps is the tilt of the composition, c̃_l =
+// c_l·e^{lambda·l}/Π Z. The FFT's absolute error e2 is then relative to the
+// tilted measure, which puts mass of order one near the loss where a small
+// δ is decided, instead of relative to the total mass 1: back in the
+// original measure each error is multiplied by W(l) = Π Z·e^{−lambda·l},
+// tiny exactly where the small δ lives. Without the tilt, δ below about
+// e2 ≈ 1e-12·T^{1/2} (and the 1e-15 window tails) cannot be certified at
+// all. The rounding of the tilt and of W is a relative error rho, applied
+// to the whole bound (see linear); the window is chosen for the tilted
+// measure, and its tails, in the tilted measure, enter δ multiplied by W.
+func pldCompose(ctx context.Context, parts []pldPart, h float64, wantTop bool, lambda float64) (*pldComposed, error) {
+	if len(parts) == 1 && parts[0].count == 1 {
+		lambda = 0 // placed exactly below: nothing to gain
+	}
+	if lambda > 0 {
+		tp, logW, rho, lost, ok := pldTilt(parts, h, lambda)
+		if !ok {
+			return nil, errPLDTooLarge
+		}
+		out, err := pldCompose(ctx, tp, h, wantTop, 0)
+		if err != nil {
+			return nil, err
+		}
+		out.lost = lost
+		out.untilt(lambda, logW, rho)
+		return out, nil
+	}
 	out := &pldComposed{h: h}
 	// Infinite mass: 1 − Π (1 − inf_s)^{n_s}.
 	var logFin float64
@@ -298,6 +334,119 @@ func pldCompose(ctx context.Context, parts []pldPart, h float64, wantTop bool) (
 	out.e2 = u * (10*lg*fwd + (10*lg+powRound+4)*l2) * 1.01
 	out.buildSums()
 	return out, nil
+}
+
+// pldTilt returns the parts with their finite masses tilted by e^{lambda·l}
+// and normalised to total mass at most 1, logW = Σ count·log(per-step
+// normaliser), so that c = c̃·e^{logW − lambda·l} for the composed
+// distributions, and a bound rho on the relative error that the rounding
+// of the tilted masses and of the back-conversion puts on c (first order,
+// doubled). ok is false when rho would exceed 1e-6 (too many steps for the
+// tilt to pay), or the tilt is not finite.
+//
+// Each tilted mass is p_k·e^{y_k}/Z with y_k = lambda·(k − k*)·h, k* the
+// index of the largest tilted mass: the relative rounding error of e^{y}
+// is below (|y|+1)·u, of the product and the quotient 2u. Masses whose
+// tilted value is below 2^−1000 of the total are set to 0; lost bounds the
+// tilted mass of the composed paths through them (each such mass is below
+// 2^−1000, the other factors sum to at most 1). Relative errors compound
+// over the count steps of the part: (1+r)^count, first order count·r.
+func pldTilt(parts []pldPart, h, lambda float64) (out []pldPart, logW, rho, lost float64, ok bool) {
+	const u = 0x1p-53
+	out = make([]pldPart, len(parts))
+	var relErr, logWErr float64
+	for si, pt := range parts {
+		m := &pt.pmf
+		kStar, best := -1, math.Inf(-1)
+		for i, v := range m.p {
+			if v > 0 {
+				if l := math.Log(v) + lambda*float64(i)*h; l > best {
+					kStar, best = i, l
+				}
+			}
+		}
+		tp := pldPMF{lo: m.lo, off: m.off, inf: m.inf, p: make([]float64, len(m.p))}
+		if kStar < 0 {
+			out[si] = pldPart{tp, pt.count}
+			continue
+		}
+		var sum, comp, yMax float64
+		for i, v := range m.p {
+			if !(v > 0) {
+				continue
+			}
+			y := lambda * float64(i-kStar) * h
+			ay := math.Abs(y)
+			var x float64
+			if y < 700 {
+				x = v * math.Exp(y)
+			} else {
+				// e^y alone would overflow; x ≤ p[k*] ≤ 1 by the choice of k*.
+				lv := math.Log(v)
+				x = math.Exp(lv + y)
+				ay += math.Abs(lv)
+			}
+			tp.p[i] = x
+			yMax = math.Max(yMax, ay)
+			sum, comp = search.Neumaier(sum, comp, x)
+		}
+		z := (sum + comp) * (1 + 0x1p-48) // Σ tp.p/z ≤ 1 despite rounding
+		floor := z * 0x1p-1000
+		for i, x := range tp.p {
+			if x < floor {
+				tp.p[i] = 0
+				if x > 0 || m.p[i] > 0 {
+					lost += float64(pt.count) * 0x1p-1000
+				}
+			} else {
+				tp.p[i] = x / z
+			}
+		}
+		lz := math.Log(z) + lambda*(float64(m.lo+kStar)*h+m.off)
+		if math.IsInf(lz, 0) || math.IsNaN(lz) {
+			return nil, 0, 0, 0, false
+		}
+		logW += float64(pt.count) * lz
+		logWErr += float64(pt.count) * (math.Abs(lz) + 1)
+		relErr += float64(pt.count) * (yMax + 4) * u
+		out[si] = pldPart{tp, pt.count}
+	}
+	// W(l) = e^{logW − lambda·l}: the exponent's rounding (the sum above,
+	// the log, the product lambda·l for |l| up to the composed range) is a
+	// relative error of W below 4u·(Σ count(|lz|+1) + |logW|) + that of the
+	// product, added in untilt.
+	rho = 2 * (relErr + 4*u*(logWErr+math.Abs(logW)))
+	if !(rho <= 1e-6) {
+		return nil, 0, 0, 0, false
+	}
+	return out, logW, rho, lost, true
+}
+
+// untilt turns the tilted composition in c (masses c̃) into the original
+// one: c[i] = c̃[i]·W(loss_i), with the exponent capped at 700 (c̃ ≤ 1 at
+// such a loss, where the true mass is at most 1, so capping only moves
+// the entry toward its true value), and rebuilds the sums.
+func (c *pldComposed) untilt(lambda, logW, rho float64) {
+	c.lambda, c.logW = lambda, logW
+	var lMax float64
+	for i := range c.c {
+		lMax = math.Max(lMax, math.Abs(c.loss(i)))
+	}
+	c.rho = rho + 8*0x1p-53*(lambda*lMax+1)
+	for i, v := range c.c {
+		if v > 0 {
+			c.c[i] = v * math.Exp(math.Min(c.logWAt(i), 700))
+		}
+	}
+	c.buildSums()
+}
+
+// logWAt returns log W at the loss of index i (see pldComposed).
+func (c *pldComposed) logWAt(i int) float64 {
+	if c.lambda == 0 {
+		return 0
+	}
+	return c.logW - c.lambda*c.loss(i)
 }
 
 // pldExactAmpParts is the most parts for which the FFT error amplification
@@ -472,23 +621,89 @@ func (c *pldComposed) sums(i int) (a, b float64, cnt int) {
 // index ≥ i are those with loss > ε, the upper (or lower) bound on δ(ε)
 // before clamping to [0, 1] is k − e^{ε−bScale}·b.
 //
-// Upper: Σ c(1 − e^{ε−loss}) + pldRelSlack·A (summation round-off) + inf +
-// tailTop + e2·√cnt. Lower: the same sum − pldRelSlack·A₀ − tailTop − tailBot −
-// e2·√cnt₀; its corrections do not depend on i, so it stays monotone in ε.
+// With A = Σ_{k≥i} c_k, W_i = W(loss_i) (1 without tilt) and G_i =
+// (Σ_{k≥i} (W_k/W_i)²)^{1/2} (√cnt without tilt; a geometric sum with it),
+// the FFT error contributes at most e2·W_i·G_i (Cauchy–Schwarz, f ≤ 1),
+// aliasing and dropped tilted mass at most their tilted mass times W_i,
+// and mass above the window at most tailTop·W(top).
+//
+// Upper: (1+rho)·(Σ c(1 − e^{ε−loss}) + e2·W_i·G_i + lost·W_i + tailTop·W_top)
+// + pldRelSlack·A (summation round-off) + inf + cnt·1e-300 (entries whose
+// W underflowed). Lower: (1−rho)·Σ c(1 − e^{ε−loss}) − pldRelSlack·A −
+// e2·W_i·G_i − (tailTop + tailBot)·W_i. Multiplying only the k-part by
+// 1 ± rho is safe since the sum is non-negative in its cell.
 func (c *pldComposed) linear(i int, upper bool) (k, b float64) {
 	a, b, cnt := c.sums(i)
-	if upper {
-		return a + pldRelSlack*a + c.inf + c.tailTop + c.e2*math.Sqrt(float64(cnt)), b
-	}
-	if i <= c.capTop {
+	if !upper && i <= c.capTop {
 		return 0, 0 // b was lowered by the cap: only 0 is a safe lower bound
 	}
-	a0, _, cnt0 := c.sums(c.i0)
-	return a - pldRelSlack*a0 - c.tailTop - c.tailBot - c.e2*math.Sqrt(float64(cnt0)), b
+	fft, wi, wTop := c.errTerms(i, cnt)
+	if upper {
+		e := fft + pldMul(c.lost, wi) + pldMul(c.tailTop, wTop)
+		return (1+c.rho)*(a+e) + pldRelSlack*a + c.inf + float64(cnt)*1e-300, b
+	}
+	return (1-c.rho)*a - pldRelSlack*a - fft - pldMul(c.tailTop+c.tailBot+c.lost, wi), b
+}
+
+// errTerms returns the FFT error bound e2·W_i·G_i of the δ sum over the cnt
+// terms from index i, W_i and W at the top of the window (see linear).
+func (c *pldComposed) errTerms(i, cnt int) (fft, wi, wTop float64) {
+	i = max(i, c.i0)
+	wi = math.Exp(c.logWAt(i))
+	g := math.Sqrt(float64(cnt))
+	if c.lambda > 0 && cnt > 0 {
+		g = math.Sqrt(math.Expm1(-2*c.lambda*c.h*float64(cnt)) / math.Expm1(-2*c.lambda*c.h))
+	}
+	wTop = 1.0
+	if n := len(c.c); n > 0 {
+		wTop = math.Exp(c.logWAt(n - 1))
+	}
+	return pldMul(c.e2*g*(1+1e-12), wi), wi, wTop
+}
+
+// pldMul returns x·w for x, w ≥ 0, with 0·∞ = 0 (a vanishing error term
+// stays 0 where the tilt's weight overflows).
+func pldMul(x, w float64) float64 {
+	if x == 0 {
+		return 0
+	}
+	return x * w
+}
+
+// noisyAt reports whether the untilted error terms at eps move ε by more
+// than pldNoiseFrac of the target gap (see pldResult.noisy), for this
+// composition alone.
+func (c *pldComposed) noisyAt(eps, delta float64) bool {
+	if math.IsInf(eps, 1) || math.IsNaN(eps) {
+		return true
+	}
+	i := c.index(eps)
+	s := 1e-3
+	if d := c.at(eps, i, true); d > 0 {
+		if _, b := c.linear(i, true); b > 0 {
+			s = math.Max(s, math.Exp(eps-c.bScale)*b/d)
+		}
+	}
+	return c.noise(eps) > pldNoiseFrac*pldTargetGap*math.Max(eps, 0.01)*s*delta
+}
+
+// noise returns the error terms of the upper δ at eps that a tilt can
+// shrink (FFT round-off and the window tails), to decide whether to tilt.
+func (c *pldComposed) noise(eps float64) float64 {
+	i := c.index(eps)
+	_, _, cnt := c.sums(i)
+	fft, wi, wTop := c.errTerms(i, cnt)
+	return fft + pldMul(c.tailBot+c.lost, wi) + pldMul(c.tailTop, wTop)
 }
 
 // at returns the clamped bound at ε with terms i... (see linear).
 func (c *pldComposed) at(eps float64, i int, upper bool) float64 {
+	if upper && c.lambda > 0 && i <= 0 {
+		// Below a tilted window: the original mass between eps and the
+		// window (tilted mass ≤ tailBot, but W is unbounded there) is not
+		// bounded; only the trivial bound holds.
+		return 1
+	}
 	k, b := c.linear(i, upper)
 	d := k
 	if b > 0 {
@@ -518,6 +733,45 @@ func pldExpTimes(eps, b float64, up bool) float64 {
 	return v * (1 - 1e-12)
 }
 
+// epsilonLower returns a certified lower bound on ε(delta): the largest ε
+// at which the lower δ-bound exceeds delta (the true δ(ε) is
+// non-increasing, so it exceeds delta at every smaller ε too). The lower
+// bound need not be monotone in ε (its error terms are weighted by W at the
+// cell, which grows toward small losses under a tilt), so the grid is
+// scanned from the top for the last cell where it exceeds delta, and ε is
+// solved for inside that cell.
+func (c *pldComposed) epsilonLower(delta float64) float64 {
+	at := func(eps float64, i int) float64 { return c.at(eps, i, false) }
+	// g(j) = bound at ε = loss(j) (terms > loss(j) are j+1...).
+	j := len(c.c) - 1
+	for ; j >= c.i0; j-- {
+		if at(c.loss(j), j+1) > delta {
+			break
+		}
+	}
+	if j == len(c.c)-1 {
+		return c.loss(j) // exceeds delta at the top of the window
+	}
+	var left float64
+	if j < c.i0 {
+		// The cell (0, loss(i0)], with the terms of ε = 0.
+		if j = c.i0 - 1; j >= len(c.c)-1 || at(0, c.i0) <= delta {
+			return 0
+		}
+	} else {
+		left = c.loss(j)
+	}
+	// The bound is K − e^ε·B on (left, loss(j+1)] with the terms ≥ j+1.
+	right := c.loss(j + 1)
+	kConst, b := c.linear(j+1, false)
+	eps := left
+	if b > 0 && kConst > delta {
+		eps = logmath.Log(kConst-delta) - logmath.Log(b) + c.bScale
+	}
+	eps = math.Max(left, math.Min(eps, right))
+	return math.Max(left, eps*(1-1e-12))
+}
+
 // index returns the first index whose loss is > eps.
 func (c *pldComposed) index(eps float64) int {
 	i := int(math.Floor((eps-c.shift)/c.h)) - c.lo + 1
@@ -542,6 +796,9 @@ func (c *pldComposed) delta(eps float64, upper bool) float64 {
 // (within a cell bound(ε) = const − e^ε·B). For the upper bound the result
 // is rounded up.
 func (c *pldComposed) epsilon(delta float64, upper bool) float64 {
+	if !upper {
+		return c.epsilonLower(delta)
+	}
 	at := func(eps float64, i int) float64 { return c.at(eps, i, upper) }
 	if at(0, c.index(0)) <= delta {
 		return 0
@@ -569,6 +826,9 @@ func (c *pldComposed) epsilon(delta float64, upper bool) float64 {
 		left = c.loss(hi - 1)
 	}
 	right := c.loss(hi)
+	if hi == 0 && c.lambda > 0 {
+		return right // below a tilted window the bound is trivial (see at)
+	}
 	// Solve bound(ε) = δ with the terms i ≥ hi: bound = K − e^ε·B.
 	kConst, b := c.linear(hi, upper)
 	var eps float64

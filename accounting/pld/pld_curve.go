@@ -72,7 +72,7 @@ func (a *Accountant) epsilonCurve(ctx context.Context, step accounting.Event, st
 				for i, s := range steps {
 					ts[i] = n * s
 				}
-				out, err := a.fastCurve(ctx, k, ts, delta)
+				out, noisy, err := a.fastCurve(ctx, k, ts, delta)
 				if a.rdpOnly(err) {
 					// Too large for the default grid: answer pointwise
 					// (Epsilon falls back to RDP where it must).
@@ -80,6 +80,20 @@ func (a *Accountant) epsilonCurve(ctx context.Context, step accounting.Event, st
 				}
 				if err != nil {
 					return nil, err
+				}
+				// Points whose FFT round-off matters at their δ (small δ,
+				// see noisyAt) are answered pointwise, where Epsilon tilts.
+				for i, s := range steps {
+					if !noisy[i] {
+						continue
+					}
+					b := &Accountant{h: a.h, counts: map[[2]float64]int{}, private: true}
+					if err := b.Compose(step, s); err != nil {
+						return nil, err
+					}
+					if out[i], err = b.Epsilon(ctx, delta); err != nil {
+						return nil, err
+					}
 				}
 				// As Epsilon: the smaller of the PLD and the RDP bound.
 				rdp, err := moments.NewRDP(nil)
@@ -139,57 +153,61 @@ func (a *Accountant) incrementalCurve(ctx context.Context, step accounting.Event
 
 // fastCurve is the fast path of EpsilonCurve for ts[i] steps of the single
 // pair key = (σ, q), q < 1, on an empty accountant.
-func (a *Accountant) fastCurve(ctx context.Context, key [2]float64, ts []int, delta float64) ([]float64, error) {
+func (a *Accountant) fastCurve(ctx context.Context, key [2]float64, ts []int, delta float64) (out []float64, noisy []bool, err error) {
 	tMax := ts[len(ts)-1]
 	// The grid width and per-step truncation the pointwise computation
 	// would use for tMax steps.
 	r, err := composePLD(ctx, [][2]float64{key}, map[[2]float64]int{key: tMax}, a.h)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The directions are independent: compute them concurrently (this
 	// halves the wall time, not the CPU time) and combine in a fixed order.
 	eps := make([][]float64, len(r.dirs))
+	noise := make([][]bool, len(r.dirs))
 	errs := make([]error, len(r.dirs))
 	var wg sync.WaitGroup
 	for d, dir := range r.dirs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			eps[d], errs[d] = pldCurveDirection(ctx, &dir.pairs[0], r.h, r.eta, r.auto, ts, delta)
+			eps[d], noise[d], errs[d] = pldCurveDirection(ctx, dir.pairs[0], r.h, r.eta, r.auto, ts, delta)
 		}()
 	}
 	wg.Wait()
-	out := make([]float64, len(ts))
+	out = make([]float64, len(ts))
+	noisy = make([]bool, len(ts))
 	for d := range r.dirs {
 		if errs[d] != nil {
-			return nil, errs[d]
+			return nil, nil, errs[d]
 		}
 		for i, e := range eps[d] {
 			out[i] = math.Max(out[i], e) // the worse direction is the bound
+			noisy[i] = noisy[i] || noise[d][i]
 		}
 	}
-	return out, nil
+	return out, noisy, nil
 }
 
 // pldCurveDirection returns the upper bounds on ε(delta) of one direction
 // at each T in ts.
-func pldCurveDirection(ctx context.Context, pair *pldPair, h, eta float64, auto bool, ts []int, delta float64) ([]float64, error) {
+func pldCurveDirection(ctx context.Context, pair pldDominating, h, eta float64, auto bool, ts []int, delta float64) ([]float64, []bool, error) {
 	cd, err := newPLDCurveDir(ctx, pair, h, eta, auto, ts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer cd.release()
 	out := make([]float64, len(ts))
+	noisy := make([]bool, len(ts))
 	for i, t := range ts {
 		if err := accounting.Canceled(ctx); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if out[i], err = cd.epsilon(ctx, i, t, delta); err != nil {
-			return nil, err
+		if out[i], noisy[i], err = cd.epsilon(ctx, i, t, delta); err != nil {
+			return nil, nil, err
 		}
 	}
-	return out, nil
+	return out, noisy, nil
 }
 
 // pldCurveDir is one direction of a fast curve: the upper discretisation
@@ -242,7 +260,7 @@ var pldCurveLamStep = math.Pow(2, 0.25)
 // newPLDCurveDir discretises pair on the grid of width h (coarsened like
 // pldResult.get when a window does not fit and auto is set) and finds the
 // Chernoff window of every T in ts.
-func newPLDCurveDir(ctx context.Context, pair *pldPair, h, eta float64, auto bool, ts []int) (*pldCurveDir, error) {
+func newPLDCurveDir(ctx context.Context, pair pldDominating, h, eta float64, auto bool, ts []int) (*pldCurveDir, error) {
 	tMin, tMax := ts[0], ts[len(ts)-1]
 	for {
 		if err := accounting.Canceled(ctx); err != nil {
@@ -420,25 +438,25 @@ func (cd *pldCurveDir) advance(t int) {
 
 // epsilon returns the certified upper bound on ε(delta) of t = ts[i]
 // composed steps of this direction. Calls must come in order of i.
-func (cd *pldCurveDir) epsilon(ctx context.Context, i, t int, delta float64) (float64, error) {
+func (cd *pldCurveDir) epsilon(ctx context.Context, i, t int, delta float64) (float64, bool, error) {
 	if need := cd.needs[i]; need > cd.n {
 		cd.setSize(pldGoodSize(max(need, min(cd.maxNeed, int(pldCurveSlack*float64(need))))))
 	}
 	cd.advance(t)
 	if t == 1 {
 		// pldCompose places a single step exactly (no FFT error).
-		c, err := pldCompose(ctx, []pldPart{{cd.pmf, 1}}, cd.h, true)
+		c, err := pldCompose(ctx, []pldPart{{cd.pmf, 1}}, cd.h, true, 0)
 		if err == nil {
-			return c.epsilon(delta, true), nil
+			return c.epsilon(delta, true), false, nil
 		}
 		if cerr := accounting.Canceled(ctx); cerr != nil {
-			return 0, cerr
+			return 0, false, cerr
 		}
 	}
 	m, n, h := &cd.pmf, cd.n, cd.h
 	kBot, kTop, ok := cd.window(t) // also fills kpT, knT for t
 	if !ok {
-		return 0, errPLDTooLarge // newPLDCurveDir checked every t
+		return 0, false, errPLDTooLarge // newPLDCurveDir checked every t
 	}
 	if kTop-kBot+1 > n {
 		// Cannot happen (n holds every window); keep the top, where δ is
@@ -514,5 +532,6 @@ func (cd *pldCurveDir) epsilon(ctx context.Context, i, t int, delta float64) (fl
 	fwd := float64(t) * math.Sqrt(ss/float64(nt))
 	c.e2 = u * (10*lg*fwd + (10*lg+cd.powRel+4)*l2) * 1.01
 	c.buildSums()
-	return c.epsilon(delta, true), nil
+	e := c.epsilon(delta, true)
+	return e, c.noisyAt(e, delta), nil
 }

@@ -50,7 +50,7 @@ func TestPLDLargeLossMonotone(t *testing.T) {
 		t.Fatal(err)
 	}
 	for d := range a.res.dirs {
-		c, err := a.res.get(t.Context(), d, true)
+		c, err := a.res.get(t.Context(), d, true, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

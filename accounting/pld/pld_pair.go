@@ -172,3 +172,20 @@ func pldHermiteNodes(n int) (t, w []float64) {
 	quad.Hermite{}.FixedLocations(t, w, math.Inf(-1), math.Inf(1))
 	return t, w
 }
+
+// pldDominating is one direction of a dominating pair (P, Q) whose privacy
+// loss L = log dP/dQ the accountant discretises (pldDiscretise) and composes.
+// pldPair, the Poisson-subsampled Gaussian, is the one implemented; another
+// pair (e.g. a subsampled Laplace, or sampling without replacement) needs
+// only these three methods.
+type pldDominating interface {
+	// tails returns log P(L > l), log Q(L > l), log P(L ≤ l), log Q(L ≤ l),
+	// each to a relative error of at most pldRelSlack.
+	tails(l float64) pldTails
+	// truncation returns losses lLo < lHi outside which P has mass at most
+	// eta on each side.
+	truncation(eta float64) (lLo, lHi float64)
+	// moments returns approximations of the mean and variance of L under P;
+	// they only steer the grid and window, no bound depends on them.
+	moments() (mean, variance float64)
+}

@@ -86,10 +86,10 @@ func deltaF(eps float64) func(c *pldComposed, upper bool) float64 {
 
 // pldTargetGap and pldMaxRefine control the grid refinement: with the
 // default grid, a bracket wider than pldTargetGap of its upper end is
-// recomputed on a grid half as wide, at most pldMaxRefine times.
+// recomputed on a grid pldRefineStep as wide, at most pldMaxRefine times.
 const (
-	pldTargetGap = 0.005
-	pldMaxRefine = 4
+	pldTargetGap = 0.001
+	pldMaxRefine = 6
 )
 
 func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, upper float64, from accounting.Kind, err error) {
@@ -127,6 +127,8 @@ func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, u
 	case err == nil:
 		lower, upper, upper0, err = a.refined(ctx, epsF(delta), func(lo, up float64) bool {
 			return !math.IsInf(up, 1) && up-lo > math.Max(pldTargetGap*up, 1e-6)
+		}, func(lo, up float64) (float64, float64, error) {
+			return a.epsEstimate(ctx, delta, up)
 		})
 	}
 	switch {
@@ -211,8 +213,18 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 			}
 		}
 	case err == nil:
+		// A δ bracket is wide when the ε bracket it stands for is: its
+		// log-width over the slope s = −d log δ/dε exceeds the target.
 		lower, upper, _, err = a.refined(ctx, deltaF(eps), func(lo, up float64) bool {
-			return up > 0 && up-lo > pldTargetGap*up
+			if !(up > 0) {
+				return false
+			}
+			if !(lo > 0) {
+				return true
+			}
+			return math.Log(up/lo) > pldTargetGap*math.Max(eps, 0.01)*r.slope(eps)
+		}, func(lo, up float64) (float64, float64, error) {
+			return eps, up, nil
 		})
 	}
 	switch {
@@ -241,6 +253,22 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 		lower = 0
 	}
 	return math.Min(lower, upper), upper, from, nil
+}
+
+// epsEstimate returns the ε at which to judge the PLD bracket of ε(delta)
+// whose upper end is up: up itself, or RDP's ε when that is smaller (the
+// untilted PLD bound may be far off, or +Inf, at small delta).
+func (a *Accountant) epsEstimate(ctx context.Context, delta, up float64) (float64, float64, error) {
+	rdp, err := a.rdpAccountant()
+	if err != nil {
+		return 0, 0, err
+	}
+	if e, err := rdp.Epsilon(ctx, delta); err == nil && e < up {
+		return e, delta, nil
+	} else if err := accounting.Canceled(ctx); err != nil {
+		return 0, 0, err
+	}
+	return up, delta, nil
 }
 
 // rdpDelta returns an upper bound on δ(eps) from rdp: the smaller of rdp's
@@ -313,20 +341,76 @@ func (a *Accountant) rdpOnly(err error) bool {
 }
 
 // refined evaluates f on the first grid and, with the default grid, on
-// grids halved in turn while wide(lower, upper) holds and the bracket
+// grids refined in turn (by pldRefineStep) while wide(lower, upper) holds and the bracket
 // shrinks by a quarter per halving; it returns the intersection of the
 // certified brackets and the first grid's upper bound. The grids visited
 // depend only on the composition and on f's argument, not on earlier
 // queries.
-func (a *Accountant) refined(ctx context.Context, f func(c *pldComposed, upper bool) float64, wide func(lo, up float64) bool) (lower, upper, upper0 float64, err error) {
+//
+// point(lower, upper) names the (ε, δ) at which the bracket is decided
+// (for ε(δ), the upper ε; +Inf asks for an estimate). When the first
+// grid's FFT round-off and window tails there exceed pldNoiseFrac of δ,
+// each direction is composed again tilted to its saddle point at that ε
+// (see pldCompose), once more if the tilted bracket moves ε to another
+// tilt, and the finer grids use the same tilt.
+func (a *Accountant) refined(ctx context.Context, f func(c *pldComposed, upper bool) float64, wide func(lo, up float64) bool, point func(lo, up float64) (eps, delta float64, err error)) (lower, upper, upper0 float64, err error) {
 	r, err := a.result(ctx)
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	if lower, upper, err = r.bounds(ctx, f); err != nil {
-		return 0, 0, 0, err
+	// The untilted upper bounds first: when they call for a tilt, the
+	// untilted lower distributions are not needed.
+	for d := range r.dirs {
+		c, err := r.get(ctx, d, true, 0)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		upper = math.Max(upper, f(c, true))
 	}
 	upper0 = upper
+	var lams []float64
+	r.lams = nil
+	eps, delta, err := point(0, upper)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if r.noisy(eps, delta) {
+		for it := 0; it < 2; it++ {
+			next := make([]float64, len(r.dirs))
+			same := lams != nil
+			for d := range r.dirs {
+				next[d] = r.saddle(d, eps)
+				same = same && next[d] == lams[d]
+			}
+			if same {
+				break
+			}
+			lo2, up2, err := r.bounds(ctx, f, next)
+			if err == errPLDTooLarge || (err == nil && (math.IsInf(up2, 1) || r.tiltNoisy(next, eps, delta))) {
+				// The untilted bracket stands. (A tilt whose own error
+				// terms are not small is the PLD's floor, far below the
+				// δ of interest: keeping it would make δ(ε) depend on
+				// which tilt each ε picked, and not monotone.)
+				break
+			}
+			if err != nil {
+				return 0, 0, 0, err
+			}
+			if lams == nil {
+				lower = lo2
+			}
+			lams, r.lams = next, next
+			lower, upper = math.Max(lower, lo2), math.Min(upper, up2)
+			if eps, _, err = point(lower, upper); err != nil {
+				return 0, 0, 0, err
+			}
+		}
+	}
+	if lams == nil {
+		if lower, upper, err = r.bounds(ctx, f, nil); err != nil {
+			return 0, 0, 0, err
+		}
+	}
 	for k := 1; r.auto && k <= pldMaxRefine && wide(lower, upper); k++ {
 		fr, err := a.level(k)
 		if err == errPLDTooLarge {
@@ -335,7 +419,7 @@ func (a *Accountant) refined(ctx context.Context, f func(c *pldComposed, upper b
 		if err != nil {
 			return 0, 0, 0, err
 		}
-		lo2, up2, err := fr.bounds(ctx, f)
+		lo2, up2, err := fr.bounds(ctx, f, lams)
 		if err == errPLDTooLarge {
 			break
 		}
@@ -352,7 +436,86 @@ func (a *Accountant) refined(ctx context.Context, f func(c *pldComposed, upper b
 	return lower, upper, upper0, nil
 }
 
-// level returns the composition on the first grid halved k ≥ 1 times
+// pldNoiseFrac is the share of the target gap (in ε) above which the FFT
+// round-off and window tails of the untilted composition call for a
+// tilted one.
+const pldNoiseFrac = 0.2
+
+// noisy reports whether, in some direction, the untilted upper
+// composition's error terms at eps move ε by more than pldNoiseFrac of
+// the target gap: noise/(δ·s) > pldNoiseFrac·pldTargetGap·eps, s = −d log
+// δ/dε (see slope).
+func (r *pldResult) noisy(eps, delta float64) bool {
+	if math.IsNaN(eps) || eps < 0 {
+		return false
+	}
+	if math.IsInf(eps, 1) {
+		return true
+	}
+	s := r.slope(eps)
+	for _, dir := range r.dirs {
+		if dir.up == nil {
+			continue
+		}
+		if dir.up.noise(eps) > pldNoiseFrac*pldTargetGap*math.Max(eps, 0.01)*s*delta {
+			return true
+		}
+	}
+	return false
+}
+
+// tiltNoisy reports whether the error terms of some direction's upper
+// composition tilted by lams exceed pldTiltNoise of delta at eps.
+func (r *pldResult) tiltNoisy(lams []float64, eps, delta float64) bool {
+	for d, dir := range r.dirs {
+		c := dir.tilt[pldTiltKey{true, lams[d]}]
+		if c == nil {
+			continue
+		}
+		i := c.index(eps)
+		if i <= 0 {
+			return true // eps below the tilted window: its bound is trivial
+		}
+		if c.noise(eps)+c.inf > pldTiltNoise*delta {
+			return true
+		}
+	}
+	return false
+}
+
+// pldTiltNoise is the largest share of δ that the error terms and the
+// truncated mass of a tilted composition may take for it to be used.
+const pldTiltNoise = 1e-2
+
+// slope returns −d log δ/dε of the upper bound at eps (of the tilted
+// compositions of r.lams when set) in the direction with the larger δ (within a cell δ = k − e^ε·b, so it is
+// e^ε·b/δ), at least 1e-3; it only steers the choice of tilt and
+// refinement, no bound depends on it.
+func (r *pldResult) slope(eps float64) float64 {
+	var best, s float64 = -1, 1e-3
+	for d, dir := range r.dirs {
+		c := dir.up
+		if r.lams != nil {
+			c = dir.tilt[pldTiltKey{true, r.lams[d]}]
+		}
+		if c == nil {
+			continue
+		}
+		i := c.index(eps)
+		d := c.at(eps, i, true)
+		if d <= best {
+			continue
+		}
+		best = d
+		_, b := c.linear(i, true)
+		if d > 0 && b > 0 {
+			s = math.Max(1e-3, math.Exp(eps-c.bScale)*b/d)
+		}
+	}
+	return s
+}
+
+// level returns the composition on the first grid refined k ≥ 1 times
 // (computed from level k−1 and cached), or errPLDTooLarge when its window
 // would exceed the FFT cap.
 func (a *Accountant) level(k int) (*pldResult, error) {
@@ -370,21 +533,27 @@ func (a *Accountant) level(k int) (*pldResult, error) {
 	return a.finer[k-1], nil
 }
 
-// halved returns r's composition on a grid half as wide (not yet
+// pldRefineStep is the ratio of consecutive grid widths in refinement: the
+// bracket is of second order in h, so each step halves it at √2 the cost
+// (a first grid a little above the target needs one such step, not a
+// grid of twice the points).
+var pldRefineStep = 1 / math.Sqrt2
+
+// halved returns r's composition on a grid pldRefineStep as wide (not yet
 // computed), or errPLDTooLarge when the window, estimated from r's, would
 // not fit.
 func (r *pldResult) halved() (*pldResult, error) {
 	for _, d := range r.dirs {
-		if d.up != nil && 2*len(d.up.c) > 2*pldAutoFFT {
+		if d.up != nil && float64(len(d.up.c))/pldRefineStep > 2*pldAutoFFT {
 			return nil, errPLDTooLarge
 		}
 		for _, g := range d.grids {
-			if 2*len(g.tl) > 4*pldMaxStepGrid {
+			if float64(len(g.tl))/pldRefineStep > 4*pldMaxStepGrid {
 				return nil, errPLDTooLarge
 			}
 		}
 	}
-	finer := &pldResult{h: r.h / 2, eta: r.eta, auto: true}
+	finer := &pldResult{h: r.h * pldRefineStep, eta: r.eta, auto: true}
 	for _, d := range r.dirs {
 		finer.dirs = append(finer.dirs, &pldDir{pairs: d.pairs, counts: d.counts})
 	}
@@ -392,16 +561,22 @@ func (r *pldResult) halved() (*pldResult, error) {
 }
 
 // bounds evaluates f (ε or δ of one composed distribution) over the
-// directions: the upper bound is the maximum of the directions' upper
+// directions, each tilted by lams[d] (nil: no tilt): the upper bound is the maximum of the directions' upper
 // bounds; the lower bound is the maximum of their lower bounds, where a
 // direction whose upper bound is at most the lower bound found so far
 // cannot raise it and is skipped. A lower distribution too large for the
 // FFT cap contributes the trivial lower bound 0.
-func (r *pldResult) bounds(ctx context.Context, f func(c *pldComposed, upper bool) float64) (lower, upper float64, err error) {
+func (r *pldResult) bounds(ctx context.Context, f func(c *pldComposed, upper bool) float64, lams []float64) (lower, upper float64, err error) {
+	lam := func(d int) float64 {
+		if lams == nil {
+			return 0
+		}
+		return lams[d]
+	}
 	ups := make([]float64, len(r.dirs))
 	best := 0
 	for d := range r.dirs {
-		c, err := r.get(ctx, d, true)
+		c, err := r.get(ctx, d, true, lam(d))
 		if err != nil {
 			return 0, 0, err
 		}
@@ -424,7 +599,7 @@ func (r *pldResult) bounds(ctx context.Context, f func(c *pldComposed, upper boo
 		if d != best && ups[d] <= lower {
 			continue
 		}
-		c, err := r.get(ctx, d, false)
+		c, err := r.get(ctx, d, false, lam(d))
 		if err == errPLDTooLarge {
 			continue
 		}

@@ -52,7 +52,7 @@ func TestPLDEpsilonBackedByDelta(t *testing.T) {
 				return
 			}
 			for di := range r.dirs {
-				cp, err := r.get(t.Context(), di, true)
+				cp, err := r.get(t.Context(), di, true, 0)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -53,7 +53,7 @@ const pldRelSlack = 1e-13
 // containing the upper tail is merged whole, and the P-mass below the lowest
 // truncation point is dropped. Both steps only lower δ(ε) for every ε, for
 // one step and (coupling the per-step losses) for any composition.
-func pldDiscretise(ctx context.Context, pair *pldPair, h, eta float64) (up, low pldPMF, err error) {
+func pldDiscretise(ctx context.Context, pair pldDominating, h, eta float64) (up, low pldPMF, err error) {
 	g, err := newPLDGrid(ctx, pair, h, eta)
 	if err != nil {
 		return up, low, err
@@ -64,7 +64,7 @@ func pldDiscretise(ctx context.Context, pair *pldPair, h, eta float64) (up, low 
 
 // pldGrid holds the log tails of one pair at the grid points kLo..kHi.
 type pldGrid struct {
-	pair     *pldPair
+	pair     pldDominating
 	h        float64
 	kLo, kHi int
 	off      float64 // grid point k is at loss k·h + off
@@ -75,7 +75,7 @@ type pldGrid struct {
 // at returns the loss of grid point k.
 func (gr *pldGrid) at(k int) float64 { return float64(k)*gr.h + gr.off }
 
-func newPLDGrid(ctx context.Context, pair *pldPair, h, eta float64) (*pldGrid, error) {
+func newPLDGrid(ctx context.Context, pair pldDominating, h, eta float64) (*pldGrid, error) {
 	return newPLDGridOffset(ctx, pair, h, eta, 0)
 }
 
@@ -84,7 +84,7 @@ func newPLDGrid(ctx context.Context, pair *pldPair, h, eta float64) (*pldGrid, e
 const pldCheckEvery = 1024
 
 // newPLDGridOffset is newPLDGrid on the shifted grid {k·h + off}.
-func newPLDGridOffset(ctx context.Context, pair *pldPair, h, eta, off float64) (*pldGrid, error) {
+func newPLDGridOffset(ctx context.Context, pair pldDominating, h, eta, off float64) (*pldGrid, error) {
 	lLo, lHi := pair.truncation(eta)
 	kLo := int(math.Floor((lLo - off) / h))
 	kHi := int(math.Ceil((lHi - off) / h))
@@ -126,7 +126,13 @@ func (gr *pldGrid) upper() (up pldPMF) {
 		up.p[i] += m
 		sum, comp = search.Neumaier(sum, comp, m)
 	}
-	add(0, math.Exp(tl[0].pH)) // mass below the grid, moved up
+	// Every mass is raised by its rounding error bound (2·pldRelSlack of
+	// the larger operand of its difference, see pldBinMass), so that each
+	// is at least the exact mass it stands for: a dominating distribution
+	// may carry more mass than 1, never less, and the excess is relative,
+	// not the absolute 2^−52 per step that reassigning the deficit
+	// 1 − Σ p to +∞ would cost (a floor of T·2e-16 on δ).
+	add(0, math.Exp(tl[0].pH)*(1+pldRelSlack)) // mass below the grid, moved up
 	for i := 0; i < n; i++ {
 		lp, refP := pldBinMass(tl[i].pT, tl[i+1].pT, tl[i].pH, tl[i+1].pH)
 		if math.IsInf(lp, -1) {
@@ -134,7 +140,7 @@ func (gr *pldGrid) upper() (up pldPMF) {
 		}
 		lq, refQ := pldBinMass(tl[i].qT, tl[i+1].qT, tl[i].qH, tl[i+1].qH)
 		b := gr.at(kLo + i + 1)
-		pm := math.Exp(lp)
+		pm := math.Exp(lp) + 2*pldRelSlack*math.Exp(refP)
 		// P-mass at the lower end: (e^{b}·Q(cell) − P(cell))/(e^h − 1).
 		var mLo float64
 		if !math.IsInf(lq, -1) {
@@ -149,15 +155,23 @@ func (gr *pldGrid) upper() (up pldPMF) {
 		add(i, mLo)
 		add(i+1, pm-mLo)
 	}
-	// Mass above the top grid point goes to +∞; so does any mass the cell
-	// differences failed to account for (round-off), so that the upper
-	// distribution always has total mass ≥ 1.
-	up.inf = math.Exp(tl[n].pT) * (1 + pldRelSlack)
-	if miss := 1 - (sum + comp) + 0x1p-52; miss > up.inf {
-		up.inf = math.Min(miss, 1)
-	}
+	// Mass above the top grid point goes to +∞.
+	up.inf = math.Min(1, math.Exp(tl[n].pT)*(1+pldRelSlack))
 
 	return up
+}
+
+// pldLowMass returns the log of a cell's P-mass e^{lp} lowered by its
+// rounding error bound (2·pldRelSlack of the larger operand e^{refP} of its
+// difference, see pldBinMass), so that a dominated distribution never
+// carries more mass than the exact one: its δ is then a lower bound with
+// no absolute floor.
+func pldLowMass(lp, refP float64) float64 {
+	r := pldRelSlack * (1 + 2*math.Exp(refP-lp))
+	if !(r < 0.5) {
+		return math.Inf(-1) // the mass is below its own error bound: drop it
+	}
+	return lp + math.Log1p(-r)
 }
 
 // lower returns the dominated per-step distribution (see pldDiscretise).
@@ -192,7 +206,7 @@ func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
 		if math.IsInf(ta.qT, -1) || loss < a {
 			loss = a
 		}
-		putLoss(math.Max(loss-pldRelSlack*(1+math.Abs(loss)), a), math.Exp(ta.pT))
+		putLoss(math.Max(loss-pldRelSlack*(1+math.Abs(loss)), a), math.Exp(ta.pT)*(1-pldRelSlack))
 	}
 	j := 1 // next grid index (into tl) above a
 	for cells := 1; ; cells++ {
@@ -223,11 +237,11 @@ func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
 			}
 			lq, refQ := pldBinMass(ta.qT, tb.qT, ta.qH, tb.qH)
 			if math.IsInf(lq, -1) {
-				return math.Inf(1), lp
+				return math.Inf(1), pldLowMass(lp, refP)
 			}
 			// Relative error of each mass is ≲ pldRelSlack·ref/mass.
 			errL := pldRelSlack * (1 + math.Exp(refP-lp) + math.Exp(refQ-lq))
-			return lp - lq - errL - t, lp
+			return lp - lq - errL - t, pldLowMass(lp, refP)
 		}
 		for j <= n && at(kLo+j) <= t {
 			j++
@@ -271,7 +285,7 @@ func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
 				if math.IsInf(ta.qT, -1) {
 					loss = at(kHi) // Q-mass 0: loss +∞; any value is lower
 				}
-				putLoss(math.Max(loss-pldRelSlack*(1+math.Abs(loss)), a), math.Exp(ta.pT))
+				putLoss(math.Max(loss-pldRelSlack*(1+math.Abs(loss)), a), math.Exp(ta.pT)*(1-pldRelSlack))
 			}
 			break
 		}

@@ -541,8 +541,8 @@ func ExampleAccountant() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Printf("%.3f <= eps <= %.3f\n", lo, up)
-	// Output: 0.946 <= eps <= 0.949
+	fmt.Printf("%.4f <= eps <= %.4f\n", lo, up)
+	// Output: 0.9467 <= eps <= 0.9473
 }
 
 var benchSinkPLD float64
