@@ -16,7 +16,7 @@ import (
 // step of the Poisson-subsampled Gaussian mechanism at moment order Lambda
 // (Abadi et al. 2016, §3.2, eqs. 3–4).
 type Moment struct {
-	// Lambda is the moment order λ ≥ 1 (Rényi order λ+1).
+	// Lambda is the moment order λ ≥ [MinOrder] (Rényi order λ+1).
 	Lambda float64
 	// LogE1 is log E1 = log E_{z∼μ0}[(μ0(z)/μ(z))^λ] (eq. 3).
 	LogE1 float64
@@ -67,8 +67,11 @@ const (
 
 // LogMoments returns α(λ) = log max(E1, E2) of Abadi et al. (2016) §3.2,
 // eqs. 3–4, for the sampled Gaussian mechanism with noise multiplier sigma
-// and sampling rate q, at every real order λ ≥ 1 in lambdas, each with an
-// error bound.
+// and sampling rate q, at every real order λ ≥ [MinOrder] in lambdas, each
+// with an error bound. Orders below 1 (Rényi orders in (1, 2); Mironov,
+// Talwar, Zhang 2019, §3.3) use the same integrals: for b = −λ ∈ (−1, 0)
+// and b = λ+1 ∈ (1, 2), (1+r)^b is convex, so the integrand is ≥ 0, and the
+// Taylor and tail bounds below hold for every real b.
 //
 // E1 and E2 are integrated numerically as E−1 = E_{z∼μ0}[(1+r)^b − 1 − b·r]
 // with r = μ(z)/μ0(z) − 1 = q·expm1((2z−1)/(2σ²)), b = −λ for E1 and b = λ+1
@@ -93,6 +96,11 @@ const (
 func LogMoments(sigma, q float64, lambdas []float64) ([]Moment, error) {
 	return logMoments(context.Background(), sigma, q, lambdas)
 }
+
+// MinOrder is the smallest moment order λ that [LogMoments] and the
+// accountants accept (Rényi order 1 + 2⁻¹⁰). Below it the conversions to
+// (ε, δ) divide log(1/δ) by λ and give no useful bound.
+const MinOrder = 0x1p-10
 
 // The switches between the integrator and the closed-form bounds.
 const (
@@ -119,7 +127,7 @@ func logMoments(ctx context.Context, sigma, q float64, lambdas []float64) ([]Mom
 	}
 	maxL := 1.0 // the largest order the integrator serves
 	for _, l := range lambdas {
-		if err := accounting.CheckOrder(l, 1); err != nil {
+		if err := accounting.CheckOrder(l, MinOrder); err != nil {
 			return nil, err
 		}
 		if l <= momentBinomialMax {
@@ -299,7 +307,9 @@ func boundMoment(sigma, q, l float64) Moment {
 	var lo, e2 float64
 	if c := math.Ceil(l); c <= momentBinomialMax {
 		_, _, e2 = binomialLogE2(sigma, q, int(c))
-		_, lo, _ = binomialLogE2(sigma, q, int(math.Floor(l)))
+		if f := math.Floor(l); f >= 1 { // below 1, α ≥ 0 is the lower end
+			_, lo, _ = binomialLogE2(sigma, q, int(f))
+		}
 	} else {
 		e2 = halfSquare(l, sigma)
 	}
