@@ -271,22 +271,38 @@ func TestMomentsErrors(t *testing.T) {
 }
 
 // TestRDPZCDP: a Gaussian with q = 1 and ZCDP{1/(2σ²), 0} have the same RDP
-// curve, and ε matches the conversion formula evaluated directly.
+// curve, and ε matches the conversion formula evaluated directly: on the
+// grid for explicit orders, and at its continuous minimum (a scan of 10⁶
+// Rényi orders) for the default search.
 func TestRDPZCDP(t *testing.T) {
 	t.Parallel()
 	const sigma, delta = 3.0, 1e-6
-	g, z := must(NewRDP(nil)), must(NewRDP(nil))
-	g.Compose(accounting.Gaussian{NoiseMultiplier: sigma}, 10)
-	z.Compose(accounting.ZCDP{Rho: 1 / (2 * sigma * sigma)}, 10)
-	eg, ez := mustEps(t, g, delta), mustEps(t, z, delta)
-	want := math.Inf(1)
-	for _, l := range DefaultOrders {
+	conv := func(l float64) float64 {
 		a := l + 1
 		rdp := 10 * a / (2 * sigma * sigma)
-		want = math.Min(want, rdp+math.Log((a-1)/a)-(math.Log(delta)+math.Log(a))/(a-1))
+		return rdp + math.Log((a-1)/a) - (math.Log(delta)+math.Log(a))/(a-1)
 	}
-	if relDiff(eg, want) > 1e-13 || relDiff(ez, want) > 1e-13 {
-		t.Errorf("ε accounting.Gaussian %v, zCDP %v, formula %v", eg, ez, want)
+	grid, cont := math.Inf(1), math.Inf(1)
+	for _, l := range DefaultOrders {
+		grid = math.Min(grid, conv(l))
+	}
+	for i := range 1000000 {
+		cont = math.Min(cont, conv(0.5*math.Pow(1000, float64(i)/1e6)))
+	}
+	for _, c := range []struct {
+		orders []float64
+		want   float64
+	}{{DefaultOrders, grid}, {nil, cont}} {
+		g, z := must(NewRDP(c.orders)), must(NewRDP(c.orders))
+		g.Compose(accounting.Gaussian{NoiseMultiplier: sigma}, 10)
+		z.Compose(accounting.ZCDP{Rho: 1 / (2 * sigma * sigma)}, 10)
+		eg, ez := mustEps(t, g, delta), mustEps(t, z, delta)
+		if relDiff(eg, c.want) > 2e-8 || relDiff(ez, c.want) > 2e-8 { // the search stops at a bracket of 1e-3 in log λ
+			t.Errorf("orders %v: ε accounting.Gaussian %.17g, zCDP %.17g, formula %.17g", c.orders == nil, eg, ez, c.want)
+		}
+	}
+	if !(cont < grid) {
+		t.Errorf("continuous minimum %v not below the grid's %v", cont, grid)
 	}
 }
 
@@ -308,7 +324,7 @@ func TestMomentsOrders(t *testing.T) {
 	if last < 256 || frac < 10 || DefaultOrders[0] != 1 {
 		t.Errorf("DefaultOrders: last %v, %d fractional", last, frac)
 	}
-	for _, orders := range [][]float64{{0.5}, {2, math.NaN()}, {math.Inf(1)}, {}} {
+	for _, orders := range [][]float64{{MinOrder / 2}, {0}, {2, math.NaN()}, {math.Inf(1)}, {}} {
 		if a, err := NewMA(orders); a != nil || !errors.Is(err, accounting.ErrInvalidParameter) {
 			t.Errorf("NewMA(%v) = %v, %v; want a ParamError", orders, a, err)
 		}
@@ -326,9 +342,9 @@ func ExampleNewMA() {
 		return
 	}
 	eps, lambda, _ := ma.EpsilonAndOrder(context.Background(), 1e-5)
-	fmt.Printf("ε = %.2f at λ = %g\n", eps, lambda)
+	fmt.Printf("ε = %.2f at λ = %.3g\n", eps, lambda)
 	// Output:
-	// ε = 1.26 at λ = 19
+	// ε = 1.26 at λ = 18.7
 }
 
 func ExampleNewRDP() {
@@ -339,9 +355,9 @@ func ExampleNewRDP() {
 	}
 	eps, lambda, _ := rdp.EpsilonAndOrder(context.Background(), 1e-5)
 	delta, _ := rdp.Delta(context.Background(), eps)
-	fmt.Printf("ε = %.3f at Rényi order %g; δ(ε) = %.1e\n", eps, lambda+1, delta)
+	fmt.Printf("ε = %.3f at Rényi order %.3g; δ(ε) = %.1e\n", eps, lambda+1, delta)
 	// Output:
-	// ε = 1.035 at Rényi order 17; δ(ε) = 1.0e-05
+	// ε = 1.035 at Rényi order 17.2; δ(ε) = 1.0e-05
 }
 
 func ExampleLogMoments() {
