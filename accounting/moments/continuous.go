@@ -16,10 +16,11 @@ const (
 	MaxSearchOrder = 0x1p20
 	// searchTol is the width of the final bracket in log λ: near its
 	// optimum the bound changes by O(tol²) relative, below α's own
-	// certified error (about 1e-6 relative).
-	searchTol = 1e-3
-	// searchMaxIter caps the golden-section steps (a bracket of log-width
-	// ln 2 needs 14).
+	// certified error (about 1e-6 relative), and Delta on a fresh
+	// accountant meets Epsilon's δ to about 1e-10 relative.
+	searchTol = 1e-5
+	// searchMaxIter caps the steps of Brent's method (golden-section steps
+	// alone would need 14 for a bracket of log-width ln 2).
 	searchMaxIter = 40
 	// extraCacheSize caps the off-grid composed totals kept per plan and
 	// alphaCacheSize the per-step α kept per (σ, q, λ).
@@ -95,8 +96,9 @@ func (s *state) alphaAt(ctx context.Context, sigma, q, l float64) (float64, erro
 // evaluates and its order (NaN when every value is +Inf): the grid, then,
 // in continuous mode, a bracket around the grid's best order (widened by
 // halving below the grid down to MinOrder and doubling above it up to
-// MaxSearchOrder while f decreases), narrowed by golden-section search on
-// log λ to a width of searchTol. The bounds minimised here are
+// MaxSearchOrder while f decreases), narrowed by Brent's method on log λ
+// (Brent 1973, ch. 5: parabolic steps, golden-section steps where they
+// fail) to a width of searchTol. The bounds minimised here are
 // quasi-convex in λ (see the package documentation), so the bracket holds
 // the continuous minimum; but only evaluated orders are ever returned, each
 // of which gives a valid bound, and the grid is among them, so the result
@@ -179,33 +181,78 @@ func (s *state) minimize(ctx context.Context, f func(total, l float64) float64) 
 			lo, c, fc = c, l, v
 		}
 	}
-	// Golden-section search on x = log λ over [a, b].
-	const invPhi = 0.6180339887498949
+	// Brent's method (parabolic interpolation safeguarded by golden
+	// section) on x = log λ over [a, b], from the bracket's best point.
+	const cgold = 0.3819660112501051
+	const tol1, tol2 = searchTol / 4, searchTol / 2
 	a, b := math.Log(lo), math.Log(hi)
-	x1, x2 := b-invPhi*(b-a), a+invPhi*(b-a)
-	f1, err := eval(math.Exp(x1))
-	if err != nil {
-		return 0, math.NaN(), err
-	}
-	f2, err := eval(math.Exp(x2))
-	if err != nil {
-		return 0, math.NaN(), err
-	}
-	for it := 0; it < searchMaxIter && b-a > searchTol; it++ {
+	x := math.Log(c)
+	w, v := x, x
+	fx, fw, fv := fc, fc, fc
+	var d, e float64
+	for it := 0; it < searchMaxIter; it++ {
 		if err := accounting.Canceled(ctx); err != nil {
 			return 0, math.NaN(), err
 		}
-		if f1 <= f2 {
-			b, x2, f2 = x2, x1, f1
-			x1 = b - invPhi*(b-a)
-			if f1, err = eval(math.Exp(x1)); err != nil {
-				return 0, math.NaN(), err
+		xm := 0.5 * (a + b)
+		if math.Abs(x-xm) <= tol2-0.5*(b-a) {
+			break
+		}
+		golden := true
+		if math.Abs(e) > tol1 {
+			r := (x - w) * (fx - fv)
+			q := (x - v) * (fx - fw)
+			p := (x-v)*q - (x-w)*r
+			q = 2 * (q - r)
+			if q > 0 {
+				p = -p
 			}
+			q = math.Abs(q)
+			etemp := e
+			e = d
+			if !math.IsNaN(p) && !math.IsInf(p, 0) && q > 0 && math.Abs(p) < math.Abs(0.5*q*etemp) && p > q*(a-x) && p < q*(b-x) {
+				d = p / q
+				golden = false
+				if u := x + d; u-a < tol2 || b-u < tol2 {
+					d = math.Copysign(tol1, xm-x)
+				}
+			}
+		}
+		if golden {
+			if x >= xm {
+				e = a - x
+			} else {
+				e = b - x
+			}
+			d = cgold * e
+		}
+		u := x + d
+		if math.Abs(d) < tol1 {
+			u = x + math.Copysign(tol1, d)
+		}
+		fu, err := eval(math.Exp(u))
+		if err != nil {
+			return 0, math.NaN(), err
+		}
+		if fu <= fx {
+			if u >= x {
+				a = x
+			} else {
+				b = x
+			}
+			v, w, x = w, x, u
+			fv, fw, fx = fw, fx, fu
 		} else {
-			a, x1, f1 = x1, x2, f2
-			x2 = a + invPhi*(b-a)
-			if f2, err = eval(math.Exp(x2)); err != nil {
-				return 0, math.NaN(), err
+			if u < x {
+				a = u
+			} else {
+				b = u
+			}
+			if fu <= fw || w == x {
+				v, w = w, u
+				fv, fw = fw, fu
+			} else if fu <= fv || v == x || v == w {
+				v, fv = u, fu
 			}
 		}
 	}
