@@ -372,44 +372,60 @@ func ExampleLogMoments() {
 
 var benchEpsSink float64
 
-// BenchmarkEpsilonGrid is ε over DefaultOrders for a fresh σ (σ = 4,
-// q = 0.01, T = 10,000): what a calibrator pays per trial σ.
+// BenchmarkEpsilonGrid is ε for a fresh σ (σ = 4, q = 0.01, T = 10,000):
+// what a calibrator pays per trial σ, on DefaultOrders ("grid", the old
+// default) and with the continuous search (orders nil, the default).
 func BenchmarkEpsilonGrid(b *testing.B) {
 	for _, kind := range momentsKinds {
-		b.Run(kind.name, func(b *testing.B) {
+		for _, mode := range benchModes {
+			b.Run(kind.name+"/"+mode.name, func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					a := kind.make(mode.orders)
+					a.Compose(accounting.SubsampledGaussian(4, 0.01, 10000), 1)
+					benchEpsSink, _ = a.Epsilon(b.Context(), 1e-5)
+				}
+			})
+		}
+	}
+}
+
+var benchModes = []struct {
+	name   string
+	orders []float64
+}{{"grid", DefaultOrders}, {"continuous", nil}}
+
+// BenchmarkEpsilonCached is an ε query on an accountant whose α are known.
+func BenchmarkEpsilonCached(b *testing.B) {
+	for _, mode := range benchModes {
+		b.Run(mode.name, func(b *testing.B) {
+			a := must(NewRDP(mode.orders))
+			a.Compose(accounting.SubsampledGaussian(4, 0.01, 10000), 1)
 			for i := 0; i < b.N; i++ {
-				a := kind.make(nil)
-				a.Compose(accounting.SubsampledGaussian(4, 0.01, 10000), 1)
 				benchEpsSink, _ = a.Epsilon(b.Context(), 1e-5)
 			}
 		})
 	}
 }
 
-// BenchmarkEpsilonCached is an ε query on an accountant whose α are known.
-func BenchmarkEpsilonCached(b *testing.B) {
-	a := must(NewRDP(nil))
-	a.Compose(accounting.SubsampledGaussian(4, 0.01, 10000), 1)
-	for i := 0; i < b.N; i++ {
-		benchEpsSink, _ = a.Epsilon(b.Context(), 1e-5)
-	}
-}
-
 // BenchmarkCalibrateSigma mimics a σ calibration: bisection on σ over
 // [0.5, 50] for ε(1e-5) = 1 at q = 0.01, T = 10,000, 25 fresh accountants.
 func BenchmarkCalibrateSigma(b *testing.B) {
-	for i := 0; i < b.N; i++ {
-		lo, hi := 0.5, 50.0
-		for j := 0; j < 25; j++ {
-			mid := math.Sqrt(lo * hi)
-			a := must(NewRDP(nil))
-			a.Compose(accounting.SubsampledGaussian(mid, 0.01, 10000), 1)
-			if e, _ := a.Epsilon(b.Context(), 1e-5); e > 1 {
-				lo = mid
-			} else {
-				hi = mid
+	for _, mode := range benchModes {
+		b.Run(mode.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				lo, hi := 0.5, 50.0
+				for j := 0; j < 25; j++ {
+					mid := math.Sqrt(lo * hi)
+					a := must(NewRDP(mode.orders))
+					a.Compose(accounting.SubsampledGaussian(mid, 0.01, 10000), 1)
+					if e, _ := a.Epsilon(b.Context(), 1e-5); e > 1 {
+						lo = mid
+					} else {
+						hi = mid
+					}
+				}
+				benchEpsSink = hi
 			}
-		}
-		benchEpsSink = hi
+		})
 	}
 }
