@@ -2,8 +2,11 @@ package moments_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
@@ -201,4 +204,52 @@ func TestIssue11Examples(t *testing.T) {
 			t.Errorf("%s: λ = %g, want above %g", c.name, lambda, c.minOrderSeen)
 		}
 	}
+}
+
+// TestRDPOrdersTable prints the table of docs/rdp-orders.md (run by
+// scripts/rdp-orders.sh with DPCALC_RDP_ORDERS_TABLE=1; skipped otherwise):
+// rdp's ε on the old DefaultOrders grid, on Opacus' and dp_accounting's
+// default grids (with dpcalc's α), and with the continuous search, on the
+// issue's example and 40 seeded random DP-SGD settings.
+func TestRDPOrdersTable(t *testing.T) {
+	if os.Getenv("DPCALC_RDP_ORDERS_TABLE") == "" {
+		t.Skip("set DPCALC_RDP_ORDERS_TABLE=1 (scripts/rdp-orders.sh)")
+	}
+	type row struct {
+		sigma, q float64
+		steps    int
+		delta    float64
+	}
+	rows := []row{{0.3, 0.01, 1000, 1e-5}, {4, 0.01, 10000, 1e-5}, {1.1, 0.01, 10000, 1e-5}, {0.8, 0.004, 100000, 1e-6}}
+	rng := rand.New(rand.NewPCG(2026, 11))
+	for range 40 {
+		rows = append(rows, row{
+			sigma: math.Exp(math.Log(0.5) + rng.Float64()*math.Log(10/0.5)),
+			q:     math.Exp(math.Log(1e-4) + rng.Float64()*math.Log(0.1/1e-4)),
+			steps: 100 + rng.IntN(100000),
+			delta: math.Exp(math.Log(1e-9) + rng.Float64()*math.Log(1e-4/1e-9)),
+		})
+	}
+	rdp := kinds[1]
+	var b strings.Builder
+	fmt.Fprintln(&b, "| σ | q | T | δ | DefaultOrders | Opacus grid | dp_accounting grid | continuous | λ | vs best grid |")
+	fmt.Fprintln(&b, "|---|---|---|---|---|---|---|---|---|---|")
+	worst := 0.0
+	for _, r := range rows {
+		e := accounting.SubsampledGaussian(r.sigma, r.q, r.steps)
+		g := epsOf(t, rdp, moments.DefaultOrders, e, r.delta)
+		o := epsOf(t, rdp, peerOrders(false), e, r.delta)
+		d := epsOf(t, rdp, peerOrders(true), e, r.delta)
+		a, _ := moments.NewRDP(nil)
+		a.Compose(e, 1)
+		c, l, err := a.EpsilonAndOrder(t.Context(), r.delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		best := math.Min(g, math.Min(o, d))
+		worst = math.Max(worst, c/best)
+		fmt.Fprintf(&b, "| %.4g | %.4g | %d | %.3g | %.6g | %.6g | %.6g | %.6g | %.4g | %.6f |\n", r.sigma, r.q, r.steps, r.delta, g, o, d, c, l, c/best)
+	}
+	fmt.Fprintf(&b, "\nlargest continuous / best grid: %.9f\n", worst)
+	t.Log("\n" + b.String())
 }
