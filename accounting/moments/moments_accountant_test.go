@@ -297,7 +297,7 @@ func TestRDPZCDP(t *testing.T) {
 		g.Compose(accounting.Gaussian{NoiseMultiplier: sigma}, 10)
 		z.Compose(accounting.ZCDP{Rho: 1 / (2 * sigma * sigma)}, 10)
 		eg, ez := mustEps(t, g, delta), mustEps(t, z, delta)
-		if relDiff(eg, c.want) > 2e-8 || relDiff(ez, c.want) > 2e-8 { // the search stops at a bracket of 1e-3 in log λ
+		if relDiff(eg, c.want) > 1e-10 || relDiff(ez, c.want) > 1e-10 { // the search stops at a bracket of 1e-5 in log λ
 			t.Errorf("orders %v: ε accounting.Gaussian %.17g, zCDP %.17g, formula %.17g", c.orders == nil, eg, ez, c.want)
 		}
 	}
