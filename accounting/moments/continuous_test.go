@@ -97,6 +97,14 @@ func TestContinuousNotAboveGrids(t *testing.T) {
 		steps := 10 + rng.IntN(100000)
 		delta := math.Exp(math.Log(1e-10) + rng.Float64()*math.Log(1e-3/1e-10))
 		e := accounting.SubsampledGaussian(sigma, q, steps)
+		// rdp's δ(ε) is below ma's: per order its log δ is smaller by
+		// λ·log(1+1/λ) + log(1+λ) (> 0.0079 for λ ≥ MinOrder), far more
+		// than the search's tolerance.
+		if em := epsOf(t, kinds[0], nil, e, delta); em > 0 && !math.IsInf(em, 1) {
+			if dr, dm := deltaOf(t, kinds[1], nil, e, em), deltaOf(t, kinds[0], nil, e, em); !(dr <= dm) {
+				t.Errorf("σ=%.4g q=%.4g T=%d: rdp δ(%g) = %.17g > ma δ %.17g", sigma, q, steps, em, dr, dm)
+			}
+		}
 		for _, k := range kinds {
 			cont := epsOf(t, k, nil, e, delta)
 			grid := epsOf(t, k, moments.DefaultOrders, e, delta)
