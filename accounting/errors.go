@@ -82,6 +82,15 @@ func CheckDelta(delta float64) error {
 	return nil
 }
 
+// CheckDeltaQuery validates the δ of an Epsilon query: δ ∈ [0, 1) (δ = 0 is
+// in range; see [Plan.EpsilonAtZeroDelta]).
+func CheckDeltaQuery(delta float64) error {
+	if math.IsNaN(delta) || delta < 0 || delta >= 1 {
+		return &ParamError{Name: "delta", Value: delta, Want: "in [0, 1)"}
+	}
+	return nil
+}
+
 // CheckEpsilon validates ε: finite and > 0.
 func CheckEpsilon(eps float64) error {
 	if !finite(eps) || eps <= 0 {

@@ -50,6 +50,36 @@ type ZCDP struct {
 	Xi  float64 `json:"xi"`
 }
 
+// Laplace is the Laplace mechanism with L1 sensitivity 1 and noise of scale
+// NoiseMultiplier added to each coordinate (dp_accounting's LaplaceDpEvent).
+// It is (1/NoiseMultiplier, 0)-DP (Dwork et al. 2006).
+type Laplace struct {
+	NoiseMultiplier float64 `json:"noise_multiplier"`
+}
+
+// SampledWithoutReplacement runs Event on SampleSize records drawn uniformly
+// without replacement from SourceDatasetSize (dp_accounting's
+// SampledWithoutReplacementDpEvent). Fixed-size sampling is defined under
+// replace-one adjacency (the dataset size is public), so only a plan under
+// [ReplaceOne] may contain it.
+type SampledWithoutReplacement struct {
+	SourceDatasetSize int   `json:"source_dataset_size"`
+	SampleSize        int   `json:"sample_size"`
+	Event             Event `json:"event"`
+}
+
+// Shuffled is one epoch of shuffled batches: the DatasetSize records are put
+// in a uniformly random order and cut into ⌊DatasetSize/BatchSize⌋ batches of
+// BatchSize records (a remainder is dropped); Event runs on each batch, so
+// every record is seen at most once per epoch. This is how most training
+// code draws batches. No amplification bound of the Poisson kind is proven
+// for it; see the accountants' docs for what each reports.
+type Shuffled struct {
+	DatasetSize int   `json:"dataset_size"`
+	BatchSize   int   `json:"batch_size"`
+	Event       Event `json:"event"`
+}
+
 // NoOp is a mechanism that does not touch the data; it costs nothing.
 type NoOp struct{}
 
@@ -57,14 +87,17 @@ type NoOp struct{}
 // ε = +Inf for every δ < 1.
 type NonPrivate struct{}
 
-func (Gaussian) isEvent()       {}
-func (PoissonSampled) isEvent() {}
-func (SelfComposed) isEvent()   {}
-func (Composed) isEvent()       {}
-func (EpsilonDelta) isEvent()   {}
-func (ZCDP) isEvent()           {}
-func (NoOp) isEvent()           {}
-func (NonPrivate) isEvent()     {}
+func (Gaussian) isEvent()                  {}
+func (Laplace) isEvent()                   {}
+func (SampledWithoutReplacement) isEvent() {}
+func (Shuffled) isEvent()                  {}
+func (PoissonSampled) isEvent()            {}
+func (SelfComposed) isEvent()              {}
+func (Composed) isEvent()                  {}
+func (EpsilonDelta) isEvent()              {}
+func (ZCDP) isEvent()                      {}
+func (NoOp) isEvent()                      {}
+func (NonPrivate) isEvent()                {}
 
 // SubsampledGaussian returns the event of Abadi et al. (2016) Algorithm 1
 // run for steps steps: SelfComposed{PoissonSampled{q, Gaussian{σ}}, steps}.

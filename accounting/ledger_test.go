@@ -2,6 +2,7 @@ package accounting
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -13,16 +14,20 @@ import (
 	"testing"
 )
 
-// recordingAccountant records every Compose call; it bounds nothing.
+// recordingAccountant records every Compose call; it bounds nothing. It
+// implements [Method] (not Accountant: its answers are not bounds).
 type recordingAccountant struct{ calls []Segment }
 
-func (r *recordingAccountant) Kind() Kind { return "recording" }
+var _ Method = (*recordingAccountant)(nil)
+
+func (r *recordingAccountant) Kind() Kind          { return "recording" }
+func (r *recordingAccountant) Supports(Step) error { return nil }
 func (r *recordingAccountant) Compose(e Event, n int) error {
 	r.calls = append(r.calls, Segment{e, n})
 	return nil
 }
-func (r *recordingAccountant) Epsilon(float64) (float64, error) { return 0, nil }
-func (r *recordingAccountant) Delta(float64) (float64, error)   { return 0, nil }
+func (r *recordingAccountant) Epsilon(context.Context, float64) (float64, error) { return 0, nil }
+func (r *recordingAccountant) Delta(context.Context, float64) (float64, error)   { return 0, nil }
 
 func TestLedgerRecordMerges(t *testing.T) {
 	var l Ledger
@@ -248,5 +253,82 @@ func TestLoadLedgerTestdata(t *testing.T) {
 	checkOneLine(t, err)
 	if msg := err.Error(); !strings.Contains(msg, v1Path) || !strings.Contains(msg, "SaveLedger") {
 		t.Errorf("error %q does not name the file and say how to convert it", msg)
+	}
+}
+
+// TestLedgerErrorPaths: every ledger entry point that validates an event
+// (Record, Validate, MarshalEvent, UnmarshalJSON) reports a bad nested event
+// with the path format of Normalize, and the error unwraps to the typed
+// error carrying that path.
+func TestLedgerErrorPaths(t *testing.T) {
+	bad := []struct {
+		name     string
+		e        Event
+		path     string
+		param    string // "" for an *UnsupportedEventError
+		marshals bool   // MarshalEvent accepts it (it only refuses nil events)
+	}{
+		{"nil in Composed", Composed{Events: []Event{Gaussian{NoiseMultiplier: 1}, PoissonSampled{SamplingRate: 0.5}}},
+			"Composed[1]/PoissonSampled", "", false},
+		{"negative sigma deep", SelfComposed{Event: PoissonSampled{SamplingRate: 0.5, Event: Gaussian{NoiseMultiplier: -1}}, Count: 2},
+			"SelfComposed/PoissonSampled/Gaussian", "sigma", true},
+		{"q above 1 in Composed", Composed{Events: []Event{NoOp{}, NoOp{}, PoissonSampled{SamplingRate: 1.5, Event: NoOp{}}}},
+			"Composed[2]/PoissonSampled", "q", true},
+		{"zero SelfComposed count", Composed{Events: []Event{SelfComposed{Event: NoOp{}, Count: 0}}},
+			"Composed[0]/SelfComposed", "count", true},
+		{"sampled composition", PoissonSampled{SamplingRate: 0.5, Event: Composed{Events: []Event{Gaussian{NoiseMultiplier: 1}}}},
+			"PoissonSampled/Composed", "", true},
+	}
+	check := func(t *testing.T, what string, err error, path, param string) {
+		t.Helper()
+		if err == nil {
+			t.Fatalf("%s: nil error, want one at %q", what, path)
+		}
+		if param == "" {
+			var ue *UnsupportedEventError
+			if !errors.As(err, &ue) || ue.Path != path {
+				t.Errorf("%s: %v; want *UnsupportedEventError at %q", what, err, path)
+			}
+		} else {
+			var pe *ParamError
+			if !errors.As(err, &pe) || pe.Path != path || pe.Name != param {
+				t.Errorf("%s: %v; want *ParamError %q at %q", what, err, param, path)
+			}
+		}
+		if !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: message %q does not name %q", what, err, path)
+		}
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			var l Ledger
+			check(t, "Record", l.Record(tc.e, 1), tc.path, tc.param)
+			if len(l.Segments) != 0 {
+				t.Errorf("failed Record changed the ledger: %+v", l.Segments)
+			}
+			hand := Ledger{Segments: []Segment{{NoOp{}, 1}, {tc.e, 3}}}
+			err := hand.Validate()
+			check(t, "Validate", err, tc.path, tc.param)
+			if err != nil && !strings.Contains(err.Error(), "segment 1") {
+				t.Errorf("Validate: %q does not name segment 1", err)
+			}
+			_, err = MarshalEvent(tc.e)
+			if tc.marshals {
+				if err != nil {
+					t.Errorf("MarshalEvent: %v, want it encoded (Record validates, not the encoder)", err)
+				}
+				return
+			}
+			check(t, "MarshalEvent", err, tc.path, tc.param)
+		})
+	}
+	// A decoded ledger is validated by the same Normalize, with the same paths.
+	in := `{"format":"dpcalc-ledger","version":1,"segments":[{"event":{"type":"composed","events":[` +
+		`{"type":"noop"},{"type":"poisson_sampled","sampling_rate":0.5,"event":{"type":"gaussian","noise_multiplier":-2}}]},"count":1}]}`
+	var l Ledger
+	err := l.UnmarshalJSON([]byte(in))
+	check(t, "UnmarshalJSON", err, "Composed[1]/PoissonSampled/Gaussian", "sigma")
+	if err != nil {
+		checkOneLine(t, err)
 	}
 }

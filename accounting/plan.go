@@ -17,6 +17,8 @@ const (
 	MechEpsilonDelta
 	// MechZCDP is [ZCDP]: (Step.Xi, Step.Rho)-zCDP.
 	MechZCDP
+	// MechLaplace is [Laplace]: noise scale Step.Sigma.
+	MechLaplace
 )
 
 func (m Mechanism) String() string {
@@ -27,6 +29,8 @@ func (m Mechanism) String() string {
 		return "EpsilonDelta"
 	case MechZCDP:
 		return "ZCDP"
+	case MechLaplace:
+		return "Laplace"
 	}
 	return "Mechanism(" + strconv.Itoa(int(m)) + ")"
 }
@@ -41,6 +45,14 @@ const (
 	// SamplingPoisson: each record independently with probability
 	// Step.Rate ([PoissonSampled]).
 	SamplingPoisson
+	// SamplingWithoutReplacement: Step.SampleSize of Step.DatasetSize
+	// records, uniformly without replacement ([SampledWithoutReplacement]);
+	// Step.Rate is their ratio rounded up.
+	SamplingWithoutReplacement
+	// SamplingShuffle: one repetition is one epoch of shuffled batches of
+	// Step.SampleSize out of Step.DatasetSize records ([Shuffled]);
+	// Step.Rate is their ratio rounded up.
+	SamplingShuffle
 )
 
 func (s Sampling) String() string {
@@ -49,6 +61,10 @@ func (s Sampling) String() string {
 		return "none"
 	case SamplingPoisson:
 		return "poisson"
+	case SamplingWithoutReplacement:
+		return "fixed"
+	case SamplingShuffle:
+		return "shuffle"
 	}
 	return "Sampling(" + strconv.Itoa(int(s)) + ")"
 }
@@ -59,15 +75,36 @@ type Adjacency uint8
 // The neighbouring relations.
 const (
 	// AddRemove: neighbouring datasets differ by adding or removing one
-	// record. Every event of this package is defined under it.
+	// record. It is the zero value: the relation of a plan unless a method
+	// is made for another.
 	AddRemove Adjacency = iota
+	// ReplaceOne: neighbouring datasets have the same size and differ in one
+	// record. A noise multiplier is then relative to the sensitivity under
+	// replacement (dp_accounting's convention): a sum of gradients clipped
+	// to norm C has sensitivity 2C under ReplaceOne, C under AddRemove.
+	ReplaceOne
 )
 
 func (a Adjacency) String() string {
-	if a == AddRemove {
+	switch a {
+	case AddRemove:
 		return "add-remove"
+	case ReplaceOne:
+		return "replace-one"
 	}
 	return "Adjacency(" + strconv.Itoa(int(a)) + ")"
+}
+
+// ParseAdjacency returns the Adjacency named s ("add-remove" or
+// "replace-one").
+func ParseAdjacency(s string) (Adjacency, error) {
+	switch s {
+	case "add-remove":
+		return AddRemove, nil
+	case "replace-one":
+		return ReplaceOne, nil
+	}
+	return 0, fmt.Errorf("adjacency %q: want add-remove or replace-one", s)
 }
 
 // The boundary table of [Normalize] for noise multipliers and rates.
@@ -95,7 +132,7 @@ const (
 // mechanism run on one sampling of the records.
 type Step struct {
 	Mechanism Mechanism
-	// Sigma is the noise multiplier of MechGaussian, in
+	// Sigma is the noise multiplier of MechGaussian or MechLaplace, in
 	// [SigmaFloor, SigmaCeiling].
 	Sigma float64
 	// Epsilon and Delta are the guarantee of MechEpsilonDelta: ε finite and
@@ -104,9 +141,13 @@ type Step struct {
 	// Rho and Xi are the guarantee of MechZCDP, finite and ≥ 0, not both 0.
 	Rho, Xi float64
 	// Sampling and Rate say which records the step sees; Rate is 1 for
-	// SamplingNone and in [RateFloor, 1] for SamplingPoisson.
-	Sampling  Sampling
-	Rate      float64
+	// SamplingNone and in [RateFloor, 1] otherwise. DatasetSize and
+	// SampleSize are the sizes of SamplingWithoutReplacement and
+	// SamplingShuffle (0 otherwise), 1 ≤ SampleSize ≤ DatasetSize.
+	Sampling                Sampling
+	Rate                    float64
+	DatasetSize, SampleSize int
+	// Adjacency is the neighbouring relation of the plan the step is in.
 	Adjacency Adjacency
 	// Count is the number of repetitions, in [1, MaxCount].
 	Count int
@@ -125,11 +166,42 @@ func (s Step) Event() Event {
 		e = EpsilonDelta{Epsilon: s.Epsilon, Delta: s.Delta}
 	case MechZCDP:
 		e = ZCDP{Rho: s.Rho, Xi: s.Xi}
+	case MechLaplace:
+		e = Laplace{NoiseMultiplier: s.Sigma}
 	}
-	if s.Sampling == SamplingPoisson {
+	switch s.Sampling {
+	case SamplingPoisson:
 		e = PoissonSampled{SamplingRate: s.Rate, Event: e}
+	case SamplingWithoutReplacement:
+		e = SampledWithoutReplacement{SourceDatasetSize: s.DatasetSize, SampleSize: s.SampleSize, Event: e}
+	case SamplingShuffle:
+		e = Shuffled{DatasetSize: s.DatasetSize, BatchSize: s.SampleSize, Event: e}
 	}
 	return e
+}
+
+// Classic reports whether s is one of the steps every method has bounded
+// since the first version: a Gaussian, (ε, δ) or zCDP step, unsampled or
+// Poisson-sampled, under add-remove adjacency. Methods that bound nothing
+// else refuse other steps with [Step.Unsupported].
+func (s Step) Classic() bool {
+	return (s.Mechanism == MechGaussian || s.Mechanism == MechEpsilonDelta || s.Mechanism == MechZCDP) &&
+		(s.Sampling == SamplingNone || s.Sampling == SamplingPoisson) && s.Adjacency == AddRemove
+}
+
+// Describe names the kind of step s is, for error messages:
+// "Poisson-sampled Laplace under add-remove".
+func (s Step) Describe() string {
+	var b string
+	switch s.Sampling {
+	case SamplingPoisson:
+		b = "Poisson-sampled "
+	case SamplingWithoutReplacement:
+		b = "fixed-size-sampled "
+	case SamplingShuffle:
+		b = "shuffled "
+	}
+	return b + s.Mechanism.String() + " under " + s.Adjacency.String()
 }
 
 // Unsupported returns the error a method gives for a step it cannot bound.
@@ -139,7 +211,7 @@ func (s Step) Unsupported(m Kind, reason string) error {
 
 // key identifies steps that Normalize merges.
 func (s Step) key() stepKey {
-	return stepKey{s.Mechanism, s.Sigma, s.Epsilon, s.Delta, s.Rho, s.Xi, s.Sampling, s.Rate, s.Adjacency}
+	return stepKey{s.Mechanism, s.Sigma, s.Epsilon, s.Delta, s.Rho, s.Xi, s.Sampling, s.Rate, s.DatasetSize, s.SampleSize, s.Adjacency}
 }
 
 type stepKey struct {
@@ -148,6 +220,7 @@ type stepKey struct {
 	rho, xi         float64
 	sampling        Sampling
 	rate            float64
+	n, m2           int
 	adjacency       Adjacency
 }
 
@@ -162,6 +235,10 @@ type Plan struct {
 	// event; UnboundedPath locates the first such event.
 	Unbounded     bool
 	UnboundedPath string
+	// Adjacency is the neighbouring relation every step is bounded under;
+	// a method made for ReplaceOne starts from Plan{Adjacency: ReplaceOne}
+	// and Compose normalises under it.
+	Adjacency Adjacency
 }
 
 // Empty reports whether the plan releases nothing (ε = 0 and δ = 0).
@@ -182,6 +259,9 @@ func (p Plan) Total() int {
 // A Gaussian or zCDP step is never pure DP, so a method rounds an underflowed
 // δ at ε < PureEpsilon up to the smallest float64, never down to 0.
 func (p Plan) PureEpsilon() float64 {
+	if p.Unbounded {
+		return math.Inf(1)
+	}
 	var e float64
 	for _, s := range p.Steps {
 		if s.Mechanism != MechEpsilonDelta || s.Delta != 0 {
@@ -192,10 +272,20 @@ func (p Plan) PureEpsilon() float64 {
 	return e
 }
 
+// EpsilonAtZeroDelta returns ε(0), the boundary row δ = 0 of every method:
+// 0 for an empty plan, PureEpsilon for a pure one (basic composition), +Inf
+// otherwise (a Gaussian or zCDP step is never (ε, 0)-DP).
+func (p Plan) EpsilonAtZeroDelta() float64 {
+	if p.Empty() {
+		return 0
+	}
+	return p.PureEpsilon()
+}
+
 // FloorDelta returns d, or the smallest positive float64 when d is 0 but ε
 // is below PureEpsilon (see there): the safe rounding of an underflowed δ.
 func (p Plan) FloorDelta(d, epsilon float64) float64 {
-	if d == 0 && !p.Empty() && epsilon < p.PureEpsilon() {
+	if d == 0 && !math.IsInf(epsilon, 1) && (p.Unbounded || !p.Empty() && epsilon < p.PureEpsilon()) {
 		return math.SmallestNonzeroFloat64
 	}
 	return d
@@ -204,7 +294,10 @@ func (p Plan) FloorDelta(d, epsilon float64) float64 {
 // Merge returns the plan of p followed by o (adaptive composition), or a
 // *ParamError if the total count would exceed MaxCount.
 func (p Plan) Merge(o Plan) (Plan, error) {
-	out := Plan{Steps: append([]Step(nil), p.Steps...), Unbounded: p.Unbounded, UnboundedPath: p.UnboundedPath}
+	if o.Adjacency != p.Adjacency && !o.Empty() {
+		return Plan{}, &UnsupportedEventError{Path: o.UnboundedPath, Reason: fmt.Sprintf("cannot compose a plan under %s with one under %s", o.Adjacency, p.Adjacency)}
+	}
+	out := Plan{Steps: append([]Step(nil), p.Steps...), Unbounded: p.Unbounded, UnboundedPath: p.UnboundedPath, Adjacency: p.Adjacency}
 	if o.Unbounded && !out.Unbounded {
 		out.Unbounded, out.UnboundedPath = true, o.UnboundedPath
 	}
@@ -217,6 +310,27 @@ func (p Plan) Merge(o Plan) (Plan, error) {
 		out.add(s)
 	}
 	return out, nil
+}
+
+// Compose is the Compose of every method: it normalises count repetitions
+// of e, checks each step with supports, and returns the plan of p followed
+// by them (merged) and the steps added. On error p is unchanged (it is a
+// value; the method keeps its own copy until it assigns merged).
+func (p Plan) Compose(e Event, count int, supports func(Step) error) (merged, added Plan, err error) {
+	added, err = NormalizeUnder(p.Adjacency, e, count)
+	if err != nil {
+		return Plan{}, Plan{}, err
+	}
+	for _, s := range added.Steps {
+		if err := supports(s); err != nil {
+			return Plan{}, Plan{}, err
+		}
+	}
+	merged, err = p.Merge(added)
+	if err != nil {
+		return Plan{}, Plan{}, err
+	}
+	return merged, added, nil
 }
 
 // add merges s into the plan (the caller has checked the total).
@@ -232,37 +346,56 @@ func (p *Plan) add(s Step) {
 }
 
 // Normalize validates e completely and returns the plan of count adaptive
-// repetitions of it. It is the one place that says what an event means;
-// every method composes plans.
+// repetitions of it under add-remove adjacency: NormalizeUnder(AddRemove, e,
+// count). It is the one place that says what an event means; every method
+// composes plans.
 //
 // Boundary table (each row also holds under sampling and composition):
 //
-//	Gaussian σ NaN or < 0, q NaN or outside [0, 1],
+//	Gaussian or Laplace σ NaN or < 0, q NaN or outside [0, 1],
+//	  sizes outside 0 ≤ m ≤ n, n ≥ 1,
 //	  count < 1, ε, δ, ρ, ξ out of range       → *ParamError naming it
-//	Gaussian σ = +Inf, PoissonSampled q = 0,
+//	σ = +Inf, PoissonSampled q = 0, sample size 0,
 //	  ZCDP ρ = ξ = 0, EpsilonDelta (0, 0), NoOp → no step (free)
-//	Gaussian 0 ≤ σ < SigmaFloor, NonPrivate,
+//	0 ≤ σ < SigmaFloor, NonPrivate,
 //	  EpsilonDelta δ = 1                        → Unbounded
-//	Gaussian σ > SigmaCeiling                   → σ = SigmaCeiling
+//	σ > SigmaCeiling                            → σ = SigmaCeiling
 //	PoissonSampled 0 < q < RateFloor            → q = RateFloor
 //	PoissonSampled{q1, PoissonSampled{q2, e}}  → rate q1·q2, rounded up
-//	PoissonSampled{q, Composed or SelfComposed} → *UnsupportedEventError
+//	any sampling of Composed or SelfComposed,
+//	  fixed-size or shuffled sampling of any
+//	  sampled event                             → *UnsupportedEventError
+//	SampledWithoutReplacement under AddRemove   → *UnsupportedEventError
 //	total count > MaxCount                      → *ParamError "count"
 //	nil event, unknown event type               → *UnsupportedEventError
 //
 // Paths name the chain of event types from the root to the leaf, with the
 // index of a Composed element: "Composed[2]/PoissonSampled/Gaussian".
-func Normalize(e Event, count int) (Plan, error) {
+func Normalize(e Event, count int) (Plan, error) { return NormalizeUnder(AddRemove, e, count) }
+
+// NormalizeUnder is [Normalize] under the neighbouring relation adj.
+func NormalizeUnder(adj Adjacency, e Event, count int) (Plan, error) {
+	if adj != AddRemove && adj != ReplaceOne {
+		return Plan{}, &UnsupportedEventError{Event: e, Reason: fmt.Sprintf("unknown adjacency %s", adj)}
+	}
 	if count < 1 {
 		return Plan{}, &ParamError{Name: "count", Value: float64(count), Want: ">= 1"}
 	}
-	var p Plan
+	p := Plan{Adjacency: adj}
 	total := 0
-	err := normalize(e, "", count, SamplingNone, 1, &p, &total)
+	err := normalize(e, "", count, sampler{kind: SamplingNone, q: 1, adj: adj}, &p, &total)
 	if err != nil {
 		return Plan{}, err
 	}
 	return p, nil
+}
+
+// sampler is the sampling the events below a node see.
+type sampler struct {
+	kind Sampling
+	q    float64
+	n, m int
+	adj  Adjacency
 }
 
 // join appends a segment to a path.
@@ -273,9 +406,8 @@ func join(path, seg string) string {
 	return path + "/" + seg
 }
 
-// normalize adds e, repeated mult times and sampled at rate q (when
-// sampling is SamplingPoisson), to p.
-func normalize(e Event, path string, mult int, sampling Sampling, q float64, p *Plan, total *int) error {
+// normalize adds e, repeated mult times and sampled by smp, to p.
+func normalize(e Event, path string, mult int, smp sampler, p *Plan, total *int) error {
 	unbounded := func(at string) {
 		if !p.Unbounded {
 			p.Unbounded, p.UnboundedPath = true, at
@@ -286,8 +418,49 @@ func normalize(e Event, path string, mult int, sampling Sampling, q float64, p *
 			return &ParamError{Name: "count", Value: float64(*total) + float64(mult), Path: s.Path, Want: fmt.Sprintf("total steps <= %g", float64(MaxCount))}
 		}
 		*total += mult
-		s.Sampling, s.Rate, s.Adjacency = sampling, q, AddRemove
+		s.Sampling, s.Rate, s.DatasetSize, s.SampleSize, s.Adjacency = smp.kind, smp.q, smp.n, smp.m, smp.adj
 		p.add(s)
+		return nil
+	}
+	// noise validates a noise multiplier: ok is false when the step is free
+	// or unbounded (already recorded).
+	noise := func(s float64, at string) (float64, bool, error) {
+		switch {
+		case math.IsNaN(s) || s < 0:
+			return 0, false, &ParamError{Name: "sigma", Value: s, Path: at, Want: ">= 0"}
+		case math.IsInf(s, 1):
+			return 0, false, nil
+		case s < SigmaFloor:
+			unbounded(at)
+			return 0, false, nil
+		case s > SigmaCeiling:
+			s = SigmaCeiling
+		}
+		return s, true, nil
+	}
+	// sampled refuses the inner events no sampling supports, and any
+	// sampling below a fixed-size or shuffled one.
+	sampled := func(inner Event, at string) error {
+		switch inner.(type) {
+		case Composed, SelfComposed:
+			return &UnsupportedEventError{Event: inner, Path: join(at, eventName(inner)),
+				Reason: "sampling of a composition (one sample shared by several steps) is not supported; sample each step"}
+		case PoissonSampled, SampledWithoutReplacement, Shuffled:
+			if smp.kind == SamplingWithoutReplacement || smp.kind == SamplingShuffle {
+				return &UnsupportedEventError{Event: inner, Path: join(at, eventName(inner)),
+					Reason: "nested sampling below a fixed-size or shuffled sample is not supported"}
+			}
+		}
+		return nil
+	}
+	// sized validates the sizes (n, m) of a fixed-size or shuffled sample.
+	sized := func(n, m int, nName, mName, at string) error {
+		if n < 1 {
+			return &ParamError{Name: nName, Value: float64(n), Path: at, Want: ">= 1"}
+		}
+		if m < 0 || m > n {
+			return &ParamError{Name: mName, Value: float64(m), Path: at, Want: fmt.Sprintf("in [0, %d]", n)}
+		}
 		return nil
 	}
 	switch ev := e.(type) {
@@ -300,19 +473,18 @@ func normalize(e Event, path string, mult int, sampling Sampling, q float64, p *
 		return nil
 	case Gaussian:
 		at := join(path, "Gaussian")
-		s := ev.NoiseMultiplier
-		switch {
-		case math.IsNaN(s) || s < 0:
-			return &ParamError{Name: "sigma", Value: s, Path: at, Want: ">= 0"}
-		case math.IsInf(s, 1):
-			return nil
-		case s < SigmaFloor:
-			unbounded(at)
-			return nil
-		case s > SigmaCeiling:
-			s = SigmaCeiling
+		s, ok, err := noise(ev.NoiseMultiplier, at)
+		if !ok {
+			return err
 		}
 		return leaf(Step{Mechanism: MechGaussian, Sigma: s, Path: at})
+	case Laplace:
+		at := join(path, "Laplace")
+		s, ok, err := noise(ev.NoiseMultiplier, at)
+		if !ok {
+			return err
+		}
+		return leaf(Step{Mechanism: MechLaplace, Sigma: s, Path: at})
 	case EpsilonDelta:
 		at := join(path, "EpsilonDelta")
 		if !finite(ev.Epsilon) || ev.Epsilon < 0 {
@@ -347,33 +519,65 @@ func normalize(e Event, path string, mult int, sampling Sampling, q float64, p *
 		if math.IsNaN(r) || r < 0 || r > 1 {
 			return &ParamError{Name: "q", Value: r, Path: at, Want: "in [0, 1]"}
 		}
-		switch ev.Event.(type) {
-		case Composed, SelfComposed:
-			return &UnsupportedEventError{Event: ev.Event, Path: join(at, eventName(ev.Event)),
-				Reason: "Poisson sampling of a composition (one sample shared by several steps) is not supported; sample each step"}
+		if err := sampled(ev.Event, at); err != nil {
+			return err
+		}
+		if smp.kind == SamplingWithoutReplacement || smp.kind == SamplingShuffle {
+			return &UnsupportedEventError{Event: e, Path: at, Reason: "nested sampling below a fixed-size or shuffled sample is not supported"}
 		}
 		if r == 0 {
 			// Nothing is ever sampled; validate the inner event all the same.
-			var scratch Plan
-			n := 0
-			return normalize(ev.Event, at, 1, SamplingNone, 1, &scratch, &n)
+			return validateOnly(ev.Event, at, smp.adj)
 		}
 		if r < RateFloor {
 			r = RateFloor
 		}
 		nq := r
-		if sampling == SamplingPoisson {
+		if smp.kind == SamplingPoisson {
 			// Poisson sampling of a Poisson sample is Poisson sampling with
 			// the product rate; round the product up.
-			nq = math.Max(q*r, RateFloor)
+			nq = math.Max(smp.q*r, RateFloor)
 			if nq < 1 {
 				nq = math.Nextafter(nq, 1)
 			}
 		}
 		if nq == 1 {
-			return normalize(ev.Event, at, mult, SamplingNone, 1, p, total)
+			return normalize(ev.Event, at, mult, sampler{kind: SamplingNone, q: 1, adj: smp.adj}, p, total)
 		}
-		return normalize(ev.Event, at, mult, SamplingPoisson, nq, p, total)
+		return normalize(ev.Event, at, mult, sampler{kind: SamplingPoisson, q: nq, adj: smp.adj}, p, total)
+	case SampledWithoutReplacement:
+		at := join(path, "SampledWithoutReplacement")
+		if err := sized(ev.SourceDatasetSize, ev.SampleSize, "source_dataset_size", "sample_size", at); err != nil {
+			return err
+		}
+		if err := sampled(ev.Event, at); err != nil {
+			return err
+		}
+		if smp.kind != SamplingNone {
+			return &UnsupportedEventError{Event: e, Path: at, Reason: "fixed-size sampling of a sample is not supported"}
+		}
+		if smp.adj != ReplaceOne {
+			return &UnsupportedEventError{Event: e, Path: at, Reason: "sampling without replacement is defined under replace-one adjacency, not " + smp.adj.String()}
+		}
+		if ev.SampleSize == 0 {
+			return validateOnly(ev.Event, at, smp.adj)
+		}
+		return normalize(ev.Event, at, mult, sampler{kind: SamplingWithoutReplacement, q: sizeRate(ev.SampleSize, ev.SourceDatasetSize), n: ev.SourceDatasetSize, m: ev.SampleSize, adj: smp.adj}, p, total)
+	case Shuffled:
+		at := join(path, "Shuffled")
+		if err := sized(ev.DatasetSize, ev.BatchSize, "dataset_size", "batch_size", at); err != nil {
+			return err
+		}
+		if err := sampled(ev.Event, at); err != nil {
+			return err
+		}
+		if smp.kind != SamplingNone {
+			return &UnsupportedEventError{Event: e, Path: at, Reason: "shuffling a sample is not supported"}
+		}
+		if ev.BatchSize == 0 {
+			return validateOnly(ev.Event, at, smp.adj)
+		}
+		return normalize(ev.Event, at, mult, sampler{kind: SamplingShuffle, q: sizeRate(ev.BatchSize, ev.DatasetSize), n: ev.DatasetSize, m: ev.BatchSize, adj: smp.adj}, p, total)
 	case SelfComposed:
 		at := join(path, "SelfComposed")
 		if ev.Count < 1 {
@@ -382,16 +586,34 @@ func normalize(e Event, path string, mult int, sampling Sampling, q float64, p *
 		if mult > MaxCount/ev.Count {
 			return &ParamError{Name: "count", Value: float64(mult) * float64(ev.Count), Path: at, Want: fmt.Sprintf("total steps <= %g", float64(MaxCount))}
 		}
-		return normalize(ev.Event, at, mult*ev.Count, sampling, q, p, total)
+		return normalize(ev.Event, at, mult*ev.Count, smp, p, total)
 	case Composed:
 		for i, sub := range ev.Events {
-			if err := normalize(sub, join(path, fmt.Sprintf("Composed[%d]", i)), mult, sampling, q, p, total); err != nil {
+			if err := normalize(sub, join(path, fmt.Sprintf("Composed[%d]", i)), mult, smp, p, total); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	return &UnsupportedEventError{Event: e, Path: join(path, eventName(e)), Reason: "unknown event type"}
+}
+
+// validateOnly checks an event that is never run (sampled with rate 0).
+func validateOnly(e Event, at string, adj Adjacency) error {
+	var scratch Plan
+	n := 0
+	return normalize(e, at, 1, sampler{kind: SamplingNone, q: 1, adj: adj}, &scratch, &n)
+}
+
+// sizeRate returns m/n rounded up (1 ≤ m ≤ n).
+func sizeRate(m, n int) float64 {
+	r := float64(m) / float64(n)
+	if m < n && r < 1 {
+		// m and n may not be exact in float64 and the quotient rounds to
+		// nearest: one step up is never below the true ratio.
+		r = math.Min(math.Nextafter(r, 2), 1)
+	}
+	return math.Max(r, RateFloor)
 }
 
 // eventName is the type name of e without the package qualifier.

@@ -198,7 +198,7 @@ func (r *runner) abadiFigure2() (*Table, error) {
 		}
 		t.add(row...)
 	}
-	if err := saveChart(chart, filepath.Join(r.opt.OutDir, t.Figures[0])); err != nil {
+	if err := r.saveChart(chart, filepath.Join(r.opt.OutDir, t.Figures[0])); err != nil {
 		return nil, err
 	}
 	if ma, ac := curves[accounting.KindMA], curves[accounting.KindAC]; ma != nil && ac != nil {
@@ -478,7 +478,7 @@ func (r *runner) sigmaCurves(p Paper) (*Table, error) {
 			}
 			chart.Series = append(chart.Series, series)
 		}
-		if err := saveChart(chart, filepath.Join(r.opt.OutDir, file)); err != nil {
+		if err := r.saveChart(chart, filepath.Join(r.opt.OutDir, file)); err != nil {
 			return nil, err
 		}
 		if ac, z := vals[accounting.KindDPDAC], vals[accounting.KindDPDZCDP]; ac != nil && z != nil {
@@ -519,7 +519,12 @@ func (r *runner) sigmaCurves(p Paper) (*Table, error) {
 
 // saveChart saves c; a chart without series (no accountant built) is drawn
 // on linear axes, which gonum/plot cannot range on a log scale.
-func saveChart(c *plotting.Chart, path string) error {
+// saveChart writes c to path, except for a plan (Options.PlanOnly), which
+// writes nothing.
+func (r *runner) saveChart(c *plotting.Chart, path string) error {
+	if r.opt.PlanOnly {
+		return nil
+	}
 	if len(c.Series) == 0 {
 		c.LogX, c.LogY = false, false
 		c.Title += " (" + NotBuilt + ")"

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/registry"
@@ -90,6 +91,56 @@ func (c cache) put(prefix string, key, v any) error {
 		return err
 	}
 	return atomicfile.WriteFile(p, append(b, '\n'), 0o644)
+}
+
+// importRuns copies the cached runs ("run-*.json") of the output
+// directories dirs into c, verifying that each file is a cache entry whose
+// name matches its key (a truncated or edited file is refused). A run
+// already in c is kept; if a shard holds a different result for the same
+// run (same seed on another machine with other float rounding), the first
+// one found wins and the others are ignored. It returns the number of runs
+// copied.
+func (c cache) importRuns(dirs []string) (int, error) {
+	n := 0
+	for _, d := range dirs {
+		src := filepath.Join(d, "cache")
+		ents, err := os.ReadDir(src)
+		if err != nil {
+			return n, inputErr("merge: shard %s: %v", d, err)
+		}
+		for _, e := range ents {
+			name := e.Name()
+			if !e.Type().IsRegular() || !strings.HasPrefix(name, "run-") || !strings.HasSuffix(name, ".json") {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(src, name))
+			if err != nil {
+				return n, inputErr("merge: %v", err)
+			}
+			var ent cacheEntry
+			var rec runRecord
+			var key bytes.Buffer
+			if json.Unmarshal(b, &ent) != nil || json.Compact(&key, ent.Key) != nil || json.Unmarshal(ent.Value, &rec) != nil {
+				return n, inputErr("merge: %s: not a cached run (truncated or edited?)", filepath.Join(src, name))
+			}
+			h := sha256.Sum256(key.Bytes())
+			if want := "run-" + hex.EncodeToString(h[:8]) + ".json"; name != want {
+				return n, inputErr("merge: %s: its key hashes to %s (renamed or edited?)", filepath.Join(src, name), want)
+			}
+			dst := filepath.Join(c.dir, name)
+			if _, err := os.Stat(dst); err == nil {
+				continue
+			}
+			if err := os.MkdirAll(c.dir, 0o755); err != nil {
+				return n, err
+			}
+			if err := atomicfile.WriteFile(dst, b, 0o644); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
 }
 
 // errNotBuilt marks a value that needs an accountant this build lacks.

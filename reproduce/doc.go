@@ -16,6 +16,11 @@
 // included), so a run is resumable and a repeated run recomputes nothing.
 // Runs are deterministic given their seed (trainer.Config.Seed).
 //
+// Independent runs train on [Options.Workers] goroutines. To spread a
+// reproduction over machines, each process runs one shard
+// ([Options.Shard] of [Options.Shards]) into its own OutDir, and [Merge]
+// builds the tables from the shards' caches (docs/reproduction-sharding.md).
+//
 // The library never prints: progress goes to [Options.Progress] and the
 // plan to [Options.OnPlan]. Not safe for concurrent use on one OutDir.
 package reproduce

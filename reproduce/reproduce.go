@@ -64,10 +64,29 @@ type Options struct {
 	// Accounting configures every accountant (e.g. the PLD grid).
 	Accounting registry.Options
 	// PlanOnly computes only the plan (Report.Plan says what a real run
-	// would do): no accounting tables, no training, and nothing is written;
-	// the cache is read, not filled. Step costs are measured on synthetic
-	// data of each data set's shape, so MNIST need not be present.
+	// would do): no accounting tables, no training, and nothing is written
+	// (not even OutDir); the cache is read, not filled. Step costs are
+	// measured on synthetic data of each data set's shape, so MNIST need not
+	// be present.
 	PlanOnly bool
+	// Shard and Shards, if Shards > 0, make this process train only the
+	// runs of shard Shard (1-based) of Shards: a run belongs to shard
+	// 1 + (FNV-1a of its cache key mod Shards), so every process that is
+	// given the same options and a different Shard agrees on the split
+	// without talking to the others. A shard writes its runs to
+	// OutDir/cache and no tables; [Merge] builds the tables from the
+	// shards' caches.
+	Shard, Shards int
+	// Datasets, if set, restricts training to runs on these data sets
+	// ("digits", "mnist"); cells of the others show "-" in the tables.
+	Datasets []string
+	// Workers is the number of runs trained at once; 0 means 1. Runs are
+	// independent and a DIGITS-sized run keeps about one core busy.
+	Workers int
+	// MergeFrom lists output directories of shards whose cached runs are
+	// copied into OutDir/cache before the plan; with it, Run trains
+	// nothing and fails if any run is in no shard's cache. See [Merge].
+	MergeFrom []string
 	// NewAccountant makes accounting methods; nil means registry.New. Tests
 	// inject closed-form accountants here.
 	NewAccountant func(accounting.Kind, registry.Options) (accounting.Method, error)
@@ -108,7 +127,10 @@ type Plan struct {
 	MNISTEpochs int `json:"mnist_epochs,omitempty"`
 	// Estimate is the expected wall time of the runs not cached, from
 	// measured step times (StepSeconds, per data set at its shape).
-	Estimate    time.Duration      `json:"estimate_ns"`
+	Estimate time.Duration `json:"estimate_ns"`
+	// Shard is "i/n" when Options.Shards is set; Runs, Cached and
+	// Estimate then count this shard's runs only.
+	Shard       string             `json:"shard,omitempty"`
 	StepSeconds map[string]float64 `json:"step_seconds"`
 	Notes       []string           `json:"notes,omitempty"`
 }
@@ -121,6 +143,18 @@ type Report struct {
 	// directory, as OutDir was given).
 	Files    []string      `json:"files"`
 	WallTime time.Duration `json:"wall_time_ns"`
+	// Merged counts the cached runs copied from Options.MergeFrom.
+	Merged int `json:"merged,omitempty"`
+}
+
+// Merge builds the tables of opt from the caches of shards (output
+// directories of runs with Options.Shard set): Run with MergeFrom = shards.
+func Merge(ctx context.Context, opt Options, shards ...string) (*Report, error) {
+	if len(shards) == 0 {
+		return nil, inputErr("merge: no shard directories")
+	}
+	opt.MergeFrom = shards
+	return Run(ctx, opt)
 }
 
 // Table returns the table with the given name, or nil.
@@ -172,6 +206,20 @@ func (o *Options) check() error {
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
+	if o.Shards < 0 || o.Shards > 0 && (o.Shard < 1 || o.Shard > o.Shards) || o.Shards == 0 && o.Shard != 0 {
+		return inputErr("invalid shard %d/%d, want i/n with 1 <= i <= n", o.Shard, o.Shards)
+	}
+	for _, d := range o.Datasets {
+		if _, ok := trainSizes[d]; !ok {
+			return inputErr("unknown data set %q, want digits or mnist", d)
+		}
+	}
+	if o.Workers < 0 || o.Workers > 256 {
+		return inputErr("invalid workers %d, want 1..256", o.Workers)
+	}
+	if o.Shards > 0 && len(o.MergeFrom) > 0 {
+		return inputErr("a shard cannot merge")
+	}
 	return nil
 }
 
@@ -208,6 +256,13 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	r := &runner{ctx: ctx, opt: opt, acc: newAccountants(opt.Accounting, opt.NewAccountant), start: time.Now(),
 		cache: cache{dir: filepath.Join(opt.OutDir, "cache"), readOnly: opt.PlanOnly}}
 	rep := &Report{}
+	if len(opt.MergeFrom) > 0 {
+		n, err := r.cache.importRuns(opt.MergeFrom)
+		if err != nil {
+			return nil, err
+		}
+		rep.Merged = n
+	}
 
 	// 1. Accounting tables and figures (no training).
 	var acct []*Table
@@ -238,8 +293,20 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		rep.WallTime = time.Since(r.start)
 		return rep, nil
 	}
+	if len(opt.MergeFrom) > 0 {
+		if missing := r.uncached(); len(missing) > 0 {
+			return nil, inputErr("merge: %d of %d runs are in no shard's cache (first: %s); run the shards that hold them first", len(missing), len(r.jobs), describeJob(missing[0]))
+		}
+	}
 	if err := r.train(ctx); err != nil {
 		return nil, err
+	}
+	if opt.Shards > 0 {
+		// A shard's product is its cache; the tables need every shard.
+		rep.Plan = r.plan
+		rep.Tables = acct
+		rep.WallTime = time.Since(r.start)
+		return rep, nil
 	}
 	// 3. Training tables from the cached runs.
 	r.progress(Progress{Stage: "tables"})

@@ -3,10 +3,14 @@ package reproduce
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dpcalc/dpcalc/accounting"
@@ -79,6 +83,9 @@ func sameConfig(a, b trainer.Config) bool {
 // profileEpochs returns the epochs and runs of a cell on dataset whose paper
 // setting is paperEpochs, or a reason why the cell is not run.
 func (r *runner) profileEpochs(dataset string, paperEpochs int) (epochs, runs int, skip string) {
+	if len(r.opt.Datasets) > 0 && !slices.Contains(r.opt.Datasets, dataset) {
+		return 0, 0, fmt.Sprintf("not trained (--datasets %s)", strings.Join(r.opt.Datasets, ","))
+	}
 	switch r.opt.Profile {
 	case ProfileTiny:
 		if dataset != "digits" {
@@ -156,17 +163,24 @@ func (r *runner) trainingSpecs(ctx context.Context) ([]trainSpec, error) {
 // estimate measures the step cost of every data set with uncached jobs and
 // sets r.plan's Runs, Cached and Estimate.
 func (r *runner) estimate(ctx context.Context) error {
-	r.plan.Runs, r.plan.Cached = len(r.jobs), 0
+	r.plan.Runs, r.plan.Cached = 0, 0
 	need := map[string]bool{}
 	for _, j := range r.jobs {
+		if !r.inShard(j) {
+			continue
+		}
+		r.plan.Runs++
 		if j.res != nil {
 			r.plan.Cached++
 		} else {
 			need[j.Dataset] = true
 		}
 	}
-	for ds := range need {
-		if _, ok := r.plan.StepSeconds[ds]; ok {
+	if r.opt.Shards > 0 {
+		r.plan.Shard = fmt.Sprintf("%d/%d", r.opt.Shard, r.opt.Shards)
+	}
+	for _, ds := range []string{"digits", "mnist"} {
+		if _, ok := r.plan.StepSeconds[ds]; ok || !need[ds] {
 			continue
 		}
 		c, err := r.measure(ctx, ds)
@@ -177,10 +191,14 @@ func (r *runner) estimate(ctx context.Context) error {
 	}
 	total := 0.0
 	for _, j := range r.jobs {
-		if j.res == nil {
+		if j.res == nil && r.inShard(j) {
 			j.est = r.jobSeconds(j)
 			total += j.est
 		}
+	}
+	// Workers run at once on as many cores as there are.
+	if w := min(max(1, r.opt.Workers), runtime.NumCPU()); w > 1 {
+		total /= float64(w)
 	}
 	r.plan.Estimate = time.Duration(total * float64(time.Second))
 	return nil
@@ -263,92 +281,183 @@ func (r *runner) measure(ctx context.Context, ds string) (float64, error) {
 	return el / work, nil
 }
 
-// train runs every uncached job, caching each as it finishes.
+// train runs every uncached job of this process (see [runner.inShard]),
+// caching each as it finishes, on Options.Workers goroutines: the runs are
+// independent, and one DIGITS-sized run keeps only one core busy.
 func (r *runner) train(ctx context.Context) error {
-	total := len(r.jobs)
+	total := r.plan.Runs
 	done, cached := 0, 0
 	remaining := 0.0
+	var todo []*job
 	for _, j := range r.jobs {
+		if !r.inShard(j) {
+			continue
+		}
 		if j.res != nil {
 			done++
 			cached++
 		} else {
 			remaining += j.est
+			todo = append(todo, j)
 		}
 	}
-	scale := 1.0 // measured / estimated, for the ETA
-	spentEst, spent := 0.0, 0.0
-	for _, j := range r.jobs {
-		if j.res != nil {
-			continue
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		r.progress(Progress{Stage: "train", Item: describeJob(j), Done: done, Total: total, Cached: cached,
-			Remaining: time.Duration(remaining * scale * float64(time.Second))})
-		tr, te, err := r.loadData(j.Dataset)
+	// Load the data sets before the workers start (loadData is not safe
+	// for concurrent use).
+	for _, j := range todo {
+		tr, _, err := r.loadData(j.Dataset)
 		if err != nil {
 			return err
 		}
 		if tr.N != trainSizes[j.Dataset] {
 			return fmt.Errorf("reproduce: %s has %d training examples, the plan assumed %d", j.Dataset, tr.N, trainSizes[j.Dataset])
 		}
-		start := time.Now()
-		item := describeJob(j)
-		topt := trainer.Options{Progress: func(p trainer.Progress) {
-			if p.Epochs > 1 && p.Step < p.TotalSteps {
-				r.progress(Progress{Stage: "train", Item: fmt.Sprintf("%s: epoch %d/%d", item, p.Epoch, p.Epochs), Done: done, Total: total, Cached: cached,
-					Remaining: time.Duration((remaining - j.est*float64(p.Step)/float64(p.TotalSteps)) * scale * float64(time.Second))})
-			}
-		}}
-		// Long runs checkpoint every checkpointEvery epochs into the cache,
-		// so an interrupted run resumes mid-way (the checkpoint carries the
-		// random stream and the ledger, so the result is the same).
-		var ckpt string
-		if j.Config.Epochs >= 2*checkpointEvery {
-			p, _, err := r.cache.path("ckpt", j.key())
-			if err != nil {
-				return err
-			}
-			ckpt = strings.TrimSuffix(p, ".json") + ".ckpt"
-			topt.CheckpointPath, topt.CheckpointEvery = ckpt, checkpointEvery
-		}
-		var res *trainer.Result
-		if _, statErr := os.Stat(ckpt); ckpt != "" && statErr == nil {
-			res, err = trainer.Resume(ctx, ckpt, tr, te, topt)
-		} else {
-			if ckpt != "" {
-				if err := os.MkdirAll(filepath.Dir(ckpt), 0o755); err != nil {
-					return err
+	}
+	var mu sync.Mutex // guards the counters below and r.progress
+	scale := 1.0      // measured / estimated, for the ETA
+	spentEst, spent := 0.0, 0.0
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan *job)
+	errs := make(chan error, max(1, r.opt.Workers))
+	var wg sync.WaitGroup
+	for w := 0; w < max(1, r.opt.Workers); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				mu.Lock()
+				r.progress(Progress{Stage: "train", Item: describeJob(j), Done: done, Total: total, Cached: cached,
+					Remaining: time.Duration(remaining * scale * float64(time.Second))})
+				mu.Unlock()
+				progress := func(p trainer.Progress) {
+					if p.Epochs > 1 && p.Step < p.TotalSteps {
+						mu.Lock()
+						r.progress(Progress{Stage: "train", Item: fmt.Sprintf("%s: epoch %d/%d", describeJob(j), p.Epoch, p.Epochs), Done: done, Total: total, Cached: cached,
+							Remaining: time.Duration((remaining - j.est*float64(p.Step)/float64(p.TotalSteps)) * scale * float64(time.Second))})
+						mu.Unlock()
+					}
 				}
+				rec, err := r.runJob(ctx, j, progress)
+				if err != nil {
+					errs <- err
+					cancel()
+					return
+				}
+				mu.Lock()
+				j.res = rec
+				done++
+				remaining -= j.est
+				spentEst += j.est
+				spent += rec.WallSeconds
+				if spentEst > 0 {
+					scale = spent / spentEst
+				}
+				mu.Unlock()
 			}
-			res, err = trainer.Train(ctx, j.Config, tr, te, topt)
+		}()
+	}
+feed:
+	for _, j := range todo {
+		select {
+		case jobs <- j:
+		case <-ctx.Done():
+			break feed
 		}
-		if err != nil {
-			return fmt.Errorf("reproduce: %s: %w", item, err)
-		}
-		rec := runRecord{TrainAccuracy: res.TrainAccuracy, Steps: res.Steps, WallSeconds: time.Since(start).Seconds()}
-		if res.TestAccuracy != nil {
-			rec.TestAccuracy = *res.TestAccuracy
-		}
-		if err := r.cache.put("run", j.key(), rec); err != nil {
-			return err
-		}
-		j.res = &rec
-		if ckpt != "" {
-			_ = os.Remove(ckpt) // the run record supersedes it
-		}
-		done++
-		remaining -= j.est
-		spentEst += j.est
-		spent += rec.WallSeconds
-		if spentEst > 0 {
-			scale = spent / spentEst
-		}
+	}
+	close(jobs)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	r.progress(Progress{Stage: "train", Item: "done", Done: done, Total: total, Cached: cached})
 	return nil
+}
+
+// runJob trains j (resuming its checkpoint in the cache, if any) and caches
+// its record.
+func (r *runner) runJob(ctx context.Context, j *job, progress func(trainer.Progress)) (*runRecord, error) {
+	tr, te := r.digitsTrain, r.digitsTest
+	if j.Dataset == "mnist" {
+		tr, te = r.mnistTrain, r.mnistTest
+	}
+	start := time.Now()
+	item := describeJob(j)
+	topt := trainer.Options{Progress: progress}
+	// Long runs checkpoint every checkpointEvery epochs into the cache,
+	// so an interrupted run resumes mid-way (the checkpoint carries the
+	// random stream and the ledger, so the result is the same).
+	var ckpt string
+	if j.Config.Epochs >= 2*checkpointEvery {
+		p, _, err := r.cache.path("ckpt", j.key())
+		if err != nil {
+			return nil, err
+		}
+		ckpt = strings.TrimSuffix(p, ".json") + ".ckpt"
+		topt.CheckpointPath, topt.CheckpointEvery = ckpt, checkpointEvery
+	}
+	var res *trainer.Result
+	var err error
+	if _, statErr := os.Stat(ckpt); ckpt != "" && statErr == nil {
+		res, err = trainer.Resume(ctx, ckpt, tr, te, topt)
+	} else {
+		if ckpt != "" {
+			if err := os.MkdirAll(filepath.Dir(ckpt), 0o755); err != nil {
+				return nil, err
+			}
+		}
+		res, err = trainer.Train(ctx, j.Config, tr, te, topt)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reproduce: %s: %w", item, err)
+	}
+	rec := runRecord{TrainAccuracy: res.TrainAccuracy, Steps: res.Steps, WallSeconds: time.Since(start).Seconds()}
+	if res.TestAccuracy != nil {
+		rec.TestAccuracy = *res.TestAccuracy
+	}
+	if err := r.cache.put("run", j.key(), rec); err != nil {
+		return nil, err
+	}
+	if ckpt != "" {
+		_ = os.Remove(ckpt) // the run record supersedes it
+	}
+	return &rec, nil
+}
+
+// inShard reports whether j is one of this process's runs.
+func (r *runner) inShard(j *job) bool {
+	if len(r.opt.Datasets) > 0 && !slices.Contains(r.opt.Datasets, j.Dataset) {
+		return false
+	}
+	if r.opt.Shards == 0 {
+		return true
+	}
+	return jobShard(j, r.opt.Shards) == r.opt.Shard
+}
+
+// jobShard is 1 + FNV-1a(the job's cache key) mod n.
+func jobShard(j *job, n int) int {
+	_, k, err := cache{}.path("run", j.key())
+	if err != nil {
+		return 1
+	}
+	h := fnv.New64a()
+	h.Write(k)
+	return 1 + int(h.Sum64()%uint64(n))
+}
+
+// uncached returns the jobs with no cached result.
+func (r *runner) uncached() []*job {
+	var out []*job
+	for _, j := range r.jobs {
+		if j.res == nil && r.inShard(j) {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // checkpointEvery is the checkpoint interval (epochs) of long runs.

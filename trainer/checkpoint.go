@@ -13,6 +13,7 @@ import (
 	"math"
 	mrand "math/rand/v2"
 	"os"
+	"reflect"
 	"time"
 
 	"github.com/dpcalc/dpcalc/accounting"
@@ -57,6 +58,9 @@ type checkpointPayload struct {
 	DataN    int
 	DataD    int
 	DataHash [32]byte
+	// WAL: the run kept a write-ahead ledger (Options.LedgerPath), so a
+	// resume must find it. Absent (false) in older checkpoints.
+	WAL bool
 }
 
 // SaveCheckpoint may be called between steps at any time, e.g. after Run
@@ -72,7 +76,13 @@ type checkpointPayload struct {
 // resumes bit-identically. Without a seed the stream came from crypto/rand
 // and is not written: whoever read it from the file could predict the noise
 // of the remaining steps. Such a run reseeds from crypto/rand on resume.
+//
+// With Options.LedgerPath set, the write-ahead ledger is written first, so
+// it is never behind a checkpoint.
 func (t *Trainer) SaveCheckpoint(path string) error {
+	if err := t.commitLedger(); err != nil {
+		return err
+	}
 	cfgJSON, err := json.Marshal(t.cfg)
 	if err != nil {
 		return err
@@ -89,6 +99,7 @@ func (t *Trainer) SaveCheckpoint(path string) error {
 		Config: cfgJSON, InDim: t.model.InDim, ProjDim: t.model.ProjDim, Proj: t.model.Proj,
 		Layers: t.model.Layers, Ledger: ledJSON, Step: t.step, Perm: t.perm, Elapsed: int64(t.elapsed),
 		History: histJSON, DataN: t.train.N, DataD: t.train.D, DataHash: datasetHash(t.train),
+		WAL: t.opts.LedgerPath != "",
 	}
 	if t.cfg.Seed != nil {
 		if p.RNG, err = t.src.MarshalBinary(); err != nil {
@@ -113,49 +124,17 @@ func (t *Trainer) SaveCheckpoint(path string) error {
 // the same training set (checked by size and SHA-256 of its contents). The
 // restored ledger holds every step already taken, so the privacy cost of the
 // resumed run includes them. Call Run to continue.
+//
+// With Options.LedgerPath set, the write-ahead ledger there is read too (it
+// must exist if the checkpoint was written with one). It must extend the
+// checkpoint's ledger; if it holds more steps (outputs of steps newer than
+// the checkpoint were released before the run stopped), the resumed run
+// continues from it: the model goes back to the checkpoint, the ledger
+// does not, so the steps redone are paid for twice.
 func LoadCheckpoint(path string, train *data.Dataset, opts Options) (*Trainer, error) {
-	f, err := os.Open(path)
+	p, cfg, err := readCheckpoint(path)
 	if err != nil {
-		return nil, fmt.Errorf("trainer: %w", err)
-	}
-	defer f.Close()
-	var hdr [headerSize]byte
-	if _, err := io.ReadFull(f, hdr[:]); err != nil {
-		return nil, fmt.Errorf("%w: %s: header: %v", ErrCorruptCheckpoint, path, err)
-	}
-	if string(hdr[:8]) != checkpointMagic {
-		return nil, fmt.Errorf("%w: %s: not a dpcalc checkpoint (bad magic)", ErrCorruptCheckpoint, path)
-	}
-	if v := binary.LittleEndian.Uint32(hdr[8:12]); v != checkpointVersion {
-		return nil, fmt.Errorf("%w: %s: format version %d, want %d", ErrCorruptCheckpoint, path, v, checkpointVersion)
-	}
-	n := binary.LittleEndian.Uint64(hdr[12:20])
-	if n > maxPayload {
-		return nil, fmt.Errorf("%w: %s: payload length %d too large", ErrCorruptCheckpoint, path, n)
-	}
-	// Check the claimed length against the file before allocating, so a
-	// corrupted length field cannot make us allocate gigabytes.
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && uint64(st.Size()) != headerSize+n {
-		return nil, fmt.Errorf("%w: %s: header claims a %d-byte payload but the file has %d bytes after the header",
-			ErrCorruptCheckpoint, path, n, st.Size()-headerSize)
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(f, body); err != nil {
-		return nil, fmt.Errorf("%w: %s: truncated: payload of %d bytes: %v", ErrCorruptCheckpoint, path, n, err)
-	}
-	if extra, _ := f.Read(make([]byte, 1)); extra != 0 {
-		return nil, fmt.Errorf("%w: %s: trailing bytes after payload", ErrCorruptCheckpoint, path)
-	}
-	if sum := sha256.Sum256(body); !bytes.Equal(sum[:], hdr[20:52]) {
-		return nil, fmt.Errorf("%w: %s: checksum mismatch", ErrCorruptCheckpoint, path)
-	}
-	var p checkpointPayload
-	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&p); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrCorruptCheckpoint, path, err)
-	}
-	var cfg Config
-	if err := json.Unmarshal(p.Config, &cfg); err != nil {
-		return nil, fmt.Errorf("%w: %s: config: %v", ErrCorruptCheckpoint, path, err)
+		return nil, err
 	}
 	led := new(accounting.Ledger)
 	if err := json.Unmarshal(p.Ledger, led); err != nil {
@@ -196,6 +175,24 @@ func LoadCheckpoint(path string, train *data.Dataset, opts Options) (*Trainer, e
 			seen[i] = true
 		}
 	}
+	committed := 0
+	if opts.LedgerPath != "" {
+		wal, err := accounting.LoadLedger(opts.LedgerPath)
+		switch {
+		case errors.Is(err, os.ErrNotExist) && !p.WAL:
+			// A checkpoint from a run without a ledger file: its own
+			// ledger is all there is.
+		case errors.Is(err, os.ErrNotExist):
+			return nil, fmt.Errorf("trainer: checkpoint %s was written with the write-ahead ledger %s, which is missing; without it the steps released after the checkpoint are not counted", path, opts.LedgerPath)
+		case err != nil:
+			return nil, fmt.Errorf("trainer: write-ahead ledger: %w", err)
+		case !ledgerExtends(wal, led):
+			return nil, fmt.Errorf("trainer: write-ahead ledger %s (%d entries) does not extend the ledger of checkpoint %s (%d entries): they belong to different runs", opts.LedgerPath, wal.Len(), path, led.Len())
+		default:
+			led = wal
+			committed = wal.Len()
+		}
+	}
 	var src *mrand.ChaCha8
 	if cfg.Seed != nil {
 		src = new(mrand.ChaCha8)
@@ -208,7 +205,87 @@ func LoadCheckpoint(path string, train *data.Dataset, opts Options) (*Trainer, e
 	return &Trainer{
 		cfg: cfg, opts: opts, train: train, model: m, src: src, rng: mrand.New(src),
 		ledger: led, step: p.Step, perm: p.Perm, elapsed: time.Duration(p.Elapsed), history: hist,
+		committed: committed,
 	}, nil
+}
+
+// ledgerExtends reports whether long is short followed by zero or more
+// entries: every segment of short but the last is in long unchanged, and
+// the last has the same event in long with at least its count.
+func ledgerExtends(long, short *accounting.Ledger) bool {
+	a, b := long.Segments, short.Segments
+	if len(b) == 0 {
+		return true
+	}
+	if len(a) < len(b) {
+		return false
+	}
+	for i := range b {
+		if !reflect.DeepEqual(a[i].Event, b[i].Event) {
+			return false
+		}
+		if i < len(b)-1 && a[i].Count != b[i].Count || a[i].Count < b[i].Count {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckpointConfig returns the configuration saved in the checkpoint at
+// path, verifying the file as [LoadCheckpoint] does but without a data set:
+// a caller can choose the Options (accountant, report δ) before loading.
+func CheckpointConfig(path string) (Config, error) {
+	_, cfg, err := readCheckpoint(path)
+	return cfg, err
+}
+
+// readCheckpoint reads and verifies the file and decodes its payload and
+// configuration.
+func readCheckpoint(path string) (*checkpointPayload, Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, Config{}, fmt.Errorf("trainer: %w", err)
+	}
+	defer f.Close()
+	var hdr [headerSize]byte
+	if _, err := io.ReadFull(f, hdr[:]); err != nil {
+		return nil, Config{}, fmt.Errorf("%w: %s: header: %v", ErrCorruptCheckpoint, path, err)
+	}
+	if string(hdr[:8]) != checkpointMagic {
+		return nil, Config{}, fmt.Errorf("%w: %s: not a dpcalc checkpoint (bad magic)", ErrCorruptCheckpoint, path)
+	}
+	if v := binary.LittleEndian.Uint32(hdr[8:12]); v != checkpointVersion {
+		return nil, Config{}, fmt.Errorf("%w: %s: format version %d, want %d", ErrCorruptCheckpoint, path, v, checkpointVersion)
+	}
+	n := binary.LittleEndian.Uint64(hdr[12:20])
+	if n > maxPayload {
+		return nil, Config{}, fmt.Errorf("%w: %s: payload length %d too large", ErrCorruptCheckpoint, path, n)
+	}
+	// Check the claimed length against the file before allocating, so a
+	// corrupted length field cannot make us allocate gigabytes.
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && uint64(st.Size()) != headerSize+n {
+		return nil, Config{}, fmt.Errorf("%w: %s: header claims a %d-byte payload but the file has %d bytes after the header",
+			ErrCorruptCheckpoint, path, n, st.Size()-headerSize)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(f, body); err != nil {
+		return nil, Config{}, fmt.Errorf("%w: %s: truncated: payload of %d bytes: %v", ErrCorruptCheckpoint, path, n, err)
+	}
+	if extra, _ := f.Read(make([]byte, 1)); extra != 0 {
+		return nil, Config{}, fmt.Errorf("%w: %s: trailing bytes after payload", ErrCorruptCheckpoint, path)
+	}
+	if sum := sha256.Sum256(body); !bytes.Equal(sum[:], hdr[20:52]) {
+		return nil, Config{}, fmt.Errorf("%w: %s: checksum mismatch", ErrCorruptCheckpoint, path)
+	}
+	var p checkpointPayload
+	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&p); err != nil {
+		return nil, Config{}, fmt.Errorf("%w: %s: %v", ErrCorruptCheckpoint, path, err)
+	}
+	var cfg Config
+	if err := json.Unmarshal(p.Config, &cfg); err != nil {
+		return nil, Config{}, fmt.Errorf("%w: %s: config: %v", ErrCorruptCheckpoint, path, err)
+	}
+	return &p, cfg, nil
 }
 
 // Resume loads the checkpoint at path and continues the run to its

@@ -54,9 +54,11 @@
 // the library never prints. Checkpoints ([Trainer.SaveCheckpoint],
 // [LoadCheckpoint], [Resume]) are written atomically with a magic header,
 // version, length and SHA-256, and carry the ledger, so a resumed run keeps
-// every step already spent. (Steps taken after the last checkpoint of an
-// interrupted run are in the interrupted run's Result.Ledger only: the CLI
-// must not discard it.)
+// every step already spent. Steps taken after the last checkpoint, whose
+// outputs may already be released, are kept by the write-ahead ledger
+// (Options.LedgerPath), written before every release and checkpoint; a
+// resume continues from it, so steps redone after a crash are paid again
+// (see [Trainer.Run]). [LockOutput] keeps two runs off one checkpoint.
 //
 // Nothing in this package is safe for concurrent use.
 package trainer

@@ -33,6 +33,17 @@ type Options struct {
 	// last one.
 	CheckpointPath  string
 	CheckpointEvery int
+	// LedgerPath, if set, is the run's write-ahead ledger file. Before
+	// anything that depends on a step is released (a Progress or Release
+	// call, the Result Run returns) and before every checkpoint, the ledger
+	// holding that step is written there with [accounting.SaveLedger]
+	// (temporary file, fsync, rename, directory fsync). See [Trainer.Run] for
+	// what counts as released and why the checkpoint is not enough.
+	LedgerPath string
+	// Release, if non-nil, is called after Progress with the same value; an
+	// error stops the run (Run returns it). Use it for outputs that must
+	// not silently miss an epoch, such as a JSON log.
+	Release func(Progress) error
 }
 
 // Progress reports a finished epoch. Loss and TrainAccuracy are computed on
@@ -53,6 +64,11 @@ type Progress struct {
 	TrainAccuracy float64 `json:"train_accuracy"`
 	// TestAccuracy is nil without a test set.
 	TestAccuracy *float64 `json:"test_accuracy,omitempty"`
+	// LedgerLen is the number of mechanism applications the ledger has
+	// recorded (DP-PCA and every step, including steps redone after a
+	// resume from a checkpoint older than the last released output); it
+	// can exceed Step.
+	LedgerLen int `json:"ledger_len"`
 	// Epsilon is ε(Delta) spent so far; nil without an accountant.
 	Epsilon *float64 `json:"epsilon,omitempty"`
 	Delta   float64  `json:"delta,omitempty"`
@@ -110,6 +126,8 @@ type Trainer struct {
 	maxStep int
 	stopped bool
 	stopAt  int // tests: stop after this many steps (0 = no limit)
+	// committed is the ledger length last written to Options.LedgerPath.
+	committed int
 }
 
 // Train runs cfg on train and evaluates on test (which may be nil). It is
@@ -137,6 +155,9 @@ func New(cfg Config, train *data.Dataset, opts Options) (*Trainer, error) {
 		return nil, err
 	}
 	if err := checkOptions(&cfg, &opts); err != nil {
+		return nil, err
+	}
+	if err := checkMemory(&cfg, train.D, train.Classes); err != nil {
 		return nil, err
 	}
 	src, err := newSource(cfg.Seed)
@@ -301,6 +322,25 @@ func (t *Trainer) budgetSteps(ctx context.Context, remaining int) (int, error) {
 // cancelled, Run returns the partial result with ctx's error; every step
 // taken is in its ledger.
 //
+// Write-ahead ledger. An output is released when it leaves the run's
+// private state: a Progress or Release call (the CLI turns them into log
+// lines and a progress line with test accuracy), and the Result Run
+// returns. Each of them depends on every step taken so far, so with
+// Options.LedgerPath set the ledger holding those steps is made durable
+// first, and an error writing it stops the run before the release. The
+// order at the end of an epoch is: ledger file, checkpoint (if due),
+// Progress, Release.
+//
+// A checkpoint is not a release: it is the run's private state (mode 0600;
+// for a seeded run it holds the noise stream), and it carries the ledger
+// that pays for its own model. It is not enough as the ledger, though:
+// with CheckpointEvery > 1, or when a checkpoint write fails, outputs of
+// steps newer than the checkpoint have been released, and a resume redoes
+// those steps with fresh noise. The ledger file, written before the
+// checkpoint and before every release, is never behind either; on resume
+// [LoadCheckpoint] continues from the ledger file, so the lost steps stay
+// paid for and the redone steps are paid again.
+//
 // Per step (lot): sample the lot (Poisson with q = L/N, or the next slice of
 // the epoch's shuffle); for every example compute its gradient, its norm
 // over all parameters and its clipping factor; sum the clipped gradients;
@@ -419,8 +459,9 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 				return nil, err
 			}
 			t.history = append(t.history, p)
-			if t.opts.Progress != nil {
-				t.opts.Progress(p)
+			// Write-ahead: the ledger, then the checkpoint, then the release.
+			if err := t.commitLedger(); err != nil {
+				return nil, err
 			}
 			epochDone := t.step%spe == 0
 			if t.opts.CheckpointPath != "" && t.opts.CheckpointEvery > 0 &&
@@ -429,10 +470,23 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 					return nil, err
 				}
 			}
+			if t.opts.Progress != nil {
+				t.opts.Progress(p)
+			}
+			if t.opts.Release != nil {
+				if err := t.opts.Release(p); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	t.elapsed = base + time.Since(start)
 	t.stopped = budgetMax < total && t.step == budgetMax
+	// The result depends on every step taken, including those after the
+	// last epoch boundary when ctx was cancelled.
+	if err := t.commitLedger(); err != nil {
+		return nil, err
+	}
 	res, err := t.result(ctx, test)
 	if err != nil {
 		return nil, err
@@ -450,6 +504,7 @@ func (t *Trainer) progress(ctx context.Context, test *data.Dataset, lossSum floa
 		MaxSteps:     t.maxStep,
 		LearningRate: lr,
 		Elapsed:      t.elapsed,
+		LedgerLen:    t.ledger.Len(),
 	}
 	if seen > 0 {
 		p.Loss = lossSum / float64(seen)
@@ -513,6 +568,40 @@ func (t *Trainer) result(ctx context.Context, test *data.Dataset) (*Result, erro
 		}
 	}
 	return r, nil
+}
+
+// commitLedger writes the ledger to Options.LedgerPath if it has grown
+// since the last write.
+func (t *Trainer) commitLedger() error {
+	if t.opts.LedgerPath == "" || t.ledger.Len() == t.committed {
+		return nil
+	}
+	if err := accounting.SaveLedger(t.opts.LedgerPath, t.ledger); err != nil {
+		return fmt.Errorf("trainer: write-ahead ledger: %w", err)
+	}
+	t.committed = t.ledger.Len()
+	return nil
+}
+
+// SetEpochs changes the number of epochs of a run that has not started
+// Run yet (typically one restored by [LoadCheckpoint]): more epochs continue
+// the run (a budget, if set, still stops it), fewer end it earlier. n must
+// cover the steps already taken.
+func (t *Trainer) SetEpochs(n int) error {
+	if t.st != nil {
+		return errors.New("trainer: SetEpochs after Run")
+	}
+	c := t.cfg
+	c.Epochs = n
+	if err := c.Validate(t.train.N, t.train.D); err != nil {
+		return err
+	}
+	if c.TotalSteps(t.train.N) < t.step {
+		done := (t.step + c.StepsPerEpoch(t.train.N) - 1) / c.StepsPerEpoch(t.train.N)
+		return &FieldError{"epochs", n, fmt.Sprintf(">= %d (the epochs already run)", done)}
+	}
+	t.cfg = c
+	return nil
 }
 
 // Accuracy returns the fraction of ds that m classifies correctly.

@@ -138,6 +138,9 @@ func (a *core) Amplification() Amplification { return a.amp }
 
 // Supports accepts Gaussian and (ε, δ) steps, unsampled or Poisson-sampled.
 func (a *core) Supports(s accounting.Step) error {
+	if !s.Classic() {
+		return s.Unsupported(a.Kind(), "no advanced-composition bound for a "+s.Describe()+" step")
+	}
 	if s.Mechanism == accounting.MechZCDP {
 		return s.Unsupported(accounting.KindAC, "zCDP has no per-step (ε, δ) for advanced composition; use the zcdp accountant")
 	}
@@ -147,16 +150,7 @@ func (a *core) Supports(s accounting.Step) error {
 // Compose adds count adaptive repetitions of e. On error the method is
 // unchanged.
 func (a *core) Compose(e accounting.Event, count int) error {
-	p, err := accounting.Normalize(e, count)
-	if err != nil {
-		return err
-	}
-	for _, s := range p.Steps {
-		if err := a.Supports(s); err != nil {
-			return err
-		}
-	}
-	merged, err := a.plan.Merge(p)
+	merged, p, err := a.plan.Compose(e, count, a.Supports)
 	if err != nil {
 		return err
 	}
@@ -176,11 +170,17 @@ func (a *core) Compose(e accounting.Event, count int) error {
 // Epsilon returns the smallest ε over the δ split (see the type's doc) for
 // which the composition is (ε, δ)-DP by advanced or basic composition.
 func (a *core) Epsilon(ctx context.Context, delta float64) (float64, error) {
-	if err := accounting.CheckDelta(delta); err != nil {
+	if err := accounting.CheckDeltaQuery(delta); err != nil {
 		return 0, err
+	}
+	if delta == 0 {
+		return a.plan.EpsilonAtZeroDelta(), nil
 	}
 	if a.plan.Unbounded {
 		return math.Inf(1), nil
+	}
+	if k, ok := gridIndex(delta); ok {
+		delta = gridDelta(k)
 	}
 	return a.epsilon(delta), nil
 }
@@ -197,11 +197,68 @@ func (a *core) Delta(ctx context.Context, epsilon float64) (float64, error) {
 	if len(a.segs) == 0 || math.IsInf(epsilon, 1) {
 		return 0, nil
 	}
-	d, err := Invert(ctx, a.epsilon, epsilon, 1-1e-12)
+	d, err := a.gridInvert(ctx, epsilon)
 	if err != nil {
 		return 0, err
 	}
 	return a.plan.FloorDelta(d, epsilon), nil
+}
+
+// The δ grid of ac: Epsilon answers at δ rounded down to the grid
+// {exp(k·acLogStep)} (for δ ≥ 1e-300), and Delta returns the smallest grid
+// δ whose ε meets the target, found by bisection over k. The ε of a split
+// is non-increasing in δ, but the numerical minimisation over splits is
+// not exactly so at the last bits; on the grid, Epsilon and Delta are
+// inverse exactly: Delta(Epsilon(δ)) ≤ δ and Epsilon(Delta(ε)) ≤ ε.
+// Rounding δ down (by at most 1e-6 relative) only raises ε, by about
+// 1e-7 relative: still a bound. It also moves the δ at which a
+// composition of Gaussian steps becomes (0, δ)-DP (δ ≥ Σ q) up by 1e-6.
+const acLogStep = 1e-6
+
+var acGridMin = int64(math.Ceil(math.Log(1e-300) / acLogStep))
+
+// gridIndex returns the k of the largest grid δ ≤ delta, or false below
+// the grid (δ < 1e-300).
+func gridIndex(delta float64) (int64, bool) {
+	if !(delta >= 1e-300) {
+		return 0, false
+	}
+	k := int64(math.Floor(math.Log(delta) / acLogStep))
+	for gridDelta(k+1) <= delta {
+		k++
+	}
+	for k > acGridMin && gridDelta(k) > delta {
+		k--
+	}
+	return k, gridDelta(k) <= delta
+}
+
+func gridDelta(k int64) float64 { return math.Exp(float64(k) * acLogStep) }
+
+// gridInvert is Delta on the grid: the smallest grid δ < 1 with
+// epsilon(δ) ≤ eps, 1e-300's grid point if even that meets eps (a valid δ;
+// the true one may be smaller), or 1 if none does.
+func (a *core) gridInvert(ctx context.Context, eps float64) (float64, error) {
+	lo := acGridMin
+	hi := int64(-1) // exp(−1e-6) < 1
+	if a.epsilon(gridDelta(lo)) <= eps {
+		return gridDelta(lo), nil
+	}
+	if a.epsilon(gridDelta(hi)) > eps {
+		return 1, nil
+	}
+	for hi-lo > 1 { // epsilon(lo) > eps ≥ epsilon(hi)
+		if err := accounting.Canceled(ctx); err != nil {
+			return 0, err
+		}
+		mid := lo + (hi-lo)/2
+		if a.epsilon(gridDelta(mid)) <= eps {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return gridDelta(hi), nil
 }
 
 // Invert returns the smallest δ ∈ [1e-300, maxDelta] with epsOf(δ) ≤ eps

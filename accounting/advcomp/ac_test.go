@@ -69,8 +69,10 @@ func TestACAbadi(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The mpmath reference minimises the same bound over the δ split; both
-		// minimisers agree to well below 1e-8 relative.
-		if !testref.Near(got, c.Eps, 1e-8) {
+		// minimisers agree to well below 1e-8 relative, and Epsilon answers at
+		// δ rounded down to its 1e-6 log grid, which raises ε by up to about
+		// 1e-7 relative (never lowers it).
+		if !testref.Near(got, c.Eps, 2e-7) || got < c.Eps*(1-1e-8) {
 			t.Errorf("E=%d %s: ε = %.12g, mpmath %.12g", c.Epochs, c.Mode, got, c.Eps)
 		}
 		if c.Mode == "linear" {
@@ -102,7 +104,9 @@ func TestACHeterogeneous(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := a.Epsilon(t.Context(), h.Delta)
-	if !testref.Near(got, h.Eps, 1e-14) || got < h.Eps {
+	// δ is rounded down to the 1e-6 log grid: ε is at or above the
+	// reference, by at most about 1e-7 relative.
+	if !testref.Near(got, h.Eps, 2e-7) || got < h.Eps {
 		t.Errorf("ε = %.17g, want %.17g (min of basic %g and advanced %g)", got, h.Eps, h.Basic, h.Advanced)
 	}
 	// All of δ taken by the steps: no finite bound.
@@ -248,8 +252,8 @@ func TestACUnsupported(t *testing.T) {
 	if e, _ := a.Epsilon(t.Context(), 1e-5); e != 0 {
 		t.Errorf("q = 0: ε = %g, want 0", e)
 	}
-	if _, err := a.Epsilon(t.Context(), 0); !errors.Is(err, accounting.ErrInvalidParameter) {
-		t.Errorf("Epsilon(0): err = %v", err)
+	if _, err := a.Epsilon(t.Context(), 1); !errors.Is(err, accounting.ErrInvalidParameter) {
+		t.Errorf("Epsilon(1): err = %v", err) // δ = 0 is in range (accountingtest)
 	}
 	if _, err := a.Delta(t.Context(), math.NaN()); !errors.Is(err, accounting.ErrInvalidParameter) {
 		t.Errorf("Delta(NaN): err = %v", err)
@@ -325,8 +329,9 @@ func TestACReportedLargeDelta(t *testing.T) {
 		if !(e3 > 0) || math.IsInf(e3, 1) {
 			t.Errorf("%s: ε(1e-3) = %g, want finite and positive", amp, e3)
 		}
-		// Just above T·q, so rounding in the split cannot leave δ0 below 1.
-		for _, d := range []float64{tq * (1 + 1e-12), 0.1, 0.5, 1 - 1e-12} {
+		// Just above T·q: Epsilon rounds δ down to its 1e-6 log grid, and
+		// rounding in the split must not leave δ0 below 1.
+		for _, d := range []float64{tq * (1 + 2e-6), 0.1, 0.5, 1 - 1e-12} {
 			if e, err := a.Epsilon(t.Context(), d); err != nil || e != 0 {
 				t.Errorf("%s: ε(%g) = %g, %v; want 0 (δ ≥ T·q = %g)", amp, d, e, err, tq)
 			}

@@ -21,7 +21,7 @@ import (
 // It supports Gaussian, PoissonSampled{q, Gaussian}, SelfComposed, Composed
 // (any nesting), NoOp and NonPrivate events.
 //
-// A MA is not safe for concurrent use.
+// An MA is not safe for concurrent use.
 type MA struct {
 	s state
 }
@@ -77,7 +77,7 @@ func (a *MA) Epsilon(ctx context.Context, delta float64) (float64, error) {
 // log λ from the grid's best order converges to it; the value returned is
 // always that of an order actually evaluated, never above the grid's.
 func (a *MA) EpsilonAndOrder(ctx context.Context, delta float64) (eps, lambda float64, err error) {
-	if err := checkDeltaArg(delta); err != nil {
+	if err := accounting.CheckDeltaQuery(delta); err != nil {
 		return 0, math.NaN(), err
 	}
 	switch {

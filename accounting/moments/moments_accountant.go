@@ -65,6 +65,9 @@ func newState(kind accounting.Kind, orders []float64) (state, error) {
 // supports says which steps the moments family bounds: Gaussian steps,
 // unsampled or Poisson-sampled, and (RDP only) zCDP steps, unsampled.
 func (s *state) supports(st accounting.Step) error {
+	if !st.Classic() {
+		return st.Unsupported(s.kind, "no moments bound for a "+st.Describe()+" step")
+	}
 	switch st.Mechanism {
 	case accounting.MechGaussian:
 		return nil
@@ -82,16 +85,7 @@ func (s *state) supports(st accounting.Step) error {
 
 // compose normalises e and adds count·e to the plan.
 func (s *state) compose(e accounting.Event, count int) error {
-	p, err := accounting.Normalize(e, count)
-	if err != nil {
-		return err
-	}
-	for _, st := range p.Steps {
-		if err := s.supports(st); err != nil {
-			return err
-		}
-	}
-	merged, err := s.plan.Merge(p)
+	merged, _, err := s.plan.Compose(e, count, s.supports)
 	if err != nil {
 		return err
 	}
@@ -154,14 +148,6 @@ func (s *state) alphas(ctx context.Context, sigma, q float64) ([]float64, error)
 	return a, nil
 }
 
-// checkDeltaArg validates δ for Epsilon: δ ∈ [0, 1).
-func checkDeltaArg(delta float64) error {
-	if math.IsNaN(delta) || delta < 0 || delta >= 1 {
-		return &accounting.ParamError{Name: "delta", Value: delta, Want: "in [0, 1)"}
-	}
-	return nil
-}
-
 // checkEpsilonArg validates ε for Delta: ε ≥ 0 (+Inf allowed).
 func checkEpsilonArg(eps float64) error {
 	if math.IsNaN(eps) || eps < 0 {
@@ -197,20 +183,7 @@ var (
 	_ accounting.Accountant = (*RDP)(nil)
 )
 
-// certify returns the smallest ε' ≥ eps on the sequence eps, eps + s,
-// eps + 3s, … (s = 2⁻⁵² eps, doubling) at which the accountant's own Delta,
-// given as logDeltaAt, is at most delta, or +Inf. Epsilon's closed form
-// already meets this except where the rounding allowance of Delta exceeds
-// log(1/δ) (α beyond about 1e290), so the loop normally stops at once; it
-// makes Delta(Epsilon(δ)) ≤ δ hold exactly.
+// certify is search.CertifyUp with the accountant's log δ(ε).
 func certify(eps, delta float64, logDeltaAt func(float64) float64) float64 {
-	step := 0x1p-52 * math.Max(eps, math.SmallestNonzeroFloat64)
-	for k := 0; k < 2200 && !math.IsInf(eps, 1); k++ {
-		if finishDelta(logDeltaAt(eps)) <= delta {
-			return eps
-		}
-		eps += step
-		step *= 2
-	}
-	return math.Inf(1)
+	return search.CertifyUp(eps, delta, func(e float64) float64 { return finishDelta(logDeltaAt(e)) })
 }

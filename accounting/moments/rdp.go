@@ -83,7 +83,7 @@ func (a *RDP) Epsilon(ctx context.Context, delta float64) (float64, error) {
 // The result is still never above MA's: RDP runs MA's search too (the same
 // deterministic search on the same values) and returns the smaller.
 func (a *RDP) EpsilonAndOrder(ctx context.Context, delta float64) (eps, lambda float64, err error) {
-	if err := checkDeltaArg(delta); err != nil {
+	if err := accounting.CheckDeltaQuery(delta); err != nil {
 		return 0, math.NaN(), err
 	}
 	switch {

@@ -198,7 +198,7 @@ func (a *Accountant) UpperBound() {}
 
 // Supports accepts Gaussian steps, unsampled or Poisson-sampled.
 func (a *Accountant) Supports(s accounting.Step) error {
-	if s.Mechanism != accounting.MechGaussian {
+	if s.Mechanism != accounting.MechGaussian || !s.Classic() {
 		return s.Unsupported(accounting.KindPLD, "pld supports Gaussian steps, unsampled or Poisson-sampled, only")
 	}
 	return nil

@@ -93,7 +93,7 @@ const (
 )
 
 func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, upper float64, from accounting.Kind, err error) {
-	if err := accounting.CheckDelta(delta); err != nil {
+	if err := accounting.CheckDeltaQuery(delta); err != nil {
 		return 0, 0, accounting.KindPLD, err
 	}
 	if !a.private {
@@ -101,6 +101,10 @@ func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, u
 	}
 	if len(a.counts) == 0 {
 		return 0, 0, accounting.KindPLD, nil
+	}
+	if delta == 0 {
+		// A Gaussian step is never (ε, 0)-DP.
+		return math.Inf(1), math.Inf(1), accounting.KindPLD, nil
 	}
 	if err := accounting.Canceled(ctx); err != nil {
 		return 0, 0, accounting.KindPLD, err

@@ -49,7 +49,7 @@ type dpdState struct {
 // epsilon is Epsilon for the procedure epsOf: ε_tot of the composed steps at
 // δ_tot = delta, with the boundary cases (nothing composed, unbounded).
 func (s *dpdState) epsilon(delta float64, epsOf func(sigma, q, steps, delta float64) float64) (float64, error) {
-	if err := accounting.CheckDelta(delta); err != nil {
+	if err := accounting.CheckDeltaQuery(delta); err != nil {
 		return 0, err
 	}
 	if s.plan.Unbounded {
@@ -57,6 +57,9 @@ func (s *dpdState) epsilon(delta float64, epsOf func(sigma, q, steps, delta floa
 	}
 	if s.steps == 0 {
 		return 0, nil
+	}
+	if delta == 0 {
+		return math.Inf(1), nil // a Gaussian step is never (ε, 0)-DP
 	}
 	return epsOf(s.sigma, s.q, s.steps, delta), nil
 }
@@ -83,7 +86,7 @@ func (s *dpdState) delta(ctx context.Context, epsilon float64, epsOf func(sigma,
 // supports accepts Gaussian steps, unsampled or Poisson-sampled, all with
 // one (σ, q).
 func (s *dpdState) supports(st accounting.Step, kind accounting.Kind) error {
-	if st.Mechanism != accounting.MechGaussian {
+	if st.Mechanism != accounting.MechGaussian || !st.Classic() {
 		return st.Unsupported(kind, "the paper's procedure covers only a subsampled Gaussian")
 	}
 	if s.steps > 0 && (s.q != st.Rate || s.sigma != st.Sigma) {

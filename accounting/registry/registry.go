@@ -29,12 +29,19 @@ type Options struct {
 	// accountant) or advcomp.AmplificationLinear (Abadi et al. 2016 §3.1's
 	// (qε, qδ) reading: New returns a procedure).
 	ACAmplification advcomp.Amplification
+	// Adjacency is the neighbouring relation the method bounds under; the
+	// zero value is accounting.AddRemove. A method that cannot bound under
+	// the relation is an error from New.
+	Adjacency accounting.Adjacency
 }
 
 // New returns a fresh method of the given kind: an [accounting.Accountant]
 // or an [accounting.Procedure] (see [Procedural]). It returns an error for
 // an unknown kind or invalid options; it never panics.
 func New(kind accounting.Kind, opt Options) (accounting.Method, error) {
+	if opt.Adjacency != accounting.AddRemove {
+		return nil, fmt.Errorf("registry: %s does not bound under %s adjacency", kind, opt.Adjacency)
+	}
 	switch kind {
 	case accounting.KindMA:
 		return moments.NewMA(opt.Orders)

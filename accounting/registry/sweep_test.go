@@ -1,6 +1,7 @@
 package registry_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
 )
 
@@ -62,30 +64,48 @@ func drawSweep(r *rand.Rand) sweepParams {
 	return p
 }
 
-// sweepKinds are the accountants this build provides.
+// sweepKinds are the accountants this build provides. Procedures (the DPD
+// procedures, ac with linear amplification) are excluded up front, by type:
+// they do not promise upper bounds, so a sweep of upper-bound properties has
+// nothing to check on them (the conformance suite covers what they do
+// promise).
 func sweepKinds(t *testing.T) []accounting.Kind {
 	var ks []accounting.Kind
 	for _, k := range accounting.Kinds {
-		if _, err := accounting.New(k, accounting.Options{}); err == nil {
-			ks = append(ks, k)
+		if registry.Procedural(k, registry.Options{}) {
+			continue
 		}
+		m, err := registry.New(k, registry.Options{})
+		if err != nil {
+			continue
+		}
+		if _, ok := m.(accounting.Accountant); !ok {
+			t.Errorf("%s: registry.Procedural says accountant, but %T is not an accounting.Accountant", k, m)
+			continue
+		}
+		ks = append(ks, k)
 	}
 	if len(ks) == 0 {
-		t.Skip("no accountant available in this build")
+		t.Fatal("no accountant available in this build")
 	}
 	return ks
+}
+
+// newAccountant returns a fresh accountant of kind k.
+func newAccountant(k accounting.Kind) (accounting.Method, error) {
+	return registry.NewAccountant(k, registry.Options{})
 }
 
 // sweepEval composes the training run into a fresh accountant of kind k and
 // returns ε(δ) (for pld also the certified lower bound), recovering from
 // panics so that one bad parameter set cannot hide the others.
-func sweepEval(k accounting.Kind, p sweepParams) (eps, lower float64, err error) {
+func sweepEval(ctx context.Context, k accounting.Kind, p sweepParams) (eps, lower float64, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic: %v", r)
 		}
 	}()
-	acc, err := accounting.New(k, accounting.Options{})
+	acc, err := newAccountant(k)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -94,10 +114,10 @@ func sweepEval(k accounting.Kind, p sweepParams) (eps, lower float64, err error)
 	}
 	lower = math.NaN()
 	if b, ok := acc.(accounting.BoundsReporter); ok {
-		lower, eps, err = b.EpsilonBounds(p.delta)
+		lower, eps, err = b.EpsilonBounds(ctx, p.delta)
 		return eps, lower, err
 	}
-	eps, err = acc.Epsilon(p.delta)
+	eps, err = acc.Epsilon(ctx, p.delta)
 	return eps, lower, err
 }
 
@@ -110,24 +130,10 @@ func pldCheap(p sweepParams) bool {
 	return p.steps <= 1e5 && p.sigma >= 0.3 && p.q >= 1e-3 && p.delta >= 1e-12
 }
 
-// violation is one broken property; key groups violations of one kind.
+// violation is one broken property; key groups violations of one kind
+// ("<accountant>: <check>").
 type violation struct {
 	key, detail string
-}
-
-// knownSweepBugs maps violation keys to the precise description reported
-// for them (the test skips, rather than fails, when only these occur).
-// Keys are "<accountant>: <check>".
-var knownSweepBugs = map[string]string{
-	"dpd-ac: δ(ε(δ)) > δ": "expected: DPDACAccountant.Delta documents that the procedure's ε_tot is not proven " +
-		"monotone in δ_tot, so its bisection finds the smallest δ only where it is (seen once in 3,000 sets: " +
-		"σ = 0.0932, q = 1.23e-7, T = 1, δ = 2.57e-4).",
-	"dpd-zcdp: δ(ε(δ)) > δ": "expected: as for dpd-ac, DPDZCDPAccountant.Delta documents that ε_tot is not " +
-		"proven monotone in δ_tot.",
-	"dpd-ac: below pld lower bound": "expected: the DPD paper's AC procedure is documented as not a proven " +
-		"bound in general (accounting/dpd.go); values below pld's certified lower bound show where it under-reports.",
-	"dpd-zcdp: below pld lower bound": "expected: the DPD paper's zCDP procedure is documented as not a valid " +
-		"privacy bound (accounting/dpd.go); values below pld's certified lower bound show where it under-reports.",
 }
 
 // TestSoundnessSweep is a seeded randomized sweep over every accountant in
@@ -135,12 +141,11 @@ var knownSweepBugs = map[string]string{
 // DPCALC_LONG=1 (DPCALC_SWEEP_N overrides the count, DPCALC_SWEEP_SEED the
 // seed). For each set it checks
 //
-//   - no error, no panic, no NaN; ε ≥ 0; +Inf only where no other proven
-//     accountant (the DPD procedures do not count) found a finite bound;
+//   - no error, no panic, no NaN; ε ≥ 0; +Inf only where no other
+//     accountant found a finite bound;
 //   - pld's certified lower bound ≤ every accountant's upper bound, and
 //     pld lower ≤ pld upper;
-//   - rdp ≤ ma and pld upper ≤ rdp (when those accountants exist; 1e-9
-//     relative slack for rounding);
+//   - rdp ≤ ma and pld upper ≤ rdp, exactly;
 //   - monotonicity: ε does not decrease when q or T grows or σ shrinks
 //     (1e-9 relative slack; pld's certified upper bound gets the width of
 //     its own certified interval as slack, since its grid adapts);
@@ -153,8 +158,8 @@ var knownSweepBugs = map[string]string{
 // pld is evaluated on the sets where it is cheap (pldCheap), and with
 // DPCALC_LONG also on every 25th set regardless.
 //
-// Violations whose cause is known skip the test with a precise description
-// (knownSweepBugs); any other violation fails it.
+// Only accountants are swept (sweepKinds); every violation fails the test,
+// none is turned into a skip.
 func TestSoundnessSweep(t *testing.T) {
 	n, long := 200, os.Getenv("DPCALC_LONG") != ""
 	if long {
@@ -190,7 +195,7 @@ func TestSoundnessSweep(t *testing.T) {
 				continue
 			}
 			t0 := time.Now()
-			e, lo, err := sweepEval(k, p)
+			e, lo, err := sweepEval(t.Context(), k, p)
 			if d := time.Since(t0); d > slow[k] {
 				slow[k] = d
 				if d > 5*time.Second {
@@ -218,26 +223,26 @@ func TestSoundnessSweep(t *testing.T) {
 				}
 			}
 		}
-		finite := "" // a proven accountant with a finite bound (not the DPD procedures)
+		finite := "" // an accountant with a finite bound
 		for k, e := range eps {
-			if !math.IsInf(e, 0) && k != accounting.KindDPDAC && k != accounting.KindDPDZCDP {
+			if !math.IsInf(e, 0) {
 				finite = string(k)
 			}
 		}
 		for k, e := range eps {
-			if math.IsInf(e, 1) && finite != "" && !(k == accounting.KindDPDZCDP && p.delta >= p.q) { // documented: δ_iter = δ/q ≥ 1
+			if math.IsInf(e, 1) && finite != "" {
 				add(string(k)+": +Inf where finite", "%v: ε = +Inf, %s = %g", p, finite, eps[accounting.Kind(finite)])
 			}
-			if !math.IsNaN(pldLower) && e < pldLower*(1-1e-9) {
+			if !math.IsNaN(pldLower) && e < pldLower {
 				add(string(k)+": below pld lower bound", "%v: ε = %.10g < pld lower %.10g", p, e, pldLower)
 			}
 		}
 		if ma, ok := eps[accounting.KindMA]; ok {
-			if rdp, ok := eps[accounting.KindRDP]; ok && rdp > ma*(1+1e-9) {
+			if rdp, ok := eps[accounting.KindRDP]; ok && rdp > ma {
 				add("rdp: above ma", "%v: rdp %.10g > ma %.10g", p, rdp, ma)
 			}
 		}
-		if rdp, ok := eps[accounting.KindRDP]; ok && !math.IsNaN(pldUpper) && !math.IsInf(pldUpper, 1) && pldUpper > rdp*(1+1e-9) { // +Inf: reported above
+		if rdp, ok := eps[accounting.KindRDP]; ok && !math.IsNaN(pldUpper) && !math.IsInf(pldUpper, 1) && pldUpper > rdp { // +Inf: reported above
 			add("pld: upper above rdp", "%v: pld %.10g > rdp %.10g", p, pldUpper, rdp)
 		}
 		// Monotonicity and the δ round trip on every 4th set (cost).
@@ -264,15 +269,12 @@ func TestSoundnessSweep(t *testing.T) {
 				if m.p.sigma < 0.05 || (k == accounting.KindPLD && !pldCheap(m.p)) {
 					continue
 				}
-				e2, _, err := sweepEval(k, m.p)
+				e2, _, err := sweepEval(t.Context(), k, m.p)
 				if err != nil || math.IsNaN(e2) {
 					add(string(k)+": error", "%v (%s): %v, ε = %g", m.p, m.name, err, e2)
 					continue
 				}
 				if m.name == "δ·10" {
-					if k == accounting.KindDPDZCDP && m.p.delta >= p.q {
-						continue // documented: +Inf for δ ≥ q
-					}
 					if e2 > e+slack {
 						add(string(k)+": ε grows with δ", "%v: ε = %.10g, but %s gives %.10g", p, e, m.name, e2)
 					}
@@ -283,11 +285,11 @@ func TestSoundnessSweep(t *testing.T) {
 			// The round trip on one accountant through Epsilon and Delta (pld's
 			// EpsilonBounds may refine its grid, and two certified upper
 			// bounds from different grids need not agree).
-			acc, _ := accounting.New(k, accounting.Options{})
+			acc, _ := newAccountant(k)
 			if err := acc.Compose(accounting.SubsampledGaussian(p.sigma, p.q, p.steps), 1); err == nil {
-				e1, err := acc.Epsilon(p.delta)
+				e1, err := acc.Epsilon(t.Context(), p.delta)
 				if err == nil && e1 > 0 && !math.IsInf(e1, 0) {
-					d, err := acc.Delta(e1)
+					d, err := acc.Delta(t.Context(), e1)
 					switch {
 					case err != nil:
 						add(string(k)+": delta error", "%v: Delta(%g): %v", p, e1, err)
@@ -311,9 +313,8 @@ func TestSoundnessSweep(t *testing.T) {
 			if k == accounting.KindPLD && !pldCheap(p) {
 				continue
 			}
-			f := func() (accounting.Accountant, error) { return accounting.New(k, accounting.Options{}) }
-			_ = f
-			res, err := calibrate.Sigma(f, calibrate.Training{SamplingRate: p.q, Steps: p.steps}, target, p.delta, calibrate.Options{})
+			f := func() (accounting.Method, error) { return newAccountant(k) }
+			res, err := calibrate.Sigma(t.Context(), f, calibrate.Training{SamplingRate: p.q, Steps: p.steps}, target, p.delta, calibrate.Options{})
 			if err != nil {
 				if !errors.Is(err, calibrate.ErrUnreachable) {
 					add(string(k)+": calibrate error", "%v ε=%g: %v", p, target, err)
@@ -321,7 +322,7 @@ func TestSoundnessSweep(t *testing.T) {
 				continue
 			}
 			// Evaluate as calibrate does (Epsilon of a fresh accountant).
-			got, err := calibrate.Epsilon(f, accounting.SubsampledGaussian(res.X, p.q, p.steps), p.delta)
+			got, err := calibrate.Epsilon(t.Context(), f, accounting.SubsampledGaussian(res.X, p.q, p.steps), p.delta)
 			if err != nil || !(got <= target) {
 				add(string(k)+": calibrated σ misses the target", "%v ε=%g: σ = %.10g gives ε = %.10g (%v)", p, target, res.X, got, err)
 			}
@@ -331,13 +332,9 @@ func TestSoundnessSweep(t *testing.T) {
 	reportViolations(t, vs)
 }
 
-// reportViolations fails on violations with unknown keys and skips with the
-// known bugs' descriptions when all are known.
+// reportViolations fails the test on every violation, grouped by key.
 func reportViolations(t *testing.T, vs []violation) {
 	t.Helper()
-	if len(vs) == 0 {
-		return
-	}
 	byKey := map[string][]string{}
 	for _, v := range vs {
 		byKey[v.key] = append(byKey[v.key], v.detail)
@@ -347,30 +344,20 @@ func reportViolations(t *testing.T, vs []violation) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	var known []string
 	for _, k := range keys {
 		ds := byKey[k]
-		ex := strings.Join(ds[:min(3, len(ds))], "\n\t\t")
-		if desc, ok := knownSweepBugs[k]; ok {
-			known = append(known, fmt.Sprintf("%s (%d cases): %s\n\t\te.g. %s", k, len(ds), desc, ex))
-			continue
-		}
-		t.Errorf("%s: %d cases, e.g.\n\t\t%s", k, len(ds), ex)
-	}
-	if !t.Failed() && len(known) > 0 {
-		t.Skipf("known bugs:\n\t%s", strings.Join(known, "\n\t"))
+		t.Errorf("%s: %d cases, e.g.\n\t\t%s", k, len(ds), strings.Join(ds[:min(3, len(ds))], "\n\t\t"))
 	}
 }
 
-// TestKnownAccountantBugs pins the reproductions behind knownSweepBugs
-// (the random sweep hits some of them rarely). Each subtest skips with the
-// description while the bug is present and passes once it is fixed.
-func TestKnownAccountantBugs(t *testing.T) {
+// TestSweepRegressions pins settings where the sweep once found bugs in
+// accountants (the random sweep hits them rarely). They fail, never skip.
+func TestSweepRegressions(t *testing.T) {
 	t.Run("ac epsilon grows with delta", func(t *testing.T) {
 		p := sweepParams{0.05, 1.08774e-05, 3094, 1e-3}
-		e1, _, err1 := sweepEval(accounting.KindAC, p)
+		e1, _, err1 := sweepEval(t.Context(), accounting.KindAC, p)
 		p.delta = 0.1
-		e2, _, err2 := sweepEval(accounting.KindAC, p)
+		e2, _, err2 := sweepEval(t.Context(), accounting.KindAC, p)
 		if err1 != nil || err2 != nil {
 			t.Fatal(err1, err2)
 		}
@@ -379,22 +366,22 @@ func TestKnownAccountantBugs(t *testing.T) {
 		}
 	})
 	t.Run("ac delta returns 1", func(t *testing.T) {
-		acc, _ := accounting.New(accounting.KindAC, accounting.Options{})
+		acc, _ := newAccountant(accounting.KindAC)
 		if err := acc.Compose(accounting.SubsampledGaussian(0.05, 1.08774e-05, 3094), 1); err != nil {
 			t.Fatal(err)
 		}
-		e, err := acc.Epsilon(4.55314e-56)
+		e, err := acc.Epsilon(t.Context(), 4.55314e-56)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d, err := acc.Delta(e); err != nil || d > 1e-50 { // fixed: Delta returned 1 before
+		if d, err := acc.Delta(t.Context(), e); err != nil || d > 1e-50 { // fixed: Delta returned 1 before
 			t.Errorf("ac: Epsilon(4.55e-56) = %g, Delta of it = %g, %v", e, d, err)
 		}
 	})
 	t.Run("pld default grid error", func(t *testing.T) {
 		// Was "pld grid too large; set a larger GridWidth" with the default
 		// grid (so calibrate.Sigma failed); fixed in main since.
-		if _, _, err := sweepEval(accounting.KindPLD, sweepParams{0.01, 4.9591e-06, 2, 4.0607e-05}); err != nil {
+		if _, _, err := sweepEval(t.Context(), accounting.KindPLD, sweepParams{0.01, 4.9591e-06, 2, 4.0607e-05}); err != nil {
 			t.Error(err)
 		}
 	})

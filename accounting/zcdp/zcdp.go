@@ -55,6 +55,9 @@ func (a *Accountant) UpperBound() {}
 // Supports accepts every step except an EpsilonDelta with δ > 0, which has
 // no zCDP bound.
 func (a *Accountant) Supports(s accounting.Step) error {
+	if !s.Classic() {
+		return s.Unsupported(accounting.KindZCDP, "no zCDP bound for a "+s.Describe()+" step")
+	}
 	if s.Mechanism == accounting.MechEpsilonDelta && s.Delta > 0 {
 		return s.Unsupported(accounting.KindZCDP, fmt.Sprintf("(ε, δ)-DP with δ = %g > 0 has no zCDP bound", s.Delta))
 	}
@@ -94,28 +97,21 @@ func (a *Accountant) Xi() float64 {
 // Compose adds count adaptive repetitions of e. On error the accountant is
 // unchanged.
 func (a *Accountant) Compose(e accounting.Event, count int) error {
-	p, err := accounting.Normalize(e, count)
+	merged, _, err := a.plan.Compose(e, count, a.Supports)
 	if err != nil {
 		return err
 	}
-	var rho, xi float64
-	for _, s := range p.Steps {
-		if err := a.Supports(s); err != nil {
-			return err
-		}
-		r, x := stepRho(s)
-		rho += float64(s.Count) * r
-		xi += float64(s.Count) * x
-	}
-	merged, err := a.plan.Merge(p)
-	if err != nil {
-		return err
-	}
-	// Adding non-negative products: round-to-nearest may lose at most half
-	// an ulp each; the conversion rounds its result upward by more than that.
 	a.plan = merged
-	a.rho += rho
-	a.xi += xi
+	a.rho, a.xi = 0, 0
+	// From the merged plan, so the result depends on what was composed, not
+	// on how it was split into calls (count linearity exactly). Adding
+	// non-negative products: round-to-nearest may lose at most half an ulp
+	// each; the conversion rounds its result upward by more than that.
+	for _, s := range merged.Steps {
+		r, x := stepRho(s)
+		a.rho += float64(s.Count) * r
+		a.xi += float64(s.Count) * x
+	}
 	return nil
 }
 
@@ -123,13 +119,19 @@ func (a *Accountant) Compose(e accounting.Event, count int) error {
 // Proposition 1.3), rounded up by a few ulps so that floating-point error
 // never under-reports.
 func (a *Accountant) Epsilon(ctx context.Context, delta float64) (float64, error) {
-	if err := accounting.CheckDelta(delta); err != nil {
+	if err := accounting.CheckDeltaQuery(delta); err != nil {
 		return 0, err
+	}
+	if delta == 0 {
+		return a.plan.EpsilonAtZeroDelta(), nil
 	}
 	if a.plan.Unbounded || math.IsInf(a.rho, 1) || math.IsInf(a.xi, 1) {
 		return math.Inf(1), nil
 	}
-	return EpsilonFromRho(a.rho, a.xi, delta), nil
+	// Certified in log space: at subnormal δ the spacing of δ itself is
+	// coarse (up to 100% relative).
+	return search.CertifyUp(EpsilonFromRho(a.rho, a.xi, delta), logmath.Log(delta),
+		func(e float64) float64 { return zcdpLogDelta(a.rho, a.xi, e) }), nil
 }
 
 // Delta returns δ(ε), the inverse of Proposition 1.3 of Bun and Steinke
@@ -190,17 +192,38 @@ func EpsilonFromRho(rho, xi, delta float64) float64 {
 // inverse of Bun and Steinke (2016) Proposition 1.3, rounded up by four
 // ulps. The caller validates ρ, ξ ≥ 0 and ε ≥ 0.
 func zcdpDelta(rho, xi, epsilon float64) float64 {
+	l := zcdpLogDelta(rho, xi, epsilon)
+	if l >= 0 {
+		return 1
+	}
+	return math.Min(1, up(math.Exp(l)))
+}
+
+// zcdpLogDelta is log of zcdpDelta before its final rounding: an upper
+// bound on log(−(ε−ξ−ρ)²/(4ρ)) (0 where δ = 1, −Inf where it underflows).
+func zcdpLogDelta(rho, xi, epsilon float64) float64 {
 	if math.IsInf(epsilon, 1) {
-		return 0
+		return math.Inf(-1)
 	}
 	t := epsilon - xi - rho
 	if t < 0 || (t == 0 && rho > 0) {
-		return 1
-	}
-	if rho == 0 {
 		return 0
 	}
-	return math.Min(1, up(math.Exp(-t*t/(4*rho))))
+	if rho == 0 {
+		return math.Inf(-1)
+	}
+	// δ is decreasing in t: use a lower bound on t (the subtraction's
+	// rounding error) and an upper bound on the exponent, whose rounding
+	// is relative to its size (hundreds for δ near 1e-200).
+	t -= search.Slack(epsilon, xi, rho)
+	if t <= 0 {
+		return 0
+	}
+	v := -t * t / (4 * rho)
+	if math.IsInf(v, -1) {
+		return v
+	}
+	return v + search.Slack(v)
 }
 
 var _ accounting.Accountant = (*Accountant)(nil)

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/dpcalc/dpcalc/trainer/data"
 )
@@ -44,8 +41,7 @@ func (c *DataFetchCmd) Run(e *env) error {
 	if c.Retries < 0 {
 		return usageError("invalid --retries: %d, want >= 0", c.Retries)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx := e.ctx
 	opt := data.FetchOptions{Mirrors: c.Mirror, Retries: c.Retries}
 	if c.Retries == 0 {
 		opt.Retries = -1 // FetchOptions: 0 means the default, negative none

@@ -60,15 +60,13 @@ type HelpCmd struct {
 }
 
 // Run implements the command.
+// It parses "CMD --help", so it prints exactly what CMD --help prints
+// (also for a command with a default subcommand, such as reproduce).
 func (h *HelpCmd) Run(k *kong.Context) error {
-	ctx, err := kong.Trace(k.Kong, h.Command)
-	if err != nil {
-		return err
+	if _, err := k.Kong.Parse(append(append([]string(nil), h.Command...), "--help")); err != nil {
+		return usageError("help: %v", err)
 	}
-	if ctx.Error != nil {
-		return usageError("help: %v", ctx.Error)
-	}
-	return ctx.PrintUsage(false)
+	return nil
 }
 
 // exitError carries an exit code with a message.
@@ -175,7 +173,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (c
 	e := &env{ctx: ctx, stdout: stdout, json: cli.JSON}
 	if err := kctx.Run(e); err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return fail(130, fmt.Errorf("interrupted: %w", ctx.Err()))
+			return fail(130, fmt.Errorf("interrupted: %w", err))
 		}
 		var ee *exitError
 		if errors.As(err, &ee) {

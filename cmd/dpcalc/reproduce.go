@@ -2,18 +2,17 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"os"
-	"os/signal"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/dpcalc/dpcalc/accounting/registry"
@@ -22,51 +21,132 @@ import (
 )
 
 // ReproCmd regenerates the papers' tables and figures with our numbers
-// beside theirs.
+// beside theirs: `reproduce` (the default subcommand, [ReproRunCmd]) and
+// `reproduce merge` ([ReproMergeCmd]).
 type ReproCmd struct {
-	Paper    string  `name:"paper" default:"all" enum:"abadi,dpd,dpvd,all" help:"Paper: abadi, dpd, dpvd or all."`
-	Profile  string  `name:"profile" default:"quick" enum:"tiny,quick,full" help:"tiny (DIGITS, 1 epoch: seconds), quick (every table, ≤ 15 min on 2 cores), full (papers' epochs, 10 runs)."`
-	Out      string  `name:"out" default:"results" placeholder:"DIR" help:"Output directory for tables, figures and the cache of finished cells."`
-	DataDir  string  `name:"data-dir" placeholder:"DIR" help:"MNIST directory, or a parent with mnist/ (default: $DPCALC_DATA_DIR/mnist)."`
-	Seed     uint64  `name:"seed" default:"1" help:"Seed of the first run of every cell; run r uses seed+r."`
-	PLDGrid  float64 `name:"pld-grid" placeholder:"WIDTH" help:"Discretisation width of the pld accountant (default: adaptive)."`
-	Quiet    bool    `name:"quiet" help:"No plan or progress lines on stderr."`
-	Plan     bool    `name:"plan" help:"Print the plan (runs, cached, expected wall time) and stop: no data set needed, nothing written."`
-	Markdown string  `name:"markdown" placeholder:"FILE" help:"Also write the report to FILE (e.g. docs/reproduction.md), its figures into a directory named after FILE beside it."`
+	Run   ReproRunCmd   `cmd:"" name:"run" default:"withargs" help:"Reproduce (the default): all of it, its --plan, or one --shard of its training runs."`
+	Merge ReproMergeCmd `cmd:"" name:"merge" help:"Build the tables from the caches of shards run with --shard i/n (same profile, papers and seed)."`
+}
+
+// reproFlags are the flags that decide a reproduction's runs; a shard and
+// its merge must be given the same ones.
+type reproFlags struct {
+	Paper    string   `name:"paper" default:"all" enum:"abadi,dpd,dpvd,all" help:"Paper: abadi, dpd, dpvd or all."`
+	Profile  string   `name:"profile" default:"quick" enum:"tiny,quick,full" help:"tiny (DIGITS, 1 epoch: seconds), quick (every table, ≤ 15 min on 2 cores), full (papers' epochs, 10 runs)."`
+	Out      string   `name:"out" default:"results" placeholder:"DIR" help:"Output directory for tables, figures and the cache of finished cells."`
+	DataDir  string   `name:"data-dir" placeholder:"DIR" help:"MNIST directory, or a parent with mnist/ (default: $DPCALC_DATA_DIR/mnist)."`
+	Seed     uint64   `name:"seed" default:"1" help:"Seed of the first run of every cell; run r uses seed+r."`
+	PLDGrid  float64  `name:"pld-grid" placeholder:"WIDTH" help:"Discretisation width of the pld accountant (default: adaptive)."`
+	Quiet    bool     `name:"quiet" help:"No plan or progress lines on stderr."`
+	Datasets []string `name:"datasets" enum:"digits,mnist" placeholder:"SET,..." help:"Train only the runs on these data sets (digits, mnist); the other cells show -."`
+	Jobs     int      `name:"jobs" help:"Runs trained at once (default: the number of CPUs)."`
+	Markdown string   `name:"markdown" placeholder:"FILE" help:"Also write the report to FILE (e.g. docs/reproduction.md), its figures into a directory named after FILE beside it."`
 
 	stderr io.Writer
 }
 
-// Run implements the command.
-func (c *ReproCmd) Run(e *env) error {
-	stderr := c.stderr
-	if stderr == nil {
-		stderr = os.Stderr
+// ReproRunCmd is `dpcalc reproduce [--plan] [--shard i/n]`.
+type ReproRunCmd struct {
+	reproFlags
+	Plan  bool   `name:"plan" help:"Print the plan (runs, cached, expected wall time) and stop before training; writes nothing and needs no MNIST."`
+	Shard string `name:"shard" placeholder:"I/N" help:"Train only shard I of N (1 <= I <= N) of the runs, into --out's cache, and write no tables; build them with reproduce merge."`
+}
+
+// ReproMergeCmd is `dpcalc reproduce merge SHARD_DIR...`.
+type ReproMergeCmd struct {
+	reproFlags
+	Shards []string `arg:"" name:"shard-dir" help:"Output directories (--out) of the shards."`
+}
+
+// parseShard parses "i/n".
+func parseShard(s string) (i, n int, err error) {
+	a, b, ok := strings.Cut(s, "/")
+	if ok {
+		i, err = strconv.Atoi(a)
+		if err == nil {
+			n, err = strconv.Atoi(b)
+		}
 	}
-	if err := (&accountantFlags{PLDGrid: c.PLDGrid}).check(); err != nil {
+	if !ok || err != nil || n < 1 || n > 1<<20 || i < 1 || i > n {
+		return 0, 0, usageError("invalid --shard: %q, want I/N with 1 <= I <= N, e.g. 1/4", s)
+	}
+	return i, n, nil
+}
+
+// Run implements `reproduce`.
+func (c *ReproRunCmd) Run(e *env) error {
+	opt, err := c.options()
+	if err != nil {
 		return err
 	}
+	opt.PlanOnly = c.Plan
+	if c.Shard != "" {
+		if opt.Shard, opt.Shards, err = parseShard(c.Shard); err != nil {
+			return err
+		}
+	}
+	return c.run(e, opt, c.Plan)
+}
+
+// Run implements `reproduce merge`.
+func (c *ReproMergeCmd) Run(e *env) error {
+	opt, err := c.options()
+	if err != nil {
+		return err
+	}
+	for _, d := range c.Shards {
+		if fi, err := os.Stat(filepath.Join(d, "cache")); err != nil || !fi.IsDir() {
+			return usageError("invalid shard directory %q: it has no cache/ (give the --out of a reproduce --shard run)", d)
+		}
+	}
+	opt.MergeFrom = c.Shards
+	return c.run(e, opt, false)
+}
+
+func (c *reproFlags) options() (reproduce.Options, error) {
+	if err := (&accountantFlags{PLDGrid: c.PLDGrid}).check(); err != nil {
+		return reproduce.Options{}, err
+	}
 	if c.Seed == 0 {
-		return usageError("invalid --seed: 0, want >= 1")
+		return reproduce.Options{}, usageError("invalid --seed: 0, want >= 1")
 	}
 	if c.Out == "" {
-		return usageError("invalid --out: empty, want a directory")
+		return reproduce.Options{}, usageError("invalid --out: empty, want a directory")
+	}
+	if c.Jobs < 0 || c.Jobs > 256 {
+		return reproduce.Options{}, usageError("invalid --jobs: %d, want 1..256", c.Jobs)
+	}
+	jobs := c.Jobs
+	if jobs == 0 {
+		jobs = runtime.NumCPU()
 	}
 	opt := reproduce.Options{
 		Profile: reproduce.Profile(c.Profile), OutDir: c.Out, DataDir: c.DataDir, Seed: c.Seed,
-		Accounting: registry.Options{PLDGridWidth: c.PLDGrid}, PlanOnly: c.Plan,
+		Accounting: registry.Options{PLDGridWidth: c.PLDGrid}, Datasets: c.Datasets, Workers: jobs,
 	}
 	if c.Paper != "all" {
 		p, err := reproduce.ParsePaper(c.Paper)
 		if err != nil {
-			return usageError("invalid --paper: %q, want abadi, dpd, dpvd or all", c.Paper)
+			return opt, usageError("invalid --paper: %q, want abadi, dpd, dpvd or all", c.Paper)
 		}
 		opt.Papers = []reproduce.Paper{p}
 	}
+	return opt, nil
+}
+
+func (c *reproFlags) run(e *env, opt reproduce.Options, plan bool) error {
+	stderr := c.stderr
+	if stderr == nil {
+		stderr = os.Stderr
+	}
 	if !c.Quiet {
 		opt.OnPlan = func(p reproduce.Plan) {
-			fmt.Fprintf(stderr, "dpcalc: reproduce: profile %s: %d training runs (%d cached); expected wall time %s\n",
-				p.Profile, p.Runs, p.Cached, p.Estimate.Round(time.Second))
+			shard := ""
+			if p.Shard != "" {
+				shard = " shard " + p.Shard + ":"
+			}
+			fmt.Fprintf(stderr, "dpcalc: reproduce: profile %s:%s %d training runs (%d cached); expected wall time %s\n",
+				p.Profile, shard, p.Runs, p.Cached, p.Estimate.Round(time.Second))
 			for _, n := range p.Notes {
 				fmt.Fprintf(stderr, "dpcalc: reproduce: %s\n", n)
 			}
@@ -93,8 +173,7 @@ func (c *ReproCmd) Run(e *env) error {
 			}
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx := e.ctx
 	rep, err := reproduce.Run(ctx, opt)
 	if err != nil {
 		var ie *reproduce.InputError
@@ -109,12 +188,17 @@ func (c *ReproCmd) Run(e *env) error {
 	if e.json {
 		return writeJSON(e.stdout, rep)
 	}
-	if c.Plan {
+	if plan {
 		p := rep.Plan
 		fmt.Fprintf(e.stdout, "profile %s: %d training runs, %d cached, expected wall time %s\n", p.Profile, p.Runs, p.Cached, p.Estimate.Round(time.Second))
 		for _, ds := range slices.Sorted(maps.Keys(p.StepSeconds)) {
 			fmt.Fprintf(e.stdout, "measured %s: %.3g s per (example × forward MAC)\n", ds, p.StepSeconds[ds])
 		}
+		return nil
+	}
+	if opt.Shards > 0 {
+		fmt.Fprintf(e.stdout, "shard %s: %d training runs (%d were cached) in %s; build the tables with: dpcalc reproduce merge --profile %s --out DIR SHARD_DIR...\n",
+			rep.Plan.Shard, rep.Plan.Runs, rep.Plan.Cached, rep.WallTime.Round(time.Second), opt.Profile)
 		return nil
 	}
 	report := filepath.Join(c.Out, "README.md")

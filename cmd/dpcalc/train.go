@@ -23,32 +23,37 @@ import (
 
 // TrainCmd trains an MLP with one of the private (or the non-private)
 // methods and reports accuracy and privacy spent.
+//
+// Flags whose default depends on the data set (lot, hidden, clip, epochs)
+// or that a resumed run must not change are pointers: nil means "not
+// given", so an explicit 0 can be refused rather than read as "default",
+// and --resume can tell a changed setting from an omitted one.
 type TrainCmd struct {
 	Dataset         string    `name:"dataset" default:"digits" enum:"digits,mnist,fashion-mnist" help:"Data set: digits (embedded), mnist, fashion-mnist."`
 	DataDir         string    `name:"data-dir" placeholder:"DIR" help:"Directory with the idx files (default: $DPCALC_DATA_DIR/<dataset>, or Debian's path for fashion-mnist)."`
-	Method          string    `name:"method" default:"dpsgd" enum:"np,dpsgd,dpd,dpvd,sgld" help:"np, dpsgd (Abadi), dpd (DP dropout), dpvd (DP variational dropout), sgld."`
-	Hidden          []int     `name:"hidden" default:"1000" placeholder:"WIDTH" help:"Hidden layer widths, comma-separated."`
-	PCA             int       `name:"pca" placeholder:"K" help:"Project inputs on the top k principal directions (DP-PCA for private methods; Abadi §4)."`
-	PCASigma        float64   `name:"pca-sigma" placeholder:"SIGMA" help:"Noise multiplier σ_p of DP-PCA (Abadi §5.2 uses 7 or 4)."`
-	PCAQ            float64   `name:"pca-q" placeholder:"Q" help:"Sampling rate of the DP-PCA sample (default 0.1 private, 1 np)."`
-	Lot             int       `name:"lot" placeholder:"L" default:"600" help:"Expected lot size L; q = L/N."`
-	Batch           int       `name:"batch" placeholder:"B" help:"Examples per forward/backward pass, to bound memory (default: the lot)."`
-	Epochs          int       `name:"epochs" default:"10" help:"Epochs; steps = epochs·⌈N/L⌉."`
-	Clip            float64   `name:"clip" placeholder:"C" default:"4" help:"Per-example gradient clipping norm C."`
+	Method          string    `name:"method" enum:"np,dpsgd,dpd,dpvd,sgld," default:"" placeholder:"METHOD" help:"np, dpsgd (Abadi), dpd (DP dropout), dpvd (DP variational dropout), sgld (default: dpsgd)."`
+	Hidden          []int     `name:"hidden" placeholder:"WIDTH" help:"Hidden layer widths, comma-separated (default: 500 on digits, 1000 otherwise)."`
+	PCA             *int      `name:"pca" placeholder:"K" help:"Project inputs on the top k principal directions (DP-PCA for private methods; Abadi §4)."`
+	PCASigma        *float64  `name:"pca-sigma" placeholder:"SIGMA" help:"Noise multiplier σ_p of DP-PCA (Abadi §5.2 uses 7 or 4)."`
+	PCAQ            *float64  `name:"pca-q" placeholder:"Q" help:"Sampling rate of the DP-PCA sample (default 0.1 private, 1 np)."`
+	Lot             *int      `name:"lot" placeholder:"L" help:"Expected lot size L; q = L/N (default: 100 on digits, 600 otherwise)."`
+	Batch           *int      `name:"batch" placeholder:"B" help:"Examples per forward/backward pass, to bound memory (default: the lot)."`
+	Epochs          *int      `name:"epochs" placeholder:"EPOCHS" help:"Epochs; steps = epochs·⌈N/L⌉ (default: 100 on digits, 10 otherwise). With --resume: continue to this many epochs."`
+	Clip            *float64  `name:"clip" placeholder:"C" help:"Per-example gradient clipping norm C (default: 2 on digits, 4 otherwise)."`
 	LayerClip       []float64 `name:"layer-clip" placeholder:"C" help:"Per-layer clipping norms, one per dense layer (sensitivity √Σ C_l²)."`
-	Sigma           float64   `name:"sigma" help:"Noise multiplier σ; with --eps, the run stops at the budget."`
-	Eps             float64   `name:"eps" help:"Privacy budget ε: σ is calibrated so all epochs fit, unless --sigma is given."`
-	Delta           float64   `name:"delta" default:"1e-5" help:"Budget δ."`
-	Acct            string    `name:"accountant" default:"rdp" enum:"ma,rdp,zcdp,ac,dpd-ac,dpd-zcdp,pld" help:"Accountant for calibration, budget and reporting."`
-	LR              float64   `name:"lr" placeholder:"ETA" help:"Initial learning rate (method default if 0)."`
-	LRFinal         float64   `name:"lr-final" placeholder:"ETA" help:"dpsgd: final learning rate of the linear decay (default 0.052)."`
-	Decay           int       `name:"decay-epochs" placeholder:"E" help:"dpsgd: epochs of linear decay (default 10)."`
-	Gamma           float64   `name:"gamma" placeholder:"GAMMA" help:"dpd/dpvd/sgld: learning-rate decay exponent in η0/t^γ (default 1)."`
-	Sampling        string    `name:"sampling" enum:"poisson,shuffle," default:"" help:"poisson (what the accountants assume; default for private methods) or shuffle (fixed-size lots; NOT what the accountants assume)."`
+	Sigma           *float64  `name:"sigma" placeholder:"SIGMA" help:"Noise multiplier σ; with --eps, the run stops at the budget."`
+	Eps             *float64  `name:"eps" placeholder:"EPS" help:"Privacy budget ε: σ is calibrated so all epochs fit, unless --sigma is given."`
+	Delta           *float64  `name:"delta" placeholder:"DELTA" help:"Budget δ (default: 1e-5)."`
+	Acct            string    `name:"accountant" default:"" enum:"ma,rdp,zcdp,ac,dpd-ac,dpd-zcdp,pld," placeholder:"KIND" help:"Accountant for calibration, budget and reporting (default: rdp)."`
+	LR              *float64  `name:"lr" placeholder:"ETA" help:"Initial learning rate (default: dpsgd 0.1, on digits 0.02 and constant unless --lr-final is given; dpd/dpvd/sgld 0.5; np 0.1)."`
+	LRFinal         *float64  `name:"lr-final" placeholder:"ETA" help:"dpsgd: final learning rate of the linear decay (default 0.052, or 0.02 on digits)."`
+	Decay           *int      `name:"decay-epochs" placeholder:"E" help:"dpsgd: epochs of linear decay (default 10)."`
+	Gamma           *float64  `name:"gamma" placeholder:"GAMMA" help:"dpd/dpvd/sgld: learning-rate decay exponent in η0/t^γ (default 1)."`
+	Sampling        string    `name:"sampling" enum:"poisson,shuffle," default:"" placeholder:"MODE" help:"poisson (what the accountants assume; default for private methods) or shuffle (fixed-size lots; NOT what the accountants assume)."`
 	Seed            *uint64   `name:"seed" placeholder:"N" help:"Make the run reproducible. The noise is then predictable: not for production."`
 	Quiet           bool      `name:"quiet" help:"No progress output on stderr."`
-	LogJSON         string    `name:"log-json" placeholder:"FILE" help:"Write one JSON line per epoch to FILE."`
-	Checkpoint      string    `name:"checkpoint" placeholder:"FILE" help:"Save model, optimiser and ledger to FILE atomically."`
+	LogJSON         string    `name:"log-json" placeholder:"FILE" help:"Write one JSON line per epoch to FILE (appended to on --resume)."`
+	Checkpoint      string    `name:"checkpoint" placeholder:"FILE" help:"Save model, optimiser and ledger to FILE atomically; the write-ahead ledger goes to FILE.ledger, the lock to FILE.lock."`
 	CheckpointEvery int       `name:"checkpoint-every" placeholder:"EPOCHS" default:"1" help:"Epochs between checkpoints."`
 	Resume          bool      `name:"resume" help:"Continue the run saved in --checkpoint; its ledger keeps every step already spent."`
 
@@ -65,6 +70,168 @@ type trainOutput struct {
 	Version    string              `json:"version"`
 }
 
+// ledgerPath is the write-ahead ledger kept beside a checkpoint.
+func ledgerPath(checkpoint string) string { return checkpoint + ".ledger" }
+
+// checkOutputPath checks before any training that path can be written:
+// it is not a directory and its directory exists and takes a new file (an
+// unwritable directory used to fail the run at its first checkpoint, after
+// privacy was spent).
+func checkOutputPath(flag, path string) error {
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return usageError("invalid --%s: %q is not a regular file", flag, path)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return usageError("invalid --%s: %q, its directory %s does not exist", flag, path, dir)
+	}
+	// The probe is the temporary file an atomic write starts with, aborted.
+	f, err := atomicfile.Create(path, 0o600)
+	if err != nil {
+		return usageError("invalid --%s: %q, its directory %s is not writable: %v", flag, path, dir, errors.Unwrap(err))
+	}
+	return f.Abort()
+}
+
+// positive refuses an explicit flag value ≤ 0 (0 used to mean "default").
+func positiveInt(flag string, v *int) error {
+	if v != nil && *v < 1 {
+		return usageError("invalid --%s: %d, want >= 1", flag, *v)
+	}
+	return nil
+}
+
+func positiveFloat(flag string, v *float64) error {
+	if v != nil && (!(*v > 0) || math.IsInf(*v, 0)) {
+		return usageError("invalid --%s: %g, want a finite value > 0", flag, *v)
+	}
+	return nil
+}
+
+func derefI(p *int) int {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func derefF(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// config builds the run's configuration from the data set's defaults and
+// the flags given.
+func (c *TrainCmd) config(n int) trainer.Config {
+	m := trainer.Method(c.Method)
+	if m == "" {
+		m = trainer.MethodDPSGD
+	}
+	cfg := trainer.DatasetDefaults(c.Dataset, m)
+	cfg.Method = m
+	if c.Hidden != nil {
+		cfg.Hidden = c.Hidden
+	}
+	if c.Lot != nil {
+		cfg.LotSize = *c.Lot
+	}
+	if c.Epochs != nil {
+		cfg.Epochs = *c.Epochs
+	}
+	if c.Clip != nil {
+		cfg.ClipNorm = *c.Clip
+	}
+	cfg.PCADim, cfg.PCANoiseMultiplier, cfg.PCASamplingRate = derefI(c.PCA), derefF(c.PCASigma), derefF(c.PCAQ)
+	cfg.BatchSize, cfg.Sampling = derefI(c.Batch), trainer.Sampling(c.Sampling)
+	if c.LR != nil {
+		if cfg.LearningRateFinal == cfg.LearningRate && cfg.LearningRateFinal != 0 {
+			cfg.LearningRateFinal = *c.LR // a constant default stays constant
+		}
+		cfg.LearningRate = *c.LR
+	}
+	if c.LRFinal != nil {
+		cfg.LearningRateFinal = *c.LRFinal
+	}
+	cfg.DecayEpochs, cfg.Gamma = derefI(c.Decay), derefF(c.Gamma)
+	cfg.PerLayerClip, cfg.NoiseMultiplier, cfg.Seed = c.LayerClip, derefF(c.Sigma), c.Seed
+	if cfg.Method.Private() {
+		cfg.Accountant = c.accountant()
+		if c.Eps != nil {
+			cfg.TargetEpsilon, cfg.TargetDelta = *c.Eps, c.delta()
+		}
+	}
+	return cfg.WithDefaults(n)
+}
+
+func (c *TrainCmd) accountant() string {
+	if c.Acct == "" {
+		return string(accounting.KindRDP)
+	}
+	return c.Acct
+}
+
+func (c *TrainCmd) delta() float64 {
+	if c.Delta == nil {
+		return 1e-5
+	}
+	return *c.Delta
+}
+
+// resumeConflict returns the first flag given with --resume whose value
+// differs from the checkpoint's setting, as "--flag value" and the
+// checkpoint's value; "" if there is none. --epochs is not a conflict (it
+// is honoured); the output and data-location flags are not settings.
+func (c *TrainCmd) resumeConflict(ck trainer.Config, n int) (flag, ours, theirs string) {
+	type check struct {
+		name     string
+		given    bool
+		mine, ck any
+	}
+	acct := ck.Accountant
+	if acct == "" && ck.Method.Private() {
+		acct = string(accounting.KindRDP) // checkpoints from before the field: the CLI default then
+	}
+	lot := derefI(c.Lot)
+	if lot > n {
+		lot = n // WithDefaults clamps the lot to N
+	}
+	checks := []check{
+		{"method", c.Method != "", trainer.Method(c.Method), ck.Method},
+		{"hidden", c.Hidden != nil, fmt.Sprint(c.Hidden), fmt.Sprint(ck.Hidden)},
+		{"pca", c.PCA != nil, derefI(c.PCA), ck.PCADim},
+		{"pca-sigma", c.PCASigma != nil, derefF(c.PCASigma), ck.PCANoiseMultiplier},
+		{"pca-q", c.PCAQ != nil, derefF(c.PCAQ), ck.PCASamplingRate},
+		{"lot", c.Lot != nil, lot, ck.LotSize},
+		{"batch", c.Batch != nil, derefI(c.Batch), ck.BatchSize},
+		{"clip", c.Clip != nil, derefF(c.Clip), ck.ClipNorm},
+		{"layer-clip", c.LayerClip != nil, fmt.Sprint(c.LayerClip), fmt.Sprint(ck.PerLayerClip)},
+		{"sigma", c.Sigma != nil, derefF(c.Sigma), ck.NoiseMultiplier},
+		{"eps", c.Eps != nil, derefF(c.Eps), ck.TargetEpsilon},
+		{"delta", c.Delta != nil && ck.TargetEpsilon > 0, c.delta(), ck.TargetDelta},
+		{"accountant", c.Acct != "", c.Acct, acct},
+		{"lr", c.LR != nil, derefF(c.LR), ck.LearningRate},
+		{"lr-final", c.LRFinal != nil, derefF(c.LRFinal), ck.LearningRateFinal},
+		{"decay-epochs", c.Decay != nil, derefI(c.Decay), ck.DecayEpochs},
+		{"gamma", c.Gamma != nil, derefF(c.Gamma), ck.Gamma},
+		{"sampling", c.Sampling != "", trainer.Sampling(c.Sampling), ck.Sampling},
+	}
+	seed := func(p *uint64) string {
+		if p == nil {
+			return "none (seeded from crypto/rand)"
+		}
+		return fmt.Sprint(*p)
+	}
+	checks = append(checks, check{"seed", c.Seed != nil, seed(c.Seed), seed(ck.Seed)})
+	for _, k := range checks {
+		if k.given && fmt.Sprint(k.mine) != fmt.Sprint(k.ck) {
+			return "--" + k.name, fmt.Sprint(k.mine), fmt.Sprint(k.ck)
+		}
+	}
+	return "", "", ""
+}
+
 // Run implements the command.
 func (c *TrainCmd) Run(e *env) error {
 	stderr := c.stderr
@@ -74,40 +241,81 @@ func (c *TrainCmd) Run(e *env) error {
 	if c.Resume && c.Checkpoint == "" {
 		return usageError("--resume needs --checkpoint FILE")
 	}
-	if c.Eps != 0 {
-		if err := checkFlag("eps", accounting.CheckEpsilon(c.Eps)); err != nil {
+	if c.Eps != nil {
+		if err := checkFlag("eps", accounting.CheckEpsilon(*c.Eps)); err != nil {
 			return err
 		}
 	}
-	if c.Sigma != 0 {
-		if err := checkFlag("sigma", accounting.CheckNoiseMultiplier(c.Sigma)); err != nil {
+	if c.Sigma != nil {
+		if err := checkFlag("sigma", accounting.CheckNoiseMultiplier(*c.Sigma)); err != nil {
 			return err
 		}
 	}
-	if err := checkFlag("delta", accounting.CheckDelta(c.Delta)); err != nil {
+	if err := checkFlag("delta", accounting.CheckDelta(c.delta())); err != nil {
 		return err
 	}
-	if c.Method != "np" && c.Sigma == 0 && c.Eps == 0 && !c.Resume {
-		return usageError("--method %s needs --sigma or --eps", c.Method)
+	for _, f := range []struct {
+		name string
+		v    *int
+	}{{"lot", c.Lot}, {"batch", c.Batch}, {"epochs", c.Epochs}, {"decay-epochs", c.Decay}} {
+		if err := positiveInt(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    *float64
+	}{{"clip", c.Clip}, {"pca-q", c.PCAQ}, {"pca-sigma", c.PCASigma}, {"lr", c.LR}, {"lr-final", c.LRFinal}, {"gamma", c.Gamma}} {
+		if err := positiveFloat(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	if c.PCA != nil && *c.PCA < 0 {
+		return usageError("invalid --pca: %d, want >= 0 (0 = no projection)", *c.PCA)
+	}
+	if c.Method != "np" && c.Sigma == nil && c.Eps == nil && !c.Resume {
+		m := c.Method
+		if m == "" {
+			m = "dpsgd"
+		}
+		return usageError("--method %s needs --sigma or --eps (a noise multiplier, or a privacy budget to calibrate σ for); e.g. dpcalc train --dataset %s --method %s --eps 1", m, c.Dataset, m)
 	}
 	if c.CheckpointEvery < 1 {
 		return usageError("invalid --checkpoint-every: %d, want >= 1", c.CheckpointEvery)
 	}
-	// Output paths are checked before training, not after the first epoch
-	// (a --log-json into a missing directory used to be only a warning per
-	// epoch, and a --checkpoint there failed the run after an epoch's work).
-	for _, o := range []struct{ flag, path string }{{"log-json", c.LogJSON}, {"checkpoint", c.Checkpoint}} {
+	// Output paths are checked before training, not after the first epoch.
+	outs := []struct{ flag, path string }{{"log-json", c.LogJSON}, {"checkpoint", c.Checkpoint}}
+	if c.Checkpoint != "" {
+		outs = append(outs, struct{ flag, path string }{"checkpoint", ledgerPath(c.Checkpoint)})
+	}
+	for _, o := range outs {
 		if o.path == "" {
 			continue
 		}
-		if fi, err := os.Stat(filepath.Dir(o.path)); err != nil || !fi.IsDir() {
-			return usageError("invalid --%s: %q, its directory %s does not exist", o.flag, o.path, filepath.Dir(o.path))
+		if err := checkOutputPath(o.flag, o.path); err != nil {
+			return err
 		}
 	}
 	if c.Resume {
 		if fi, err := os.Stat(c.Checkpoint); err != nil || !fi.Mode().IsRegular() {
 			return usageError("invalid --checkpoint: %q, want an existing checkpoint file to --resume", c.Checkpoint)
 		}
+	}
+	// Lock the outputs for the whole run: two runs resuming one checkpoint
+	// would each spend its remaining steps while reporting only their own.
+	if c.Checkpoint != "" {
+		l, err := trainer.LockOutput(c.Checkpoint, ledgerPath(c.Checkpoint))
+		if err != nil {
+			return lockError("checkpoint", err)
+		}
+		defer l.Unlock()
+	}
+	if c.LogJSON != "" && c.LogJSON != c.Checkpoint {
+		l, err := trainer.LockOutput(c.LogJSON)
+		if err != nil {
+			return lockError("log-json", err)
+		}
+		defer l.Unlock()
 	}
 	dir := c.DataDir
 	if dir == "" {
@@ -118,87 +326,116 @@ func (c *TrainCmd) Run(e *env) error {
 		return &exitError{code: 2, err: err}
 	}
 
-	kind := accounting.Kind(c.Acct)
-	newAcc := func() (accounting.Method, error) { return registry.New(kind, registry.Options{}) }
-	if c.Method != "np" {
-		if _, err := registry.New(kind, registry.Options{}); err != nil {
-			return err
+	cfg := c.config(train.N)
+	reportDelta := c.delta()
+	if c.Resume {
+		// The checkpoint's settings are the run's; a flag may only repeat
+		// them (or, for --epochs, extend the run).
+		ck, err := trainer.CheckpointConfig(c.Checkpoint)
+		if err != nil {
+			return &exitError{code: 2, err: err}
+		}
+		if fl, ours, theirs := c.resumeConflict(ck, train.N); fl != "" {
+			return usageError("--resume: %s %s differs from the checkpoint's %s; a resumed run keeps its settings (start a new run to change them)", fl, ours, theirs)
+		}
+		cfg = ck
+		if cfg.Method.Private() && cfg.Accountant == "" {
+			cfg.Accountant = string(accounting.KindRDP)
+		}
+		if c.Delta == nil && ck.TargetDelta > 0 {
+			reportDelta = ck.TargetDelta
 		}
 	}
-	cfg := trainer.Config{
-		Method: trainer.Method(c.Method), Hidden: c.Hidden, PCADim: c.PCA,
-		PCANoiseMultiplier: c.PCASigma, PCASamplingRate: c.PCAQ,
-		LotSize: c.Lot, BatchSize: c.Batch, Epochs: c.Epochs, Sampling: trainer.Sampling(c.Sampling),
-		LearningRate: c.LR, LearningRateFinal: c.LRFinal, DecayEpochs: c.Decay, Gamma: c.Gamma,
-		ClipNorm: c.Clip, PerLayerClip: c.LayerClip, NoiseMultiplier: c.Sigma, Seed: c.Seed,
-	}
-	if c.Eps != 0 && cfg.Method.Private() {
-		cfg.TargetEpsilon, cfg.TargetDelta = c.Eps, c.Delta
+	kind := accounting.Kind(cfg.Accountant)
+	newAcc := func() (accounting.Method, error) { return registry.New(kind, registry.Options{}) }
+	if cfg.Method.Private() {
+		if _, err := newAcc(); err != nil {
+			return &exitError{code: 2, err: err}
+		}
 	}
 	calibrated := false
-	if cfg.Method.Private() && c.Sigma == 0 && !c.Resume {
+	if cfg.Method.Private() && c.Sigma == nil && !c.Resume {
 		// Calibrate σ so the whole run (DP-PCA + every step) fits (ε, δ).
-		base := cfg.WithDefaults(train.N)
+		base := cfg
 		base.NoiseMultiplier = 1
 		if err := base.Validate(train.N, train.D); err != nil {
-			return &exitError{code: 2, err: err}
+			return fieldError(err)
 		}
 		res, err := calibrate.SigmaFor(e.ctx,
 			newAcc,
 			func(s float64) accounting.Event { b := base; b.NoiseMultiplier = s; return b.RunEvent(train.N) },
-			c.Eps, c.Delta, calibrate.Options{})
-
+			*c.Eps, c.delta(), calibrate.Options{})
 		if err != nil {
-			return fmt.Errorf("calibrating σ for ε = %g: %w", c.Eps, err)
+			return fmt.Errorf("calibrating σ for ε = %g: %w", *c.Eps, err)
 		}
 		cfg.NoiseMultiplier = res.X
 		calibrated = true
 	}
-	if c.Seed != nil {
-		fmt.Fprintf(stderr, "dpcalc: warning: --seed makes the noise reproducible and predictable: not for production use\n")
-	}
-	if cfg.Sampling == trainer.SamplingShuffle && cfg.Method.Private() {
-		fmt.Fprintf(stderr, "dpcalc: warning: --sampling shuffle is not the Poisson sampling the accountants assume; the reported ε is a heuristic\n")
-	}
 
+	// The log: one JSON line per epoch, rewritten whole and atomically each
+	// epoch (never half a line). A resume appends to what the interrupted
+	// sessions released (a trailing partial line, which an atomic writer
+	// cannot leave, is dropped all the same).
 	var logLines bytes.Buffer
+	if c.Resume && c.LogJSON != "" {
+		old, err := os.ReadFile(c.LogJSON)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return usageError("invalid --log-json: %v", err)
+		}
+		if i := bytes.LastIndexByte(old, '\n'); i >= 0 {
+			logLines.Write(old[:i+1])
+		}
+	}
 	bar := newProgressBar(stderr, c.Quiet)
 	opts := trainer.Options{
-		ReportDelta:    c.Delta,
+		ReportDelta:    reportDelta,
 		CheckpointPath: c.Checkpoint, CheckpointEvery: c.CheckpointEvery,
-		Progress: func(p trainer.Progress) {
-			bar.update(p)
-			if c.LogJSON != "" {
-				// marshalFinite: a diverged loss (NaN) or an infinite ε is
-				// logged as null; json.Marshal would fail and leave a blank line.
-				b, err := marshalFinite(p)
-				if err != nil {
-					fmt.Fprintf(stderr, "dpcalc: warning: --log-json: %v\n", err)
-					return
-				}
-				logLines.Write(b)
-				logLines.WriteByte('\n')
-				// Rewritten whole each epoch, atomically: never half a line.
-				if err := atomicfile.WriteFile(c.LogJSON, logLines.Bytes(), 0o644); err != nil {
-					fmt.Fprintf(stderr, "dpcalc: warning: --log-json: %v\n", err)
-				}
-			}
-		},
+		Progress: bar.update,
 	}
-	if c.Method != "np" {
+	if c.Checkpoint != "" {
+		opts.LedgerPath = ledgerPath(c.Checkpoint)
+	}
+	if c.LogJSON != "" {
+		opts.Release = func(p trainer.Progress) error {
+			// marshalFinite: a diverged loss (NaN) or an infinite ε is
+			// logged as null; json.Marshal would fail and leave a blank line.
+			b, err := marshalFinite(p)
+			if err != nil {
+				return fmt.Errorf("--log-json: %w", err)
+			}
+			n := logLines.Len()
+			logLines.Write(b)
+			logLines.WriteByte('\n')
+			if err := atomicfile.WriteFile(c.LogJSON, logLines.Bytes(), 0o644); err != nil {
+				logLines.Truncate(n)
+				return fmt.Errorf("--log-json: %w", err)
+			}
+			return nil
+		}
+	}
+	if cfg.Method.Private() {
 		opts.NewAccountant = newAcc
 	}
 	var tr *trainer.Trainer
 	if c.Resume {
 		tr, err = trainer.LoadCheckpoint(c.Checkpoint, train, opts)
+		if err == nil && c.Epochs != nil {
+			err = tr.SetEpochs(*c.Epochs)
+		}
 	} else {
+		if c.Seed != nil {
+			fmt.Fprintf(stderr, "dpcalc: warning: --seed makes the noise reproducible and predictable: not for production use\n")
+		}
+		if cfg.Sampling == trainer.SamplingShuffle && cfg.Method.Private() {
+			fmt.Fprintf(stderr, "dpcalc: warning: --sampling shuffle is not the Poisson sampling the accountants assume; the reported ε is a heuristic\n")
+		}
 		tr, err = trainer.New(cfg, train, opts)
 	}
 	if err != nil {
 		bar.done()
 		var fe *trainer.FieldError
 		if errors.As(err, &fe) {
-			return usageError("invalid %s: %v, want %s", flagForField(fe.Field), fe.Value, fe.Want)
+			return fieldError(err)
 		}
 		return &exitError{code: 2, err: err}
 	}
@@ -207,19 +444,23 @@ func (c *TrainCmd) Run(e *env) error {
 	if err != nil {
 		if e.ctx.Err() != nil && res != nil {
 			// Interrupted: keep every step already spent.
-			msg := fmt.Sprintf("interrupted after step %d of %d", res.Steps, res.TotalSteps)
+			msg := fmt.Sprintf("stopped after step %d of %d", res.Steps, res.TotalSteps)
 			if c.Checkpoint != "" {
 				if serr := tr.SaveCheckpoint(c.Checkpoint); serr != nil {
 					return fmt.Errorf("%s; saving the checkpoint failed: %w", msg, serr)
 				}
 				msg += fmt.Sprintf("; checkpoint with its ledger saved to %s (continue with --resume)", c.Checkpoint)
 			}
-			return errors.New(msg)
+			return fmt.Errorf("%s: %w", msg, e.ctx.Err())
+		}
+		if c.Checkpoint != "" {
+			return fmt.Errorf("%w (every step released so far is in the ledger %s; continue with --resume)", err, ledgerPath(c.Checkpoint))
 		}
 		return err
 	}
-	out := trainOutput{Dataset: c.Dataset, Accountant: c.Acct, Calibrated: calibrated, Result: res, Epsilons: map[string]*float64{}, Kernel: gemm.Kernel(), Version: versionString()}
-	if cfg.Method.Private() || c.Resume {
+	rc := res.Config
+	out := trainOutput{Dataset: c.Dataset, Accountant: rc.Accountant, Calibrated: calibrated, Result: res, Epsilons: map[string]*float64{}, Kernel: gemm.Kernel(), Version: versionString()}
+	if rc.Method.Private() {
 		for _, k := range accounting.Kinds {
 			a, err := registry.New(k, registry.Options{})
 			if err != nil {
@@ -228,7 +469,7 @@ func (c *TrainCmd) Run(e *env) error {
 			if err := res.Ledger.Replay(a); err != nil {
 				continue
 			}
-			if eps, err := a.Epsilon(e.ctx, c.Delta); err == nil {
+			if eps, err := a.Epsilon(e.ctx, reportDelta); err == nil {
 				out.Epsilons[string(k)] = query.FinitePtr(eps)
 			}
 		}
@@ -241,11 +482,13 @@ func (c *TrainCmd) Run(e *env) error {
 	}
 	t := newTable(e.stdout)
 	t.Header("quantity", "value")
-	rc := res.Config
 	t.Append("dataset / method", fmt.Sprintf("%s / %s", c.Dataset, rc.Method))
 	t.Append("σ (noise multiplier)", fmt.Sprintf("%s%s", fmtG(res.NoiseMultiplier), map[bool]string{true: " (calibrated)"}[calibrated]))
 	t.Append("σ_eff reported to the accountant", fmtG(res.EffectiveNoiseMultiplier))
 	t.Append("q, steps", fmt.Sprintf("%s, %d of %d", fmtG(res.SamplingRate), res.Steps, res.TotalSteps))
+	if n := res.Ledger.Len(); rc.PCADim == 0 && n != res.Steps || rc.PCADim > 0 && n != res.Steps+1 {
+		t.Append("ledger entries", fmt.Sprintf("%d (steps redone after a resume are paid again)", n))
+	}
 	t.Append("epochs completed", fmt.Sprint(res.EpochsCompleted))
 	t.Append("train accuracy (not private)", fmt.Sprintf("%.4f", res.TrainAccuracy))
 	if res.TestAccuracy != nil {
@@ -253,7 +496,7 @@ func (c *TrainCmd) Run(e *env) error {
 	}
 	for _, k := range accounting.Kinds {
 		if v, ok := out.Epsilons[string(k)]; ok {
-			t.Append(fmt.Sprintf("ε at δ=%g (%s)", c.Delta, k), fmtPtr(v))
+			t.Append(fmt.Sprintf("ε at δ=%g (%s)", reportDelta, k), fmtPtr(v))
 		}
 	}
 	if res.StoppedByBudget {
@@ -262,6 +505,22 @@ func (c *TrainCmd) Run(e *env) error {
 	t.Append("wall time", res.WallTime.Round(time.Millisecond).String())
 	t.Append("matmul kernel", out.Kernel)
 	return t.Render()
+}
+
+// fieldError turns a trainer.FieldError into a usage error naming the flag.
+func fieldError(err error) error {
+	var fe *trainer.FieldError
+	if errors.As(err, &fe) {
+		return usageError("invalid %s: %v, want %s", flagForField(fe.Field), fe.Value, fe.Want)
+	}
+	return &exitError{code: 2, err: err}
+}
+
+func lockError(flag string, err error) error {
+	if errors.Is(err, trainer.ErrLocked) {
+		return usageError("--%s: %v; another run is using it (wait for it, or use another file)", flag, err)
+	}
+	return &exitError{code: 2, err: err}
 }
 
 // flagForField maps a trainer config field to its flag.
@@ -298,7 +557,7 @@ func newProgressBar(w io.Writer, quiet bool) *progressBar {
 }
 
 func (b *progressBar) update(p trainer.Progress) {
-	if !b.enabled {
+	if b == nil || !b.enabled {
 		return
 	}
 	frac := float64(p.Step) / math.Max(1, float64(p.MaxSteps))

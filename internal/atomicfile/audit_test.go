@@ -27,6 +27,9 @@ var allowedWrites = map[string]string{
 	"trainer/data/fetch.go": "a resumable download keeps a .part file across runs (os.OpenFile with " +
 		"O_APPEND) and publishes it with atomicfile.Publish after verifying its SHA-256",
 	"trainer/gemm/gen_kernels.go": "go:generate program writing kernel_amd64.s at development time",
+	"trainer/lock_unix.go": "the lock file of a run's outputs (OpenFile + flock); it holds only the holder's pid, " +
+		"for the error message of a run that finds the lock held, and is never read as data",
+	"trainer/lock_other.go": "the O_EXCL lock file of a run's outputs (non-unix fallback); it holds only the holder's pid",
 	// The next two are complete atomic writers of their own (CreateTemp in
 	// the destination's directory, fsync, rename, directory fsync), copies of
 	// this package's protocol: TestKillDuringCheckpointWrite and

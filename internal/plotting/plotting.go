@@ -84,18 +84,9 @@ func (c *Chart) Render(format string) ([]byte, error) {
 	p.Add(plotter.NewGrid())
 	xr, yr := newSpan(), newSpan()
 	for i, s := range c.Series {
-		if len(s.X) != len(s.Y) {
-			return nil, fmt.Errorf("plotting: series %q has %d x and %d y values", s.Name, len(s.X), len(s.Y))
-		}
-		pts := make(plotter.XYs, 0, len(s.X))
-		for j := range s.X {
-			x, y := s.X[j], s.Y[j]
-			if !finite(x) || !finite(y) || (c.LogX && x <= 0) || (c.LogY && y <= 0) {
-				continue
-			}
-			pts = append(pts, plotter.XY{X: x, Y: y})
-			xr.add(x)
-			yr.add(y)
+		pts, err := c.drawable("series", s.Name, s.X, s.Y, &xr, &yr)
+		if err != nil {
+			return nil, err
 		}
 		if len(pts) == 0 {
 			continue
@@ -111,18 +102,9 @@ func (c *Chart) Render(format string) ([]byte, error) {
 		p.Legend.Add(s.Name, l)
 	}
 	for i, m := range c.Marked {
-		if len(m.X) != len(m.Y) {
-			return nil, fmt.Errorf("plotting: marked set %q has %d x and %d y values", m.Name, len(m.X), len(m.Y))
-		}
-		pts := make(plotter.XYs, 0, len(m.X))
-		for j := range m.X {
-			x, y := m.X[j], m.Y[j]
-			if !finite(x) || !finite(y) || (c.LogX && x <= 0) || (c.LogY && y <= 0) {
-				continue
-			}
-			pts = append(pts, plotter.XY{X: x, Y: y})
-			xr.add(x)
-			yr.add(y)
+		pts, err := c.drawable("marked set", m.Name, m.X, m.Y, &xr, &yr)
+		if err != nil {
+			return nil, err
 		}
 		if len(pts) == 0 {
 			continue
@@ -326,4 +308,24 @@ func linTicks(lo, hi float64) []plot.Tick {
 
 func tickLabel(v float64) string {
 	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// drawable returns the points of (xs, ys) the chart's axes can show (finite,
+// and positive on a log axis), widening the spans xr and yr to hold them;
+// what names the data in the error for unequal lengths.
+func (c *Chart) drawable(what, name string, xs, ys []float64, xr, yr *span) (plotter.XYs, error) {
+	if len(xs) != len(ys) {
+		return nil, fmt.Errorf("plotting: %s %q has %d x and %d y values", what, name, len(xs), len(ys))
+	}
+	pts := make(plotter.XYs, 0, len(xs))
+	for j := range xs {
+		x, y := xs[j], ys[j]
+		if !finite(x) || !finite(y) || (c.LogX && x <= 0) || (c.LogY && y <= 0) {
+			continue
+		}
+		pts = append(pts, plotter.XY{X: x, Y: y})
+		xr.add(x)
+		yr.add(y)
+	}
+	return pts, nil
 }

@@ -88,3 +88,20 @@ func AddUp(x, y float64) float64 {
 	}
 	return s
 }
+
+// CertifyUp returns the smallest ε' ≥ eps on the sequence eps, eps + s,
+// eps + 3s, … (s = 2⁻⁵²·eps, doubling) with deltaAt(ε') ≤ target, or +Inf.
+// An accountant passes its own Delta as deltaAt, so that Delta(Epsilon(δ))
+// ≤ δ holds exactly even where Epsilon's closed form and Delta's rounding
+// allowances disagree in the last bits; normally the first ε' is eps.
+func CertifyUp(eps, target float64, deltaAt func(float64) float64) float64 {
+	step := 0x1p-52 * math.Max(eps, math.SmallestNonzeroFloat64)
+	for k := 0; k < 2200 && !math.IsInf(eps, 1); k++ {
+		if deltaAt(eps) <= target {
+			return eps
+		}
+		eps += step
+		step *= 2
+	}
+	return math.Inf(1)
+}

@@ -1,0 +1,17 @@
+package advcomp_test
+
+import (
+	"testing"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/accountingtest"
+	"github.com/dpcalc/dpcalc/accounting/advcomp"
+)
+
+// TestConformance runs the shared accounting conformance suite on ac with
+// log amplification (an accountant) and with linear amplification (a
+// procedure).
+func TestConformance(t *testing.T) {
+	accountingtest.Run(t, "ac", func() (accounting.Method, error) { return advcomp.New(), nil }, accountingtest.Options{})
+	accountingtest.Run(t, "ac-linear", func() (accounting.Method, error) { return advcomp.NewLinear(), nil }, accountingtest.Options{})
+}

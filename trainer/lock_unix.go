@@ -1,0 +1,42 @@
+//go:build unix
+
+package trainer
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+)
+
+func lockFile(path string) (*OutputLock, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("trainer: lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder := make([]byte, 32)
+		n, _ := f.ReadAt(holder, 0)
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, lockedError(path, holder[:n], "")
+		}
+		return nil, fmt.Errorf("trainer: lock %s: %w", path, err)
+	}
+	// The pid is for the error message of a run that finds the lock held.
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return &OutputLock{f: f, path: path}, nil
+}
+
+// Unlock releases the lock (the lock file stays; see [LockOutput]).
+func (l *OutputLock) Unlock() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	err := l.f.Close() // closing the last descriptor drops the flock
+	l.f = nil
+	return err
+}
