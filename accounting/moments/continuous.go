@@ -14,24 +14,35 @@ const (
 	// MaxSearchOrder is the largest moment order the continuous search
 	// tries; beyond 10⁴ α is the closed-form bound of [LogMoments].
 	MaxSearchOrder = 0x1p20
-	// searchTol is the width of the final bracket in log λ: near its
-	// optimum the bound changes by O(tol²) relative, below α's own
-	// certified error (about 1e-6 relative), and Delta on a fresh
-	// accountant meets Epsilon's δ to about 1e-10 relative.
-	searchTol = 1e-5
-	// searchMaxIter caps the steps of Brent's method (golden-section steps
-	// alone would need 14 for a bracket of log-width ln 2).
-	searchMaxIter = 40
+	// latticeN is the number of lattice orders per octave of λ: the search
+	// runs over λ_k = 2^(k/latticeN). Between neighbours log λ changes by
+	// ln 2/1024 = 6.8e-4, so the lattice's minimum is above the continuous
+	// one by at most (6.8e-4/2)²/2 = 6e-8 times the bound's curvature in
+	// log λ relative to its value (about 1 for DP-SGD settings), below the
+	// 1e-7 to 1e-6 of α's own certified error; and neighbouring values
+	// differ by far more than α's round-off, so the lattice's values keep
+	// the bound's quasi-convexity.
+	latticeN = 1024
+	// latticeMin and latticeMax are the lattice indices of MinOrder and
+	// MaxSearchOrder.
+	latticeMin = -10 * latticeN
+	latticeMax = 20 * latticeN
+	// goldenStep is the golden-section fraction (3 − √5)/2.
+	goldenStep = 0.3819660112501051
 	// extraCacheSize caps the off-grid composed totals kept per plan and
 	// alphaCacheSize the per-step α kept per (σ, q, λ).
 	extraCacheSize = 4096
 	alphaCacheSize = 4096
-	// maxWinners is how many recent Epsilon orders Delta also tries.
-	maxWinners = 32
 )
 
-// orderValue is a composed log moment α_total(λ) at an order λ.
-type orderValue struct{ lambda, total float64 }
+// latticeOrder returns the lattice order λ_k = 2^(k/latticeN).
+func latticeOrder(k int) float64 { return math.Exp2(float64(k) / latticeN) }
+
+// latticeIndex returns the index of the lattice order nearest to l, within
+// [latticeMin, latticeMax].
+func latticeIndex(l float64) int {
+	return min(max(int(math.Round(math.Log2(l)*latticeN)), latticeMin), latticeMax)
+}
 
 // totalAt returns the composed, rounded-up log moment at order l for the
 // current plan: the grid's value when l is a grid order, else the sum over
@@ -93,16 +104,25 @@ func (s *state) alphaAt(ctx context.Context, sigma, q, l float64) (float64, erro
 }
 
 // minimize returns the smallest f(α_total(λ), λ) over the orders it
-// evaluates and its order (NaN when every value is +Inf): the grid, then,
-// in continuous mode, a bracket around the grid's best order (widened by
-// halving below the grid down to MinOrder and doubling above it up to
-// MaxSearchOrder while f decreases), narrowed by Brent's method on log λ
-// (Brent 1973, ch. 5: parabolic steps, golden-section steps where they
-// fail) to a width of searchTol. The bounds minimised here are
-// quasi-convex in λ (see the package documentation), so the bracket holds
-// the continuous minimum; but only evaluated orders are ever returned, each
-// of which gives a valid bound, and the grid is among them, so the result
-// never exceeds the grid's. NaN values count as +Inf.
+// evaluates and its order (NaN when every value is +Inf). It scans the grid
+// s.orders; in continuous mode it then finds a local minimum of f over the
+// lattice λ_k = 2^(k/latticeN), MinOrder ≤ λ_k ≤ MaxSearchOrder, and
+// returns the smaller of the two. The lattice search keeps a bracket
+// a ≤ c ≤ b of lattice indices with f(c) ≤ f(a), f(b), starting from the
+// grid's best order and its grid neighbours (moved outward while a side
+// is lower), and narrows it by parabolic steps rounded to the lattice,
+// with golden-section steps where those do not shrink the bracket (Brent
+// 1973, ch. 5), until a and b are c's lattice neighbours.
+//
+// The bounds minimised here are quasi-convex in λ (see the package
+// documentation), so on the lattice the local minimum is the lattice's
+// minimum, whatever the starting point: Epsilon and Delta search the same
+// candidates (the grid and the lattice, each value a function of the plan
+// and λ only) and both find their minimum over them, which makes the two
+// mutually inverse up to rounding (Delta(Epsilon(δ)) ≤ δ and
+// Epsilon(Delta(ε)) ≤ ε) and every answer independent of earlier queries.
+// Only evaluated orders are returned, each a valid bound, and the grid is
+// among them, so the result never exceeds the grid's. NaN counts as +Inf.
 func (s *state) minimize(ctx context.Context, f func(total, l float64) float64) (best, bestL float64, err error) {
 	total, err := s.totals(ctx)
 	if err != nil {
@@ -118,7 +138,8 @@ func (s *state) minimize(ctx context.Context, f func(total, l float64) float64) 
 	if !s.continuous || bi < 0 {
 		return best, bestL, nil
 	}
-	eval := func(l float64) (float64, error) {
+	eval := func(k int) (float64, error) {
+		l := latticeOrder(k)
 		t, err := s.totalAt(ctx, l)
 		if err != nil {
 			return 0, err
@@ -127,171 +148,122 @@ func (s *state) minimize(ctx context.Context, f func(total, l float64) float64) 
 		if math.IsNaN(v) {
 			v = math.Inf(1)
 		}
-		if v < best {
-			best, bestL = v, l
-		}
 		return v, nil
 	}
 	n := len(s.orders)
-	c, fc := s.orders[bi], best
-	var lo, hi float64
-	switch {
-	case bi > 0 && bi < n-1:
-		lo, hi = s.orders[bi-1], s.orders[bi+1]
-	case bi == 0:
-		hi = c
-		if n > 1 {
-			hi = s.orders[1]
-		}
-		for {
-			l := math.Max(c/2, MinOrder)
-			if l == c {
-				lo = c
-				break
-			}
-			v, err := eval(l)
-			if err != nil {
-				return 0, math.NaN(), err
-			}
-			if !(v < fc) {
-				lo = l
-				break
-			}
-			hi, c, fc = c, l, v
-		}
-	default: // the largest grid order
-		lo = c
-		if n > 1 {
-			lo = s.orders[n-2]
-		}
-		for {
-			l := math.Min(c*2, MaxSearchOrder)
-			if l == c {
-				hi = c
-				break
-			}
-			v, err := eval(l)
-			if err != nil {
-				return 0, math.NaN(), err
-			}
-			if !(v < fc) {
-				hi = l
-				break
-			}
-			lo, c, fc = c, l, v
+	c := latticeIndex(s.orders[bi])
+	a, b := c-latticeN/8, c+latticeN/8
+	if bi > 0 {
+		a = latticeIndex(s.orders[bi-1])
+	}
+	if bi < n-1 {
+		b = latticeIndex(s.orders[bi+1])
+	}
+	a, b = max(a, latticeMin), min(b, latticeMax)
+	a, b = min(a, c), max(b, c)
+	fc, err := eval(c)
+	if err != nil {
+		return 0, math.NaN(), err
+	}
+	fa, fb := fc, fc
+	if a < c {
+		if fa, err = eval(a); err != nil {
+			return 0, math.NaN(), err
 		}
 	}
-	// Brent's method (parabolic interpolation safeguarded by golden
-	// section) on x = log λ over [a, b], from the bracket's best point.
-	const cgold = 0.3819660112501051
-	const tol1, tol2 = searchTol / 4, searchTol / 2
-	a, b := math.Log(lo), math.Log(hi)
-	x := math.Log(c)
-	w, v := x, x
-	fx, fw, fv := fc, fc, fc
-	var d, e float64
-	for it := 0; it < searchMaxIter; it++ {
+	if b > c {
+		if fb, err = eval(b); err != nil {
+			return 0, math.NaN(), err
+		}
+	}
+	// Move the bracket outward while an end is lower than its middle,
+	// doubling the step.
+	for fa < fc || fb < fc {
+		if fa <= fb { // left
+			d := 2 * (c - a)
+			b, fb, c, fc = c, fc, a, fa
+			if c == latticeMin {
+				a, fa = c, fc
+				break
+			}
+			a = max(c-max(d, 1), latticeMin)
+			if fa, err = eval(a); err != nil {
+				return 0, math.NaN(), err
+			}
+		} else {
+			d := 2 * (b - c)
+			a, fa, c, fc = c, fc, b, fb
+			if c == latticeMax {
+				b, fb = c, fc
+				break
+			}
+			b = min(c+max(d, 1), latticeMax)
+			if fb, err = eval(b); err != nil {
+				return 0, math.NaN(), err
+			}
+		}
+	}
+	// Narrow [a, b] around c to c's lattice neighbours. Every step moves
+	// an end strictly inward, so the loop ends.
+	slow := 0 // parabolic steps in a row that did not halve the bracket
+	for c-a > 1 || b-c > 1 {
 		if err := accounting.Canceled(ctx); err != nil {
 			return 0, math.NaN(), err
 		}
-		xm := 0.5 * (a + b)
-		if math.Abs(x-xm) <= tol2-0.5*(b-a) {
-			break
-		}
-		golden := true
-		if math.Abs(e) > tol1 {
-			r := (x - w) * (fx - fv)
-			q := (x - v) * (fx - fw)
-			p := (x-v)*q - (x-w)*r
-			q = 2 * (q - r)
-			if q > 0 {
-				p = -p
-			}
-			q = math.Abs(q)
-			etemp := e
-			e = d
-			if !math.IsNaN(p) && !math.IsInf(p, 0) && q > 0 && math.Abs(p) < math.Abs(0.5*q*etemp) && p > q*(a-x) && p < q*(b-x) {
-				d = p / q
-				golden = false
-				if u := x + d; u-a < tol2 || b-u < tol2 {
-					d = math.Copysign(tol1, xm-x)
+		u, ok := 0, false
+		if slow < 2 && a < c && c < b && !math.IsInf(fa, 0) && !math.IsInf(fb, 0) && !math.IsInf(fc, 0) {
+			// The vertex of the parabola through the three points.
+			p, q := float64(c-a)*(fc-fb), float64(c-b)*(fc-fa)
+			num := float64(c-a)*p - float64(c-b)*q
+			if den := 2 * (p - q); den != 0 {
+				x := float64(c) - num/den
+				if x > float64(a) && x < float64(b) {
+					u = int(math.Round(x))
+					if u == c {
+						u = c - 1
+						if x >= float64(c) {
+							u = c + 1
+						}
+					}
+					ok = u > a && u < b
 				}
 			}
 		}
-		if golden {
-			if x >= xm {
-				e = a - x
+		if !ok { // golden section in the larger part
+			slow = 0
+			if b-c >= c-a {
+				u = c + int(math.Ceil(goldenStep*float64(b-c)))
 			} else {
-				e = b - x
+				u = c - int(math.Ceil(goldenStep*float64(c-a)))
 			}
-			d = cgold * e
 		}
-		u := x + d
-		if math.Abs(d) < tol1 {
-			u = x + math.Copysign(tol1, d)
-		}
-		fu, err := eval(math.Exp(u))
+		fu, err := eval(u)
 		if err != nil {
 			return 0, math.NaN(), err
 		}
-		if fu <= fx {
-			if u >= x {
-				a = x
+		w := b - a
+		if fu < fc {
+			if u > c {
+				a, fa = c, fc
 			} else {
-				b = x
+				b, fb = c, fc
 			}
-			v, w, x = w, x, u
-			fv, fw, fx = fw, fx, fu
+			c, fc = u, fu
+		} else if u > c {
+			b, fb = u, fu
 		} else {
-			if u < x {
-				a = u
+			a, fa = u, fu
+		}
+		if ok {
+			if 2*(b-a) > w {
+				slow++
 			} else {
-				b = u
-			}
-			if fu <= fw || w == x {
-				v, w = w, u
-				fv, fw = fw, fu
-			} else if fu <= fv || v == x || v == w {
-				v, fv = u, fu
+				slow = 0
 			}
 		}
 	}
-	return best, bestL, nil
-}
-
-// addWinner records an order an Epsilon query returned, with its composed
-// log moment, for Delta to try again: Delta's minimum then never exceeds
-// its value there, which keeps Delta(Epsilon(δ)) ≤ δ exact.
-func (s *state) addWinner(l float64, ctx context.Context) {
-	if !s.continuous || math.IsNaN(l) {
-		return
-	}
-	for _, w := range s.winners {
-		if w.lambda == l {
-			return
-		}
-	}
-	t, err := s.totalAt(ctx, l)
-	if err != nil {
-		return
-	}
-	if len(s.winners) >= maxWinners {
-		s.winners = s.winners[1:]
-	}
-	s.winners = append(s.winners, orderValue{l, t})
-}
-
-// minimizeDelta is minimize for a log δ objective, also trying the
-// recorded Epsilon orders.
-func (s *state) minimizeDelta(ctx context.Context, f func(total, l float64) float64) (best, bestL float64, err error) {
-	best, bestL, err = s.minimize(ctx, f)
-	if err != nil {
-		return
-	}
-	for _, w := range s.winners {
-		if v := f(w.total, w.lambda); v < best {
-			best, bestL = v, w.lambda
-		}
+	if fc < best {
+		best, bestL = fc, latticeOrder(c)
 	}
 	return best, bestL, nil
 }

@@ -71,10 +71,11 @@ func (a *MA) Epsilon(ctx context.Context, delta float64) (float64, error) {
 // Use [MA.AtGridEdge] to see whether the optimum may lie
 // beyond the grid.
 //
-// In the continuous default the minimum is over every real λ: the bound is
-// quasi-convex in λ (its sublevel sets {λ : α(λ) − ελ + log(1/δ) ≤ 0} are
-// intervals because α is convex, Hölder), so a golden-section search on
-// log λ from the grid's best order converges to it; the value returned is
+// In the continuous default the minimum is over the grid and the lattice
+// λ = 2^(k/1024) in [MinOrder, MaxSearchOrder]: the bound is quasi-convex
+// in λ (its sublevel sets {λ : α(λ) − ελ + log(1/δ) ≤ 0} are intervals
+// because α is convex, Hölder), so a bracketing search on the lattice from
+// the grid's best order finds the lattice's minimum; the value returned is
 // always that of an order actually evaluated, never above the grid's.
 func (a *MA) EpsilonAndOrder(ctx context.Context, delta float64) (eps, lambda float64, err error) {
 	if err := accounting.CheckDeltaQuery(delta); err != nil {
@@ -89,11 +90,7 @@ func (a *MA) EpsilonAndOrder(ctx context.Context, delta float64) (eps, lambda fl
 		return math.Inf(1), math.NaN(), nil
 	}
 	if a.s.continuous {
-		eps, lambda, err = maEpsilonSearch(ctx, &a.s, delta)
-		if err == nil {
-			a.s.addWinner(lambda, ctx)
-		}
-		return eps, lambda, err
+		return maEpsilonSearch(ctx, &a.s, delta)
 	}
 	total, err := a.s.totals(ctx)
 	if err != nil {
@@ -149,7 +146,7 @@ func (a *MA) DeltaAndOrder(ctx context.Context, epsilon float64) (delta, lambda 
 		return 0, math.NaN(), nil
 	}
 	if a.s.continuous {
-		logD, l, err := a.s.minimizeDelta(ctx, func(t, l float64) float64 { return maLogDeltaAt(t, l, epsilon) })
+		logD, l, err := a.s.minimize(ctx, func(t, l float64) float64 { return maLogDeltaAt(t, l, epsilon) })
 		if err != nil {
 			return 0, math.NaN(), err
 		}
@@ -171,7 +168,8 @@ func (a *MA) DeltaAndOrder(ctx context.Context, epsilon float64) (delta, lambda 
 func (a *MA) AtGridEdge(lambda float64) bool { return a.s.atEdge(lambda) }
 
 // maEpsilonSearch is MA's ε(δ) in continuous mode, certified against
-// Delta at its order (which Delta also tries afterwards: s.winners).
+// Theorem 2.2's δ at its order: Delta, which searches the same orders for
+// its minimum, is then at most δ.
 func maEpsilonSearch(ctx context.Context, s *state, delta float64) (eps, lambda float64, err error) {
 	logInvDelta := -logmath.Log(delta)
 	eps, lambda, err = s.minimize(ctx, func(t, l float64) float64 { return maEpsAt(t, l, logInvDelta) })

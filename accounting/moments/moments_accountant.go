@@ -17,8 +17,9 @@ import (
 //
 // With continuous set (orders nil) the queries search λ beyond the grid
 // (see minimize): extra holds the composed totals at the off-grid orders
-// met so far for the current plan, alphaCache the per-step α at single
-// orders, and winners the orders recent Epsilon queries returned.
+// met so far for the current plan and alphaCache the per-step α at single
+// orders; both hold values that depend only on the plan and λ, so no
+// answer depends on the queries asked before.
 type state struct {
 	kind       accounting.Kind
 	orders     []float64
@@ -28,7 +29,6 @@ type state struct {
 	continuous bool
 	extra      map[float64]float64
 	alphaCache map[[3]float64]float64
-	winners    []orderValue
 }
 
 // momentCacheSize caps the per-accountant cache of α vectors keyed by
@@ -89,7 +89,7 @@ func (s *state) compose(e accounting.Event, count int) error {
 	if err != nil {
 		return err
 	}
-	s.plan, s.total, s.extra, s.winners = merged, nil, nil, nil
+	s.plan, s.total, s.extra = merged, nil, nil
 	return nil
 }
 

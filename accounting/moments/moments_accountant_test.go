@@ -272,8 +272,9 @@ func TestMomentsErrors(t *testing.T) {
 
 // TestRDPZCDP: a Gaussian with q = 1 and ZCDP{1/(2σ²), 0} have the same RDP
 // curve, and ε matches the conversion formula evaluated directly: on the
-// grid for explicit orders, and at its continuous minimum (a scan of 10⁶
-// Rényi orders) for the default search.
+// grid for explicit orders, and at its minimum over the grid and the
+// lattice 2^(k/1024) for the default search, which is within 6e-8 of the
+// continuous minimum (a scan of 10⁶ Rényi orders).
 func TestRDPZCDP(t *testing.T) {
 	t.Parallel()
 	const sigma, delta = 3.0, 1e-6
@@ -289,15 +290,22 @@ func TestRDPZCDP(t *testing.T) {
 	for i := range 1000000 {
 		cont = math.Min(cont, conv(0.5*math.Pow(1000, float64(i)/1e6)))
 	}
+	lattice := grid
+	for k := -10 * 1024; k <= 20*1024; k++ {
+		lattice = math.Min(lattice, conv(math.Exp2(float64(k)/1024)))
+	}
+	if !(lattice >= cont*(1-1e-12) && lattice <= cont*(1+6e-8)) {
+		t.Errorf("lattice minimum %.17g, continuous %.17g: want within 6e-8 above", lattice, cont)
+	}
 	for _, c := range []struct {
 		orders []float64
 		want   float64
-	}{{DefaultOrders, grid}, {nil, cont}} {
+	}{{DefaultOrders, grid}, {nil, lattice}} {
 		g, z := must(NewRDP(c.orders)), must(NewRDP(c.orders))
 		g.Compose(accounting.Gaussian{NoiseMultiplier: sigma}, 10)
 		z.Compose(accounting.ZCDP{Rho: 1 / (2 * sigma * sigma)}, 10)
 		eg, ez := mustEps(t, g, delta), mustEps(t, z, delta)
-		if relDiff(eg, c.want) > 1e-10 || relDiff(ez, c.want) > 1e-10 { // the search stops at a bracket of 1e-5 in log λ
+		if relDiff(eg, c.want) > 1e-12 || relDiff(ez, c.want) > 1e-12 {
 			t.Errorf("orders %v: ε accounting.Gaussian %.17g, zCDP %.17g, formula %.17g", c.orders == nil, eg, ez, c.want)
 		}
 	}

@@ -80,8 +80,8 @@ func (a *RDP) Epsilon(ctx context.Context, delta float64) (float64, error) {
 // [MA.EpsilonAndOrder]: the conversion is quasi-convex in λ too, since
 // λ·log(λ/(λ+1)) − log(λ+1) is convex, so its sublevel sets
 // {λ : α(λ) + λ log(λ/(λ+1)) − log(λ+1) − log δ ≤ ελ} are intervals.
-// The result is still never above MA's: RDP runs MA's search too (the same
-// deterministic search on the same values) and returns the smaller.
+// The result is still never above MA's: at each order the bound is the
+// smaller of the conversion and MA's.
 func (a *RDP) EpsilonAndOrder(ctx context.Context, delta float64) (eps, lambda float64, err error) {
 	if err := accounting.CheckDeltaQuery(delta); err != nil {
 		return 0, math.NaN(), err
@@ -95,11 +95,7 @@ func (a *RDP) EpsilonAndOrder(ctx context.Context, delta float64) (eps, lambda f
 		return math.Inf(1), math.NaN(), nil
 	}
 	if a.s.continuous {
-		eps, lambda, err = a.epsilonSearch(ctx, delta)
-		if err == nil {
-			a.s.addWinner(lambda, ctx)
-		}
-		return eps, lambda, err
+		return a.epsilonSearch(ctx, delta)
 	}
 	total, err := a.s.totals(ctx)
 	if err != nil {
@@ -150,7 +146,7 @@ func (a *RDP) DeltaAndOrder(ctx context.Context, epsilon float64) (delta, lambda
 		return 0, math.NaN(), nil
 	}
 	if a.s.continuous {
-		logD, l, err := a.s.minimizeDelta(ctx, func(t, l float64) float64 { return rdpLogDeltaAt(t, l, epsilon) })
+		logD, l, err := a.s.minimize(ctx, func(t, l float64) float64 { return rdpLogDeltaAt(t, l, epsilon) })
 		if err != nil {
 			return 0, math.NaN(), err
 		}
@@ -197,31 +193,24 @@ func rdpLogDelta(total, orders []float64, epsilon float64) float64 {
 	return l
 }
 
-// epsilonSearch is EpsilonAndOrder in continuous mode: the conversion's
-// search, certified against Delta at its order, and MA's search
-// (maEpsilonSearch, identical to [MA]'s), whichever is smaller.
+// epsilonSearch is EpsilonAndOrder in continuous mode: one search for the
+// smaller of the conversion and MA's bound at each order (the per-order
+// inverse of rdpLogDeltaAt), certified against rdpLogDeltaAt at its order.
+// Both bounds are evaluated at every order MA's search could meet and the
+// conversion is the smaller at each, so the minimum is never above MA's.
 func (a *RDP) epsilonSearch(ctx context.Context, delta float64) (eps, lambda float64, err error) {
 	s := &a.s
 	logDelta := logmath.Log(delta)
-	eps, lambda, err = s.minimize(ctx, func(t, l float64) float64 { return cksEpsAt(t, l, logDelta) })
+	eps, lambda, err = s.minimize(ctx, func(t, l float64) float64 {
+		return math.Min(cksEpsAt(t, l, logDelta), maEpsAt(t, l, -logDelta))
+	})
+	if err != nil || math.IsNaN(lambda) {
+		return math.Inf(1), lambda, err
+	}
+	t, err := s.totalAt(ctx, lambda)
 	if err != nil {
 		return 0, math.NaN(), err
 	}
-	if !math.IsNaN(lambda) {
-		t, err := s.totalAt(ctx, lambda)
-		if err != nil {
-			return 0, math.NaN(), err
-		}
-		eps = certify(search.RoundUp(math.Max(eps, 0)), delta, func(e float64) float64 { return rdpLogDeltaAt(t, lambda, e) })
-	} else {
-		eps = math.Inf(1)
-	}
-	e, l, err := maEpsilonSearch(ctx, s, delta)
-	if err != nil {
-		return 0, math.NaN(), err
-	}
-	if e < eps {
-		eps, lambda = e, l
-	}
+	eps = certify(search.RoundUp(math.Max(eps, 0)), delta, func(e float64) float64 { return rdpLogDeltaAt(t, lambda, e) })
 	return eps, lambda, nil
 }
