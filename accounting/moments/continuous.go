@@ -24,9 +24,14 @@ const (
 	// the bound's quasi-convexity.
 	latticeN = 1024
 	// latticeMin and latticeMax are the lattice indices of MinOrder and
-	// MaxSearchOrder.
-	latticeMin = -10 * latticeN
-	latticeMax = 20 * latticeN
+	// MaxSearchOrder. latticeSplit is the last lattice index at or below
+	// momentBinomialMax = 10⁴ (2^(13606/1024) = 9999.6): beyond it α is the
+	// closed-form bound λ(λ+1)/(2σ²), which for q < 1 jumps far above the
+	// integrated α, so the bound is quasi-convex on each side but not
+	// across; each side is searched on its own.
+	latticeMin   = -10 * latticeN
+	latticeMax   = 20 * latticeN
+	latticeSplit = 13606
 	// goldenStep is the golden-section fraction (3 − √5)/2.
 	goldenStep = 0.3819660112501051
 	// extraCacheSize caps the off-grid composed totals kept per plan and
@@ -159,21 +164,47 @@ func (s *state) minimize(ctx context.Context, f func(total, l float64) float64) 
 	if bi < n-1 {
 		b = latticeIndex(s.orders[bi+1])
 	}
-	a, b = max(a, latticeMin), min(b, latticeMax)
-	a, b = min(a, c), max(b, c)
-	fc, err := eval(c)
+	c = min(c, latticeSplit)
+	k, v, err := latticeSearch(ctx, eval, latticeMin, latticeSplit, a, c, b)
 	if err != nil {
 		return 0, math.NaN(), err
+	}
+	if v < best {
+		best, bestL = v, latticeOrder(k)
+	}
+	k, v, err = latticeSearch(ctx, eval, latticeSplit+1, latticeMax, latticeSplit+1, latticeSplit+1, latticeSplit+2)
+	if err != nil {
+		return 0, math.NaN(), err
+	}
+	if v < best {
+		best, bestL = v, latticeOrder(k)
+	}
+	return best, bestL, nil
+}
+
+// latticeSearch returns a lattice index in [lo, hi] where eval has a local
+// minimum over the lattice, and its value, starting from the bracket
+// a ≤ c ≤ b (clamped to [lo, hi]). The bracket is moved outward, doubling
+// its step, while an end is lower than c; then narrowed by parabolic steps
+// rounded to the lattice, with golden-section steps where two of those in
+// a row do not halve it (Brent 1973, ch. 5), until a and b are c's
+// neighbours (or c is at lo or hi).
+func latticeSearch(ctx context.Context, eval func(int) (float64, error), lo, hi, a, c, b int) (int, float64, error) {
+	c = min(max(c, lo), hi)
+	a, b = min(max(a, lo), c), max(min(b, hi), c)
+	fc, err := eval(c)
+	if err != nil {
+		return 0, 0, err
 	}
 	fa, fb := fc, fc
 	if a < c {
 		if fa, err = eval(a); err != nil {
-			return 0, math.NaN(), err
+			return 0, 0, err
 		}
 	}
 	if b > c {
 		if fb, err = eval(b); err != nil {
-			return 0, math.NaN(), err
+			return 0, 0, err
 		}
 	}
 	// Move the bracket outward while an end is lower than its middle,
@@ -182,24 +213,24 @@ func (s *state) minimize(ctx context.Context, f func(total, l float64) float64) 
 		if fa <= fb { // left
 			d := 2 * (c - a)
 			b, fb, c, fc = c, fc, a, fa
-			if c == latticeMin {
+			if c == lo {
 				a, fa = c, fc
 				break
 			}
-			a = max(c-max(d, 1), latticeMin)
+			a = max(c-max(d, 1), lo)
 			if fa, err = eval(a); err != nil {
-				return 0, math.NaN(), err
+				return 0, 0, err
 			}
 		} else {
 			d := 2 * (b - c)
 			a, fa, c, fc = c, fc, b, fb
-			if c == latticeMax {
+			if c == hi {
 				b, fb = c, fc
 				break
 			}
-			b = min(c+max(d, 1), latticeMax)
+			b = min(c+max(d, 1), hi)
 			if fb, err = eval(b); err != nil {
-				return 0, math.NaN(), err
+				return 0, 0, err
 			}
 		}
 	}
@@ -208,7 +239,7 @@ func (s *state) minimize(ctx context.Context, f func(total, l float64) float64) 
 	slow := 0 // parabolic steps in a row that did not halve the bracket
 	for c-a > 1 || b-c > 1 {
 		if err := accounting.Canceled(ctx); err != nil {
-			return 0, math.NaN(), err
+			return 0, 0, err
 		}
 		u, ok := 0, false
 		if slow < 2 && a < c && c < b && !math.IsInf(fa, 0) && !math.IsInf(fb, 0) && !math.IsInf(fc, 0) {
@@ -239,7 +270,7 @@ func (s *state) minimize(ctx context.Context, f func(total, l float64) float64) 
 		}
 		fu, err := eval(u)
 		if err != nil {
-			return 0, math.NaN(), err
+			return 0, 0, err
 		}
 		w := b - a
 		if fu < fc {
@@ -262,10 +293,7 @@ func (s *state) minimize(ctx context.Context, f func(total, l float64) float64) 
 			}
 		}
 	}
-	if fc < best {
-		best, bestL = fc, latticeOrder(c)
-	}
-	return best, bestL, nil
+	return c, fc, nil
 }
 
 // maEpsAt is Theorem 2.2's ε at one order (before the final rounding up).

@@ -261,3 +261,16 @@ func TestRDPOrdersTable(t *testing.T) {
 	fmt.Fprintf(&b, "\nlargest continuous / best grid: %.9f\n", worst)
 	t.Log("\n" + b.String())
 }
+
+// TestLatticeSplit: the lattice's last order at or below 10⁴ is where
+// LogMoments switches from the integrator to the closed-form bound (the
+// split searched on each side separately), and the lattice ends at MinOrder
+// and MaxSearchOrder.
+func TestLatticeSplit(t *testing.T) {
+	if l, next := moments.LatticeOrder(moments.LatticeSplit), moments.LatticeOrder(moments.LatticeSplit+1); !(l <= 1e4 && next > 1e4) {
+		t.Errorf("lattice orders around the split: %v, %v; want ≤ 1e4 < next", l, next)
+	}
+	if lo, hi := moments.LatticeOrder(moments.LatticeMin), moments.LatticeOrder(moments.LatticeMax); lo != moments.MinOrder || hi != moments.MaxSearchOrder {
+		t.Errorf("lattice ends %v, %v; want %v, %v", lo, hi, moments.MinOrder, moments.MaxSearchOrder)
+	}
+}
