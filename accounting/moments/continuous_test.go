@@ -6,12 +6,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/moments"
-	"github.com/dpcalc/dpcalc/accounting/pld"
+	"github.com/dpcalc/dpcalc/calibrate"
+	"github.com/dpcalc/dpcalc/internal/testref"
 )
 
 // Moment orders λ = α − 1 of the peers' default Rényi order grids (issue
@@ -134,82 +136,93 @@ func TestContinuousNotAboveGrids(t *testing.T) {
 	t.Logf("continuous ε below the grid's by > 1e-6 relative in %d of %d cases", better, 2*n)
 }
 
-// calibrate returns the smallest σ (to 1e-6 relative) with ε(δ) ≤ target
-// for T steps at rate q, by bisection on log σ over [1e-2, 1e6] (ε is
-// decreasing in σ); +Inf if even 1e6 does not reach it.
-func calibrate(t testing.TB, k epsKind, q float64, steps int, target, delta float64) float64 {
-	lo, hi := 1e-2, 1e6
-	if epsOf(t, k, nil, accounting.SubsampledGaussian(hi, q, steps), delta) > target {
-		return math.Inf(1)
-	}
-	for hi/lo > 1+1e-6 {
-		mid := math.Sqrt(lo * hi)
-		if epsOf(t, k, nil, accounting.SubsampledGaussian(mid, q, steps), delta) > target {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return hi
-}
-
-// TestIssue11Examples pins the examples of issue 11, §1, at δ = 1e-5.
-// Before the continuous search: ε = 2050 (Opacus 79.05, dp_accounting
-// 79.40); σ = 0.343 (Opacus 0.253); σ = 46.2 at λ = 256 (pld 13.35); no σ
-// up to 1e6 (pld 12,215). Measured with it: ε = 78.37, σ = 0.2517 (λ =
-// 0.32, Rényi order 1.32), σ = 14.99 (λ = 479), σ = 14,425 (λ = 4994).
+// TestIssue11Examples pins the examples of issue 11, §1 (δ = 1e-5, the
+// default rdp), against testdata/moments/issue11_examples.csv: rdp's
+// lattice minimum with α integrated by mpmath (gen_examples.py). At each
+// row the accountant picks the reference's lattice order, and its ε is at
+// or above the reference (α is rounded up) by at most 1e-6 relative (α's
+// certified error). The σ rows bracket the calibrated σ: the reference ε
+// at σ_lo is above the target, so calibrate.Sigma (sound) must return
+// more than σ_lo, and at σ_hi below it, so it must return at most σ_hi
+// (to its tolerance 1e-6). Before the continuous search (DefaultOrders,
+// λ ≤ 256): ε = 2050.17 (Opacus 79.05, dp_accounting 79.40); σ = 0.343056
+// (Opacus 0.253); σ = 46.2204 at λ = 256 (pld 13.35); no σ up to 1e6
+// (pld 12,215).
 func TestIssue11Examples(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	const delta = 1e-5
-	rdp := kinds[1]
-
-	// eps --sigma 0.3 --q 0.01 --steps 1000
-	e := accounting.SubsampledGaussian(0.3, 0.01, 1000)
-	got := epsOf(t, rdp, nil, e, delta)
-	p, err := pld.New(pld.Options{})
-	if err != nil {
-		t.Fatal(err)
+	rows := testref.CSV(t, "moments/issue11_examples.csv")
+	if len(rows) != 8 {
+		t.Fatalf("issue11_examples.csv: %d rows, want a header and 7", len(rows))
 	}
-	if err := p.Compose(e, 1); err != nil {
-		t.Fatal(err)
+	f := func(s string) float64 {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
 	}
-	lower, upper, err := p.EpsilonBounds(ctx, delta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("σ=0.3 q=0.01 T=1000: rdp ε = %.6g (grid %.6g), pld [%.6g, %.6g]", got, epsOf(t, rdp, moments.DefaultOrders, e, delta), lower, upper)
-	// Measured 78.3747 (at 2026-11-23): below Opacus' 79.05 and, soundly,
-	// above pld's certified lower bound 69.79.
-	if !(got <= 79.05) || !(got >= lower) {
-		t.Errorf("σ=0.3 q=0.01 T=1000: rdp ε = %g, want in [pld lower %g, Opacus' 79.05]", got, lower)
-	}
-
-	for _, c := range []struct {
-		name         string
-		eps, q       float64
-		steps        int
-		maxSigma     float64 // Opacus' σ, or the measured σ (2026-11-23) + 1.5%
-		pldSigma     float64 // pld's σ from the issue: RDP cannot go below it
-		minOrderSeen float64
-	}{
-		{"sigma --eps 50 --q 0.01 --steps 100", 50, 0.01, 100, 0.253, 0, 0},
-		{"sigma --eps 0.02 --q 0.01 --epochs 1", 0.02, 0.01, 100, 14.989 * 1.015, 13.35, 256},
-		{"sigma --eps 0.001 --q 0.5 --epochs 100", 0.001, 0.5, 200, 14424.7 * 1.015, 12215, 256},
-	} {
-		s := calibrate(t, rdp, c.q, c.steps, c.eps, delta)
-		a, _ := moments.NewRDP(nil)
-		a.Compose(accounting.SubsampledGaussian(s, c.q, c.steps), 1)
+	sigmaAt := map[string][2]float64{}
+	for _, r := range rows[1:] {
+		name, sigma, q, steps, k, ref := r[0], f(r[1]), f(r[2]), int(f(r[3])), int(f(r[5])), f(r[7])
+		e := accounting.SubsampledGaussian(sigma, q, steps)
+		a, err := moments.NewRDP(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Compose(e, 1); err != nil {
+			t.Fatal(err)
+		}
 		eps, lambda, err := a.EpsilonAndOrder(ctx, delta)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%s: σ = %.6g, ε = %.6g at λ = %.6g", c.name, s, eps, lambda)
-		if !(s <= c.maxSigma) || s < c.pldSigma*(1-1e-3) || eps > c.eps {
-			t.Errorf("%s: σ = %g (ε %g), want in [%g, %g]", c.name, s, eps, c.pldSigma, c.maxSigma)
+		grid := epsOf(t, kinds[1], moments.DefaultOrders, e, delta)
+		t.Logf("%s (σ = %g): ε = %.9g at λ = %.6g, reference %.9g (relative %.2g); DefaultOrders %.6g", name, sigma, eps, lambda, ref, eps/ref-1, grid)
+		if got := int(math.Round(math.Log2(lambda) * 1024)); got != k {
+			t.Errorf("%s: λ = %g is lattice index %d, reference %d", name, lambda, got, k)
 		}
-		if !(lambda > c.minOrderSeen) {
-			t.Errorf("%s: λ = %g, want above %g", c.name, lambda, c.minOrderSeen)
+		if !(eps >= ref && eps <= ref*(1+1e-6)) {
+			t.Errorf("%s: ε = %.17g, reference %.17g: want within [ref, ref·(1+1e-6)]", name, eps, ref)
+		}
+		if !(eps < grid) {
+			t.Errorf("%s: ε = %g not below DefaultOrders' %g", name, eps, grid)
+		}
+		if base, side, ok := strings.Cut(name, ": "); ok {
+			b := sigmaAt[base]
+			b[map[string]int{"lo": 0, "hi": 1}[side]] = sigma
+			sigmaAt[base] = b
+		}
+	}
+	if e := f(rows[1][7]); !(e < 79.05) {
+		t.Errorf("σ = 0.3: reference ε %g not below Opacus' 79.05", e)
+	}
+	for _, c := range []struct {
+		name   string
+		eps, q float64
+		steps  int
+		peer   float64 // Opacus' σ where the issue gives it, else pld's (from below)
+	}{
+		{"sigma --eps 50 --q 0.01 --steps 100", 50, 0.01, 100, 0.253},
+		{"sigma --eps 0.02 --q 0.01 --epochs 1", 0.02, 0.01, 100, 13.35},
+		{"sigma --eps 0.001 --q 0.5 --epochs 100", 0.001, 0.5, 200, 12215},
+	} {
+		b := sigmaAt[c.name]
+		res, err := calibrate.Sigma(ctx, func() (accounting.Method, error) { return moments.NewRDP(nil) },
+			calibrate.Training{SamplingRate: c.q, Steps: c.steps}, c.eps, delta, calibrate.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		t.Logf("%s: σ = %.6g (ε %.6g), reference bracket [%g, %g]", c.name, res.X, res.Value, b[0], b[1])
+		if !(res.X > b[0] && res.X <= b[1]*(1+1e-6)) {
+			t.Errorf("%s: σ = %.9g, want in (%g, %g]", c.name, res.X, b[0], b[1])
+		}
+		if c.peer < 1 && !(res.X < c.peer) {
+			t.Errorf("%s: σ = %g not below Opacus' %g", c.name, res.X, c.peer)
+		}
+		if c.peer > 1 && !(res.X > c.peer) {
+			t.Errorf("%s: σ = %g below pld's %g, which rdp cannot beat", c.name, res.X, c.peer)
 		}
 	}
 }

@@ -94,14 +94,15 @@ def binomial_e2(s, q, lam):
                    for k in range(a + 1))
 
 
-frac = sys.argv[1:] == ["fractional"]
-print("# sigma,q,lambda,logE1,logE2,alpha  (mpmath %s, mp.dps=60, gen_reference.py%s)"
-      % (mp.__version__, " fractional" if frac else ""))
-for s, q, lam in (CASES_FRACTIONAL if frac else CASES):
-    E1, E2 = moments(s, q, lam)
-    if lam == int(lam):
-        b = binomial_e2(s, q, lam)
-        if abs(b - E2) > abs(b - 1) * mp.mpf(10) ** -30 + mp.mpf(10) ** -50:
-            sys.exit("binomial mismatch at %s %s %s: %s vs %s" % (s, q, lam, b, E2))
-    l1, l2 = mp.log(E1), mp.log(E2)
-    print("%r,%r,%r,%s,%s,%s" % (s, q, lam, mp.nstr(l1, 25), mp.nstr(l2, 25), mp.nstr(max(l1, l2), 25)))
+if __name__ == "__main__":
+    frac = sys.argv[1:] == ["fractional"]
+    print("# sigma,q,lambda,logE1,logE2,alpha  (mpmath %s, mp.dps=60, gen_reference.py%s)"
+          % (mp.__version__, " fractional" if frac else ""))
+    for s, q, lam in (CASES_FRACTIONAL if frac else CASES):
+        E1, E2 = moments(s, q, lam)
+        if lam == int(lam):
+            b = binomial_e2(s, q, lam)
+            if abs(b - E2) > abs(b - 1) * mp.mpf(10) ** -30 + mp.mpf(10) ** -50:
+                sys.exit("binomial mismatch at %s %s %s: %s vs %s" % (s, q, lam, b, E2))
+        l1, l2 = mp.log(E1), mp.log(E2)
+        print("%r,%r,%r,%s,%s,%s" % (s, q, lam, mp.nstr(l1, 25), mp.nstr(l2, 25), mp.nstr(max(l1, l2), 25)))
