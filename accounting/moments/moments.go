@@ -126,12 +126,13 @@ func logMoments(ctx context.Context, sigma, q float64, lambdas []float64) ([]Mom
 		return nil, err
 	}
 	maxL := 1.0 // the largest order the integrator serves
+	anySmall := false
 	for _, l := range lambdas {
 		if err := accounting.CheckOrder(l, MinOrder); err != nil {
 			return nil, err
 		}
 		if l <= momentBinomialMax {
-			maxL = math.Max(maxL, l)
+			maxL, anySmall = math.Max(maxL, l), true
 		}
 	}
 	out := make([]Moment, len(lambdas))
@@ -144,7 +145,7 @@ func logMoments(ctx context.Context, sigma, q float64, lambdas []float64) ([]Mom
 	}
 	tiny := 2*logmath.Log(q) + math.Log(maxL) + math.Log1p(maxL) - math.Ln2 - 2*math.Log(sigma)
 	var g *momentGrid
-	if sigma <= momentSigmaMax && tiny >= momentTinyLog {
+	if anySmall && sigma <= momentSigmaMax && tiny >= momentTinyLog {
 		g = newMomentGrid(sigma, q, maxL)
 	}
 	if g == nil {
