@@ -32,6 +32,9 @@ const (
 	latticeMin   = -10 * latticeN
 	latticeMax   = 20 * latticeN
 	latticeSplit = 13606
+	// latticeStart is the half-width, in lattice steps (1.1% in λ), of
+	// the search's first bracket around its starting guess.
+	latticeStart = 16
 	// goldenStep is the golden-section fraction (3 − √5)/2.
 	goldenStep = 0.3819660112501051
 	// extraCacheSize caps the off-grid composed totals kept per plan and
@@ -96,11 +99,14 @@ func (s *state) alphaAt(ctx context.Context, sigma, q, l float64) (float64, erro
 	if err := accounting.Canceled(ctx); err != nil {
 		return 0, err
 	}
-	ms, err := logMoments(ctx, sigma, q, []float64{l})
+	if s.grids == nil {
+		s.grids = make(map[[3]float64]*momentGrid)
+	}
+	m, err := logMomentOne(ctx, sigma, q, l, s.grids)
 	if err != nil {
 		return 0, err
 	}
-	a := ms[0].Upper()
+	a := m.Upper()
 	if s.alphaCache == nil || len(s.alphaCache) >= alphaCacheSize {
 		s.alphaCache = make(map[[3]float64]float64)
 	}
@@ -155,17 +161,23 @@ func (s *state) minimize(ctx context.Context, f func(total, l float64) float64) 
 		}
 		return v, nil
 	}
-	n := len(s.orders)
+	// Start from the vertex of the parabola in log λ through the grid's
+	// best order and its neighbours, with a bracket of ±latticeStart
+	// lattice steps; the start only decides how fast the search ends, not
+	// where.
 	c := latticeIndex(s.orders[bi])
-	a, b := c-latticeN/8, c+latticeN/8
-	if bi > 0 {
-		a = latticeIndex(s.orders[bi-1])
-	}
-	if bi < n-1 {
-		b = latticeIndex(s.orders[bi+1])
+	if n := len(s.orders); bi > 0 && bi < n-1 {
+		x0, x1, x2 := math.Log(s.orders[bi-1]), math.Log(s.orders[bi]), math.Log(s.orders[bi+1])
+		f0, f1, f2 := f(total[bi-1], s.orders[bi-1]), best, f(total[bi+1], s.orders[bi+1])
+		p, q := (x1-x0)*(f1-f2), (x1-x2)*(f1-f0)
+		if den := 2 * (p - q); den != 0 && !math.IsInf(f0, 0) && !math.IsInf(f2, 0) {
+			if x := x1 - ((x1-x0)*p-(x1-x2)*q)/den; x > x0 && x < x2 {
+				c = latticeIndex(math.Exp(x))
+			}
+		}
 	}
 	c = min(c, latticeSplit)
-	k, v, err := latticeSearch(ctx, eval, latticeMin, latticeSplit, a, c, b)
+	k, v, err := latticeSearch(ctx, eval, latticeMin, latticeSplit, c-latticeStart, c, c+latticeStart)
 	if err != nil {
 		return 0, math.NaN(), err
 	}
@@ -207,11 +219,17 @@ func latticeSearch(ctx context.Context, eval func(int) (float64, error), lo, hi,
 			return 0, 0, err
 		}
 	}
-	// Move the bracket outward while an end is lower than its middle,
-	// doubling the step.
+	// Move the bracket outward while an end is lower than its middle: past
+	// the vertex of the parabola through the three points (by half the
+	// distance again) where it lies beyond, else doubling the step; at
+	// most 64 times the last step.
 	for fa < fc || fb < fc {
+		x, convex := vertex(a, c, b, fa, fc, fb)
 		if fa <= fb { // left
 			d := 2 * (c - a)
+			if convex && x < float64(a) {
+				d = min(max(d, int(math.Ceil(1.5*(float64(a)-x)))), 64*(c-a))
+			}
 			b, fb, c, fc = c, fc, a, fa
 			if c == lo {
 				a, fa = c, fc
@@ -223,6 +241,9 @@ func latticeSearch(ctx context.Context, eval func(int) (float64, error), lo, hi,
 			}
 		} else {
 			d := 2 * (b - c)
+			if convex && x > float64(b) {
+				d = min(max(d, int(math.Ceil(1.5*(x-float64(b))))), 64*(b-c))
+			}
 			a, fa, c, fc = c, fc, b, fb
 			if c == hi {
 				b, fb = c, fc
@@ -251,8 +272,10 @@ func latticeSearch(ctx context.Context, eval func(int) (float64, error), lo, hi,
 				if x > float64(a) && x < float64(b) {
 					u = int(math.Round(x))
 					if u == c {
+						// c's neighbour on the vertex's side, or the other
+						// one if that side is done.
 						u = c - 1
-						if x >= float64(c) {
+						if (x >= float64(c) && b > c+1) || c-a == 1 {
 							u = c + 1
 						}
 					}
@@ -294,6 +317,21 @@ func latticeSearch(ctx context.Context, eval func(int) (float64, error), lo, hi,
 		}
 	}
 	return c, fc, nil
+}
+
+// vertex returns the abscissa of the vertex of the parabola through
+// (a, fa), (c, fc), (b, fb), a < c < b, and whether the parabola is convex
+// (false when the points are not distinct or a value is not finite).
+func vertex(a, c, b int, fa, fc, fb float64) (x float64, convex bool) {
+	if !(a < c && c < b) || math.IsInf(fa, 0) || math.IsInf(fc, 0) || math.IsInf(fb, 0) {
+		return 0, false
+	}
+	s01 := (fc - fa) / float64(c-a)
+	k := ((fb-fc)/float64(b-c) - s01) / float64(b-a)
+	if !(k > 0) {
+		return 0, false
+	}
+	return float64(a+c)/2 - s01/(2*k), true
 }
 
 // maEpsAt is Theorem 2.2's ε at one order (before the final rounding up).

@@ -3,6 +3,7 @@ package moments
 import (
 	"context"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/dpcalc/dpcalc/accounting"
@@ -179,6 +180,62 @@ func logMoments(ctx context.Context, sigma, q float64, lambdas []float64) ([]Mom
 		out[i] = ms[j]
 	}
 	return out, nil
+}
+
+// gridCacheSize caps the initial partitions kept by logMomentOne.
+const gridCacheSize = 64
+
+// logMomentOne is logMoments for the single order l (a valid σ, q and
+// order), with the partition laid out for the top of l's octave, 2^⌈log2 l⌉
+// (at least 1, at most 10⁴), instead of for l itself: every order of an
+// octave starts from the same partition, which is built once per (σ, q,
+// octave) and kept in grids (a copy is refined for each order). The value
+// depends on σ, q and l only. The continuous order search evaluates orders
+// one at a time through it.
+func logMomentOne(ctx context.Context, sigma, q, l float64, grids map[[3]float64]*momentGrid) (Moment, error) {
+	if q == 1 || l > momentBinomialMax {
+		ms, err := logMoments(ctx, sigma, q, []float64{l})
+		if err != nil {
+			return Moment{}, err
+		}
+		return ms[0], nil
+	}
+	top := math.Min(math.Max(1, math.Exp2(math.Ceil(math.Log2(l)))), momentBinomialMax)
+	tiny := 2*logmath.Log(q) + math.Log(top) + math.Log1p(top) - math.Ln2 - 2*math.Log(sigma)
+	if sigma > momentSigmaMax || tiny < momentTinyLog {
+		return boundMoment(sigma, q, l), nil
+	}
+	key := [3]float64{sigma, q, top}
+	base, ok := grids[key]
+	if !ok {
+		if err := accounting.Canceled(ctx); err != nil {
+			return Moment{}, err
+		}
+		base = newMomentGrid(sigma, q, top)
+		if len(grids) >= gridCacheSize {
+			clear(grids)
+		}
+		grids[key] = base
+	}
+	if base == nil {
+		return boundMoment(sigma, q, l), nil
+	}
+	out := make([]Moment, 1)
+	if err := base.clone().moments(ctx, []float64{l}, out); err != nil {
+		return Moment{}, err
+	}
+	return out[0], nil
+}
+
+// clone returns a copy of g that can be refined without changing g.
+func (g *momentGrid) clone() *momentGrid {
+	c := *g
+	c.panels = slices.Clone(g.panels)
+	c.logphi, c.phi = slices.Clone(g.logphi), slices.Clone(g.phi)
+	c.r, c.lr, c.d = slices.Clone(g.r), slices.Clone(g.lr), slices.Clone(g.d)
+	c.wk, c.wg = slices.Clone(g.wk), slices.Clone(g.wg)
+	c.ub, c.perr = nil, nil
+	return &c
 }
 
 // LogMoment returns the [Moment] at a single order λ; see [LogMoments].

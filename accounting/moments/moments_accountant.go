@@ -29,6 +29,7 @@ type state struct {
 	continuous bool
 	extra      map[float64]float64
 	alphaCache map[[3]float64]float64
+	grids      map[[3]float64]*momentGrid // logMomentOne's partitions
 }
 
 // momentCacheSize caps the per-accountant cache of α vectors keyed by

@@ -72,11 +72,16 @@ func TestLogMomentsReference(t *testing.T) {
 		file string
 		min  int
 	}{{"moments/reference.csv", 30}, {"moments/reference_fractional.csv", 20}} {
-		t.Run(c.file, func(t *testing.T) { checkMomentsReference(t, c.file, c.min) })
+		t.Run(c.file, func(t *testing.T) { checkMomentsReference(t, c.file, c.min, LogMoment) })
+		// The continuous search's path: one order, the partition laid out
+		// for its octave and shared through the cache.
+		grids := make(map[[3]float64]*momentGrid)
+		one := func(sigma, q, l float64) (Moment, error) { return logMomentOne(t.Context(), sigma, q, l, grids) }
+		t.Run(c.file+"/one", func(t *testing.T) { checkMomentsReference(t, c.file, c.min, one) })
 	}
 }
 
-func checkMomentsReference(t *testing.T, file string, minRows int) {
+func checkMomentsReference(t *testing.T, file string, minRows int, logMoment func(sigma, q, l float64) (Moment, error)) {
 	f, err := os.Open(testref.Path(file))
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +101,7 @@ func checkMomentsReference(t *testing.T, file string, minRows int) {
 				t.Fatalf("%q: %v", line, err)
 			}
 		}
-		m, err := LogMoment(v[0], v[1], v[2])
+		m, err := logMoment(v[0], v[1], v[2])
 		if err != nil {
 			t.Fatal(err)
 		}
