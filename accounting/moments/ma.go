@@ -26,9 +26,11 @@ type MA struct {
 	s state
 }
 
-// NewMA returns a moments accountant over the moment orders λ (nil selects
-// [DefaultOrders]). It returns a *accounting.ParamError if an order is not
-// finite or below 1, or if orders is empty but not nil.
+// NewMA returns a moments accountant over the moment orders λ. With orders
+// nil it minimises over every real λ in [MinOrder, MaxSearchOrder] instead
+// (starting from [DefaultOrders]; see [MA.EpsilonAndOrder]). It returns a
+// *accounting.ParamError if an order is not finite or below [MinOrder], or
+// if orders is empty but not nil.
 func NewMA(orders []float64) (*MA, error) {
 	s, err := newState(accounting.KindMA, orders)
 	if err != nil {
@@ -46,7 +48,8 @@ func (a *MA) UpperBound() {}
 // Supports accepts Gaussian steps, unsampled or Poisson-sampled.
 func (a *MA) Supports(s accounting.Step) error { return a.s.supports(s) }
 
-// Orders returns a copy of the accountant's moment orders, ascending.
+// Orders returns a copy of the accountant's moment orders, ascending (for
+// the continuous default, the starting grid [DefaultOrders]).
 func (a *MA) Orders() []float64 { return append([]float64(nil), a.s.orders...) }
 
 // Compose adds count adaptive repetitions of e. It validates the whole
@@ -67,6 +70,13 @@ func (a *MA) Epsilon(ctx context.Context, delta float64) (float64, error) {
 // been composed). δ = 0 gives +Inf unless nothing private was composed.
 // Use [MA.AtGridEdge] to see whether the optimum may lie
 // beyond the grid.
+//
+// In the continuous default the minimum is over the grid and the lattice
+// λ = 2^(k/1024) in [MinOrder, MaxSearchOrder]: the bound is quasi-convex
+// in λ (its sublevel sets {λ : α(λ) − ελ + log(1/δ) ≤ 0} are intervals
+// because α is convex, Hölder), so a bracketing search on the lattice from
+// the grid's best order finds the lattice's minimum; the value returned is
+// always that of an order actually evaluated, never above the grid's.
 func (a *MA) EpsilonAndOrder(ctx context.Context, delta float64) (eps, lambda float64, err error) {
 	if err := accounting.CheckDeltaQuery(delta); err != nil {
 		return 0, math.NaN(), err
@@ -78,6 +88,9 @@ func (a *MA) EpsilonAndOrder(ctx context.Context, delta float64) (eps, lambda fl
 		return 0, math.NaN(), nil
 	case delta == 0:
 		return math.Inf(1), math.NaN(), nil
+	}
+	if a.s.continuous {
+		return maEpsilonSearch(ctx, &a.s, delta)
 	}
 	total, err := a.s.totals(ctx)
 	if err != nil {
@@ -132,6 +145,16 @@ func (a *MA) DeltaAndOrder(ctx context.Context, epsilon float64) (delta, lambda 
 	case a.s.plan.Empty() || math.IsInf(epsilon, 1):
 		return 0, math.NaN(), nil
 	}
+	if a.s.continuous {
+		logD, l, err := a.s.minimize(ctx, func(t, l float64) float64 { return maLogDeltaAt(t, l, epsilon) })
+		if err != nil {
+			return 0, math.NaN(), err
+		}
+		if !(logD < 0) {
+			return 1, math.NaN(), nil
+		}
+		return finishDelta(logD), l, nil
+	}
 	total, err := a.s.totals(ctx)
 	if err != nil {
 		return 0, math.NaN(), err
@@ -143,3 +166,20 @@ func (a *MA) DeltaAndOrder(ctx context.Context, epsilon float64) (delta, lambda 
 // AtGridEdge reports whether lambda is the smallest or the largest order of
 // the grid: an optimum there may improve with a wider grid.
 func (a *MA) AtGridEdge(lambda float64) bool { return a.s.atEdge(lambda) }
+
+// maEpsilonSearch is MA's ε(δ) in continuous mode, certified against
+// Theorem 2.2's δ at its order: Delta, which searches the same orders for
+// its minimum, is then at most δ.
+func maEpsilonSearch(ctx context.Context, s *state, delta float64) (eps, lambda float64, err error) {
+	logInvDelta := -logmath.Log(delta)
+	eps, lambda, err = s.minimize(ctx, func(t, l float64) float64 { return maEpsAt(t, l, logInvDelta) })
+	if err != nil || math.IsNaN(lambda) {
+		return math.Inf(1), lambda, err
+	}
+	t, err := s.totalAt(ctx, lambda)
+	if err != nil {
+		return 0, math.NaN(), err
+	}
+	eps = certify(search.RoundUp(eps), delta, func(e float64) float64 { return maLogDeltaAt(t, lambda, e) })
+	return eps, lambda, nil
+}

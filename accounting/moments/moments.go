@@ -3,6 +3,7 @@ package moments
 import (
 	"context"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/dpcalc/dpcalc/accounting"
@@ -16,7 +17,7 @@ import (
 // step of the Poisson-subsampled Gaussian mechanism at moment order Lambda
 // (Abadi et al. 2016, §3.2, eqs. 3–4).
 type Moment struct {
-	// Lambda is the moment order λ ≥ 1 (Rényi order λ+1).
+	// Lambda is the moment order λ ≥ [MinOrder] (Rényi order λ+1).
 	Lambda float64
 	// LogE1 is log E1 = log E_{z∼μ0}[(μ0(z)/μ(z))^λ] (eq. 3).
 	LogE1 float64
@@ -67,8 +68,11 @@ const (
 
 // LogMoments returns α(λ) = log max(E1, E2) of Abadi et al. (2016) §3.2,
 // eqs. 3–4, for the sampled Gaussian mechanism with noise multiplier sigma
-// and sampling rate q, at every real order λ ≥ 1 in lambdas, each with an
-// error bound.
+// and sampling rate q, at every real order λ ≥ [MinOrder] in lambdas, each
+// with an error bound. Orders below 1 (Rényi orders in (1, 2); Mironov,
+// Talwar, Zhang 2019, §3.3) use the same integrals: for b = −λ ∈ (−1, 0)
+// and b = λ+1 ∈ (1, 2), (1+r)^b is convex, so the integrand is ≥ 0, and the
+// Taylor and tail bounds below hold for every real b.
 //
 // E1 and E2 are integrated numerically as E−1 = E_{z∼μ0}[(1+r)^b − 1 − b·r]
 // with r = μ(z)/μ0(z) − 1 = q·expm1((2z−1)/(2σ²)), b = −λ for E1 and b = λ+1
@@ -94,6 +98,11 @@ func LogMoments(sigma, q float64, lambdas []float64) ([]Moment, error) {
 	return logMoments(context.Background(), sigma, q, lambdas)
 }
 
+// MinOrder is the smallest moment order λ that [LogMoments] and the
+// accountants accept (Rényi order 1 + 2⁻¹⁰). Below it the conversions to
+// (ε, δ) divide log(1/δ) by λ and give no useful bound.
+const MinOrder = 0x1p-10
+
 // The switches between the integrator and the closed-form bounds.
 const (
 	// momentSigmaMax: above it, every order is bounded in closed form.
@@ -118,12 +127,13 @@ func logMoments(ctx context.Context, sigma, q float64, lambdas []float64) ([]Mom
 		return nil, err
 	}
 	maxL := 1.0 // the largest order the integrator serves
+	anySmall := false
 	for _, l := range lambdas {
-		if err := accounting.CheckOrder(l, 1); err != nil {
+		if err := accounting.CheckOrder(l, MinOrder); err != nil {
 			return nil, err
 		}
 		if l <= momentBinomialMax {
-			maxL = math.Max(maxL, l)
+			maxL, anySmall = math.Max(maxL, l), true
 		}
 	}
 	out := make([]Moment, len(lambdas))
@@ -136,7 +146,7 @@ func logMoments(ctx context.Context, sigma, q float64, lambdas []float64) ([]Mom
 	}
 	tiny := 2*logmath.Log(q) + math.Log(maxL) + math.Log1p(maxL) - math.Ln2 - 2*math.Log(sigma)
 	var g *momentGrid
-	if sigma <= momentSigmaMax && tiny >= momentTinyLog {
+	if anySmall && sigma <= momentSigmaMax && tiny >= momentTinyLog {
 		g = newMomentGrid(sigma, q, maxL)
 	}
 	if g == nil {
@@ -170,6 +180,62 @@ func logMoments(ctx context.Context, sigma, q float64, lambdas []float64) ([]Mom
 		out[i] = ms[j]
 	}
 	return out, nil
+}
+
+// gridCacheSize caps the initial partitions kept by logMomentOne.
+const gridCacheSize = 64
+
+// logMomentOne is logMoments for the single order l (a valid σ, q and
+// order), with the partition laid out for the top of l's octave, 2^⌈log2 l⌉
+// (at least 1, at most 10⁴), instead of for l itself: every order of an
+// octave starts from the same partition, which is built once per (σ, q,
+// octave) and kept in grids (a copy is refined for each order). The value
+// depends on σ, q and l only. The continuous order search evaluates orders
+// one at a time through it.
+func logMomentOne(ctx context.Context, sigma, q, l float64, grids map[[3]float64]*momentGrid) (Moment, error) {
+	if q == 1 || l > momentBinomialMax {
+		ms, err := logMoments(ctx, sigma, q, []float64{l})
+		if err != nil {
+			return Moment{}, err
+		}
+		return ms[0], nil
+	}
+	top := math.Min(math.Max(1, math.Exp2(math.Ceil(math.Log2(l)))), momentBinomialMax)
+	tiny := 2*logmath.Log(q) + math.Log(top) + math.Log1p(top) - math.Ln2 - 2*math.Log(sigma)
+	if sigma > momentSigmaMax || tiny < momentTinyLog {
+		return boundMoment(sigma, q, l), nil
+	}
+	key := [3]float64{sigma, q, top}
+	base, ok := grids[key]
+	if !ok {
+		if err := accounting.Canceled(ctx); err != nil {
+			return Moment{}, err
+		}
+		base = newMomentGrid(sigma, q, top)
+		if len(grids) >= gridCacheSize {
+			clear(grids)
+		}
+		grids[key] = base
+	}
+	if base == nil {
+		return boundMoment(sigma, q, l), nil
+	}
+	out := make([]Moment, 1)
+	if err := base.clone().moments(ctx, []float64{l}, out); err != nil {
+		return Moment{}, err
+	}
+	return out[0], nil
+}
+
+// clone returns a copy of g that can be refined without changing g.
+func (g *momentGrid) clone() *momentGrid {
+	c := *g
+	c.panels = slices.Clone(g.panels)
+	c.logphi, c.phi = slices.Clone(g.logphi), slices.Clone(g.phi)
+	c.r, c.lr, c.d = slices.Clone(g.r), slices.Clone(g.lr), slices.Clone(g.d)
+	c.wk, c.wg = slices.Clone(g.wk), slices.Clone(g.wg)
+	c.ub, c.perr = nil, nil
+	return &c
 }
 
 // LogMoment returns the [Moment] at a single order λ; see [LogMoments].
@@ -299,7 +365,9 @@ func boundMoment(sigma, q, l float64) Moment {
 	var lo, e2 float64
 	if c := math.Ceil(l); c <= momentBinomialMax {
 		_, _, e2 = binomialLogE2(sigma, q, int(c))
-		_, lo, _ = binomialLogE2(sigma, q, int(math.Floor(l)))
+		if f := math.Floor(l); f >= 1 { // below 1, α ≥ 0 is the lower end
+			_, lo, _ = binomialLogE2(sigma, q, int(f))
+		}
 	} else {
 		e2 = halfSquare(l, sigma)
 	}

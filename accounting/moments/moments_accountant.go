@@ -14,12 +14,22 @@ import (
 // plan composed so far and, computed lazily at the first query, for every
 // moment order λ the sum over its steps of the rounded-up α(λ) (Abadi et al.
 // 2016, Theorem 2.1: log moments add under adaptive composition).
+//
+// With continuous set (orders nil) the queries search λ beyond the grid
+// (see minimize): extra holds the composed totals at the off-grid orders
+// met so far for the current plan and alphaCache the per-step α at single
+// orders; both hold values that depend only on the plan and λ, so no
+// answer depends on the queries asked before.
 type state struct {
-	kind   accounting.Kind
-	orders []float64
-	plan   accounting.Plan
-	total  []float64 // nil until computed for the current plan
-	cache  map[[2]float64][]float64
+	kind       accounting.Kind
+	orders     []float64
+	plan       accounting.Plan
+	total      []float64 // nil until computed for the current plan
+	cache      map[[2]float64][]float64
+	continuous bool
+	extra      map[float64]float64
+	alphaCache map[[3]float64]float64
+	grids      map[[3]float64]*momentGrid // logMomentOne's partitions
 }
 
 // momentCacheSize caps the per-accountant cache of α vectors keyed by
@@ -27,9 +37,11 @@ type state struct {
 // bound.
 const momentCacheSize = 64
 
-// newState validates and sorts orders (nil selects DefaultOrders).
+// newState validates and sorts orders (nil selects the continuous search,
+// starting from DefaultOrders).
 func newState(kind accounting.Kind, orders []float64) (state, error) {
-	if orders == nil {
+	continuous := orders == nil
+	if continuous {
 		orders = DefaultOrders
 	}
 	if len(orders) == 0 {
@@ -37,7 +49,7 @@ func newState(kind accounting.Kind, orders []float64) (state, error) {
 	}
 	o := append([]float64(nil), orders...)
 	for _, l := range o {
-		if err := accounting.CheckOrder(l, 1); err != nil {
+		if err := accounting.CheckOrder(l, MinOrder); err != nil {
 			return state{}, err
 		}
 	}
@@ -48,7 +60,7 @@ func newState(kind accounting.Kind, orders []float64) (state, error) {
 			uniq = append(uniq, l)
 		}
 	}
-	return state{kind: kind, orders: uniq, cache: make(map[[2]float64][]float64)}, nil
+	return state{kind: kind, orders: uniq, cache: make(map[[2]float64][]float64), continuous: continuous}, nil
 }
 
 // supports says which steps the moments family bounds: Gaussian steps,
@@ -78,7 +90,7 @@ func (s *state) compose(e accounting.Event, count int) error {
 	if err != nil {
 		return err
 	}
-	s.plan, s.total = merged, nil
+	s.plan, s.total, s.extra = merged, nil, nil
 	return nil
 }
 
@@ -157,8 +169,12 @@ func finishDelta(logD float64) float64 {
 	return d
 }
 
-// atEdge reports whether lambda is the smallest or largest order.
+// atEdge reports whether lambda is the smallest or largest order (in
+// continuous mode: MinOrder or MaxSearchOrder).
 func (s *state) atEdge(lambda float64) bool {
+	if s.continuous {
+		return lambda <= MinOrder || lambda >= MaxSearchOrder
+	}
 	return lambda == s.orders[0] || lambda == s.orders[len(s.orders)-1]
 }
 

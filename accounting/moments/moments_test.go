@@ -65,9 +65,24 @@ func TestLogMomentsAgainstBinomial(t *testing.T) {
 // TestLogMomentsReference compares with testdata/moments/reference.csv,
 // computed by gen_reference.py with mpmath at 60 digits from the definitions
 // (eqs. 3–4), at fractional and integer orders.
+// reference_fractional.csv holds orders below 1 (Rényi orders in (1, 2)).
 func TestLogMomentsReference(t *testing.T) {
 	t.Parallel()
-	f, err := os.Open(testref.Path("moments/reference.csv"))
+	for _, c := range []struct {
+		file string
+		min  int
+	}{{"moments/reference.csv", 30}, {"moments/reference_fractional.csv", 20}} {
+		t.Run(c.file, func(t *testing.T) { checkMomentsReference(t, c.file, c.min, LogMoment) })
+		// The continuous search's path: one order, the partition laid out
+		// for its octave and shared through the cache.
+		grids := make(map[[3]float64]*momentGrid)
+		one := func(sigma, q, l float64) (Moment, error) { return logMomentOne(t.Context(), sigma, q, l, grids) }
+		t.Run(c.file+"/one", func(t *testing.T) { checkMomentsReference(t, c.file, c.min, one) })
+	}
+}
+
+func checkMomentsReference(t *testing.T, file string, minRows int, logMoment func(sigma, q, l float64) (Moment, error)) {
+	f, err := os.Open(testref.Path(file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +101,7 @@ func TestLogMomentsReference(t *testing.T) {
 				t.Fatalf("%q: %v", line, err)
 			}
 		}
-		m, err := LogMoment(v[0], v[1], v[2])
+		m, err := logMoment(v[0], v[1], v[2])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +120,7 @@ func TestLogMomentsReference(t *testing.T) {
 		}
 		n++
 	}
-	if n < 30 {
+	if n < minRows {
 		t.Fatalf("only %d reference rows", n)
 	}
 	t.Logf("%d reference rows, worst relative difference %.3g", n, worst)
@@ -212,7 +227,8 @@ func TestLogMomentsBadInput(t *testing.T) {
 		{"inf sigma", math.Inf(1), 0.1, []float64{2}, "sigma"},
 		{"zero q", 1, 0, []float64{2}, "q"},
 		{"q above one", 1, 1.5, []float64{2}, "q"},
-		{"order below one", 1, 0.1, []float64{2, 0.5}, "lambda"},
+		{"order below MinOrder", 1, 0.1, []float64{2, 0.5, MinOrder / 2}, "lambda"},
+		{"zero order", 1, 0.1, []float64{0}, "lambda"},
 		{"nan order", 1, 0.1, []float64{math.NaN()}, "lambda"},
 	}
 	for _, tt := range tests {

@@ -34,8 +34,11 @@ type RDP struct {
 }
 
 // NewRDP returns an RDP accountant over the moment orders λ (Rényi orders
-// λ+1; nil selects [DefaultOrders]). It returns a *accounting.ParamError if
-// an order is not finite or below 1, or if orders is empty but not nil.
+// λ+1). With orders nil it minimises over every real λ in [MinOrder,
+// MaxSearchOrder] instead (Rényi orders 1 + 2⁻¹⁰ to 1 + 2²⁰, starting from
+// [DefaultOrders]; see [RDP.EpsilonAndOrder]). It returns a
+// *accounting.ParamError if an order is not finite or below [MinOrder], or
+// if orders is empty but not nil.
 func NewRDP(orders []float64) (*RDP, error) {
 	s, err := newState(accounting.KindRDP, orders)
 	if err != nil {
@@ -54,7 +57,8 @@ func (a *RDP) UpperBound() {}
 func (a *RDP) Supports(s accounting.Step) error { return a.s.supports(s) }
 
 // Orders returns a copy of the accountant's moment orders λ, ascending
-// (Rényi orders are λ+1).
+// (Rényi orders are λ+1; for the continuous default, the starting grid
+// [DefaultOrders]).
 func (a *RDP) Orders() []float64 { return append([]float64(nil), a.s.orders...) }
 
 // Compose adds count adaptive repetitions of e. It validates the whole
@@ -71,6 +75,13 @@ func (a *RDP) Epsilon(ctx context.Context, delta float64) (float64, error) {
 // EpsilonAndOrder returns ε(δ) and the minimising moment order λ (Rényi
 // order λ+1; NaN when no order gives a finite bound or nothing was
 // composed). δ = 0 gives +Inf unless nothing private was composed.
+//
+// In the continuous default the minimum is over every real λ, as for
+// [MA.EpsilonAndOrder]: the conversion is quasi-convex in λ too, since
+// λ·log(λ/(λ+1)) − log(λ+1) is convex, so its sublevel sets
+// {λ : α(λ) + λ log(λ/(λ+1)) − log(λ+1) − log δ ≤ ελ} are intervals.
+// The result is still never above MA's: at each order the bound is the
+// smaller of the conversion and MA's.
 func (a *RDP) EpsilonAndOrder(ctx context.Context, delta float64) (eps, lambda float64, err error) {
 	if err := accounting.CheckDeltaQuery(delta); err != nil {
 		return 0, math.NaN(), err
@@ -82,6 +93,9 @@ func (a *RDP) EpsilonAndOrder(ctx context.Context, delta float64) (eps, lambda f
 		return 0, math.NaN(), nil
 	case delta == 0:
 		return math.Inf(1), math.NaN(), nil
+	}
+	if a.s.continuous {
+		return a.epsilonSearch(ctx, delta)
 	}
 	total, err := a.s.totals(ctx)
 	if err != nil {
@@ -131,6 +145,16 @@ func (a *RDP) DeltaAndOrder(ctx context.Context, epsilon float64) (delta, lambda
 	case a.s.plan.Empty() || math.IsInf(epsilon, 1):
 		return 0, math.NaN(), nil
 	}
+	if a.s.continuous {
+		logD, l, err := a.s.minimize(ctx, func(t, l float64) float64 { return rdpLogDeltaAt(t, l, epsilon) })
+		if err != nil {
+			return 0, math.NaN(), err
+		}
+		if !(logD < 0) {
+			return 1, math.NaN(), nil
+		}
+		return finishDelta(logD), l, nil
+	}
 	total, err := a.s.totals(ctx)
 	if err != nil {
 		return 0, math.NaN(), err
@@ -167,4 +191,26 @@ func rdpLogDeltaOrder(total, orders []float64, epsilon float64) (logD, lambda fl
 func rdpLogDelta(total, orders []float64, epsilon float64) float64 {
 	l, _ := rdpLogDeltaOrder(total, orders, epsilon)
 	return l
+}
+
+// epsilonSearch is EpsilonAndOrder in continuous mode: one search for the
+// smaller of the conversion and MA's bound at each order (the per-order
+// inverse of rdpLogDeltaAt), certified against rdpLogDeltaAt at its order.
+// Both bounds are evaluated at every order MA's search could meet and the
+// conversion is the smaller at each, so the minimum is never above MA's.
+func (a *RDP) epsilonSearch(ctx context.Context, delta float64) (eps, lambda float64, err error) {
+	s := &a.s
+	logDelta := logmath.Log(delta)
+	eps, lambda, err = s.minimize(ctx, func(t, l float64) float64 {
+		return math.Min(cksEpsAt(t, l, logDelta), maEpsAt(t, l, -logDelta))
+	})
+	if err != nil || math.IsNaN(lambda) {
+		return math.Inf(1), lambda, err
+	}
+	t, err := s.totalAt(ctx, lambda)
+	if err != nil {
+		return 0, math.NaN(), err
+	}
+	eps = certify(search.RoundUp(math.Max(eps, 0)), delta, func(e float64) float64 { return rdpLogDeltaAt(t, lambda, e) })
+	return eps, lambda, nil
 }

@@ -19,7 +19,7 @@ import (
 // method its documented defaults.
 type Options struct {
 	// Orders are the moment orders λ used by KindMA and KindRDP; nil means
-	// moments.DefaultOrders.
+	// the continuous order search (moments.NewMA(nil), moments.NewRDP(nil)).
 	Orders []float64
 	// PLDGridWidth is the discretisation width of KindPLD's privacy loss
 	// grid; 0 means the accountant's adaptive default.

@@ -12,7 +12,7 @@ import (
 type MomentsCmd struct {
 	Sigma   float64   `name:"sigma" required:"" help:"Noise multiplier σ, > 0."`
 	Q       float64   `name:"q" required:"" help:"Sampling rate q, in (0, 1]."`
-	Lambdas []float64 `name:"lambdas" placeholder:"LAMBDA" default:"1,2,4,8,16,32" help:"Moment orders λ ≥ 1, comma-separated."`
+	Lambdas []float64 `name:"lambdas" placeholder:"LAMBDA" default:"1,2,4,8,16,32" help:"Moment orders λ ≥ 2^-10 (Rényi orders λ+1 > 1), comma-separated."`
 }
 
 type momentsOutput struct {
@@ -43,7 +43,7 @@ func (c *MomentsCmd) Run(e *env) error {
 		return usageError("invalid --lambdas: %d values, want 1..10000", len(c.Lambdas))
 	}
 	for _, l := range c.Lambdas {
-		if err := checkFlag("lambdas", accounting.CheckOrder(l, 1)); err != nil {
+		if err := checkFlag("lambdas", accounting.CheckOrder(l, moments.MinOrder)); err != nil {
 			return err
 		}
 	}

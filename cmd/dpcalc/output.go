@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -77,7 +78,7 @@ func (e *env) print(rows []row, all bool, cmd string) error {
 			if r.Error != "" || r.Unsupported != "" {
 				delta = "-"
 			}
-			t.Append(r.Accountant, sigma, q, strconv.Itoa(r.Steps), epochs, r.Sampling, r.Adjacency, eps, delta, fmtPtr(r.Lambda), note)
+			t.Append(r.Accountant, sigma, q, strconv.Itoa(r.Steps), epochs, r.Sampling, r.Adjacency, eps, delta, fmtOrder(r.Lambda), note)
 		}
 		if err := t.Render(); err != nil {
 			return err
@@ -133,6 +134,18 @@ func newTable(w io.Writer) *tablewriter.Table {
 }
 
 func fmtG(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
+
+// fmtOrder formats a moment order λ: an integer as it is, any other order
+// (the continuous search's, such as 0.272996…) to 4 significant digits.
+func fmtOrder(p *float64) string {
+	switch {
+	case p == nil:
+		return "-"
+	case *p == math.Trunc(*p) && math.Abs(*p) < 1e6:
+		return strconv.FormatFloat(*p, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(*p, 'g', 4, 64)
+}
 
 func fmtPtr(p *float64) string {
 	if p == nil {

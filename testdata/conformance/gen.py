@@ -9,7 +9,9 @@ q1_eps.csv    sigma,steps,delta,eps   exact eps(delta) of T Gaussian mechanisms 
 q1_delta.csv  sigma,steps,eps,delta   exact delta(eps) of the same
 q1_closed.csv sigma,steps,delta,ma,rdp,zcdp
                                       the closed forms the ma, rdp and zcdp accountants
-                                      evaluate at q = 1 over moments.DefaultOrders
+                                      evaluate at q = 1, minimised over the orders of
+                                      their default search: moments.DefaultOrders and
+                                      the lattice 2^(k/1024), 2^-10 <= l <= 2^20
 q1_closed_delta.csv sigma,steps,eps,ma,rdp,zcdp
                                       the same for delta(eps)
 t1_delta.csv  sigma,q,eps,delta       exact delta(eps) of one Poisson-subsampled
@@ -36,6 +38,10 @@ Facts used (no code carried over):
   eps = min_a rdp(a) + log(1 - 1/a) - (log delta + log a)/(a - 1), clamped at 0.
 - zcdp: rho = T/(2 sigma^2); eps = rho + 2 sqrt(rho log(1/delta)) (Bun and
   Steinke 2016, Proposition 1.3).
+- The default ma and rdp minimise over DefaultOrders and the lattice l = 2^(k/1024),
+  k = -10240 .. 20480 (accounting/moments/continuous.go). Each closed form below is
+  convex in l, hence unimodal over the lattice index: its lattice minimum is found by
+  a ternary search on k, then checked against the neighbours k +- 3.
 - delta(eps) forms: ma min(1, min_l exp(T alpha(l) - l eps)); rdp
   min(1, min_a exp((a-1)(rdp(a) - eps + log(1 - 1/a)) - log a)) (the inverse of
   the conversion above); zcdp exp(-(eps - rho)^2/(4 rho)) for eps >= rho, else 1.
@@ -76,6 +82,31 @@ def bisect_eps(delta_of, delta, hi):
         if hi - lo <= hi * mpf(10) ** (-60):
             break
     return hi  # the side on which delta_of <= delta
+
+
+LATTICE_N, LATTICE_MIN, LATTICE_MAX = 1024, -10 * 1024, 20 * 1024
+
+
+def lattice_min(f):
+    """min over the lattice l = 2^(k/1024) of f(l), f convex in l (unimodal in k)."""
+    g = lambda k: f(mpf(2) ** (mpf(k) / LATTICE_N))
+    lo, hi = LATTICE_MIN, LATTICE_MAX
+    while hi - lo > 6:
+        m1, m2 = lo + (hi - lo) // 3, hi - (hi - lo) // 3
+        if g(m1) <= g(m2):
+            hi = m2
+        else:
+            lo = m1
+    best = min(range(lo, hi + 1), key=g)
+    v = g(best)
+    for k in range(max(best - 3, LATTICE_MIN), min(best + 3, LATTICE_MAX) + 1):
+        assert g(k) >= v, "not unimodal"
+    return v
+
+
+def search_min(f, orders):
+    """min of f over the default search's orders: the grid and the lattice."""
+    return min(min(f(l) for l in orders), lattice_min(f))
 
 
 def default_orders():
@@ -120,8 +151,8 @@ def q1():
                     e = bisect_eps(lambda x: gauss_delta(mu, x), delta, max(mu * mu, mpf(1)))
                     we.writerow([s, T, d, fmt(e)])
                     ld = log(delta)
-                    ma = min((T * l * (l + 1) / (2 * sigma ** 2) - ld) / l for l in orders)
-                    rdp = min(T * (l + 1) / (2 * sigma ** 2) + log(1 - 1 / (l + 1)) - (ld + log(l + 1)) / l for l in orders)
+                    ma = search_min(lambda l: (T * l * (l + 1) / (2 * sigma ** 2) - ld) / l, orders)
+                    rdp = search_min(lambda l: T * (l + 1) / (2 * sigma ** 2) + log(1 - 1 / (l + 1)) - (ld + log(l + 1)) / l, orders)
                     rdp = max(rdp, mpf(0))
                     rho = T / (2 * sigma ** 2)
                     zc = rho + 2 * sqrt(rho * -ld)
@@ -129,8 +160,8 @@ def q1():
                 for x in EPS_Q1:
                     eps = mpf(x)
                     wd.writerow([s, T, x, fmt(gauss_delta(mu, eps))])
-                    ma = min(mpf(1), min(exp(T * l * (l + 1) / (2 * sigma ** 2) - l * eps) for l in orders))
-                    rdp = min(mpf(1), min(exp(l * (T * (l + 1) / (2 * sigma ** 2) - eps + log(1 - 1 / (l + 1))) - log(l + 1)) for l in orders))
+                    ma = min(mpf(1), exp(search_min(lambda l: T * l * (l + 1) / (2 * sigma ** 2) - l * eps, orders)))
+                    rdp = min(mpf(1), exp(search_min(lambda l: l * (T * (l + 1) / (2 * sigma ** 2) - eps + log(1 - 1 / (l + 1))) - log(l + 1), orders)))
                     rho = T / (2 * sigma ** 2)
                     zc = exp(-(eps - rho) ** 2 / (4 * rho)) if eps >= rho else mpf(1)
                     wcd.writerow([s, T, x, fmt(ma), fmt(rdp), fmt(zc)])

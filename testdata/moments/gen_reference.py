@@ -15,6 +15,9 @@ against the binomial sum with Renyi order lam+1 and stops if they differ.
 
 Run: python3 testdata/moments/gen_reference.py > testdata/moments/reference.csv
 (mpmath 1.3.0, about a minute.)
+With the argument "fractional" it prints the orders below 1 (Renyi orders
+in (1, 2)) instead:
+python3 testdata/moments/gen_reference.py fractional > testdata/moments/reference_fractional.csv
 """
 import sys
 import mpmath as mp
@@ -30,6 +33,17 @@ CASES = [
     (20, 0.001, 1.1), (20, 0.001, 64.5), (20, 0.001, 200.25), (20, 0.3, 15.5), (20, 0.3, 150.5),
     (50, 1e-5, 1), (50, 1e-5, 2.5), (50, 1e-5, 127.5), (50, 0.5, 6.5), (50, 0.5, 250.5),
     (2, 0.05, 4.25), (2, 0.05, 17.75), (8, 0.002, 50.5), (8, 0.2, 3.3), (1.5, 1e-4, 11.5),
+]
+
+# Moment orders below 1 (Renyi orders 1.01 .. 1.95; Mironov, Talwar, Zhang
+# 2019 use fractional Renyi orders of the sampled Gaussian mechanism).
+CASES_FRACTIONAL = [
+    (0.3, 0.01, 0.01), (0.3, 0.01, 0.1), (0.3, 0.01, 0.35), (0.3, 0.01, 0.8),
+    (0.5, 0.5, 0.05), (0.5, 0.5, 0.5), (0.5, 0.5, 0.95),
+    (1, 0.01, 0.1), (1, 0.01, 0.25), (1, 0.01, 0.6), (1, 0.01, 0.9),
+    (4, 0.01, 0.02), (4, 0.01, 0.5), (4, 0.01, 0.99),
+    (0.7, 0.1, 0.15), (0.7, 0.1, 0.45), (0.7, 0.1, 0.75),
+    (20, 0.3, 0.3), (50, 1e-5, 0.5), (2, 0.05, 0.125), (1.5, 1e-4, 0.7), (0.2, 0.9, 0.4),
 ]
 
 
@@ -80,12 +94,15 @@ def binomial_e2(s, q, lam):
                    for k in range(a + 1))
 
 
-print("# sigma,q,lambda,logE1,logE2,alpha  (mpmath %s, mp.dps=60, gen_reference.py)" % mp.__version__)
-for s, q, lam in CASES:
-    E1, E2 = moments(s, q, lam)
-    if lam == int(lam):
-        b = binomial_e2(s, q, lam)
-        if abs(b - E2) > abs(b - 1) * mp.mpf(10) ** -30 + mp.mpf(10) ** -50:
-            sys.exit("binomial mismatch at %s %s %s: %s vs %s" % (s, q, lam, b, E2))
-    l1, l2 = mp.log(E1), mp.log(E2)
-    print("%r,%r,%r,%s,%s,%s" % (s, q, lam, mp.nstr(l1, 25), mp.nstr(l2, 25), mp.nstr(max(l1, l2), 25)))
+if __name__ == "__main__":
+    frac = sys.argv[1:] == ["fractional"]
+    print("# sigma,q,lambda,logE1,logE2,alpha  (mpmath %s, mp.dps=60, gen_reference.py%s)"
+          % (mp.__version__, " fractional" if frac else ""))
+    for s, q, lam in (CASES_FRACTIONAL if frac else CASES):
+        E1, E2 = moments(s, q, lam)
+        if lam == int(lam):
+            b = binomial_e2(s, q, lam)
+            if abs(b - E2) > abs(b - 1) * mp.mpf(10) ** -30 + mp.mpf(10) ** -50:
+                sys.exit("binomial mismatch at %s %s %s: %s vs %s" % (s, q, lam, b, E2))
+        l1, l2 = mp.log(E1), mp.log(E2)
+        print("%r,%r,%r,%s,%s,%s" % (s, q, lam, mp.nstr(l1, 25), mp.nstr(l2, 25), mp.nstr(max(l1, l2), 25)))
