@@ -21,9 +21,10 @@ python=${PYTHON:-/usr/bin/python3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 revs=""
-# export REPO PATH VAR: prints the source directory for VAR
+# export_peer REPO PATHS: extracts PATHS from the mirror's HEAD into $tmp/REPO
 export_peer() {
-	git --git-dir="$mirror/$1/repo" archive HEAD "$2" | tar -x -C "$tmp/$1" &&
+	# shellcheck disable=SC2086 # $2 is a list of paths
+	git --git-dir="$mirror/$1/repo" archive HEAD $2 | tar -x -C "$tmp/$1" &&
 		revs="$revs ${1%%+*}/${1#*+}@$(git --git-dir="$mirror/$1/repo" rev-parse --short=12 HEAD)"
 }
 for p in google+differential-privacy pytorch+opacus microsoft+prv_accountant; do mkdir -p "$tmp/$p"; done
@@ -36,7 +37,7 @@ if [ -z "${OPACUS_SRC:-}" ]; then
 	OPACUS_SRC=$tmp/pytorch+opacus
 fi
 if [ -z "${PRV_SRC:-}" ]; then
-	export_peer microsoft+prv_accountant prv_accountant
+	export_peer microsoft+prv_accountant "prv_accountant setup.py"
 	PRV_SRC=$tmp/microsoft+prv_accountant
 fi
 go build -o "$tmp/dpcalc" ./cmd/dpcalc

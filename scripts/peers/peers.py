@@ -319,7 +319,7 @@ def analyse(sets, res):
         return r if r and r["status"] == "ok" else None
 
     def rdp_check(peer, name):
-        n = looser = 0
+        n = looser = far = 0
         worst = (0.0, None)
         fails = []
         for s in sets:
@@ -331,11 +331,13 @@ def analyse(sets, res):
             if d["eps"] > p["eps"] * (1 + RDP_SLACK):
                 looser += 1
                 fails.append(s["id"])
+                if d["eps"] > p["eps"] * (1 + 1e-6):
+                    far += 1
             if r > worst[0]:
                 worst = (r, s["id"])
         L.append(f"- **rdp ≤ {name}** (× (1 + {RDP_SLACK:g})): {n - looser} of {n} settings; "
                  f"rdp looser in {looser}" + (f" ({', '.join(fails)})" if fails else "") +
-                 f"; max ratio rdp / {name} = {worst[0]:.6g} ({worst[1]}).")
+                 f"; by more than 1e-6 relative in {far}; max ratio rdp / {name} = {worst[0]:.6g} ({worst[1]}).")
 
     rdp_check("opacus_rdp", "Opacus RDP")
     rdp_check("dpacc_rdp", "dp_accounting RDP")
@@ -398,7 +400,7 @@ def analyse(sets, res):
     rs = []
     for s in sets:
         d, p = ok(s["id"], "dpcalc_pld"), ok(s["id"], "dpacc_pld")
-        if d and p and p["eps"] > 0:
+        if d and p and 0 < p["eps"] < math.inf:
             rs.append((d["eps_upper"] / p["eps"], s["id"]))
     if rs:
         mx, mn = max(rs), min(rs)
@@ -538,10 +540,11 @@ def read_version(path, prefix):
     try:
         for line in open(path):
             line = line.strip()
-            if line.startswith(prefix):
+            if prefix == "":
+                if line and not line.startswith('"""'):
+                    return line.strip("'\"")
+            elif line.startswith(prefix):
                 return line.split("=", 1)[-1].strip().strip("'\"")
-            if prefix == "" and line and not line.startswith('"""'):
-                return line.strip("'\"")
     except OSError:
         pass
     return "?"
@@ -568,7 +571,7 @@ def main():
     ap.add_argument("--timeout", type=float, default=60, help="seconds per call")
     ap.add_argument("--mem-gib", type=float, default=6, help="address-space limit of the peer worker")
     ap.add_argument("--prv-eps-rel", type=float, default=1e-3, help="PRV eps_error relative to the reference ε")
-    ap.add_argument("--prv-max-points", type=float, default=2**22, help="largest PRV grid")
+    ap.add_argument("--prv-max-points", type=float, default=2**21, help="largest PRV grid")
     ap.add_argument("--revisions", default="", help="peer revisions, for the report")
     args = ap.parse_args()
 
