@@ -42,6 +42,20 @@ excluded; PRV's sizing probe excluded), one call at a time; each call has a
 wall time of `dpcalc --version` measured in the same run. Ratios in the
 report use seconds_net.
 
+Requirements: Debian's python3-numpy (1.24), python3-scipy (1.10) and
+python3-attr (22.2), which satisfy dp_accounting 0.6.0's requirements.txt
+(numpy >= 1.21, scipy ~= 1.7, attrs >= 22) and prv_accountant's (numpy,
+scipy); dp_accounting's dm-tree, mpmath and absl-py >= 1.0 are imported only
+by its tests, not by the modules run here (Debian's python3-absl is 0.15).
+Opacus' RDP analysis needs numpy and scipy only. No pip install.
+
+Re-running after a change to rdp or pld (e.g. when the continuous-order rdp
+or the tighter pld lands): `nice -n 10 scripts/peers.sh` from the repository
+root, then commit testdata/peers/peers.csv and docs/peers.md together;
+accounting/registry's TestPeers asserts the issue 11 checks against the
+peers' rows of the CSV with dpcalc computed live, so it needs no update.
+A whole run takes about 6.5 minutes on this 2-core machine under load.
+
 Outputs: the CSV (one row per setting and tool; columns id, label, sigma, q,
 steps, delta, tool, eps, eps_lower, eps_upper, seconds, seconds_net, status,
 detail), read by accounting/registry/peers_test.go, and the Markdown report.
@@ -444,7 +458,8 @@ def markdown(args, sets, res, meta, failed_lines):
     w()
     w("Re-run: `nice -n 10 scripts/peers.sh` from the repository root (it builds dpcalc from the work tree,")
     w("takes the peers' sources from the fetched mirrors or `$DP_ACCOUNTING_SRC`, `$OPACUS_SRC`, `$PRV_SRC`,")
-    w("and rewrites this page and the CSV).")
+    w("and rewrites this page and the CSV); commit both. `TestPeers` then checks the peers' rows against")
+    w("dpcalc computed live: rdp ≤ both fixed-grid RDP ε and pld upper ≤ PRV's eps_upper (issue 11).")
     w()
     w("## Run")
     w()
