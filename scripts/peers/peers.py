@@ -27,7 +27,13 @@ mechanism composed T times (add-or-remove-one adjacency in every tool):
                 dpacc_pld's ε, else opacus_rdp's), raised where needed so the
                 grid has at most --prv-max-points points (the grid size is
                 2L/mesh with PRV's own L and mesh formulas). The eps_error used
-                is in the CSV's detail column.
+                is in the CSV's detail column. PRV's bound leaves out the
+                float64 round-off of its FFT and tail sums, which near δ = 1e-12
+                is of the size of δ: there its interval can move by more than
+                its width when eps_error changes, hence the next tool.
+  dpacc_pld_fine  dp_accounting's PLDAccountant at --fine-grid (2e-5), only
+                where δ < --fine-below (1e-10): a second upper bound; a PRV
+                eps_lower above the smaller dp_accounting ε is reported.
 
 Settings: the examples of issue 11 (§1–§4) plus --n seeded random DP-SGD
 settings, log-uniform in σ ∈ [0.5, 10], q ∈ [1e-4, 0.1], T ∈ [1e2, 1e6],
@@ -82,10 +88,11 @@ import sys
 import time
 import warnings
 
-TOOLS = ["dpcalc_rdp", "dpcalc_ma", "dpcalc_pld", "opacus_rdp", "dpacc_rdp", "dpacc_pld", "prv"]
-PEERS = ["opacus_rdp", "dpacc_rdp", "dpacc_pld", "prv"]
+TOOLS = ["dpcalc_rdp", "dpcalc_ma", "dpcalc_pld", "opacus_rdp", "dpacc_rdp", "dpacc_pld", "prv", "dpacc_pld_fine"]
+PEERS = ["opacus_rdp", "dpacc_rdp", "dpacc_pld", "prv", "dpacc_pld_fine"]
 # The dpcalc accountant each peer's time is compared with.
-COUNTERPART = {"opacus_rdp": "dpcalc_rdp", "dpacc_rdp": "dpcalc_rdp", "dpacc_pld": "dpcalc_pld", "prv": "dpcalc_pld"}
+COUNTERPART = {"opacus_rdp": "dpcalc_rdp", "dpacc_rdp": "dpcalc_rdp", "dpacc_pld": "dpcalc_pld", "prv": "dpcalc_pld",
+               "dpacc_pld_fine": "dpcalc_pld"}
 RDP_SLACK = 1e-12  # rdp ≤ peer × (1 + RDP_SLACK) counts as "not looser"
 
 # Issue 11's named examples (§1–§4). §2's T = 1e6 example names no σ and q;
@@ -156,6 +163,7 @@ class Peers:
         self.alphas = opacus_default_alphas(os.path.join(args.opacus, "opacus/accountants/rdp.py"))
         self.prv_max_points = args.prv_max_points
         self.prv_rel = args.prv_eps_rel
+        self.fine_grid = args.fine_grid
 
     def event(self, s):
         e = self.dp_event
@@ -182,6 +190,12 @@ class Peers:
                 a.compose(self.event(s))
                 eps = a.get_epsilon(s["delta"])
                 return float(eps), None, None, time.perf_counter() - t0, ""
+            if tool == "dpacc_pld_fine":
+                t0 = time.perf_counter()
+                a = self.pld.PLDAccountant(value_discretization_interval=self.fine_grid)
+                a.compose(self.event(s))
+                eps = a.get_epsilon(s["delta"])
+                return float(eps), None, None, time.perf_counter() - t0, f"value_discretization_interval={self.fine_grid:g}"
             if tool == "prv":
                 return self.run_prv(s, ref)
         raise ValueError(tool)
@@ -334,7 +348,7 @@ def analyse(sets, res):
 
     def rdp_check(peer, name):
         n = looser = far = 0
-        worst = (0.0, None)
+        worst, best = (0.0, None), (math.inf, None)
         fails = []
         for s in sets:
             d, p = ok(s["id"], "dpcalc_rdp"), ok(s["id"], peer)
@@ -349,9 +363,12 @@ def analyse(sets, res):
                     far += 1
             if r > worst[0]:
                 worst = (r, s["id"])
+            if r < best[0]:
+                best = (r, s["id"])
         L.append(f"- **rdp ≤ {name}** (× (1 + {RDP_SLACK:g})): {n - looser} of {n} settings; "
                  f"rdp looser in {looser}" + (f" ({', '.join(fails)})" if fails else "") +
-                 f"; by more than 1e-6 relative in {far}; max ratio rdp / {name} = {worst[0]:.6g} ({worst[1]}).")
+                 f"; by more than 1e-6 relative in {far}; ratio rdp / {name}: max {worst[0]:.10g} ({worst[1]}), "
+                 f"min {best[0]:.6g} ({best[1]}).")
 
     rdp_check("opacus_rdp", "Opacus RDP")
     rdp_check("dpacc_rdp", "dp_accounting RDP")
@@ -386,19 +403,35 @@ def analyse(sets, res):
     # an upper bound, so a PRV eps_lower above it means one of them is off
     # (both are float64 FFTs whose round-off neither error bound covers, which
     # matters once δ approaches the round-off of the tail sums).
+    def dpacc_bound(sid):
+        gs = [g["eps"] for g in (ok(sid, "dpacc_pld"), ok(sid, "dpacc_pld_fine")) if g and math.isfinite(g["eps"])]
+        return min(gs) if gs else None
+
     n = bad = 0
     bad_ids = []
     for s in sets:
-        p, g = ok(s["id"], "prv"), ok(s["id"], "dpacc_pld")
-        if not (p and g and math.isfinite(g["eps"])):
+        p, g = ok(s["id"], "prv"), dpacc_bound(s["id"])
+        if not (p and g is not None):
             continue
         n += 1
-        if p["eps_lower"] > g["eps"]:
+        if p["eps_lower"] > g:
             bad += 1
             bad_ids.append(f"{s['id']} (δ = {s['delta']:g})")
-    L.append(f"- **peers' PLDs agree** (PRV eps_lower ≤ dp_accounting pessimistic ε): {n - bad} of {n}; "
-             f"PRV's interval lies above dp_accounting's upper bound in {bad}" +
+    L.append(f"- **peers' PLDs agree** (PRV eps_lower ≤ dp_accounting's pessimistic ε, the smaller of the 1e-4 and, "
+             f"for small δ, the finer grid): {n - bad} of {n}; PRV's interval lies above dp_accounting's upper bound in {bad}" +
              (f": {', '.join(bad_ids)}; there the PRV check above is against a doubtful reference" if bad_ids else "") + ".")
+    n = bad = 0
+    bad_ids = []
+    for s in sets:
+        d, g = ok(s["id"], "dpcalc_pld"), dpacc_bound(s["id"])
+        if not (d and g is not None):
+            continue
+        n += 1
+        if d["eps_lower"] > g:
+            bad += 1
+            bad_ids.append(s["id"])
+    L.append(f"- **pld lower ≤ dp_accounting's pessimistic ε** (a soundness cross-check of the lower bound): {n - bad} of {n}" +
+             (f"; violated in {', '.join(bad_ids)}" if bad_ids else "") + ".")
 
     widths = []
     for s in sets:
@@ -428,8 +461,10 @@ def analyse(sets, res):
     if rs:
         L.append(f"- **ma / rdp**: median {statistics.median(rs):.4g}, max {max(rs):.4g} (n = {len(rs)}).")
 
-    failed = [(s["id"], t, res[s["id"]][t]["status"]) for s in sets for t in TOOLS if res[s["id"]][t]["status"] != "ok"]
-    L.append(f"- **did not run**: {len(failed)} of {len(sets) * len(TOOLS)} calls (listed below).")
+    failed = [(s["id"], t, res[s["id"]][t]["status"]) for s in sets for t in TOOLS
+              if res[s["id"]][t]["status"] not in ("ok", "skipped")]
+    ran = sum(1 for s in sets for t in TOOLS if res[s["id"]][t]["status"] != "skipped")
+    L.append(f"- **did not run**: {len(failed)} of {ran} calls (listed below).")
     return L, failed
 
 
@@ -489,16 +524,19 @@ def markdown(args, sets, res, meta, failed_lines):
     w()
     w("## ε per setting")
     w()
-    w("pld and PRV show [lower, upper]; PRV's middle number is its estimate. ✗ after rdp: looser than a peer's")
+    w("dp_acc PLD fine: dp_accounting's pessimistic PLD at the finer grid, run where δ is small")
+    w("(see Run). pld and PRV show [lower, upper]; PRV's middle number is its estimate. ✗ after rdp: looser than a peer's")
     w("grid (O Opacus, D dp_accounting); ✗ after pld: upper above PRV's eps_upper.")
     w()
-    w("| id | σ | q | T | δ | rdp | Opacus | dp_acc RDP | ma | pld [lower, upper] | dp_acc PLD | PRV [lower, estimate, upper] |")
-    w("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    w("| id | σ | q | T | δ | rdp | Opacus | dp_acc RDP | ma | pld [lower, upper] | dp_acc PLD | PRV [lower, estimate, upper] | dp_acc PLD fine |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for s in sets:
         r = res[s["id"]]
 
         def e(t, k="eps"):
             x = r[t]
+            if x["status"] == "skipped":
+                return "–"
             return fnum(x.get(k)) if x["status"] == "ok" else x["status"].split(":")[0]
 
         flag = ""
@@ -517,7 +555,7 @@ def markdown(args, sets, res, meta, failed_lines):
         prv = f"[{fnum(p['eps_lower'])}, {fnum(p['eps'])}, {fnum(p['eps_upper'])}]" if p["status"] == "ok" else e("prv")
         lab = s["id"] if s["label"] == "random" else f"{s['id']} ({s['label']})"
         w(f"| {lab} | {s['sigma']:g} | {s['q']:g} | {s['steps']} | {s['delta']:g} | {rdp} | {e('opacus_rdp')} | "
-          f"{e('dpacc_rdp')} | {e('dpcalc_ma')} | {pld} | {e('dpacc_pld')} | {prv} |")
+          f"{e('dpacc_rdp')} | {e('dpcalc_ma')} | {pld} | {e('dpacc_pld')} | {prv} | {e('dpacc_pld_fine')} |")
     w()
     w("## Calls that did not run")
     w()
@@ -587,6 +625,8 @@ def main():
     ap.add_argument("--mem-gib", type=float, default=6, help="address-space limit of the peer worker")
     ap.add_argument("--prv-eps-rel", type=float, default=1e-3, help="PRV eps_error relative to the reference ε")
     ap.add_argument("--prv-max-points", type=float, default=2**21, help="largest PRV grid")
+    ap.add_argument("--fine-grid", type=float, default=2e-5, help="dpacc_pld_fine's discretisation interval")
+    ap.add_argument("--fine-below", type=float, default=1e-10, help="run dpacc_pld_fine where δ is below this")
     ap.add_argument("--revisions", default="", help="peer revisions, for the report")
     args = ap.parse_args()
 
@@ -606,6 +646,9 @@ def main():
                 if r.get(t, {}).get("status") == "ok" and math.isfinite(r[t]["eps"]) and r[t]["eps"] > 0:
                     ref = r[t]["eps"]
                     break
+            if peer == "dpacc_pld_fine" and s["delta"] >= args.fine_below:
+                r[peer] = dict(status="skipped", detail=f"δ ≥ {args.fine_below:g}")
+                continue
             r[peer] = pool.call(peer, s, ref)
         print(f"[{i + 1}/{len(sets)}] {s['id']} σ={s['sigma']:g} q={s['q']:g} T={s['steps']} δ={s['delta']:g}: " +
               " ".join(f"{t}={fnum(r[t].get('eps'), 5) if r[t]['status'] == 'ok' else r[t]['status'][:30]}" for t in TOOLS),
@@ -648,6 +691,8 @@ def main():
         ("Python", f"{platform.python_version()}, NumPy {numpy.__version__}, SciPy {scipy.__version__}"),
         ("settings", f"{len(NAMED)} named (issue 11 §1–§4) + {args.n} random (seed {args.seed})"),
         ("PRV parameters", f"delta_error = δ/1000, eps_error = {args.prv_eps_rel:g} × ε_ref raised to keep ≤ {args.prv_max_points:.3g} grid points"),
+        ("dp_accounting fine grid", f"value_discretization_interval {args.fine_grid:g}, where δ < {args.fine_below:g}: a second upper "
+         "bound to judge PRV by where its float64 round-off, which its error bound omits, is of the size of δ"),
         ("limits", f"{args.timeout:g} s and {args.mem_gib:g} GiB address space per call"),
         ("wall time of the whole run", f"{elapsed:.0f} s"),
         ("_startup", startup),
