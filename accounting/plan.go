@@ -180,13 +180,53 @@ func (s Step) Event() Event {
 	return e
 }
 
-// Classic reports whether s is one of the steps every method has bounded
-// since the first version: a Gaussian, (ε, δ) or zCDP step, unsampled or
-// Poisson-sampled, under add-remove adjacency. Methods that bound nothing
-// else refuse other steps with [Step.Unsupported].
+// Classic reports whether s is one of the steps every accountant bounds: a
+// Gaussian, (ε, δ) or zCDP step, unsampled under either relation or
+// Poisson-sampled under add-remove. For an unsampled step the relation only
+// fixes the sensitivity its noise multiplier is relative to, so its bound is
+// the same under both. Methods refuse other steps with [Step.Unsupported]
+// unless they bound them.
 func (s Step) Classic() bool {
 	return (s.Mechanism == MechGaussian || s.Mechanism == MechEpsilonDelta || s.Mechanism == MechZCDP) &&
-		(s.Sampling == SamplingNone || s.Sampling == SamplingPoisson) && s.Adjacency == AddRemove
+		(s.Sampling == SamplingNone || s.Sampling == SamplingPoisson && s.Adjacency == AddRemove)
+}
+
+// Bounded returns the plan every method bounds in place of p: each shuffled
+// epoch under replace-one becomes one unsampled release of its mechanism
+// (Count epochs, no amplification). The coupling that keeps the permutation
+// and swaps the replaced record in place changes exactly one batch of the
+// epoch (or none, when the record falls in the dropped remainder), so an
+// epoch is a post-processing of one release with the relation's
+// sensitivity. No amplification by shuffling is proven (Chua et al. 2024
+// show the Poisson number can be far too small). Under add-remove a shuffled
+// epoch has no such bound: adding a record moves every later record to
+// another batch; Bounded returns an *UnsupportedEventError naming the step.
+func (p Plan) Bounded() (Plan, error) {
+	out := Plan{Unbounded: p.Unbounded, UnboundedPath: p.UnboundedPath, Adjacency: p.Adjacency}
+	for _, s := range p.Steps {
+		if s.Sampling == SamplingShuffle {
+			if s.Adjacency != ReplaceOne {
+				return Plan{}, &UnsupportedEventError{Event: s.Event(), Path: s.Path,
+					Reason: "shuffled fixed-size batches have no bound under add-remove adjacency (adding a record moves every later record to another batch); bound them under replace-one"}
+			}
+			s.Sampling, s.Rate, s.DatasetSize, s.SampleSize = SamplingNone, 1, 0, 0
+		}
+		out.add(s)
+	}
+	return out, nil
+}
+
+// WithAdjacency returns an empty plan under adj for a method that is made to
+// bound under it, or an error when the method has composed steps already or
+// adj is unknown. Methods call it from their UseAdjacency.
+func (p Plan) WithAdjacency(adj Adjacency) (Plan, error) {
+	if adj != AddRemove && adj != ReplaceOne {
+		return p, fmt.Errorf("accounting: unknown adjacency %s", adj)
+	}
+	if !p.Empty() {
+		return p, fmt.Errorf("accounting: the adjacency is set before the first Compose (the method holds %d steps)", p.Total())
+	}
+	return Plan{Adjacency: adj}, nil
 }
 
 // Describe names the kind of step s is, for error messages:
@@ -313,11 +353,15 @@ func (p Plan) Merge(o Plan) (Plan, error) {
 }
 
 // Compose is the Compose of every method: it normalises count repetitions
-// of e, checks each step with supports, and returns the plan of p followed
+// of e under p's relation, replaces them by the plan they are bounded by
+// ([Plan.Bounded]), checks each step with supports, and returns the plan of p followed
 // by them (merged) and the steps added. On error p is unchanged (it is a
 // value; the method keeps its own copy until it assigns merged).
 func (p Plan) Compose(e Event, count int, supports func(Step) error) (merged, added Plan, err error) {
 	added, err = NormalizeUnder(p.Adjacency, e, count)
+	if err == nil {
+		added, err = added.Bounded()
+	}
 	if err != nil {
 		return Plan{}, Plan{}, err
 	}

@@ -142,3 +142,50 @@ func TestPlanAdjacency(t *testing.T) {
 		t.Error(`ParseAdjacency("replace") accepted`)
 	}
 }
+
+// TestPlanBounded: a shuffled epoch under replace-one is bounded by one
+// unsampled release (and merges with one), under add-remove it is refused;
+// WithAdjacency only sets the relation of an empty plan.
+func TestPlanBounded(t *testing.T) {
+	g := Gaussian{NoiseMultiplier: 2}
+	e := Composed{Events: []Event{
+		SelfComposed{Event: Shuffled{DatasetSize: 60000, BatchSize: 600, Event: g}, Count: 100},
+		g,
+	}}
+	p, err := NormalizeUnder(ReplaceOne, e, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Bounded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.Steps) != 1 || b.Steps[0].Sampling != SamplingNone || b.Steps[0].Rate != 1 || b.Steps[0].Count != 101 ||
+		b.Steps[0].Sigma != 2 || b.Steps[0].DatasetSize != 0 || b.Adjacency != ReplaceOne || !b.Steps[0].Classic() {
+		t.Errorf("Bounded = %+v", b)
+	}
+	if len(p.Steps) != 2 || p.Steps[0].Sampling != SamplingShuffle {
+		t.Errorf("Bounded changed its receiver: %+v", p)
+	}
+	ar, err := Normalize(e, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ue *UnsupportedEventError
+	if _, err := ar.Bounded(); !errors.As(err, &ue) || ue.Path != "Composed[0]/SelfComposed/Shuffled/Gaussian" {
+		t.Errorf("add-remove Bounded: %v", err)
+	}
+	ps, _ := NormalizeUnder(ReplaceOne, PoissonSampled{SamplingRate: 0.1, Event: g}, 1)
+	if ps.Steps[0].Classic() {
+		t.Error("Poisson sampling under replace-one is Classic")
+	}
+	if q, err := (Plan{}).WithAdjacency(ReplaceOne); err != nil || q.Adjacency != ReplaceOne {
+		t.Errorf("WithAdjacency on an empty plan: %+v, %v", q, err)
+	}
+	if _, err := b.WithAdjacency(AddRemove); err == nil {
+		t.Error("WithAdjacency on a plan with steps succeeded")
+	}
+	if _, err := (Plan{}).WithAdjacency(Adjacency(7)); err == nil {
+		t.Error("WithAdjacency accepted an unknown relation")
+	}
+}

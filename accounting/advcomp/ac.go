@@ -534,3 +534,17 @@ var (
 
 // up rounds x > 0 up by four ulps (0 stays 0).
 func up(x float64) float64 { return search.Up(x, 4) }
+
+// UseAdjacency makes the method bound under adj (the default is
+// add-remove); it must be called before the first Compose. Under
+// replace-one it bounds unsampled steps and shuffled epochs (see
+// [accounting.Plan.Bounded]), with noise multipliers relative to the
+// replace-one sensitivity.
+func (a *core) UseAdjacency(adj accounting.Adjacency) error {
+	p, err := a.plan.WithAdjacency(adj)
+	if err != nil {
+		return err
+	}
+	a.plan = p
+	return nil
+}

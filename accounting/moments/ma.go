@@ -183,3 +183,10 @@ func maEpsilonSearch(ctx context.Context, s *state, delta float64) (eps, lambda 
 	eps = certify(search.RoundUp(eps), delta, func(e float64) float64 { return maLogDeltaAt(t, lambda, e) })
 	return eps, lambda, nil
 }
+
+// UseAdjacency makes the accountant bound under adj (the default is
+// add-remove); it must be called before the first Compose. Under
+// replace-one it bounds unsampled steps and shuffled epochs (see
+// [accounting.Plan.Bounded]), with noise multipliers relative to the
+// replace-one sensitivity.
+func (a *MA) UseAdjacency(adj accounting.Adjacency) error { return a.s.useAdjacency(adj) }

@@ -188,3 +188,14 @@ var (
 func certify(eps, delta float64, logDeltaAt func(float64) float64) float64 {
 	return search.CertifyUp(eps, delta, func(e float64) float64 { return finishDelta(logDeltaAt(e)) })
 }
+
+// useAdjacency sets the relation the accountant bounds under (before the
+// first Compose).
+func (s *state) useAdjacency(adj accounting.Adjacency) error {
+	p, err := s.plan.WithAdjacency(adj)
+	if err != nil {
+		return err
+	}
+	s.plan, s.total, s.extra = p, nil, nil
+	return nil
+}

@@ -214,3 +214,10 @@ func (a *RDP) epsilonSearch(ctx context.Context, delta float64) (eps, lambda flo
 	eps = certify(search.RoundUp(math.Max(eps, 0)), delta, func(e float64) float64 { return rdpLogDeltaAt(t, lambda, e) })
 	return eps, lambda, nil
 }
+
+// UseAdjacency makes the accountant bound under adj (the default is
+// add-remove); it must be called before the first Compose. Under
+// replace-one it bounds unsampled steps and shuffled epochs (see
+// [accounting.Plan.Bounded]), with noise multipliers relative to the
+// replace-one sensitivity.
+func (a *RDP) UseAdjacency(adj accounting.Adjacency) error { return a.s.useAdjacency(adj) }

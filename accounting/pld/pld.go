@@ -82,6 +82,7 @@ const pldDefaultGridFactor = 0.07
 // first query and cached until the next Compose; every long loop checks
 // the query's context. An Accountant is not safe for concurrent use.
 type Accountant struct {
+	adj     accounting.Adjacency
 	h       float64 // user grid width, 0 = adaptive
 	counts  map[[2]float64]int
 	private bool // false once NonPrivate was composed
@@ -370,9 +371,30 @@ func (a *Accountant) Compose(e accounting.Event, count int) error {
 	return nil
 }
 
+// UseAdjacency makes the accountant bound under adj (the default is
+// add-remove); it must be called before the first Compose. Under
+// replace-one it bounds unsampled steps and shuffled epochs (see
+// [accounting.Plan.Bounded]), with noise multipliers relative to the
+// replace-one sensitivity: an unsampled Gaussian's privacy loss is the same
+// under both relations, so the composition and its rdp cross-check are
+// those of add-remove.
+func (a *Accountant) UseAdjacency(adj accounting.Adjacency) error {
+	if a.steps > 0 || !a.private {
+		return fmt.Errorf("accounting: the adjacency is set before the first Compose (the accountant holds %d steps)", a.steps)
+	}
+	if adj != accounting.AddRemove && adj != accounting.ReplaceOne {
+		return fmt.Errorf("accounting: unknown adjacency %s", adj)
+	}
+	a.adj = adj
+	return nil
+}
+
 // stepsOf normalises count repetitions of e and returns (σ, q) → count.
 func (a *Accountant) stepsOf(e accounting.Event, count int) (map[[2]float64]int, bool, error) {
-	p, err := accounting.Normalize(e, count)
+	p, err := accounting.NormalizeUnder(a.adj, e, count)
+	if err == nil {
+		p, err = p.Bounded()
+	}
 	if err != nil {
 		return nil, false, err
 	}

@@ -36,3 +36,55 @@ func TestNewEventsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestReplaceOneShuffle: under replace-one every accountant bounds E
+// shuffled epochs exactly as E unsampled releases (no amplification), and
+// refuses Poisson sampling and (until bounded) fixed-size sampling under
+// it; the procedures are not made for replace-one.
+func TestReplaceOneShuffle(t *testing.T) {
+	g := accounting.Gaussian{NoiseMultiplier: 2}
+	shuffled := accounting.SelfComposed{Event: accounting.Shuffled{DatasetSize: 60000, BatchSize: 600, Event: g}, Count: 100}
+	plain := accounting.SelfComposed{Event: g, Count: 100}
+	for _, k := range accounting.Kinds {
+		ro, err := New(k, Options{Adjacency: accounting.ReplaceOne})
+		if k.Procedural() {
+			if err == nil {
+				t.Errorf("%s: New under replace-one succeeded", k)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+		ar, err := New(k, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ro.Compose(shuffled, 1); err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+		if err := ar.Compose(plain, 1); err != nil {
+			t.Fatal(err)
+		}
+		e1, err1 := ro.Epsilon(t.Context(), 1e-5)
+		e2, err2 := ar.Epsilon(t.Context(), 1e-5)
+		if err1 != nil || err2 != nil || e1 != e2 || !(e1 > 0) {
+			t.Errorf("%s: shuffled under replace-one ε = %v (%v), unsampled ε = %v (%v); want equal", k, e1, err1, e2, err2)
+		}
+		var ue *accounting.UnsupportedEventError
+		for _, bad := range []accounting.Event{
+			accounting.PoissonSampled{SamplingRate: 0.01, Event: g},
+			accounting.SampledWithoutReplacement{SourceDatasetSize: 100, SampleSize: 10, Event: g},
+		} {
+			m, _ := New(k, Options{Adjacency: accounting.ReplaceOne})
+			if err := m.Compose(bad, 1); !errors.As(err, &ue) {
+				t.Errorf("%s: replace-one Compose(%#v) = %v, want *UnsupportedEventError", k, bad, err)
+			}
+		}
+		if u, ok := ro.(interface {
+			UseAdjacency(accounting.Adjacency) error
+		}); !ok || u.UseAdjacency(accounting.AddRemove) == nil {
+			t.Errorf("%s: UseAdjacency after Compose succeeded", k)
+		}
+	}
+}

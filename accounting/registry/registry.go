@@ -39,9 +39,23 @@ type Options struct {
 // or an [accounting.Procedure] (see [Procedural]). It returns an error for
 // an unknown kind or invalid options; it never panics.
 func New(kind accounting.Kind, opt Options) (accounting.Method, error) {
-	if opt.Adjacency != accounting.AddRemove {
+	m, err := newMethod(kind, opt)
+	if err != nil || opt.Adjacency == accounting.AddRemove {
+		return m, err
+	}
+	u, ok := m.(interface {
+		UseAdjacency(accounting.Adjacency) error
+	})
+	if !ok {
 		return nil, fmt.Errorf("registry: %s does not bound under %s adjacency", kind, opt.Adjacency)
 	}
+	if err := u.UseAdjacency(opt.Adjacency); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func newMethod(kind accounting.Kind, opt Options) (accounting.Method, error) {
 	switch kind {
 	case accounting.KindMA:
 		return moments.NewMA(opt.Orders)

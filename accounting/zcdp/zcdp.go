@@ -231,3 +231,17 @@ var _ accounting.Accountant = (*Accountant)(nil)
 // up rounds x > 0 up by four ulps (0 stays 0), covering the rounding error
 // of the few floating-point operations in a closed-form bound.
 func up(x float64) float64 { return search.Up(x, 4) }
+
+// UseAdjacency makes the accountant bound under adj (the default is
+// add-remove); it must be called before the first Compose. Under
+// replace-one it bounds unsampled steps and shuffled epochs (see
+// [accounting.Plan.Bounded]), with noise multipliers relative to the
+// replace-one sensitivity.
+func (a *Accountant) UseAdjacency(adj accounting.Adjacency) error {
+	p, err := a.plan.WithAdjacency(adj)
+	if err != nil {
+		return err
+	}
+	a.plan = p
+	return nil
+}

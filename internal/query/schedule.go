@@ -158,10 +158,14 @@ type Plan struct {
 func NewPlan(phases []Phase, sampling string, adjacency accounting.Adjacency, n int, unknown string) (Plan, error) {
 	p := Plan{Phases: append([]Phase(nil), phases...), Sampling: sampling, Adjacency: adjacency}
 	switch sampling {
-	case "poisson", "shuffle":
+	case "poisson":
 	case "fixed":
 		if adjacency != accounting.ReplaceOne {
 			return Plan{}, fmt.Errorf("--sampling fixed needs --adjacency replace-one: a fixed-size batch is defined for a dataset of known size, where neighbours replace a record rather than add or remove one")
+		}
+	case "shuffle":
+		if adjacency != accounting.ReplaceOne {
+			return Plan{}, fmt.Errorf("--sampling shuffle needs --adjacency replace-one: adding a record to a shuffled epoch moves every later record to another batch, so only replace-one has a bound")
 		}
 	default:
 		return Plan{}, fmt.Errorf("invalid --sampling: %q, want poisson, fixed or shuffle", sampling)
@@ -420,6 +424,9 @@ func (v vals) plan(unknown string) (Plan, error) {
 	}
 	if sampling == "fixed" && adj != accounting.ReplaceOne {
 		return Plan{}, bad("sampling", "--sampling fixed needs --adjacency replace-one: a fixed-size batch is defined for a dataset of known size, where neighbours replace a record rather than add or remove one")
+	}
+	if sampling == "shuffle" && adj != accounting.ReplaceOne {
+		return Plan{}, bad("sampling", "--sampling shuffle needs --adjacency replace-one: adding a record to a shuffled epoch moves every later record to another batch, so only replace-one has a bound")
 	}
 	checkSigma := func() error {
 		return paramErr("sigma", accounting.CheckNoiseMultiplier(ph.Sigma))
