@@ -57,10 +57,13 @@ const (
 	// accountants' PoissonSampled event describes; the default for private
 	// methods.
 	SamplingPoisson Sampling = "poisson"
-	// SamplingShuffle shuffles once per epoch and cuts fixed-size lots. This
-	// is NOT the mechanism PoissonSampled describes (sampling without
-	// replacement, fixed size); the ledger still records PoissonSampled{q, ·},
-	// which is then a heuristic, not a proof. The default for np.
+	// SamplingShuffle shuffles once per epoch and cuts fixed-size lots. For
+	// private methods the last, partial lot of an epoch is dropped, so an
+	// epoch is exactly the accountants' Shuffled event, which the ledger
+	// records once per epoch, before the epoch's first lot (see
+	// [Config.LedgerUnit]). No amplification by shuffling is proven: the
+	// accountants bound a Shuffled epoch without it. The default for np,
+	// which keeps the partial lot.
 	SamplingShuffle Sampling = "shuffle"
 )
 
@@ -345,9 +348,27 @@ func (c *Config) Validate(n, d int) error {
 }
 
 // StepsPerEpoch is ceil(n/LotSize).
-func (c *Config) StepsPerEpoch(n int) int { return (n + c.LotSize - 1) / c.LotSize }
+//
+// For a private method with shuffled lots it is ⌊n/LotSize⌋: the partial lot
+// is dropped, as in the Shuffled event.
+func (c *Config) StepsPerEpoch(n int) int {
+	if c.Sampling == SamplingShuffle && c.Method.Private() {
+		return max(1, n/c.LotSize)
+	}
+	return (n + c.LotSize - 1) / c.LotSize
+}
 
-// TotalSteps is Epochs·ceil(n/LotSize).
+// LedgerUnit is the number of steps one ledger entry of StepEvent pays for:
+// 1 for Poisson sampling, StepsPerEpoch(n) for shuffled lots of a private
+// method (an epoch is one Shuffled event, paid before its first lot).
+func (c *Config) LedgerUnit(n int) int {
+	if c.Sampling == SamplingShuffle && c.Method.Private() {
+		return c.StepsPerEpoch(n)
+	}
+	return 1
+}
+
+// TotalSteps is Epochs·StepsPerEpoch(n).
 func (c *Config) TotalSteps(n int) int { return c.Epochs * c.StepsPerEpoch(n) }
 
 // SamplingRate is q = LotSize/n.
@@ -372,8 +393,9 @@ func (c *Config) EffectiveNoiseMultiplier() float64 {
 	return c.Method.noiseFactor() * c.NoiseMultiplier
 }
 
-// StepEvent is the event one training step reports to the ledger:
-// PoissonSampled{q, Gaussian{σ_eff}}, or NonPrivate for np.
+// StepEvent is the event the ledger records for one [Config.LedgerUnit] of
+// steps: PoissonSampled{q, Gaussian{σ_eff}} per step, Shuffled{n, LotSize,
+// Gaussian{σ_eff}} per epoch of shuffled lots, or NonPrivate for np.
 //
 // σ_eff is the noise std divided by the add/remove L2 sensitivity of the
 // summed clipped gradient. With every example's (whole) gradient clipped to
@@ -387,6 +409,10 @@ func (c *Config) EffectiveNoiseMultiplier() float64 {
 func (c *Config) StepEvent(n int) accounting.Event {
 	if !c.Method.Private() {
 		return accounting.NonPrivate{}
+	}
+	if c.Sampling == SamplingShuffle {
+		return accounting.Shuffled{DatasetSize: n, BatchSize: c.LotSize,
+			Event: accounting.Gaussian{NoiseMultiplier: c.EffectiveNoiseMultiplier()}}
 	}
 	return accounting.PoissonSampled{
 		SamplingRate: c.SamplingRate(n),
@@ -411,12 +437,13 @@ func (c *Config) PCAEvent() accounting.Event {
 }
 
 // RunEvent is the event of the whole planned run on n examples: the DP-PCA
-// event (if any) followed by TotalSteps(n) repetitions of StepEvent(n). A
+// event (if any) followed by TotalSteps(n)/LedgerUnit(n) repetitions of
+// StepEvent(n). A
 // calibrator finds σ by varying NoiseMultiplier on a defaulted copy of the
 // config and accounting RunEvent; note that dpd, dpvd and sgld report 2σ per
 // step (see [Config.StepEvent]), which RunEvent already includes.
 func (c *Config) RunEvent(n int) accounting.Event {
-	steps := accounting.SelfComposed{Event: c.StepEvent(n), Count: c.TotalSteps(n)}
+	steps := accounting.SelfComposed{Event: c.StepEvent(n), Count: c.TotalSteps(n) / c.LedgerUnit(n)}
 	if pca := c.PCAEvent(); pca != nil {
 		return accounting.Composed{Events: []accounting.Event{pca, steps}}
 	}

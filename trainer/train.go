@@ -273,8 +273,14 @@ func (t *Trainer) learningRate(step int) float64 {
 }
 
 // epsilonAfter returns ε(δ) of the ledger followed by extra more steps,
-// from a fresh accountant.
+// from a fresh accountant. With shuffled lots the ledger pays per epoch: the
+// steps left in the current, paid epoch are free and the others cost
+// ⌈·/LedgerUnit⌉ epochs.
 func (t *Trainer) epsilonAfter(ctx context.Context, extra int, delta float64) (float64, error) {
+	if u := t.cfg.LedgerUnit(t.train.N); u > 1 && extra > 0 {
+		paid := (u - t.step%u) % u // steps left in an epoch already paid for
+		extra = (max(0, extra-paid) + u - 1) / u
+	}
 	acc, err := t.opts.NewAccountant()
 	if err != nil {
 		return 0, err
@@ -400,6 +406,7 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 	spe := c.StepsPerEpoch(n)
 	q := c.SamplingRate(n)
 	event := c.StepEvent(n)
+	unit := c.LedgerUnit(n)
 	private := c.Method.Private()
 	noiseStd := c.Method.noiseFactor() * c.NoiseMultiplier * c.Sensitivity()
 	start := time.Now()
@@ -443,8 +450,12 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 			denom = float64(len(t.lot))
 		}
 		st.apply(lr, denom, t.rng)
-		if err := t.ledger.Record(event, 1); err != nil {
-			return nil, err
+		if t.step%unit == 0 {
+			// Paid at the unit's first step (a whole epoch when shuffled),
+			// before anything it feeds is released.
+			if err := t.ledger.Record(event, 1); err != nil {
+				return nil, err
+			}
 		}
 		t.step++
 		lossSum += st.lossSum

@@ -350,7 +350,7 @@ func TestResumeMidEpoch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Stop after 7 steps: mid-way through the second 5-step epoch.
+	// Stop after 7 steps: mid-way through the second 4-step epoch (90 examples, lots of 20, the partial lot dropped).
 	tr.stopAt = 7
 	part, err := tr.Run(context.Background(), nil)
 	if err != nil {
@@ -437,5 +437,39 @@ func TestGoldenCheckpoint(t *testing.T) {
 	want := accounting.PoissonSampled{SamplingRate: 0.25, Event: accounting.Gaussian{NoiseMultiplier: 1.5}}
 	if res.Steps != 8 || res.Ledger.Len() != 8 || res.Ledger.Segments[0].Event != want {
 		t.Errorf("resumed golden run: steps %d, ledger %+v", res.Steps, res.Ledger)
+	}
+}
+
+// TestShuffleLedgerPerEpoch: with shuffled lots a private run drops the
+// partial lot (90 examples, lots of 20: 4 steps per epoch) and the ledger
+// records one Shuffled epoch before the epoch's first lot, so a run stopped
+// after 5 steps has paid for 2 epochs; RunEvent is the ledger of a full run.
+func TestShuffleLedgerPerEpoch(t *testing.T) {
+	train := blobs(90, 5, 3, 0.1, 8)
+	cfg := Config{Method: MethodDPSGD, Hidden: []int{6}, LotSize: 20, Epochs: 3, NoiseMultiplier: 1.5,
+		Sampling: SamplingShuffle, Seed: u64(3)}
+	epoch := accounting.Shuffled{DatasetSize: 90, BatchSize: 20, Event: accounting.Gaussian{NoiseMultiplier: 1.5}}
+	full, err := Train(context.Background(), cfg, train, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.Steps != 12 || len(full.Ledger.Segments) != 1 || full.Ledger.Segments[0] != (accounting.Segment{Event: epoch, Count: 3}) {
+		t.Errorf("full run: %d steps, ledger %+v; want 12 steps, 3 × %+v", full.Steps, full.Ledger.Segments, epoch)
+	}
+	dc := cfg.WithDefaults(90)
+	if got, want := dc.RunEvent(90), (accounting.SelfComposed{Event: epoch, Count: 3}); got != want {
+		t.Errorf("RunEvent = %+v, want %+v", got, want)
+	}
+	tr, err := New(cfg, train, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.stopAt = 5
+	part, err := tr.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if part.Steps != 5 || part.Ledger.Len() != 2 {
+		t.Errorf("stopped run: %d steps, ledger of %d epochs; want 5, 2", part.Steps, part.Ledger.Len())
 	}
 }
