@@ -160,7 +160,8 @@ func LoadCheckpoint(path string, train *data.Dataset, opts Options) (*Trainer, e
 	if err := checkShapes(m, &cfg, train); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrCorruptCheckpoint, path, err)
 	}
-	if p.Step < 0 || p.Step > cfg.TotalSteps(train.N) || led.Len() < p.Step {
+	unit := cfg.LedgerUnit(train.N)
+	if p.Step < 0 || p.Step > cfg.TotalSteps(train.N) || led.Len() < (p.Step+unit-1)/unit {
 		return nil, fmt.Errorf("%w: %s: step %d inconsistent with config and ledger (%d entries)", ErrCorruptCheckpoint, path, p.Step, led.Len())
 	}
 	if p.Perm != nil {

@@ -265,6 +265,9 @@ func (c *Config) Validate(n, d int) error {
 	if c.PCADim < 0 || c.PCADim > d {
 		return &FieldError{"pca_dim", c.PCADim, fmt.Sprintf("in [0, %d] (0 = no projection)", d)}
 	}
+	if c.PCADim > 0 && c.Sampling == SamplingShuffle && c.Method.Private() {
+		return &FieldError{"pca_dim", c.PCADim, "0 with shuffled lots: DP-PCA's Poisson sample has no bound under the replace-one adjacency shuffled lots are accounted under"}
+	}
 	if c.PCADim > 0 {
 		if !finite(c.PCASamplingRate) || c.PCASamplingRate <= 0 || c.PCASamplingRate > 1 {
 			return &FieldError{"pca_sampling_rate", c.PCASamplingRate, "in (0, 1]"}
@@ -358,6 +361,17 @@ func (c *Config) StepsPerEpoch(n int) int {
 	return (n + c.LotSize - 1) / c.LotSize
 }
 
+// Adjacency is the neighbouring relation the run's events are stated
+// under: replace-one for shuffled lots of a private method (a shuffled epoch
+// has a bound only under it; see accounting.Plan.Bounded), add-remove
+// otherwise. Accountants for the run are made with it.
+func (c *Config) Adjacency() accounting.Adjacency {
+	if c.Sampling == SamplingShuffle && c.Method.Private() {
+		return accounting.ReplaceOne
+	}
+	return accounting.AddRemove
+}
+
 // LedgerUnit is the number of steps one ledger entry of StepEvent pays for:
 // 1 for Poisson sampling, StepsPerEpoch(n) for shuffled lots of a private
 // method (an epoch is one Shuffled event, paid before its first lot).
@@ -395,7 +409,8 @@ func (c *Config) EffectiveNoiseMultiplier() float64 {
 
 // StepEvent is the event the ledger records for one [Config.LedgerUnit] of
 // steps: PoissonSampled{q, Gaussian{σ_eff}} per step, Shuffled{n, LotSize,
-// Gaussian{σ_eff}} per epoch of shuffled lots, or NonPrivate for np.
+// Gaussian{σ_eff/2}} per epoch of shuffled lots (under replace-one, see
+// [Config.Adjacency]), or NonPrivate for np.
 //
 // σ_eff is the noise std divided by the add/remove L2 sensitivity of the
 // summed clipped gradient. With every example's (whole) gradient clipped to
@@ -411,8 +426,10 @@ func (c *Config) StepEvent(n int) accounting.Event {
 		return accounting.NonPrivate{}
 	}
 	if c.Sampling == SamplingShuffle {
+		// Under replace-one the clipped sum's sensitivity is 2S, so the
+		// noise multiplier is σ_eff/2 ([Config.Adjacency]).
 		return accounting.Shuffled{DatasetSize: n, BatchSize: c.LotSize,
-			Event: accounting.Gaussian{NoiseMultiplier: c.EffectiveNoiseMultiplier()}}
+			Event: accounting.Gaussian{NoiseMultiplier: c.EffectiveNoiseMultiplier() / 2}}
 	}
 	return accounting.PoissonSampled{
 		SamplingRate: c.SamplingRate(n),

@@ -13,9 +13,9 @@
 // # Private step (the pipeline of STYLE §13)
 //
 //  1. Sample a lot: Poisson with q = LotSize/N (default for private
-//     methods), or shuffled fixed-size lots (documented as not matching the
-//     accountant's PoissonSampled assumption). A lot is processed in batches
-//     of at most BatchSize examples.
+//     methods), or shuffled fixed-size lots (an epoch of ⌊N/LotSize⌋ lots,
+//     accounted under replace-one without amplification). A lot is
+//     processed in batches of at most BatchSize examples.
 //  2. Forward and backward pass over the batch, keeping each example's
 //     pre-activation gradient rows g_{l,i}.
 //  3. Per-example norm over ALL parameters without materialising
@@ -30,9 +30,10 @@
 //  6. Add N(0, (kσS)²) to every coordinate, S = C (flat) or √Σ C_l²
 //     (per-layer), k = 1 for dpsgd and 2 for dpd/dpvd/sgld.
 //  7. Divide by the expected lot size qN = LotSize and update.
-//  8. Record PoissonSampled{q, Gaussian{kσ}} in the ledger (see
-//     [Config.StepEvent] for why the DPD papers' "2C sensitivity, 2Cσ noise"
-//     becomes σ_eff = 2σ under add/remove).
+//  8. Record PoissonSampled{q, Gaussian{kσ}} in the ledger, or for shuffled
+//     lots Shuffled{N, LotSize, Gaussian{kσ/2}} once per epoch before its
+//     first lot (see [Config.StepEvent] for why the DPD papers' "2C
+//     sensitivity, 2Cσ noise" becomes σ_eff = 2σ under add/remove).
 //
 // The gradient buffer carries a state (empty → summed → noised → applied);
 // noising or applying twice panics, so a gradient cannot be reused.

@@ -448,7 +448,8 @@ func TestShuffleLedgerPerEpoch(t *testing.T) {
 	train := blobs(90, 5, 3, 0.1, 8)
 	cfg := Config{Method: MethodDPSGD, Hidden: []int{6}, LotSize: 20, Epochs: 3, NoiseMultiplier: 1.5,
 		Sampling: SamplingShuffle, Seed: u64(3)}
-	epoch := accounting.Shuffled{DatasetSize: 90, BatchSize: 20, Event: accounting.Gaussian{NoiseMultiplier: 1.5}}
+	// Replace-one: the clipped sum's sensitivity is 2C, so σ_eff/2 = 0.75.
+	epoch := accounting.Shuffled{DatasetSize: 90, BatchSize: 20, Event: accounting.Gaussian{NoiseMultiplier: 0.75}}
 	full, err := Train(context.Background(), cfg, train, nil, Options{})
 	if err != nil {
 		t.Fatal(err)

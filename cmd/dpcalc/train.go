@@ -347,7 +347,9 @@ func (c *TrainCmd) Run(e *env) error {
 		}
 	}
 	kind := accounting.Kind(cfg.Accountant)
-	newAcc := func() (accounting.Method, error) { return registry.New(kind, registry.Options{}) }
+	newAcc := func() (accounting.Method, error) {
+		return registry.New(kind, registry.Options{Adjacency: cfg.Adjacency()})
+	}
 	if cfg.Method.Private() {
 		if _, err := newAcc(); err != nil {
 			return &exitError{code: 2, err: err}
@@ -427,7 +429,7 @@ func (c *TrainCmd) Run(e *env) error {
 			fmt.Fprintf(stderr, "dpcalc: warning: --seed makes the noise reproducible and predictable: not for production use\n")
 		}
 		if cfg.Sampling == trainer.SamplingShuffle && cfg.Method.Private() {
-			fmt.Fprintf(stderr, "dpcalc: warning: --sampling shuffle is not the Poisson sampling the accountants assume; the reported ε is a heuristic\n")
+			fmt.Fprintf(stderr, "dpcalc: note: shuffled lots are accounted under replace-one adjacency without amplification by sampling (a certified but larger ε than Poisson's); see dpcalc eps --sampling shuffle\n")
 		}
 		tr, err = trainer.New(cfg, train, opts)
 	}
@@ -462,7 +464,7 @@ func (c *TrainCmd) Run(e *env) error {
 	out := trainOutput{Dataset: c.Dataset, Accountant: rc.Accountant, Calibrated: calibrated, Result: res, Epsilons: map[string]*float64{}, Kernel: gemm.Kernel(), Version: versionString()}
 	if rc.Method.Private() {
 		for _, k := range accounting.Kinds {
-			a, err := registry.New(k, registry.Options{})
+			a, err := registry.New(k, registry.Options{Adjacency: rc.Adjacency()})
 			if err != nil {
 				continue
 			}
@@ -486,7 +488,11 @@ func (c *TrainCmd) Run(e *env) error {
 	t.Append("σ (noise multiplier)", fmt.Sprintf("%s%s", fmtG(res.NoiseMultiplier), map[bool]string{true: " (calibrated)"}[calibrated]))
 	t.Append("σ_eff reported to the accountant", fmtG(res.EffectiveNoiseMultiplier))
 	t.Append("q, steps", fmt.Sprintf("%s, %d of %d", fmtG(res.SamplingRate), res.Steps, res.TotalSteps))
-	if n := res.Ledger.Len(); rc.PCADim == 0 && n != res.Steps || rc.PCADim > 0 && n != res.Steps+1 {
+	if rc.Adjacency() == accounting.ReplaceOne {
+		t.Append("adjacency", "replace-one (shuffled lots: one Shuffled epoch per ledger entry, σ_eff/2 per epoch, no amplification)")
+	}
+	unit := rc.LedgerUnit(train.N)
+	if n, paid := res.Ledger.Len(), (res.Steps+unit-1)/unit; rc.PCADim == 0 && n != paid || rc.PCADim > 0 && n != paid+1 {
 		t.Append("ledger entries", fmt.Sprintf("%d (steps redone after a resume are paid again)", n))
 	}
 	t.Append("epochs completed", fmt.Sprint(res.EpochsCompleted))
