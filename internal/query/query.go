@@ -259,7 +259,8 @@ type Result struct {
 	// flag it is about ("" when it is about the command as a whole).
 	Error string `json:"error,omitempty"`
 	Flag  string `json:"flag,omitempty"`
-	// All: the CLI prints Rows as an array (--accountant all), otherwise
+	// All: the CLI prints Rows as an array (--accountant all, or more than
+	// one row, as --sampling shuffle adds its Poisson reading), otherwise
 	// as the single object Rows[0].
 	All   bool   `json:"all,omitempty"`
 	Rows  []Row  `json:"rows,omitempty"`
@@ -721,7 +722,17 @@ func privacyAt(ctx context.Context, v vals, ev accounting.Event, res *Result, ex
 		r.Fill(ctx, a.Factory(k), delta, eps)
 		res.Rows = append(res.Rows, r)
 	}
-	res.All = a.Name == "all"
+	if pp, ok := p.PoissonReading(); ok && ev == nil {
+		// Beside the certified rows, the number the usual practice
+		// reports, labelled as not proven for shuffling.
+		pa := a
+		pa.Name, pa.Adjacency = string(accounting.KindPLD), accounting.AddRemove
+		r := pa.NewPlanRow(accounting.KindPLD, pp, 0)
+		r.Note, r.Procedure = JoinNotes(poissonReadingNote, r.Note), true
+		r.Fill(ctx, pa.Factory(accounting.KindPLD), delta, eps)
+		res.Rows = append(res.Rows, r)
+	}
+	res.All = a.Name == "all" || len(res.Rows) > 1
 	res.Event = ev
 	if ev == nil {
 		res.Event = p.Event(0)

@@ -508,3 +508,27 @@ func Training(r Request, kind accounting.Kind) (accounting.Event, Accountants, R
 	row := a.NewPlanRow(kind, p, 0)
 	return p.Event(0), a, row, nil
 }
+
+// PoissonReading returns, for a plan of shuffled batches, the plan that the
+// usual practice accounts instead: every phase Poisson-sampled at q = B/N
+// for the same number of steps, under add-remove with the same σ. No
+// amplification bound of this kind is proven for shuffled batches (Chua et
+// al., "How Private are DP-SGD Implementations?", ICML 2024, show the true
+// ε can be far larger); dpcalc shows it beside the certified rows, labelled.
+// ok is false for other plans.
+func (p Plan) PoissonReading() (Plan, bool) {
+	if p.Sampling != "shuffle" || p.unknownPhase() >= 0 {
+		return Plan{}, false
+	}
+	out := Plan{Sampling: "poisson", Adjacency: accounting.AddRemove}
+	for i, ph := range p.Phases {
+		ph.Steps, ph.Epochs = p.steps[i], 0
+		out.Phases = append(out.Phases, ph)
+		out.steps = append(out.steps, p.steps[i])
+		out.reps = append(out.reps, p.steps[i])
+	}
+	return out, true
+}
+
+// poissonReadingNote labels the row of [Plan.PoissonReading].
+const poissonReadingNote = "NOT proven for shuffled batches: the Poisson number at q = B/N, the usual practice (Chua et al. 2024 show the true ε of shuffling can be far larger)"

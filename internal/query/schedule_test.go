@@ -222,3 +222,42 @@ func TestTwoPhaseAgainstDPAccounting(t *testing.T) {
 		t.Errorf("pld certified lower end %v above dp_accounting's upper bound %v", r.EpsilonLower, ref.PLDEpsilon)
 	}
 }
+
+// TestShuffleRows: --sampling shuffle answers with the certified rows (no
+// amplification: E unsampled releases at σ/2 under replace-one) and then
+// pld's Poisson reading at q = B/N, labelled as not proven and marked as
+// a procedure.
+func TestShuffleRows(t *testing.T) {
+	res := Run(t.Context(), Request{Cmd: "eps", Flags: map[string]string{
+		"sigma": "4", "batch": "600", "n": "60000", "epochs": "100", "sampling": "shuffle",
+		"adjacency": "replace-one", "accountant": "pld", "delta": "1e-5"}})
+	if res.Error != "" || len(res.Rows) != 2 || !res.All {
+		t.Fatalf("rows %+v, error %q, all %v", res.Rows, res.Error, res.All)
+	}
+	eps := func(e accounting.Event) float64 {
+		m, err := registry.New(accounting.KindPLD, registry.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Compose(e, 1); err != nil {
+			t.Fatal(err)
+		}
+		v, err := m.Epsilon(t.Context(), 1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	cert, pois := res.Rows[0], res.Rows[1]
+	if want := eps(accounting.SelfComposed{Event: accounting.Gaussian{NoiseMultiplier: 2}, Count: 100}); cert.Epsilon == nil || *cert.Epsilon != want ||
+		cert.Sampling != "shuffle" || cert.Adjacency != "replace-one" || cert.Procedure {
+		t.Errorf("certified row %+v, want ε = %v", cert, want)
+	}
+	if want := eps(accounting.SubsampledGaussian(4, 0.01, 10000)); pois.Epsilon == nil || *pois.Epsilon != want ||
+		pois.Sampling != "poisson" || pois.Adjacency != "add-remove" || !pois.Procedure || !strings.Contains(pois.Note, "NOT proven") || pois.Steps != 10000 {
+		t.Errorf("Poisson reading %+v, want ε = %v", pois, want)
+	}
+	if !(*pois.Epsilon < *cert.Epsilon) {
+		t.Errorf("Poisson reading %v not below the certified %v", *pois.Epsilon, *cert.Epsilon)
+	}
+}
