@@ -187,8 +187,31 @@ func (s Step) Event() Event {
 // the same under both. Methods refuse other steps with [Step.Unsupported]
 // unless they bound them.
 func (s Step) Classic() bool {
-	return (s.Mechanism == MechGaussian || s.Mechanism == MechEpsilonDelta || s.Mechanism == MechZCDP) &&
-		(s.Sampling == SamplingNone || s.Sampling == SamplingPoisson && s.Adjacency == AddRemove)
+	return (s.Mechanism == MechGaussian || s.Mechanism == MechEpsilonDelta || s.Mechanism == MechZCDP) && s.ClassicSampling()
+}
+
+// ClassicSampling reports whether s is unsampled, or Poisson-sampled under
+// add-remove: the samplings of [Step.Classic].
+func (s Step) ClassicSampling() bool {
+	return s.Sampling == SamplingNone || s.Sampling == SamplingPoisson && s.Adjacency == AddRemove
+}
+
+// PureEpsilon returns the ε of a pure-DP step and true: an EpsilonDelta
+// with δ = 0, or a Laplace step, which is (1/b, 0)-DP (Dwork et al. 2006;
+// 1/b rounded up). Sampling never makes a step less private, so a sampled
+// step has the same pure ε (amplification is the method's business).
+func (s Step) PureEpsilon() (float64, bool) {
+	switch {
+	case s.Mechanism == MechEpsilonDelta && s.Delta == 0:
+		return s.Epsilon, true
+	case s.Mechanism == MechLaplace:
+		e := 1 / s.Sigma
+		if e*s.Sigma < 1 {
+			e = math.Nextafter(e, math.Inf(1))
+		}
+		return e, true
+	}
+	return 0, false
 }
 
 // Bounded returns the plan every method bounds in place of p: each shuffled
@@ -293,8 +316,8 @@ func (p Plan) Total() int {
 	return n
 }
 
-// PureEpsilon returns Σ count·ε when every step is pure DP (an
-// EpsilonDelta with δ = 0), and +Inf otherwise: by basic composition δ = 0
+// PureEpsilon returns Σ count·ε when every step is pure DP (see
+// [Step.PureEpsilon]), and +Inf otherwise: by basic composition δ = 0
 // is exact at every ε ≥ PureEpsilon, and no smaller ε has δ = 0 for certain.
 // A Gaussian or zCDP step is never pure DP, so a method rounds an underflowed
 // δ at ε < PureEpsilon up to the smallest float64, never down to 0.
@@ -304,10 +327,11 @@ func (p Plan) PureEpsilon() float64 {
 	}
 	var e float64
 	for _, s := range p.Steps {
-		if s.Mechanism != MechEpsilonDelta || s.Delta != 0 {
+		pe, ok := s.PureEpsilon()
+		if !ok {
 			return math.Inf(1)
 		}
-		e += float64(s.Count) * s.Epsilon
+		e += float64(s.Count) * pe
 	}
 	return e
 }

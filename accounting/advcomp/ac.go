@@ -138,7 +138,7 @@ func (a *core) Amplification() Amplification { return a.amp }
 
 // Supports accepts Gaussian and (ε, δ) steps, unsampled or Poisson-sampled.
 func (a *core) Supports(s accounting.Step) error {
-	if !s.Classic() {
+	if !s.Classic() && !(s.Mechanism == accounting.MechLaplace && s.ClassicSampling()) {
 		return s.Unsupported(a.Kind(), "no advanced-composition bound for a "+s.Describe()+" step")
 	}
 	if s.Mechanism == accounting.MechZCDP {
@@ -157,9 +157,12 @@ func (a *core) Compose(e accounting.Event, count int) error {
 	a.plan = merged
 	for _, s := range p.Steps {
 		seg := acSeg{q: s.Rate}
-		if s.Mechanism == accounting.MechGaussian {
+		switch s.Mechanism {
+		case accounting.MechGaussian:
 			seg.gauss, seg.sigma = true, s.Sigma
-		} else {
+		case accounting.MechLaplace:
+			seg.eps, _ = s.PureEpsilon() // (1/b, 0)-DP
+		default:
 			seg.eps, seg.delta = s.Epsilon, s.Delta
 		}
 		a.segs[seg] += float64(s.Count)

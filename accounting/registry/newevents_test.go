@@ -5,11 +5,13 @@ import (
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/zcdp"
 )
 
-// TestNewEventsRefused: until a method bounds them, Laplace, fixed-size and
-// shuffled steps are an *UnsupportedEventError naming the path, never a
-// guess, and the method is unchanged.
+// TestNewEventsRefused: until a method bounds them, Laplace (outside ac and
+// zcdp), fixed-size and shuffled (under add-remove) steps are an
+// *UnsupportedEventError naming the path, never a guess, and the method is
+// unchanged.
 func TestNewEventsRefused(t *testing.T) {
 	g := accounting.Gaussian{NoiseMultiplier: 2}
 	for _, e := range []struct {
@@ -21,6 +23,9 @@ func TestNewEventsRefused(t *testing.T) {
 		{accounting.Shuffled{DatasetSize: 100, BatchSize: 10, Event: g}, "Shuffled/Gaussian"},
 	} {
 		for _, k := range accounting.Kinds {
+			if _, lap := laplaceKinds[k]; lap && e.path != "Shuffled/Gaussian" {
+				continue
+			}
 			m, err := New(k, Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -86,5 +91,49 @@ func TestReplaceOneShuffle(t *testing.T) {
 		}); !ok || u.UseAdjacency(accounting.AddRemove) == nil {
 			t.Errorf("%s: UseAdjacency after Compose succeeded", k)
 		}
+	}
+}
+
+// laplaceKinds bound Laplace steps, as pure (1/b, 0)-DP steps.
+var laplaceKinds = map[accounting.Kind]bool{accounting.KindAC: true, accounting.KindZCDP: true}
+
+// TestLaplacePure: ac and zcdp bound k Laplace steps of scale b as k pure
+// (1/b, 0)-DP steps: ε(0) is basic composition k/b exactly, ac's ε(δ) is
+// never above it (up to its safe rounding), and zcdp's ρ is k/(2b²)
+// (Bun–Steinke Prop. 1.4) with ε(δ) = EpsilonFromRho.
+func TestLaplacePure(t *testing.T) {
+	lap := accounting.SelfComposed{Event: accounting.Laplace{NoiseMultiplier: 2}, Count: 10}
+	for k := range laplaceKinds {
+		m, err := New(k, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Compose(lap, 1); err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+		if e0, err := m.Epsilon(t.Context(), 0); err != nil || e0 != 5 {
+			t.Errorf("%s: ε(0) = %v, %v; want 5 (basic composition 10 × 1/2)", k, e0, err)
+		}
+		eps, err := m.Epsilon(t.Context(), 1e-5)
+		if err != nil || !(eps > 0) {
+			t.Fatalf("%s: ε(1e-5) = %v, %v", k, eps, err)
+		}
+		want := 5 * (1 + 1e-14)
+		if k == accounting.KindZCDP {
+			want = zcdp.EpsilonFromRho(1.25, 0, 1e-5) * (1 + 1e-12)
+		}
+		if eps > want {
+			t.Errorf("%s: ε(1e-5) = %v, want ≤ %v", k, eps, want)
+		}
+		if d, err := m.Delta(t.Context(), 1); err != nil || !(d > 0) {
+			t.Errorf("%s: δ(1) = %v, %v; want > 0", k, d, err)
+		}
+	}
+	z, _ := New(accounting.KindZCDP, Options{})
+	if err := z.Compose(lap, 1); err != nil {
+		t.Fatal(err)
+	}
+	if rho := z.(interface{ Rho() float64 }).Rho(); rho < 1.25 || rho > 1.25*(1+1e-15) {
+		t.Errorf("zcdp ρ = %v, want 10·(1/2)²/2 = 1.25 rounded up", rho)
 	}
 }

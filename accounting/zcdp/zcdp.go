@@ -55,7 +55,7 @@ func (a *Accountant) UpperBound() {}
 // Supports accepts every step except an EpsilonDelta with δ > 0, which has
 // no zCDP bound.
 func (a *Accountant) Supports(s accounting.Step) error {
-	if !s.Classic() {
+	if !s.Classic() && !(s.Mechanism == accounting.MechLaplace && s.ClassicSampling()) {
 		return s.Unsupported(accounting.KindZCDP, "no zCDP bound for a "+s.Describe()+" step")
 	}
 	if s.Mechanism == accounting.MechEpsilonDelta && s.Delta > 0 {
@@ -70,10 +70,12 @@ func stepRho(s accounting.Step) (rho, xi float64) {
 	case accounting.MechGaussian:
 		// Proposition 1.6 with Δ = 1, τ = σ²; σ ≥ SigmaFloor keeps it finite.
 		return 1 / (2 * s.Sigma * s.Sigma), 0
-	case accounting.MechEpsilonDelta:
-		// Proposition 1.4 (δ = 0); ε²/2 underflows for ε < 2e-162, so it
-		// is rounded up to the smallest positive float64 (ε > 0 here).
-		return math.Max(s.Epsilon*s.Epsilon/2, math.SmallestNonzeroFloat64), 0
+	case accounting.MechEpsilonDelta, accounting.MechLaplace:
+		// Proposition 1.4 (δ = 0; Laplace is (1/b, 0)-DP); ε²/2 underflows
+		// for ε < 2e-162, so it is rounded up to the smallest positive
+		// float64 (ε > 0 here), and ε²/2 itself is rounded up.
+		e, _ := s.PureEpsilon()
+		return math.Max(math.Nextafter(e*e/2, math.Inf(1)), math.SmallestNonzeroFloat64), 0
 	}
 	return s.Rho, s.Xi
 }
