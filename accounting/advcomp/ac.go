@@ -136,9 +136,16 @@ func (a *Linear) Caveat() string {
 // Amplification returns the amplification mode in use.
 func (a *core) Amplification() Amplification { return a.amp }
 
-// Supports accepts Gaussian and (ε, δ) steps, unsampled or Poisson-sampled.
+// Supports accepts Gaussian, Laplace (as (1/b, 0)-DP) and (ε, δ) steps,
+// unsampled, Poisson-sampled under add-remove, or sampled without
+// replacement under replace-one. Fixed-size sampling of m of n under
+// replace-one amplifies an (ε, δ) step exactly as Poisson sampling with
+// γ = m/n does under add-remove, to (log(1 + γ(e^ε − 1)), γδ) (Balle,
+// Barthe and Gaboardi 2018, Theorem 10 and Table 1), so both take the
+// same per-step path.
 func (a *core) Supports(s accounting.Step) error {
-	if !s.Classic() && !(s.Mechanism == accounting.MechLaplace && s.ClassicSampling()) {
+	wor := s.Sampling == accounting.SamplingWithoutReplacement && s.Adjacency == accounting.ReplaceOne
+	if !(s.ClassicSampling() || wor) {
 		return s.Unsupported(a.Kind(), "no advanced-composition bound for a "+s.Describe()+" step")
 	}
 	if s.Mechanism == accounting.MechZCDP {

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
@@ -44,8 +45,8 @@ func TestNewEventsRefused(t *testing.T) {
 
 // TestReplaceOneShuffle: under replace-one every accountant bounds E
 // shuffled epochs exactly as E unsampled releases (no amplification), and
-// refuses Poisson sampling and (until bounded) fixed-size sampling under
-// it; the procedures are not made for replace-one.
+// refuses Poisson sampling under it, and fixed-size sampling outside ac
+// and zcdp; the procedures are not made for replace-one.
 func TestReplaceOneShuffle(t *testing.T) {
 	g := accounting.Gaussian{NoiseMultiplier: 2}
 	shuffled := accounting.SelfComposed{Event: accounting.Shuffled{DatasetSize: 60000, BatchSize: 600, Event: g}, Count: 100}
@@ -81,6 +82,9 @@ func TestReplaceOneShuffle(t *testing.T) {
 			accounting.PoissonSampled{SamplingRate: 0.01, Event: g},
 			accounting.SampledWithoutReplacement{SourceDatasetSize: 100, SampleSize: 10, Event: g},
 		} {
+			if _, ok := bad.(accounting.SampledWithoutReplacement); ok && laplaceKinds[k] {
+				continue // ac and zcdp bound it (TestFixedSizeAC)
+			}
 			m, _ := New(k, Options{Adjacency: accounting.ReplaceOne})
 			if err := m.Compose(bad, 1); !errors.As(err, &ue) {
 				t.Errorf("%s: replace-one Compose(%#v) = %v, want *UnsupportedEventError", k, bad, err)
@@ -94,7 +98,8 @@ func TestReplaceOneShuffle(t *testing.T) {
 	}
 }
 
-// laplaceKinds bound Laplace steps, as pure (1/b, 0)-DP steps.
+// laplaceKinds bound Laplace steps, as pure (1/b, 0)-DP steps, and
+// fixed-size sampling under replace-one.
 var laplaceKinds = map[accounting.Kind]bool{accounting.KindAC: true, accounting.KindZCDP: true}
 
 // TestLaplacePure: ac and zcdp bound k Laplace steps of scale b as k pure
@@ -135,5 +140,39 @@ func TestLaplacePure(t *testing.T) {
 	}
 	if rho := z.(interface{ Rho() float64 }).Rho(); rho < 1.25 || rho > 1.25*(1+1e-15) {
 		t.Errorf("zcdp ρ = %v, want 10·(1/2)²/2 = 1.25 rounded up", rho)
+	}
+}
+
+// TestFixedSizeAC: fixed-size sampling of m of n under replace-one is
+// bounded by ac exactly as Poisson sampling at γ = m/n under add-remove
+// (Balle, Barthe and Gaboardi 2018, Theorem 10: both amplify (ε, δ) to
+// (log(1 + γ(e^ε − 1)), γδ)), and by zcdp without amplification.
+func TestFixedSizeAC(t *testing.T) {
+	g := accounting.Gaussian{NoiseMultiplier: 2}
+	// 1/8 is exact in float64, so the rates agree after rounding up.
+	fixed := accounting.SelfComposed{Event: accounting.SampledWithoutReplacement{SourceDatasetSize: 800, SampleSize: 100, Event: g}, Count: 500}
+	for _, c := range []struct {
+		k    accounting.Kind
+		same accounting.Event
+	}{
+		{accounting.KindAC, accounting.SelfComposed{Event: accounting.PoissonSampled{SamplingRate: math.Nextafter(0.125, 1), Event: g}, Count: 500}},
+		{accounting.KindZCDP, accounting.SelfComposed{Event: g, Count: 500}},
+	} {
+		ro, err := New(c.k, Options{Adjacency: accounting.ReplaceOne})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ro.Compose(fixed, 1); err != nil {
+			t.Fatalf("%s: %v", c.k, err)
+		}
+		ar, _ := New(c.k, Options{})
+		if err := ar.Compose(c.same, 1); err != nil {
+			t.Fatal(err)
+		}
+		e1, err1 := ro.Epsilon(t.Context(), 1e-5)
+		e2, err2 := ar.Epsilon(t.Context(), 1e-5)
+		if err1 != nil || err2 != nil || e1 != e2 || !(e1 > 0) {
+			t.Errorf("%s: fixed-size ε = %v (%v), reference ε = %v (%v); want equal", c.k, e1, err1, e2, err2)
+		}
 	}
 }

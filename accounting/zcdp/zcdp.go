@@ -53,9 +53,13 @@ func (a *Accountant) Kind() accounting.Kind { return accounting.KindZCDP }
 func (a *Accountant) UpperBound() {}
 
 // Supports accepts every step except an EpsilonDelta with δ > 0, which has
-// no zCDP bound.
+// no zCDP bound. Sampling is not amplified: a sampled step is bounded as
+// the unsampled one (sound, since neighbouring datasets give samples that
+// are neighbours or equal), so fixed-size sampling under replace-one is
+// accepted too.
 func (a *Accountant) Supports(s accounting.Step) error {
-	if !s.Classic() && !(s.Mechanism == accounting.MechLaplace && s.ClassicSampling()) {
+	wor := s.Sampling == accounting.SamplingWithoutReplacement && s.Adjacency == accounting.ReplaceOne
+	if !(s.ClassicSampling() || wor) {
 		return s.Unsupported(accounting.KindZCDP, "no zCDP bound for a "+s.Describe()+" step")
 	}
 	if s.Mechanism == accounting.MechEpsilonDelta && s.Delta > 0 {
