@@ -75,6 +75,10 @@ func (s *state) totalAt(ctx context.Context, l float64) (float64, error) {
 		case accounting.MechZCDP:
 			total = search.RoundUp(total + n*l*(st.Xi+st.Rho*(l+1)))
 		case accounting.MechGaussian:
+			if st.Sampling == accounting.SamplingWithoutReplacement {
+				total = search.RoundUp(total + n*worAlpha(st.Sigma, st.Rate, l))
+				continue
+			}
 			a, err := s.alphaAt(ctx, st.Sigma, st.Rate, l)
 			if err != nil {
 				return 0, err

@@ -66,7 +66,8 @@ func newState(kind accounting.Kind, orders []float64) (state, error) {
 // supports says which steps the moments family bounds: Gaussian steps,
 // unsampled or Poisson-sampled, and (RDP only) zCDP steps, unsampled.
 func (s *state) supports(st accounting.Step) error {
-	if !st.Classic() {
+	wor := st.Sampling == accounting.SamplingWithoutReplacement && st.Adjacency == accounting.ReplaceOne && st.Mechanism == accounting.MechGaussian
+	if !st.Classic() && !wor {
 		return st.Unsupported(s.kind, "no moments bound for a "+st.Describe()+" step")
 	}
 	switch st.Mechanism {
@@ -113,6 +114,12 @@ func (s *state) totals(ctx context.Context) ([]float64, error) {
 				total[i] = search.RoundUp(total[i] + n*l*(st.Xi+st.Rho*(l+1)))
 			}
 		case accounting.MechGaussian:
+			if st.Sampling == accounting.SamplingWithoutReplacement {
+				for i, l := range s.orders {
+					total[i] = search.RoundUp(total[i] + n*worAlpha(st.Sigma, st.Rate, l))
+				}
+				continue
+			}
 			a, err := s.alphas(ctx, st.Sigma, st.Rate)
 			if err != nil {
 				return nil, err

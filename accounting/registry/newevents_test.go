@@ -45,8 +45,8 @@ func TestNewEventsRefused(t *testing.T) {
 
 // TestReplaceOneShuffle: under replace-one every accountant bounds E
 // shuffled epochs exactly as E unsampled releases (no amplification), and
-// refuses Poisson sampling under it, and fixed-size sampling outside ac
-// and zcdp; the procedures are not made for replace-one.
+// refuses Poisson sampling under it, and pld fixed-size sampling; the
+// procedures are not made for replace-one.
 func TestReplaceOneShuffle(t *testing.T) {
 	g := accounting.Gaussian{NoiseMultiplier: 2}
 	shuffled := accounting.SelfComposed{Event: accounting.Shuffled{DatasetSize: 60000, BatchSize: 600, Event: g}, Count: 100}
@@ -82,8 +82,8 @@ func TestReplaceOneShuffle(t *testing.T) {
 			accounting.PoissonSampled{SamplingRate: 0.01, Event: g},
 			accounting.SampledWithoutReplacement{SourceDatasetSize: 100, SampleSize: 10, Event: g},
 		} {
-			if _, ok := bad.(accounting.SampledWithoutReplacement); ok && laplaceKinds[k] {
-				continue // ac and zcdp bound it (TestFixedSizeAC)
+			if _, ok := bad.(accounting.SampledWithoutReplacement); ok && k != accounting.KindPLD {
+				continue // ma, rdp (moments' TestFixedSizeRDP), ac and zcdp (TestFixedSizeAC) bound it
 			}
 			m, _ := New(k, Options{Adjacency: accounting.ReplaceOne})
 			if err := m.Compose(bad, 1); !errors.As(err, &ue) {

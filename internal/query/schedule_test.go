@@ -169,7 +169,7 @@ func TestTwoPhaseSameNumbers(t *testing.T) {
 	}
 }
 
-// TestFixedRows: with fixed-size batches ac and zcdp answer (ac amplifies
+// TestFixedRows: with fixed-size batches ma, rdp, ac and zcdp answer (ac amplifies
 // as Poisson does, zcdp does not amplify), the others say why not, and the
 // command exits 0 since some accountant answered.
 func TestFixedRows(t *testing.T) {
@@ -179,7 +179,7 @@ func TestFixedRows(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	for _, r := range res.Rows {
-		answers := r.Accountant == "ac" || r.Accountant == "zcdp"
+		answers := r.Accountant == "ac" || r.Accountant == "zcdp" || r.Accountant == "ma" || r.Accountant == "rdp"
 		if answers == (r.Unsupported != "") || answers != (r.Epsilon != nil) || r.Error != "" || r.Sampling != "fixed" || r.Adjacency != "replace-one" ||
 			!strings.Contains(r.Note, "σ/2") || r.Steps != 235 {
 			t.Errorf("row %+v", r)
