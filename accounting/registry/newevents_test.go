@@ -1,9 +1,11 @@
 package registry
 
 import (
+	"context"
 	"errors"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/zcdp"
@@ -173,6 +175,60 @@ func TestFixedSizeAC(t *testing.T) {
 		e2, err2 := ar.Epsilon(t.Context(), 1e-5)
 		if err1 != nil || err2 != nil || e1 != e2 || !(e1 > 0) {
 			t.Errorf("%s: fixed-size ε = %v (%v), reference ε = %v (%v); want equal", c.k, e1, err1, e2, err2)
+		}
+	}
+}
+
+// TestNewEventsEdges: Laplace, fixed-size and shuffled steps from the
+// smallest to the largest double σ, sizes from 1 to 2^53 and counts up to
+// 1e12 either answer with a finite ε ≥ 0 or +Inf (no finite bound) or
+// return an error; never NaN, a negative ε or a panic, and quickly.
+func TestNewEventsEdges(t *testing.T) {
+	sigmas := []float64{5e-324, 1e-300, 1e-150, 1e-3, 0.5, 4, 1e6, 1e150, 1e300, math.MaxFloat64}
+	sizes := [][2]int{{1, 1}, {2, 1}, {60000, 600}, {1 << 40, 1}, {1 << 53, 1 << 52}}
+	counts := []int{1, 1000, 1e12}
+	for _, k := range accounting.Kinds {
+		if k.Procedural() {
+			continue
+		}
+		for _, s := range sigmas {
+			for _, nm := range sizes {
+				for _, c := range counts {
+					for _, adj := range []accounting.Adjacency{accounting.AddRemove, accounting.ReplaceOne} {
+						for _, e := range []accounting.Event{
+							accounting.Laplace{NoiseMultiplier: s},
+							accounting.PoissonSampled{SamplingRate: float64(nm[1]) / float64(nm[0]), Event: accounting.Laplace{NoiseMultiplier: s}},
+							accounting.SampledWithoutReplacement{SourceDatasetSize: nm[0], SampleSize: nm[1], Event: accounting.Gaussian{NoiseMultiplier: s}},
+							accounting.Shuffled{DatasetSize: nm[0], BatchSize: nm[1], Event: accounting.Gaussian{NoiseMultiplier: s}},
+						} {
+							m, err := New(k, Options{Adjacency: adj})
+							if err != nil {
+								t.Fatal(err)
+							}
+							if m.Compose(e, c) != nil {
+								continue
+							}
+							ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+							for _, d := range []float64{5e-324, 1e-10, 0.5} {
+								eps, err := m.Epsilon(ctx, d)
+								if err == nil && (math.IsNaN(eps) || eps < 0) {
+									t.Errorf("%s %v %#v ×%d: ε(%g) = %v", k, adj, e, c, d, eps)
+								}
+							}
+							for _, x := range []float64{0, 1e-300, 1, 1e300} {
+								dl, err := m.Delta(ctx, x)
+								if err == nil && (math.IsNaN(dl) || dl < 0 || dl > 1) {
+									t.Errorf("%s %v %#v ×%d: δ(%g) = %v", k, adj, e, c, x, dl)
+								}
+							}
+							if ctx.Err() != nil {
+								t.Errorf("%s %v %#v ×%d: over 20 s", k, adj, e, c)
+							}
+							cancel()
+						}
+					}
+				}
+			}
 		}
 	}
 }
