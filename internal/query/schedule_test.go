@@ -219,8 +219,25 @@ func TestTwoPhaseAgainstDPAccounting(t *testing.T) {
 	}
 	// PLD: dp_accounting's ε is an upper bound on the true ε, pld's lower
 	// end is a certified lower bound, so lower ≤ dp_accounting's ε.
-	if r := run("pld"); r.EpsilonLower == nil || *r.EpsilonLower > ref.PLDEpsilon {
+	r := run("pld")
+	if r.EpsilonLower == nil || *r.EpsilonLower > ref.PLDEpsilon {
 		t.Errorf("pld certified lower end %v above dp_accounting's upper bound %v", r.EpsilonLower, ref.PLDEpsilon)
+	}
+	// PRV composes the two phases too (testdata/dpevent/gen_prv_two_phase.py):
+	// pld's certified interval lies inside PRV's.
+	b, err = os.ReadFile(filepath.Join("..", "..", "testdata", "dpevent", "two_phase_prv.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prv struct {
+		Lower float64 `json:"eps_lower"`
+		Upper float64 `json:"eps_upper"`
+	}
+	if err := json.Unmarshal(b, &prv); err != nil {
+		t.Fatal(err)
+	}
+	if r.EpsilonLower == nil || r.EpsilonUpper == nil || *r.EpsilonLower < prv.Lower || *r.EpsilonUpper > prv.Upper {
+		t.Errorf("pld [%v, %v] not inside PRV's [%v, %v]", r.EpsilonLower, r.EpsilonUpper, prv.Lower, prv.Upper)
 	}
 }
 
