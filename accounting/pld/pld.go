@@ -1,5 +1,5 @@
 // Package pld is the privacy loss distribution accountant: certified lower
-// and upper bounds on ε(δ) and δ(ε) for compositions of Poisson-subsampled
+// and upper bounds on ε(δ) and δ(ε) for compositions of subsampled
 // Gaussian mechanisms, from pessimistic and optimistic discretisations of
 // the privacy loss composed by FFT.
 package pld
@@ -78,13 +78,14 @@ const pldDefaultGridFactor = 0.07
 //
 // Events are normalised by [accounting.Normalize], whose boundary table
 // decides tiny and huge σ; the accountant supports its Gaussian steps,
-// unsampled or Poisson-sampled. The composition is computed lazily on the
+// unsampled, Poisson-sampled under add-remove, or sampled without
+// replacement under replace-one (one symmetric pair, see pldWORPair). The composition is computed lazily on the
 // first query and cached until the next Compose; every long loop checks
 // the query's context. An Accountant is not safe for concurrent use.
 type Accountant struct {
 	adj     accounting.Adjacency
 	h       float64 // user grid width, 0 = adaptive
-	counts  map[[2]float64]int
+	counts  map[pldKey]int
 	private bool // false once NonPrivate was composed
 	steps   int
 
@@ -330,7 +331,7 @@ func New(opt Options) (*Accountant, error) {
 	if math.IsNaN(opt.GridWidth) || math.IsInf(opt.GridWidth, 0) || opt.GridWidth < 0 {
 		return nil, &accounting.ParamError{Name: "GridWidth", Value: opt.GridWidth, Want: "finite and >= 0"}
 	}
-	return &Accountant{h: opt.GridWidth, counts: map[[2]float64]int{}, private: true}, nil
+	return &Accountant{h: opt.GridWidth, counts: map[pldKey]int{}, private: true}, nil
 }
 
 // Kind returns accounting.KindPLD.
@@ -341,11 +342,28 @@ func (a *Accountant) UpperBound() {}
 
 // Supports accepts Gaussian steps, unsampled or Poisson-sampled.
 func (a *Accountant) Supports(s accounting.Step) error {
-	if s.Mechanism != accounting.MechGaussian || !s.Classic() {
-		return s.Unsupported(accounting.KindPLD, "pld supports Gaussian steps, unsampled or Poisson-sampled, only")
+	wor := s.Sampling == accounting.SamplingWithoutReplacement && s.Adjacency == accounting.ReplaceOne
+	if s.Mechanism != accounting.MechGaussian || !(s.Classic() || wor) {
+		return s.Unsupported(accounting.KindPLD, "pld supports Gaussian steps only: unsampled, Poisson-sampled under add-remove, or fixed-size-sampled under replace-one")
 	}
 	return nil
 }
+
+// pldKey identifies the steps the accountant composes alike: a Gaussian
+// with noise sigma, Poisson-sampled at rate (1: unsampled) or, when n > 0,
+// sampled m of n without replacement (rate = m/n rounded up).
+type pldKey struct {
+	sigma, rate float64
+	n, m        int
+}
+
+// wor reports whether k is a fixed-size-sampled step.
+func (k pldKey) wor() bool { return k.n > 0 }
+
+// symmetric reports whether k's step has one dominating pair for both
+// orders of the neighbouring data sets (unsampled, or fixed-size under
+// replace-one, see pldWORPair), so that one direction suffices.
+func (k pldKey) symmetric() bool { return k.rate == 1 || k.wor() }
 
 // Compose adds count adaptive repetitions of e. It validates e completely
 // before changing any state.
@@ -390,7 +408,7 @@ func (a *Accountant) UseAdjacency(adj accounting.Adjacency) error {
 }
 
 // stepsOf normalises count repetitions of e and returns (σ, q) → count.
-func (a *Accountant) stepsOf(e accounting.Event, count int) (map[[2]float64]int, bool, error) {
+func (a *Accountant) stepsOf(e accounting.Event, count int) (map[pldKey]int, bool, error) {
 	p, err := accounting.NormalizeUnder(a.adj, e, count)
 	if err == nil {
 		p, err = p.Bounded()
@@ -398,7 +416,7 @@ func (a *Accountant) stepsOf(e accounting.Event, count int) (map[[2]float64]int,
 	if err != nil {
 		return nil, false, err
 	}
-	add := map[[2]float64]int{}
+	add := map[pldKey]int{}
 	for _, s := range p.Steps {
 		if err := a.Supports(s); err != nil {
 			return nil, false, err
@@ -406,7 +424,11 @@ func (a *Accountant) stepsOf(e accounting.Event, count int) (map[[2]float64]int,
 		if s.Count > maxPLDSteps {
 			return nil, false, &accounting.ParamError{Name: "count", Value: float64(s.Count), Path: s.Path, Want: fmt.Sprintf("total steps <= %g", float64(maxPLDSteps))}
 		}
-		add[[2]float64{s.Sigma, s.Rate}] += s.Count
+		k := pldKey{sigma: s.Sigma, rate: s.Rate}
+		if s.Sampling == accounting.SamplingWithoutReplacement {
+			k.n, k.m = s.DatasetSize, s.SampleSize
+		}
+		add[k] += s.Count
 	}
 	return add, p.Unbounded, nil
 }
@@ -476,7 +498,7 @@ func pldLowerBestOffset(ctx context.Context, g *pldGrid, count int, eta float64)
 var pldNoClosedForm = false
 
 // composePLD discretises and composes both directions.
-func composePLD(ctx context.Context, keys [][2]float64, counts map[[2]float64]int, h float64) (*pldResult, error) {
+func composePLD(ctx context.Context, keys []pldKey, counts map[pldKey]int, h float64) (*pldResult, error) {
 	steps := 0
 	for _, k := range keys {
 		steps += counts[k]
@@ -484,12 +506,12 @@ func composePLD(ctx context.Context, keys [][2]float64, counts map[[2]float64]in
 	dirs := []bool{false, true}
 	allSym := true
 	for _, k := range keys {
-		if k[1] != 1 {
+		if !k.symmetric() {
 			allSym = false
 		}
 	}
 	if allSym {
-		dirs = dirs[:1] // q = 1: both directions have the same loss distribution
+		dirs = dirs[:1] // both directions have the same loss distribution
 	}
 	pairs := make([][]pldDominating, len(dirs))
 	var vTot float64
@@ -497,8 +519,14 @@ func composePLD(ctx context.Context, keys [][2]float64, counts map[[2]float64]in
 	for d, add := range dirs {
 		var v float64
 		for _, k := range keys {
-			p := newPLDPair(k[0], k[1], add)
-			pairs[d] = append(pairs[d], &p)
+			var p pldDominating
+			if k.wor() && k.rate < 1 {
+				p = newPLDWORPair(k.sigma, k.rate)
+			} else {
+				pp := newPLDPair(k.sigma, k.rate, add)
+				p = &pp
+			}
+			pairs[d] = append(pairs[d], p)
 			_, vk := p.moments()
 			v += float64(counts[k]) * vk
 			lo, hi := p.truncation(1e-20)

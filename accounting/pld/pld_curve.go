@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/dpcalc/dpcalc/accounting"
-	"github.com/dpcalc/dpcalc/accounting/moments"
 	"gonum.org/v1/gonum/dsp/fourier"
 )
 
@@ -67,7 +66,7 @@ func (a *Accountant) epsilonCurve(ctx context.Context, step accounting.Event, st
 	}
 	if len(a.counts) == 0 && a.private && !nonPrivate && len(add) == 1 {
 		for k, n := range add {
-			if k[1] < 1 {
+			if k.rate < 1 {
 				ts := make([]int, len(steps))
 				for i, s := range steps {
 					ts[i] = n * s
@@ -87,7 +86,7 @@ func (a *Accountant) epsilonCurve(ctx context.Context, step accounting.Event, st
 					if !noisy[i] {
 						continue
 					}
-					b := &Accountant{h: a.h, counts: map[[2]float64]int{}, private: true}
+					b := a.empty()
 					if err := b.Compose(step, s); err != nil {
 						return nil, err
 					}
@@ -96,7 +95,7 @@ func (a *Accountant) epsilonCurve(ctx context.Context, step accounting.Event, st
 					}
 				}
 				// As Epsilon: the smaller of the PLD and the RDP bound.
-				rdp, err := moments.NewRDP(nil)
+				rdp, err := a.newRDP()
 				if err != nil {
 					return nil, err
 				}
@@ -127,7 +126,8 @@ func (a *Accountant) epsilonCurve(ctx context.Context, step accounting.Event, st
 // incrementalCurve composes step into a copy of a and queries Epsilon at
 // each point.
 func (a *Accountant) incrementalCurve(ctx context.Context, step accounting.Event, steps []int, delta float64) ([]float64, error) {
-	b := &Accountant{h: a.h, counts: make(map[[2]float64]int, len(a.counts)), private: a.private, steps: a.steps}
+	b := a.empty()
+	b.private, b.steps = a.private, a.steps
 	for k, n := range a.counts {
 		b.counts[k] = n
 	}
@@ -153,11 +153,11 @@ func (a *Accountant) incrementalCurve(ctx context.Context, step accounting.Event
 
 // fastCurve is the fast path of EpsilonCurve for ts[i] steps of the single
 // pair key = (σ, q), q < 1, on an empty accountant.
-func (a *Accountant) fastCurve(ctx context.Context, key [2]float64, ts []int, delta float64) (out []float64, noisy []bool, err error) {
+func (a *Accountant) fastCurve(ctx context.Context, key pldKey, ts []int, delta float64) (out []float64, noisy []bool, err error) {
 	tMax := ts[len(ts)-1]
 	// The grid width and per-step truncation the pointwise computation
 	// would use for tMax steps.
-	r, err := composePLD(ctx, [][2]float64{key}, map[[2]float64]int{key: tMax}, a.h)
+	r, err := composePLD(ctx, []pldKey{key}, map[pldKey]int{key: tMax}, a.h)
 	if err != nil {
 		return nil, nil, err
 	}

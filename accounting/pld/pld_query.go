@@ -619,7 +619,7 @@ func (a *Accountant) rdpAccountant() (*moments.RDP, error) {
 	if a.rdp != nil {
 		return a.rdp, nil
 	}
-	r, err := moments.NewRDP(nil)
+	r, err := a.newRDP()
 	if err != nil {
 		return nil, err
 	}
@@ -637,26 +637,50 @@ func (a *Accountant) rdpAccountant() (*moments.RDP, error) {
 	return r, nil
 }
 
+// newRDP returns an empty RDP accountant under a's adjacency.
+func (a *Accountant) newRDP() (*moments.RDP, error) {
+	r, err := moments.NewRDP(nil)
+	if err == nil && a.adj != accounting.AddRemove {
+		err = r.UseAdjacency(a.adj)
+	}
+	return r, err
+}
+
+// empty returns an accountant with a's options and adjacency and no steps.
+func (a *Accountant) empty() *Accountant {
+	return &Accountant{adj: a.adj, h: a.h, counts: map[pldKey]int{}, private: true}
+}
+
 // keys returns the recorded (σ, q) in a fixed order.
-func (a *Accountant) keys() [][2]float64 {
-	keys := make([][2]float64, 0, len(a.counts))
+func (a *Accountant) keys() []pldKey {
+	keys := make([]pldKey, 0, len(a.counts))
 	for k := range a.counts {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool {
-		if keys[i][0] != keys[j][0] {
-			return keys[i][0] < keys[j][0]
+		a, b := keys[i], keys[j]
+		if a.sigma != b.sigma {
+			return a.sigma < b.sigma
 		}
-		return keys[i][1] < keys[j][1]
+		if a.rate != b.rate {
+			return a.rate < b.rate
+		}
+		if a.n != b.n {
+			return a.n < b.n
+		}
+		return a.m < b.m
 	})
 	return keys
 }
 
-// pldStepEvent is the event of one step with key (σ, q).
-func pldStepEvent(k [2]float64) accounting.Event {
-	var e accounting.Event = accounting.Gaussian{NoiseMultiplier: k[0]}
-	if k[1] < 1 {
-		e = accounting.PoissonSampled{SamplingRate: k[1], Event: e}
+// pldStepEvent is the event of one step with key k.
+func pldStepEvent(k pldKey) accounting.Event {
+	var e accounting.Event = accounting.Gaussian{NoiseMultiplier: k.sigma}
+	if k.wor() {
+		return accounting.SampledWithoutReplacement{SourceDatasetSize: k.n, SampleSize: k.m, Event: e}
+	}
+	if k.rate < 1 {
+		e = accounting.PoissonSampled{SamplingRate: k.rate, Event: e}
 	}
 	return e
 }
@@ -687,10 +711,10 @@ func (a *Accountant) result(ctx context.Context) (*pldResult, error) {
 	allGaussian := true
 	var inv float64
 	for _, k := range keys {
-		if k[1] != 1 {
+		if k.rate != 1 {
 			allGaussian = false
 		}
-		inv += float64(a.counts[k]) / (k[0] * k[0])
+		inv += float64(a.counts[k]) / (k.sigma * k.sigma)
 	}
 	if allGaussian && !pldNoClosedForm {
 		a.res = &pldResult{closed: true, closedSigma: 1 / math.Sqrt(inv)}

@@ -169,8 +169,9 @@ func TestTwoPhaseSameNumbers(t *testing.T) {
 	}
 }
 
-// TestFixedRows: with fixed-size batches ma, rdp, ac and zcdp answer (ac amplifies
-// as Poisson does, zcdp does not amplify), the others say why not, and the
+// TestFixedRows: with fixed-size batches ma, rdp, ac, zcdp and pld answer (ac
+// amplifies as Poisson does, zcdp does not amplify, pld composes the symmetric
+// pair), the procedures say why not, and the
 // command exits 0 since some accountant answered.
 func TestFixedRows(t *testing.T) {
 	res := Run(t.Context(), Request{Cmd: "eps", Flags: map[string]string{"sigma": "1", "batch": "256", "n": "60000", "epochs": "1",
@@ -179,7 +180,7 @@ func TestFixedRows(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	for _, r := range res.Rows {
-		answers := r.Accountant == "ac" || r.Accountant == "zcdp" || r.Accountant == "ma" || r.Accountant == "rdp"
+		answers := r.Accountant == "ac" || r.Accountant == "zcdp" || r.Accountant == "ma" || r.Accountant == "rdp" || r.Accountant == "pld"
 		if answers == (r.Unsupported != "") || answers != (r.Epsilon != nil) || r.Error != "" || r.Sampling != "fixed" || r.Adjacency != "replace-one" ||
 			!strings.Contains(r.Note, "σ/2") || r.Steps != 235 {
 			t.Errorf("row %+v", r)
