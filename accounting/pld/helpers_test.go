@@ -1,6 +1,10 @@
 package pld
 
-import "github.com/dpcalc/dpcalc/accounting"
+import (
+	"testing"
+
+	"github.com/dpcalc/dpcalc/accounting"
+)
 
 // Shorthands for the events of the tests.
 
@@ -18,4 +22,15 @@ func composed(es ...accounting.Event) accounting.Event { return accounting.Compo
 
 func epsDelta(eps, delta float64) accounting.Event {
 	return accounting.EpsilonDelta{Epsilon: eps, Delta: delta}
+}
+
+// res0 returns the composition on the first grid with the default
+// truncation (the one every query uses unless the tails are cut at its δ).
+func (a *Accountant) res0(t testing.TB) *pldResult {
+	t.Helper()
+	r, err := a.result(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

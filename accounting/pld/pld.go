@@ -59,7 +59,12 @@ const pldDefaultGridFactor = 0.07
 // toward the loss where that δ is decided (pldCompose, pldResult.saddle):
 // the errors then scale with δ itself, and the bounds stay certified and
 // tight down to δ ≈ 1e-20 (below, the +∞ atom of the per-step truncation,
-// about 1e-20·q, is the floor). The upper bounds are the minimum of the
+// about 1e-20·q, is the floor). Where the range of the per-step loss
+// rather than its spread sets the default grid (small sampling rates,
+// whose sampled component stretches the loss far beyond the ε of
+// interest), a query at δ cuts each step's tails where they carry
+// 1e-3·δ/(2T) (pldSetup.eta), charges that mass to δ in full, and lays
+// the grid over the narrower range. The upper bounds are the minimum of the
 // PLD bound and the RDP bound of the same steps ([moments.RDP] with
 // [moments.DefaultOrders]); both are sound, so the minimum is, and the
 // upper ε is never above RDP's. EpsilonBoundsFrom and DeltaBoundsFrom say
@@ -89,13 +94,20 @@ type Accountant struct {
 	private bool // false once NonPrivate was composed
 	steps   int
 
-	// res is the composition on the first grid and finer[k-1] the one on
-	// the grid k times halved (default grid only); rdp holds the same
-	// steps under RDP. All are computed lazily and cached until the next
-	// Compose.
+	// setup holds the pairs of the recorded steps; levels[eta] the
+	// compositions with per-step truncation mass eta (see pldSetup.eta):
+	// res on the first grid and finer[k-1] on the grid k times halved
+	// (default grid only); rdp holds the same steps under RDP. All are
+	// computed lazily and cached until the next Compose.
+	setup  *pldSetup
+	levels map[float64]*pldLevels
+	rdp    *moments.RDP
+}
+
+// pldLevels is one composition on its first and its refined grids.
+type pldLevels struct {
 	res   *pldResult
 	finer []*pldResult
-	rdp   *moments.RDP
 }
 
 // pldResult holds the composition, computed lazily per direction and bound.
@@ -107,6 +119,7 @@ type pldResult struct {
 	closedSigma float64
 	h, eta      float64
 	auto        bool // h chosen by default (may be refined or coarsened)
+	cut         bool // the tails are cut at a query's δ (pldSetup.eta)
 	dirs        []*pldDir
 	lams        []float64 // the tilts of the query in progress (steering slope)
 }
@@ -241,7 +254,13 @@ func (r *pldResult) parts(ctx context.Context, d int, upper bool, h float64) ([]
 			parts[i] = pldPart{g.upper(), dir.counts[i]}
 			continue
 		}
-		low, err := pldLowerBestOffset(ctx, g, dir.counts[i], r.eta)
+		// With the tails cut at a query's δ (tiny sampling rates, long
+		// grids) two offsets, not eight: the retries dominate the cost.
+		offsets := 8
+		if r.cut {
+			offsets = 2
+		}
+		low, err := pldLowerBestOffset(ctx, g, dir.counts[i], r.eta, offsets)
 		if err != nil {
 			return nil, err
 		}
@@ -269,13 +288,19 @@ func (r *pldResult) saddle(d int, eps float64) float64 {
 		}
 		return m
 	}
-	const lo2, hi2 = -24, 40 // λ from 2^{−6} to 2^{10}, in quarter octaves
-	if !(mean(math.Exp2(lo2/4.0)) < eps) {
+	// λ from 2^{−6} to 2^{10}, in quarter octaves; to 2^{30} when the
+	// tails are cut at the query's δ (tiny losses of a small sampling
+	// rate, whose saddle tilts are large).
+	lo2, hi2 := -24, 40
+	if r.cut {
+		hi2 = 120
+	}
+	if !(mean(math.Exp2(float64(lo2)/4)) < eps) {
 		return 0
 	}
 	lo, hi := lo2, hi2
-	if mean(math.Exp2(hi2/4.0)) < eps {
-		return math.Exp2(hi2 / 4.0)
+	if mean(math.Exp2(float64(hi2)/4)) < eps {
+		return math.Exp2(float64(hi2) / 4)
 	}
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
@@ -385,7 +410,7 @@ func (a *Accountant) Compose(e accounting.Event, count int) error {
 	if unbounded {
 		a.private = false
 	}
-	a.res, a.finer, a.rdp = nil, nil, nil
+	a.setup, a.levels, a.rdp = nil, nil, nil
 	return nil
 }
 
@@ -443,12 +468,12 @@ const (
 
 // pldLowerBestOffset returns the lower per-step distribution of g's pair. When
 // the merge had to round a noticeable mass down (a concentrated loss
-// between grid points), it retries on grids shifted by multiples of h/8 and
-// keeps the one with the largest mean loss, i.e. the least rounding. Any
-// offset gives a valid lower bound. The seven retries are independent and
+// between grid points), it retries on grids shifted by multiples of
+// h/offsets and keeps the one with the largest mean loss, i.e. the least
+// rounding. Any offset gives a valid lower bound. The retries are independent and
 // run on up to GOMAXPROCS goroutines; the choice (the first offset with the
 // largest mean) does not depend on their schedule.
-func pldLowerBestOffset(ctx context.Context, g *pldGrid, count int, eta float64) (pldPMF, error) {
+func pldLowerBestOffset(ctx context.Context, g *pldGrid, count int, eta float64, offsets int) (pldPMF, error) {
 	best, err := g.lower(ctx)
 	if err != nil || best.fallback*float64(count) < 1e-6 {
 		return best, err
@@ -460,10 +485,9 @@ func pldLowerBestOffset(ctx context.Context, g *pldGrid, count int, eta float64)
 		}
 		return s
 	}
-	const offsets = 8
-	var pmfs [offsets]pldPMF
-	var means [offsets]float64
-	var errs [offsets]error
+	pmfs := make([]pldPMF, offsets)
+	means := make([]float64, offsets)
+	errs := make([]error, offsets)
 	pmfs[0], means[0] = best, mean(&best)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
@@ -472,7 +496,7 @@ func pldLowerBestOffset(ctx context.Context, g *pldGrid, count int, eta float64)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			gk, err := newPLDGridOffset(ctx, g.pair, g.h, eta, float64(k)*g.h/offsets)
+			gk, err := newPLDGridOffset(ctx, g.pair, g.h, eta, float64(k)*g.h/float64(offsets))
 			if err == nil {
 				pmfs[k], err = gk.lower(ctx)
 			}
@@ -497,13 +521,55 @@ func pldLowerBestOffset(ctx context.Context, g *pldGrid, count int, eta float64)
 // pldNoClosedForm disables the Gaussian closed form (tests of the FFT path).
 var pldNoClosedForm = false
 
-// composePLD discretises and composes both directions.
-func composePLD(ctx context.Context, keys []pldKey, counts map[pldKey]int, h float64) (*pldResult, error) {
-	steps := 0
-	for _, k := range keys {
-		steps += counts[k]
+// pldCutShare is the share of a query's δ that the per-step truncation
+// may spend when the tails, not the spread, decide the grid (see
+// composePLD).
+const pldCutShare = 1e-3
+
+// pldCutMaxSteps is the most steps for which a query cuts the tails at its
+// δ: beyond, the composed window, not the per-step range, limits the grid
+// (the FFT coarsens it back), and a cut only costs δ.
+const pldCutMaxSteps = 1 << 24
+
+// pldEta returns the per-step truncation mass for a query at delta (0: not
+// a δ query): 1e-20/steps, or, when delta > 0, the largest power of two
+// below pldCutShare·delta/(2·steps) if that is larger. The upper
+// distribution moves the truncated mass to +∞ (above) or up to the grid
+// (below), so its δ rises by at most 2·steps·eta ≤ pldCutShare·delta.
+func pldEta(steps int, delta float64) float64 {
+	eta := 1e-20 / float64(steps)
+	if delta > 0 {
+		if e := math.Exp2(math.Floor(math.Log2(pldCutShare * delta / (2 * float64(steps))))); e > eta {
+			eta = e
+		}
 	}
-	dirs := []bool{false, true}
+	return eta
+}
+
+// composePLD discretises and composes both directions. delta is the
+// query's δ, or 0 (see pldSetup.eta).
+func composePLD(ctx context.Context, keys []pldKey, counts map[pldKey]int, h, delta float64) (*pldResult, error) {
+	st := newPLDSetup(keys, counts)
+	return st.compose(ctx, h, st.eta(h, delta))
+}
+
+// pldSetup holds the dominating pairs of a composition per direction, with
+// what the choice of grid needs.
+type pldSetup struct {
+	keys   []pldKey
+	counts map[pldKey]int
+	steps  int
+	dirs   []bool
+	pairs  [][]pldDominating
+	vTot   float64
+}
+
+func newPLDSetup(keys []pldKey, counts map[pldKey]int) *pldSetup {
+	st := &pldSetup{keys: keys, counts: counts}
+	for _, k := range keys {
+		st.steps += counts[k]
+	}
+	st.dirs = []bool{false, true}
 	allSym := true
 	for _, k := range keys {
 		if !k.symmetric() {
@@ -511,12 +577,10 @@ func composePLD(ctx context.Context, keys []pldKey, counts map[pldKey]int, h flo
 		}
 	}
 	if allSym {
-		dirs = dirs[:1] // both directions have the same loss distribution
+		st.dirs = st.dirs[:1] // both directions have the same loss distribution
 	}
-	pairs := make([][]pldDominating, len(dirs))
-	var vTot float64
-	var rangeMax float64
-	for d, add := range dirs {
+	st.pairs = make([][]pldDominating, len(st.dirs))
+	for d, add := range st.dirs {
 		var v float64
 		for _, k := range keys {
 			var p pldDominating
@@ -526,13 +590,66 @@ func composePLD(ctx context.Context, keys []pldKey, counts map[pldKey]int, h flo
 				pp := newPLDPair(k.sigma, k.rate, add)
 				p = &pp
 			}
-			pairs[d] = append(pairs[d], p)
+			st.pairs[d] = append(st.pairs[d], p)
 			_, vk := p.moments()
 			v += float64(counts[k]) * vk
-			lo, hi := p.truncation(1e-20)
-			rangeMax = math.Max(rangeMax, hi-lo)
 		}
-		vTot = math.Max(vTot, v)
+		st.vTot = math.Max(st.vTot, v)
+	}
+	return st
+}
+
+// rangeAt returns the widest per-step loss range truncated at eta, by
+// bisection on the exact tails when exact is set (see pldCutPair).
+func (st *pldSetup) rangeAt(eta float64, exact bool) float64 {
+	var m float64
+	for d := range st.pairs {
+		for _, p := range st.pairs[d] {
+			lo, hi := p.truncation(eta)
+			if exact {
+				lo, hi = pldCut(p, eta)
+			}
+			m = math.Max(m, hi-lo)
+		}
+	}
+	return m
+}
+
+// hStd returns the default grid width from the spread, 0.07·√(V/T).
+func (st *pldSetup) hStd() float64 {
+	return pldDefaultGridFactor * math.Sqrt(st.vTot/float64(st.steps))
+}
+
+// eta returns the per-step truncation mass for a query at delta (0: not a
+// δ query) on grid width h (0: the default): 1e-20/steps, or, with the
+// default grid when the range of the per-step loss rather than its spread
+// would set the width (heavy tails of a small sampling rate), pldEta's
+// cut at the query's δ, which narrows the range and so the grid.
+func (st *pldSetup) eta(h, delta float64) float64 {
+	eta := pldEta(st.steps, 0)
+	if h != 0 || delta == 0 || st.steps > pldCutMaxSteps {
+		return eta
+	}
+	if e := pldEta(st.steps, delta); e > eta && !(st.hStd() >= st.rangeAt(eta, false)/pldMaxStepGrid) {
+		return e
+	}
+	return eta
+}
+
+// compose discretises and composes both directions with per-step
+// truncation mass eta, on grid width h (0: the default).
+func (st *pldSetup) compose(ctx context.Context, h, eta float64) (*pldResult, error) {
+	keys, counts, steps, dirs, pairs, vTot := st.keys, st.counts, st.steps, st.dirs, st.pairs, st.vTot
+	cut := eta > pldEta(steps, 0)
+	rangeMax := st.rangeAt(eta, cut)
+	if cut {
+		wrapped := make([][]pldDominating, len(pairs))
+		for d := range pairs {
+			for _, p := range pairs[d] {
+				wrapped[d] = append(wrapped[d], &pldCutPair{p})
+			}
+		}
+		pairs = wrapped
 	}
 	auto := h == 0
 	if auto {
@@ -563,7 +680,7 @@ func composePLD(ctx context.Context, keys []pldKey, counts map[pldKey]int, h flo
 				var parts []pldPart
 				for i, k := range keys {
 					_ = add
-					g, err := newPLDGrid(ctx, pairs[d][i], h0, 1e-20/float64(steps))
+					g, err := newPLDGrid(ctx, pairs[d][i], h0, eta)
 					if err != nil {
 						return nil, err
 					}
@@ -577,7 +694,7 @@ func composePLD(ctx context.Context, keys []pldKey, counts map[pldKey]int, h flo
 	if rangeMax/h > 1<<22 {
 		return nil, errPLDTooLarge
 	}
-	r := &pldResult{h: h, eta: 1e-20 / float64(steps), auto: auto}
+	r := &pldResult{h: h, eta: eta, auto: auto, cut: cut}
 	for d := range dirs {
 		dir := &pldDir{pairs: pairs[d]}
 		for _, k := range keys {

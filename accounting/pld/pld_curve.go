@@ -157,7 +157,7 @@ func (a *Accountant) fastCurve(ctx context.Context, key pldKey, ts []int, delta 
 	tMax := ts[len(ts)-1]
 	// The grid width and per-step truncation the pointwise computation
 	// would use for tMax steps.
-	r, err := composePLD(ctx, []pldKey{key}, map[pldKey]int{key: tMax}, a.h)
+	r, err := composePLD(ctx, []pldKey{key}, map[pldKey]int{key: tMax}, a.h, delta)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -49,8 +49,8 @@ func TestPLDLargeLossMonotone(t *testing.T) {
 	if _, err := a.Epsilon(t.Context(), delta); err != nil {
 		t.Fatal(err)
 	}
-	for d := range a.res.dirs {
-		c, err := a.res.get(t.Context(), d, true, 0)
+	for d := range a.res0(t).dirs {
+		c, err := a.res0(t).get(t.Context(), d, true, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -109,7 +109,11 @@ func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, u
 	if err := accounting.Canceled(ctx); err != nil {
 		return 0, 0, accounting.KindPLD, err
 	}
-	r, err := a.result(ctx)
+	lv, err := a.resultFor(ctx, delta)
+	var r *pldResult
+	if err == nil {
+		r = lv.res
+	}
 	var upper0 float64 // the first grid's upper bound, certified by Delta
 	switch {
 	case err == nil && r.closed:
@@ -125,8 +129,8 @@ func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, u
 		lower, upper = pldGaussianEpsilon(r.closedSigma, delta)
 		upper0 = upper
 	case err == nil:
-		lower, upper, upper0, err = a.refined(ctx, epsF(delta), func(lo, up float64) bool {
-			return !math.IsInf(up, 1) && up-lo > math.Max(pldTargetGap*up, 1e-6)
+		lower, upper, upper0, err = a.refined(ctx, lv, epsF(delta), func(lo, up float64) bool {
+			return !math.IsInf(up, 1) && up-lo > math.Max(pldTargetGap*up, 1e-9)
 		}, func(lo, up float64) (float64, float64, error) {
 			return a.epsEstimate(ctx, delta, up)
 		})
@@ -199,7 +203,107 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 	if err := accounting.Canceled(ctx); err != nil {
 		return 0, 0, accounting.KindPLD, err
 	}
-	r, err := a.result(ctx)
+	// The δ the truncation is cut for (see pldSetup.eta): an upper bound
+	// on δ(eps) from RDP, which only matters when the tails set the grid.
+	var dEst float64
+	if a.tailsCut() {
+		rdp, err := a.rdpAccountant()
+		if err != nil {
+			return 0, 0, accounting.KindPLD, err
+		}
+		if dEst, err = rdpDelta(ctx, rdp, eps); err != nil {
+			return 0, 0, accounting.KindPLD, err
+		}
+	}
+	if dEst > 0 {
+		// RDP's δ may be far above the PLD's, and a truncation cut for it
+		// would cost more than pldCutShare of the δ found: cut again at
+		// the untilted PLD upper bound until the cut settles (only upper
+		// compositions are needed for that).
+		for it := 0; it < 8; it++ {
+			up, err := a.roughDelta(ctx, eps, dEst)
+			if a.rdpOnly(err) {
+				break
+			}
+			if err != nil {
+				return 0, 0, accounting.KindPLD, err
+			}
+			if !(up > 0 && a.setup.eta(a.h, up) < a.setup.eta(a.h, dEst)) {
+				break
+			}
+			dEst = up
+		}
+	}
+	lower, upper, err = a.deltaBracket(ctx, eps, dEst)
+	if err == nil && dEst > 0 && lower > 0 && a.setup.eta(a.h, lower) < a.setup.eta(a.h, dEst) {
+		// The untilted bound steering the cut may sit far above δ (its
+		// round-off): cut once more at the certified lower bound, so that
+		// the truncation costs at most pldCutShare of δ, and keep both
+		// certified brackets.
+		lo2, up2, err2 := a.deltaBracket(ctx, eps, lower)
+		if err2 != nil && !a.rdpOnly(err2) {
+			return 0, 0, accounting.KindPLD, err2
+		}
+		if err2 == nil {
+			lower, upper = math.Max(lower, lo2), math.Min(upper, up2)
+		}
+	}
+	switch {
+	case a.rdpOnly(err):
+		lower, upper = 0, 1
+	case err != nil:
+		return 0, 0, accounting.KindPLD, err
+	}
+	from = accounting.KindPLD
+	if upper > 0 {
+		d := dEst
+		if d == 0 {
+			rdp, err := a.rdpAccountant()
+			if err != nil {
+				return 0, 0, accounting.KindPLD, err
+			}
+			if d, err = rdpDelta(ctx, rdp, eps); err != nil {
+				return 0, 0, accounting.KindPLD, err
+			}
+		}
+		if d < upper {
+			upper, from = d, accounting.KindRDP
+		}
+	}
+	// Never 0 at a finite ε: a Gaussian step is not pure DP.
+	upper = math.Max(upper, math.SmallestNonzeroFloat64)
+	if !(lower >= 0) {
+		lower = 0
+	}
+	return math.Min(lower, upper), upper, from, nil
+}
+
+// roughDelta returns the untilted PLD upper bound on δ(eps) with the tails
+// cut for a δ of dEst (steering only: it chooses the cut).
+func (a *Accountant) roughDelta(ctx context.Context, eps, dEst float64) (float64, error) {
+	lv, err := a.resultFor(ctx, dEst)
+	if err != nil {
+		return 0, err
+	}
+	var up float64
+	for d := range lv.res.dirs {
+		c, err := lv.res.get(ctx, d, true, 0)
+		if err != nil {
+			return 0, err
+		}
+		up = math.Max(up, c.delta(eps, true))
+	}
+	return up, nil
+}
+
+// deltaBracket returns the PLD's certified bracket on δ(eps), with the
+// per-step tails cut for a δ of dEst (0: the default truncation).
+func (a *Accountant) deltaBracket(ctx context.Context, eps, dEst float64) (lower, upper float64, err error) {
+	lv, err := a.resultFor(ctx, dEst)
+	var r *pldResult
+	if err == nil {
+		r = lv.res
+	}
 	switch {
 	case err == nil && r.closed:
 		lower, upper = 0, 1 // σ underflowed: see epsilonBounds
@@ -215,7 +319,7 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 	case err == nil:
 		// A δ bracket is wide when the ε bracket it stands for is: its
 		// log-width over the slope s = −d log δ/dε exceeds the target.
-		lower, upper, _, err = a.refined(ctx, deltaF(eps), func(lo, up float64) bool {
+		lower, upper, _, err = a.refined(ctx, lv, deltaF(eps), func(lo, up float64) bool {
 			if !(up > 0) {
 				return false
 			}
@@ -227,32 +331,7 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 			return eps, up, nil
 		})
 	}
-	switch {
-	case a.rdpOnly(err):
-		lower, upper = 0, 1
-	case err != nil:
-		return 0, 0, accounting.KindPLD, err
-	}
-	from = accounting.KindPLD
-	if upper > 0 {
-		rdp, err := a.rdpAccountant()
-		if err != nil {
-			return 0, 0, accounting.KindPLD, err
-		}
-		d, err := rdpDelta(ctx, rdp, eps)
-		if err != nil {
-			return 0, 0, accounting.KindPLD, err
-		}
-		if d < upper {
-			upper, from = d, accounting.KindRDP
-		}
-	}
-	// Never 0 at a finite ε: a Gaussian step is not pure DP.
-	upper = math.Max(upper, math.SmallestNonzeroFloat64)
-	if !(lower >= 0) {
-		lower = 0
-	}
-	return math.Min(lower, upper), upper, from, nil
+	return lower, upper, err
 }
 
 // epsEstimate returns the ε at which to judge the PLD bracket of ε(delta)
@@ -353,11 +432,8 @@ func (a *Accountant) rdpOnly(err error) bool {
 // each direction is composed again tilted to its saddle point at that ε
 // (see pldCompose), once more if the tilted bracket moves ε to another
 // tilt, and the finer grids use the same tilt.
-func (a *Accountant) refined(ctx context.Context, f func(c *pldComposed, upper bool) float64, wide func(lo, up float64) bool, point func(lo, up float64) (eps, delta float64, err error)) (lower, upper, upper0 float64, err error) {
-	r, err := a.result(ctx)
-	if err != nil {
-		return 0, 0, 0, err
-	}
+func (a *Accountant) refined(ctx context.Context, lv *pldLevels, f func(c *pldComposed, upper bool) float64, wide func(lo, up float64) bool, point func(lo, up float64) (eps, delta float64, err error)) (lower, upper, upper0 float64, err error) {
+	r := lv.res
 	// The untilted upper bounds first: when they call for a tilt, the
 	// untilted lower distributions are not needed.
 	for d := range r.dirs {
@@ -412,7 +488,7 @@ func (a *Accountant) refined(ctx context.Context, f func(c *pldComposed, upper b
 		}
 	}
 	for k := 1; r.auto && k <= pldMaxRefine && wide(lower, upper); k++ {
-		fr, err := a.level(k)
+		fr, err := lv.level(k)
 		if err == errPLDTooLarge {
 			break // keep the certified bracket we have
 		}
@@ -518,19 +594,19 @@ func (r *pldResult) slope(eps float64) float64 {
 // level returns the composition on the first grid refined k ≥ 1 times
 // (computed from level k−1 and cached), or errPLDTooLarge when its window
 // would exceed the FFT cap.
-func (a *Accountant) level(k int) (*pldResult, error) {
-	for len(a.finer) < k {
-		prev := a.res
-		if n := len(a.finer); n > 0 {
-			prev = a.finer[n-1]
+func (lv *pldLevels) level(k int) (*pldResult, error) {
+	for len(lv.finer) < k {
+		prev := lv.res
+		if n := len(lv.finer); n > 0 {
+			prev = lv.finer[n-1]
 		}
 		finer, err := prev.halved()
 		if err != nil {
 			return nil, err
 		}
-		a.finer = append(a.finer, finer)
+		lv.finer = append(lv.finer, finer)
 	}
-	return a.finer[k-1], nil
+	return lv.finer[k-1], nil
 }
 
 // pldRefineStep is the ratio of consecutive grid widths in refinement: the
@@ -553,7 +629,7 @@ func (r *pldResult) halved() (*pldResult, error) {
 			}
 		}
 	}
-	finer := &pldResult{h: r.h * pldRefineStep, eta: r.eta, auto: true}
+	finer := &pldResult{h: r.h * pldRefineStep, eta: r.eta, auto: true, cut: r.cut}
 	for _, d := range r.dirs {
 		finer.dirs = append(finer.dirs, &pldDir{pairs: d.pairs, counts: d.counts})
 	}
@@ -701,12 +777,34 @@ func pldGaussianEpsilon(sigma, delta float64) (lo, hi float64) {
 	return math.Min(lo, hi), hi
 }
 
-// result composes the recorded steps on the first grid (cached until the
-// next Compose); the caller has checked that a step was composed.
+// result composes the recorded steps on the first grid with the default
+// truncation (cached until the next Compose); the caller has checked that
+// a step was composed.
 func (a *Accountant) result(ctx context.Context) (*pldResult, error) {
-	if a.res != nil {
-		return a.res, nil
+	lv, err := a.resultFor(ctx, 0)
+	if err != nil {
+		return nil, err
 	}
+	return lv.res, nil
+}
+
+// tailsCut reports whether queries cut the per-step tails at their δ
+// (see pldSetup.eta).
+func (a *Accountant) tailsCut() bool {
+	for _, k := range a.keys() {
+		if k.rate != 1 || pldNoClosedForm {
+			if a.setup == nil {
+				a.setup = newPLDSetup(a.keys(), a.counts)
+			}
+			return a.setup.eta(a.h, 1) > pldEta(a.setup.steps, 0)
+		}
+	}
+	return false // the closed form
+}
+
+// resultFor returns the compositions for a query at delta (0: not a δ
+// query), whose per-step truncation pldSetup.eta picks.
+func (a *Accountant) resultFor(ctx context.Context, delta float64) (*pldLevels, error) {
 	keys := a.keys()
 	allGaussian := true
 	var inv float64
@@ -716,14 +814,29 @@ func (a *Accountant) result(ctx context.Context) (*pldResult, error) {
 		}
 		inv += float64(a.counts[k]) / (k.sigma * k.sigma)
 	}
-	if allGaussian && !pldNoClosedForm {
-		a.res = &pldResult{closed: true, closedSigma: 1 / math.Sqrt(inv)}
-		return a.res, nil
+	if a.levels == nil {
+		a.levels = map[float64]*pldLevels{}
 	}
-	r, err := composePLD(ctx, keys, a.counts, a.h)
+	if allGaussian && !pldNoClosedForm {
+		lv := a.levels[0]
+		if lv == nil {
+			lv = &pldLevels{res: &pldResult{closed: true, closedSigma: 1 / math.Sqrt(inv)}}
+			a.levels[0] = lv
+		}
+		return lv, nil
+	}
+	if a.setup == nil {
+		a.setup = newPLDSetup(keys, a.counts)
+	}
+	eta := a.setup.eta(a.h, delta)
+	if lv := a.levels[eta]; lv != nil {
+		return lv, nil
+	}
+	r, err := a.setup.compose(ctx, a.h, eta)
 	if err != nil {
 		return nil, err
 	}
-	a.res = r
-	return r, nil
+	lv := &pldLevels{res: r}
+	a.levels[eta] = lv
+	return lv, nil
 }

@@ -204,7 +204,7 @@ func TestPLDTiltedGaussianExact(t *testing.T) {
 				t.Fatal(err)
 			}
 			exLo, exUp := pldGaussianEpsilon(c.sigma/math.Sqrt(float64(c.steps)), c.delta)
-			t.Logf("[%.10g, %.10g] exact [%.10g, %.10g] tilts %v closed %v", lo, up, exLo, exUp, a.res.lams, a.res.closed)
+			t.Logf("[%.10g, %.10g] exact [%.10g, %.10g] tilts %v closed %v", lo, up, exLo, exUp, a.res0(t).lams, a.res0(t).closed)
 			if from != accounting.KindPLD || lo > exUp || up < exLo || up-lo > 0.002*up {
 				t.Errorf("[%.8g, %.8g] from %s; exact %.10g: want a pld bracket ≤ 0.2%% wide containing it", lo, up, from, exUp)
 			}

@@ -107,6 +107,58 @@ func newPLDGridOffset(ctx context.Context, pair pldDominating, h, eta, off float
 	return &pldGrid{pair: pair, h: h, kLo: kLo, kHi: kHi, off: off, tl: tl, logEta: math.Log(eta)}, nil
 }
 
+// pldCutPair is a pair whose truncation is narrowed by bisection on its
+// exact tails: pair.truncation bounds each mixture component on its own,
+// and for a small sampling rate the sampled component's tail carries only
+// q of the mass, so the exact cut can be far narrower (a shorter grid at
+// the same width). Used for truncations cut at a query's δ (see
+// pldSetup.eta), where the truncated mass is charged in full.
+type pldCutPair struct{ pldDominating }
+
+func (p *pldCutPair) truncation(eta float64) (lLo, lHi float64) {
+	return pldCut(p.pldDominating, eta)
+}
+
+// pldCut returns losses lLo < lHi outside which P has mass at most eta on
+// each side, narrowing pair.truncation's by bisection on the exact tails.
+func pldCut(pair pldDominating, eta float64) (lLo, lHi float64) {
+	lLo, lHi = pair.truncation(eta)
+	if !(lLo < lHi) || math.IsInf(lLo, 0) || math.IsInf(lHi, 0) || !(eta > 0) {
+		return lLo, lHi
+	}
+	le := math.Log(eta)
+	// Largest lo with P(L ≤ lo) ≤ eta, smallest hi with P(L > hi) ≤ eta;
+	// the bisections keep those properties at their outer ends.
+	if pair.tails(lLo).pH <= le {
+		a, b := lLo, lHi
+		for it := 0; it < 64 && b-a > 1e-9*(math.Abs(a)+math.Abs(b)); it++ {
+			m := a + (b-a)/2
+			if pair.tails(m).pH <= le {
+				a = m
+			} else {
+				b = m
+			}
+		}
+		lLo = a
+	}
+	if pair.tails(lHi).pT <= le {
+		a, b := lLo, lHi
+		for it := 0; it < 64 && b-a > 1e-9*(math.Abs(a)+math.Abs(b)); it++ {
+			m := a + (b-a)/2
+			if pair.tails(m).pT <= le {
+				b = m
+			} else {
+				a = m
+			}
+		}
+		lHi = b
+	}
+	if !(lLo < lHi) {
+		return pair.truncation(eta)
+	}
+	return lLo, lHi
+}
+
 // pldMaxGrid caps the grid points of one step's discretisation.
 const pldMaxGrid = 1 << 24
 
@@ -189,6 +241,9 @@ func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
 	// putLoss puts mass m at floor(loss/h), loss already lowered by its
 	// rounding error bound.
 	putLoss := func(loss, m float64) {
+		if math.IsNaN(loss) {
+			return // dropping mass keeps a lower bound
+		}
 		if loss > at(kHi) {
 			loss = at(kHi) // rounding down further is still a lower bound
 		}
@@ -300,7 +355,8 @@ func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
 		// Illinois iteration on φ, keeping a right end with φ ≥ 0, until
 		// the merged loss is within 1e-6·h above t.
 		side := 0
-		for it := 0; it < 40 && fr > 1e-6*h && fl < 0 && !math.IsInf(fr, 1); it++ {
+		// (Or within a few ulps of t: a finer target is not representable.)
+		for it := 0; it < 40 && fr > math.Max(1e-6*h, 8e-16*math.Abs(t)) && fl < 0 && !math.IsInf(fr, 1); it++ {
 			var c float64
 			if math.IsInf(fl, -1) {
 				c = left + 0.5*(lb-left)

@@ -220,7 +220,7 @@ func TestPLDLongComposition(t *testing.T) {
 	if up-lo > 0.01*up {
 		t.Errorf("gap %.4f%% > 1%%: [%v, %v]", 100*(up-lo)/up, lo, up)
 	}
-	h := a.res.h
+	h := a.res0(t).h
 	f := newPLDFor(t, e, Options{GridWidth: h / 2})
 	flo, fup, err := f.EpsilonBounds(t.Context(), 1e-5)
 	if err != nil {
@@ -626,8 +626,8 @@ func TestPLDGridWidthOption(t *testing.T) {
 		if lo > fine[1] || up < fine[0] {
 			t.Errorf("h=%g: [%v, %v] disjoint from fine-grid [%v, %v]", h, lo, up, fine[0], fine[1])
 		}
-		if a.res.h != h {
-			t.Errorf("h=%g: grid changed to %g", h, a.res.h)
+		if a.res0(t).h != h {
+			t.Errorf("h=%g: grid changed to %g", h, a.res0(t).h)
 		}
 		t.Logf("h=%g: [%.6f, %.6f]", h, lo, up)
 	}

@@ -86,9 +86,7 @@ func loadPeerRows(t *testing.T) []peerRow {
 // be looser than PRV's: tightness gaps of issue 11 still open, never
 // soundness. TestPeers logs them while they last and fails once one closes,
 // so that the list stays true.
-var knownPLDGaps = map[string]string{
-	"n8": "issue 11 §4, tiny q = 2.1e-9: the grid is not yet chosen from the ε scale",
-}
+var knownPLDGaps = map[string]string{}
 
 func TestPeers(t *testing.T) {
 	rows := loadPeerRows(t)
