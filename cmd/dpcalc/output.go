@@ -46,6 +46,9 @@ func (e *env) print(rows []row, all bool, cmd string) error {
 			if r.EpsilonLower != nil && r.EpsilonUpper != nil {
 				eps = fmt.Sprintf("%s [%s, %s]", eps, fmtG(*r.EpsilonLower), fmtG(*r.EpsilonUpper))
 			}
+			if r.LowerBound && r.EpsilonLower != nil {
+				eps = "≥ " + fmtG(*r.EpsilonLower)
+			}
 			note := r.Note
 			if r.Error != "" {
 				note = query.JoinNotes("error: "+r.Error, note)

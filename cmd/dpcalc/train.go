@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/pld"
 	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
 	"github.com/dpcalc/dpcalc/internal/atomicfile"
@@ -66,8 +67,12 @@ type trainOutput struct {
 	Calibrated bool                `json:"sigma_calibrated"`
 	Result     *trainer.Result     `json:"result"`
 	Epsilons   map[string]*float64 `json:"epsilon_by_accountant"`
-	Kernel     string              `json:"matmul_kernel,omitempty"`
-	Version    string              `json:"version"`
+	// ShuffleLower is, for shuffled lots, a certified lower bound on the
+	// true ε at δ (pld.ShuffledLowerEpsilonOf): the honest range is
+	// [ShuffleLower, the certified ε].
+	ShuffleLower *float64 `json:"epsilon_lower_shuffled,omitempty"`
+	Kernel       string   `json:"matmul_kernel,omitempty"`
+	Version      string   `json:"version"`
 }
 
 // ledgerPath is the write-ahead ledger kept beside a checkpoint.
@@ -475,6 +480,11 @@ func (c *TrainCmd) Run(e *env) error {
 				out.Epsilons[string(k)] = query.FinitePtr(eps)
 			}
 		}
+		if rc.Sampling == trainer.SamplingShuffle {
+			if lb, ok, err := pld.ShuffledLowerEpsilonOf(e.ctx, res.Ledger.Event(), reportDelta); err == nil && ok {
+				out.ShuffleLower = query.FinitePtr(lb)
+			}
+		}
 		if err := e.ctx.Err(); err != nil {
 			return fmt.Errorf("final privacy report: %w", err)
 		}
@@ -504,6 +514,9 @@ func (c *TrainCmd) Run(e *env) error {
 		if v, ok := out.Epsilons[string(k)]; ok {
 			t.Append(fmt.Sprintf("ε at δ=%g (%s)", reportDelta, k), fmtPtr(v))
 		}
+	}
+	if out.ShuffleLower != nil {
+		t.Append(fmt.Sprintf("true ε at δ=%g is at least (shuffled lots; Chua et al. 2024)", reportDelta), fmtPtr(out.ShuffleLower))
 	}
 	if res.StoppedByBudget {
 		t.Append("stopped", "before a step would exceed the budget")

@@ -22,6 +22,7 @@ import (
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/advcomp"
+	"github.com/dpcalc/dpcalc/accounting/pld"
 	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
 )
@@ -197,12 +198,15 @@ type Row struct {
 	Epsilon      *float64   `json:"epsilon"`
 	EpsilonLower *float64   `json:"epsilon_lower,omitempty"`
 	EpsilonUpper *float64   `json:"epsilon_upper,omitempty"`
-	Delta        float64    `json:"delta"`
-	Lambda       *float64   `json:"lambda,omitempty"`
-	Note         string     `json:"note,omitempty"`
-	Procedure    bool       `json:"procedure,omitempty"`
-	Error        string     `json:"error,omitempty"`
-	Version      string     `json:"version"`
+	// LowerBound marks a row whose epsilon_lower is a certified lower bound
+	// on the true ε (shuffled batches), not a guarantee; its epsilon is null.
+	LowerBound bool     `json:"lower_bound,omitempty"`
+	Delta      float64  `json:"delta"`
+	Lambda     *float64 `json:"lambda,omitempty"`
+	Note       string   `json:"note,omitempty"`
+	Procedure  bool     `json:"procedure,omitempty"`
+	Error      string   `json:"error,omitempty"`
+	Version    string   `json:"version"`
 
 	event accounting.Event // what Fill composes; nil: SubsampledGaussian(Sigma, Q, Steps)
 }
@@ -731,6 +735,21 @@ func privacyAt(ctx context.Context, v vals, ev accounting.Event, res *Result, ex
 		r.Note, r.Procedure = JoinNotes(poissonReadingNote, r.Note), true
 		r.Fill(ctx, pa.Factory(accounting.KindPLD), delta, eps)
 		res.Rows = append(res.Rows, r)
+		if delta > 0 {
+			// And how far below the certified bound the truth can be.
+			lr := a.NewPlanRow(accounting.KindPLD, p, 0)
+			lr.Note, lr.LowerBound, lr.Delta = shuffleLowerNote, true, delta
+			lb, ok, err := pld.ShuffledLowerEpsilonOf(ctx, p.Event(0), delta)
+			switch {
+			case err != nil:
+				lr.Error = err.Error()
+			case ok:
+				lr.EpsilonLower = FinitePtr(lb)
+			}
+			if ok || err != nil {
+				res.Rows = append(res.Rows, lr)
+			}
+		}
 	}
 	res.All = a.Name == "all" || len(res.Rows) > 1
 	res.Event = ev

@@ -530,5 +530,8 @@ func (p Plan) PoissonReading() (Plan, bool) {
 	return out, true
 }
 
+// shuffleLowerNote labels the row of pld.ShuffledLowerEpsilonOf.
+const shuffleLowerNote = "certified LOWER bound on the true ε of shuffled DP-SGD (Chua et al. 2024's construction): no sound accountant can report less"
+
 // poissonReadingNote labels the row of [Plan.PoissonReading].
 const poissonReadingNote = "NOT proven for shuffled batches: the Poisson number at q = B/N, the usual practice (Chua et al. 2024 show the true ε of shuffling can be far larger)"

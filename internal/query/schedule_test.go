@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/pld"
 	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
 )
@@ -245,12 +246,13 @@ func TestTwoPhaseAgainstDPAccounting(t *testing.T) {
 // TestShuffleRows: --sampling shuffle answers with the certified rows (no
 // amplification: E unsampled releases at σ/2 under replace-one) and then
 // pld's Poisson reading at q = B/N, labelled as not proven and marked as
-// a procedure.
+// a procedure, and the certified lower bound on the true ε
+// (pld.ShuffledLowerEpsilonOf), with ε null.
 func TestShuffleRows(t *testing.T) {
 	res := Run(t.Context(), Request{Cmd: "eps", Flags: map[string]string{
 		"sigma": "4", "batch": "600", "n": "60000", "epochs": "100", "sampling": "shuffle",
 		"adjacency": "replace-one", "accountant": "pld", "delta": "1e-5"}})
-	if res.Error != "" || len(res.Rows) != 2 || !res.All {
+	if res.Error != "" || len(res.Rows) != 3 || !res.All {
 		t.Fatalf("rows %+v, error %q, all %v", res.Rows, res.Error, res.All)
 	}
 	eps := func(e accounting.Event) float64 {
@@ -278,5 +280,14 @@ func TestShuffleRows(t *testing.T) {
 	}
 	if !(*pois.Epsilon < *cert.Epsilon) {
 		t.Errorf("Poisson reading %v not below the certified %v", *pois.Epsilon, *cert.Epsilon)
+	}
+	low := res.Rows[2]
+	want, err := pld.ShuffledLowerEpsilon(t.Context(), 2, 100, 100, 0, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !low.LowerBound || low.Epsilon != nil || low.EpsilonLower == nil || *low.EpsilonLower != want || low.Sampling != "shuffle" ||
+		low.Adjacency != "replace-one" || low.Procedure || !strings.Contains(low.Note, "LOWER bound") || !(want > 0.88 && want < *cert.Epsilon) {
+		t.Errorf("lower-bound row %+v, want ε ≥ %v", low, want)
 	}
 }

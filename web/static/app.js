@@ -192,6 +192,9 @@ function rowsTable(rows) {
     if (!r.error && r.epsilon_lower !== undefined && r.epsilon_upper !== undefined) {
       eps += ` <span class="interval">certified [${num(r.epsilon_lower, "lo")}, ${num(r.epsilon_upper, "hi")}]</span>`;
     }
+    if (!r.error && r.lower_bound && r.epsilon_lower !== undefined) {
+      eps = `≥ ${num(r.epsilon_lower, "lo")}`; // a certified lower bound on the true ε
+    }
     let note = r.note ? esc(r.note) : "";
     if (r.error) note = `<span class="rowerr">error: ${esc(r.error)}</span>` + (note ? "; " + note : "");
     if (r.unsupported) note = `unsupported: ${esc(r.unsupported)}` + (note ? "; " + note : "");
