@@ -1,6 +1,6 @@
 // Package pld is the privacy loss distribution accountant: certified lower
 // and upper bounds on ε(δ) and δ(ε) for compositions of subsampled
-// Gaussian mechanisms, from pessimistic and optimistic discretisations of
+// Gaussian and Laplace mechanisms, from pessimistic and optimistic discretisations of
 // the privacy loss composed by FFT.
 package pld
 
@@ -84,7 +84,9 @@ const pldDefaultGridFactor = 0.07
 // Events are normalised by [accounting.Normalize], whose boundary table
 // decides tiny and huge σ; the accountant supports its Gaussian steps,
 // unsampled, Poisson-sampled under add-remove, or sampled without
-// replacement under replace-one (one symmetric pair, see pldWORPair). The composition is computed lazily on the
+// replacement under replace-one (one symmetric pair, see pldWORPair), and
+// its Laplace steps, unsampled or Poisson-sampled (pldLaplacePair; no RDP
+// cross-check, and pure DP at δ = 0 when every step is Laplace). The composition is computed lazily on the
 // first query and cached until the next Compose; every long loop checks
 // the query's context. An Accountant is not safe for concurrent use.
 type Accountant struct {
@@ -118,8 +120,9 @@ type pldResult struct {
 	closed      bool
 	closedSigma float64
 	h, eta      float64
-	auto        bool // h chosen by default (may be refined or coarsened)
-	cut         bool // the tails are cut at a query's δ (pldSetup.eta)
+	auto        bool    // h chosen by default (may be refined or coarsened)
+	cut         bool    // the tails are cut at a query's δ (pldSetup.eta)
+	span        float64 // distance of the loss's two atoms that h divides (0: none)
 	dirs        []*pldDir
 	lams        []float64 // the tilts of the query in progress (steering slope)
 }
@@ -368,18 +371,24 @@ func (a *Accountant) UpperBound() {}
 // Supports accepts Gaussian steps, unsampled or Poisson-sampled.
 func (a *Accountant) Supports(s accounting.Step) error {
 	wor := s.Sampling == accounting.SamplingWithoutReplacement && s.Adjacency == accounting.ReplaceOne
-	if s.Mechanism != accounting.MechGaussian || !(s.Classic() || wor) {
-		return s.Unsupported(accounting.KindPLD, "pld supports Gaussian steps only: unsampled, Poisson-sampled under add-remove, or fixed-size-sampled under replace-one")
+	switch {
+	case s.Mechanism == accounting.MechGaussian && (s.Classic() || wor):
+		return nil
+	case s.Mechanism == accounting.MechLaplace && (s.Sampling == accounting.SamplingNone ||
+		s.Sampling == accounting.SamplingPoisson && s.Adjacency == accounting.AddRemove):
+		return nil
 	}
-	return nil
+	return s.Unsupported(accounting.KindPLD, "pld supports Gaussian steps (unsampled, Poisson-sampled under add-remove, or fixed-size-sampled under replace-one) and Laplace steps (unsampled or Poisson-sampled under add-remove) only")
 }
 
 // pldKey identifies the steps the accountant composes alike: a Gaussian
-// with noise sigma, Poisson-sampled at rate (1: unsampled) or, when n > 0,
-// sampled m of n without replacement (rate = m/n rounded up).
+// with noise sigma (or a Laplace with scale sigma), Poisson-sampled at rate
+// (1: unsampled) or, when n > 0, sampled m of n without replacement (rate
+// = m/n rounded up).
 type pldKey struct {
 	sigma, rate float64
 	n, m        int
+	laplace     bool // a Laplace mechanism of scale sigma (pldLaplacePair)
 }
 
 // wor reports whether k is a fixed-size-sampled step.
@@ -449,7 +458,7 @@ func (a *Accountant) stepsOf(e accounting.Event, count int) (map[pldKey]int, boo
 		if s.Count > maxPLDSteps {
 			return nil, false, &accounting.ParamError{Name: "count", Value: float64(s.Count), Path: s.Path, Want: fmt.Sprintf("total steps <= %g", float64(maxPLDSteps))}
 		}
-		k := pldKey{sigma: s.Sigma, rate: s.Rate}
+		k := pldKey{sigma: s.Sigma, rate: s.Rate, laplace: s.Mechanism == accounting.MechLaplace}
 		if s.Sampling == accounting.SamplingWithoutReplacement {
 			k.n, k.m = s.DatasetSize, s.SampleSize
 		}
@@ -475,7 +484,8 @@ const (
 // largest mean) does not depend on their schedule.
 func pldLowerBestOffset(ctx context.Context, g *pldGrid, count int, eta float64, offsets int) (pldPMF, error) {
 	best, err := g.lower(ctx)
-	if err != nil || best.fallback*float64(count) < 1e-6 {
+	at, hasAtoms := g.pair.(interface{ atoms() []float64 })
+	if err != nil || best.fallback*float64(count) < 1e-6 && !hasAtoms {
 		return best, err
 	}
 	mean := func(m *pldPMF) float64 {
@@ -485,18 +495,29 @@ func pldLowerBestOffset(ctx context.Context, g *pldGrid, count int, eta float64,
 		}
 		return s
 	}
-	pmfs := make([]pldPMF, offsets)
-	means := make([]float64, offsets)
-	errs := make([]error, offsets)
+	offs := make([]float64, offsets)
+	for k := range offs {
+		offs[k] = float64(k) * g.h / float64(offsets)
+	}
+	if hasAtoms {
+		// Grids through the loss's atoms (Laplace): no rounding there.
+		for _, a := range at.atoms() {
+			offs = append(offs, a-math.Floor(a/g.h)*g.h)
+		}
+	}
+	n := len(offs)
+	pmfs := make([]pldPMF, n)
+	means := make([]float64, n)
+	errs := make([]error, n)
 	pmfs[0], means[0] = best, mean(&best)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
-	for k := 1; k < offsets; k++ {
+	for k := 1; k < n; k++ {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			gk, err := newPLDGridOffset(ctx, g.pair, g.h, eta, float64(k)*g.h/float64(offsets))
+			gk, err := newPLDGridOffset(ctx, g.pair, g.h, eta, offs[k])
 			if err == nil {
 				pmfs[k], err = gk.lower(ctx)
 			}
@@ -510,7 +531,7 @@ func pldLowerBestOffset(ctx context.Context, g *pldGrid, count int, eta float64,
 		return pldPMF{}, err
 	}
 	bi := 0
-	for k := 1; k < offsets; k++ {
+	for k := 1; k < n; k++ {
 		if errs[k] == nil && means[k] > means[bi] {
 			bi = k // an offset whose grid failed (too large) is skipped
 		}
@@ -584,9 +605,12 @@ func newPLDSetup(keys []pldKey, counts map[pldKey]int) *pldSetup {
 		var v float64
 		for _, k := range keys {
 			var p pldDominating
-			if k.wor() && k.rate < 1 {
+			switch {
+			case k.laplace:
+				p = newPLDLaplacePair(k.sigma, k.rate, add)
+			case k.wor() && k.rate < 1:
 				p = newPLDWORPair(k.sigma, k.rate)
-			} else {
+			default:
 				pp := newPLDPair(k.sigma, k.rate, add)
 				p = &pp
 			}
@@ -695,6 +719,16 @@ func (st *pldSetup) compose(ctx context.Context, h, eta float64) (*pldResult, er
 		return nil, errPLDTooLarge
 	}
 	r := &pldResult{h: h, eta: eta, auto: auto, cut: cut}
+	if auto && len(keys) == 1 {
+		// A loss with two atoms (Laplace): a width dividing their distance
+		// puts both on one grid (pldLowerBestOffset aligns it).
+		if at, ok := pairs[0][0].(interface{ atoms() []float64 }); ok {
+			if a := at.atoms(); len(a) == 2 && a[0] != a[1] {
+				r.span = math.Abs(a[0] - a[1])
+				r.h = r.span / math.Ceil(r.span/h)
+			}
+		}
+	}
 	for d := range dirs {
 		dir := &pldDir{pairs: pairs[d]}
 		for _, k := range keys {

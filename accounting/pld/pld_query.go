@@ -103,8 +103,9 @@ func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, u
 		return 0, 0, accounting.KindPLD, nil
 	}
 	if delta == 0 {
-		// A Gaussian step is never (ε, 0)-DP.
-		return math.Inf(1), math.Inf(1), accounting.KindPLD, nil
+		// A Gaussian step is never (ε, 0)-DP; Laplace steps alone are.
+		e := a.pureEpsilon()
+		return e, e, accounting.KindPLD, nil
 	}
 	if err := accounting.Canceled(ctx); err != nil {
 		return 0, 0, accounting.KindPLD, err
@@ -149,7 +150,9 @@ func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, u
 		}
 		// The RDP value itself, so that the result is never above
 		// moments.RDP's for the same steps, to the bit.
-		if e, err := rdp.Epsilon(ctx, delta); err == nil && e < upper {
+		if rdp == nil {
+			// No cross-check (Laplace).
+		} else if e, err := rdp.Epsilon(ctx, delta); err == nil && e < upper {
 			upper, from = e, accounting.KindRDP
 			upper0 = math.Min(upper0, e)
 		} else if err := accounting.Canceled(ctx); err != nil {
@@ -159,10 +162,28 @@ func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, u
 			return 0, 0, accounting.KindPLD, err
 		}
 	}
+	if pe := a.pureEpsilon(); pe < upper {
+		upper = pe // Laplace steps alone: pure DP at that ε
+	}
 	if !(lower >= 0) {
 		lower = 0
 	}
 	return math.Min(lower, upper), upper, from, nil
+}
+
+// pureEpsilon returns the ε at δ = 0 when every step is a Laplace
+// mechanism: the sum of the steps' largest losses in either direction,
+// rounded up (+Inf when a step is Gaussian).
+func (a *Accountant) pureEpsilon() float64 {
+	var e float64
+	for _, k := range a.keys() {
+		if !k.laplace {
+			return math.Inf(1)
+		}
+		p := newPLDLaplacePair(k.sigma, k.rate, false)
+		e += float64(a.counts[k]) * math.Max(p.lMax, -p.lMin) * (1 + 1e-12)
+	}
+	return e
 }
 
 // certifyEpsilon returns the smallest of e, e raised by 1e-12 relative
@@ -197,8 +218,8 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 	if !a.private {
 		return 1, 1, accounting.KindPLD, nil
 	}
-	if len(a.counts) == 0 || math.IsInf(eps, 1) {
-		return 0, 0, accounting.KindPLD, nil
+	if len(a.counts) == 0 || math.IsInf(eps, 1) || eps >= a.pureEpsilon() {
+		return 0, 0, accounting.KindPLD, nil // (pure DP: Laplace steps alone)
 	}
 	if err := accounting.Canceled(ctx); err != nil {
 		return 0, 0, accounting.KindPLD, err
@@ -211,8 +232,11 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 		if err != nil {
 			return 0, 0, accounting.KindPLD, err
 		}
-		if dEst, err = rdpDelta(ctx, rdp, eps); err != nil {
-			return 0, 0, accounting.KindPLD, err
+		dEst = 1
+		if rdp != nil {
+			if dEst, err = rdpDelta(ctx, rdp, eps); err != nil {
+				return 0, 0, accounting.KindPLD, err
+			}
 		}
 	}
 	if dEst > 0 {
@@ -262,8 +286,11 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 			if err != nil {
 				return 0, 0, accounting.KindPLD, err
 			}
-			if d, err = rdpDelta(ctx, rdp, eps); err != nil {
-				return 0, 0, accounting.KindPLD, err
+			d = 1
+			if rdp != nil {
+				if d, err = rdpDelta(ctx, rdp, eps); err != nil {
+					return 0, 0, accounting.KindPLD, err
+				}
 			}
 		}
 		if d < upper {
@@ -339,8 +366,8 @@ func (a *Accountant) deltaBracket(ctx context.Context, eps, dEst float64) (lower
 // untilted PLD bound may be far off, or +Inf, at small delta).
 func (a *Accountant) epsEstimate(ctx context.Context, delta, up float64) (float64, float64, error) {
 	rdp, err := a.rdpAccountant()
-	if err != nil {
-		return 0, 0, err
+	if err != nil || rdp == nil {
+		return up, delta, err
 	}
 	if e, err := rdp.Epsilon(ctx, delta); err == nil && e < up {
 		return e, delta, nil
@@ -629,7 +656,10 @@ func (r *pldResult) halved() (*pldResult, error) {
 			}
 		}
 	}
-	finer := &pldResult{h: r.h * pldRefineStep, eta: r.eta, auto: true, cut: r.cut}
+	finer := &pldResult{h: r.h * pldRefineStep, eta: r.eta, auto: true, cut: r.cut, span: r.span}
+	if r.span > 0 {
+		finer.h = r.span / math.Ceil(r.span/finer.h)
+	}
 	for _, d := range r.dirs {
 		finer.dirs = append(finer.dirs, &pldDir{pairs: d.pairs, counts: d.counts})
 	}
@@ -690,10 +720,15 @@ func (r *pldResult) bounds(ctx context.Context, f func(c *pldComposed, upper boo
 }
 
 // rdpAccountant returns an RDP accountant holding the same steps (cached
-// until the next Compose).
+// until the next Compose), or nil when a step is a Laplace mechanism.
 func (a *Accountant) rdpAccountant() (*moments.RDP, error) {
 	if a.rdp != nil {
 		return a.rdp, nil
+	}
+	for _, k := range a.keys() {
+		if k.laplace {
+			return nil, nil // no RDP bound for Laplace here: no cross-check
+		}
 	}
 	r, err := a.newRDP()
 	if err != nil {
@@ -792,7 +827,7 @@ func (a *Accountant) result(ctx context.Context) (*pldResult, error) {
 // (see pldSetup.eta).
 func (a *Accountant) tailsCut() bool {
 	for _, k := range a.keys() {
-		if k.rate != 1 || pldNoClosedForm {
+		if k.rate != 1 || k.laplace || pldNoClosedForm {
 			if a.setup == nil {
 				a.setup = newPLDSetup(a.keys(), a.counts)
 			}
@@ -809,7 +844,7 @@ func (a *Accountant) resultFor(ctx context.Context, delta float64) (*pldLevels, 
 	allGaussian := true
 	var inv float64
 	for _, k := range keys {
-		if k.rate != 1 {
+		if k.rate != 1 || k.laplace {
 			allGaussian = false
 		}
 		inv += float64(a.counts[k]) / (k.sigma * k.sigma)

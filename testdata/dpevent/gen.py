@@ -31,6 +31,7 @@ EVENTS = {
     "gaussian": d.GaussianDpEvent(1.5),
     "gaussian_int": d.GaussianDpEvent(2),
     "laplace": d.LaplaceDpEvent(0.5),
+    "laplace_sampled": d.SelfComposedDpEvent(d.PoissonSampledDpEvent(0.01, d.LaplaceDpEvent(2.0)), 1000),
     "two_phase": d.ComposedDpEvent([
         d.SelfComposedDpEvent(d.PoissonSampledDpEvent(0.01, d.GaussianDpEvent(1.0)), 5000),
         d.SelfComposedDpEvent(d.PoissonSampledDpEvent(0.02, d.GaussianDpEvent(2.0)), 3000),
