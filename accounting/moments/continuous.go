@@ -74,6 +74,8 @@ func (s *state) totalAt(ctx context.Context, l float64) (float64, error) {
 		switch st.Mechanism {
 		case accounting.MechZCDP:
 			total = search.RoundUp(total + n*l*(st.Xi+st.Rho*(l+1)))
+		case accounting.MechLaplace:
+			total = search.RoundUp(total + n*laplaceAlpha(st.Sigma, st.Rate, l))
 		case accounting.MechGaussian:
 			if st.Sampling == accounting.SamplingWithoutReplacement {
 				total = search.RoundUp(total + n*worAlpha(st.Sigma, st.Rate, l))

@@ -67,11 +67,18 @@ func newState(kind accounting.Kind, orders []float64) (state, error) {
 // unsampled or Poisson-sampled, and (RDP only) zCDP steps, unsampled.
 func (s *state) supports(st accounting.Step) error {
 	wor := st.Sampling == accounting.SamplingWithoutReplacement && st.Adjacency == accounting.ReplaceOne && st.Mechanism == accounting.MechGaussian
-	if !st.Classic() && !wor {
+	lap := st.Mechanism == accounting.MechLaplace && (st.Sampling == accounting.SamplingNone ||
+		st.Sampling == accounting.SamplingPoisson && st.Adjacency == accounting.AddRemove)
+	if !st.Classic() && !wor && !lap {
 		return st.Unsupported(s.kind, "no moments bound for a "+st.Describe()+" step")
 	}
 	switch st.Mechanism {
 	case accounting.MechGaussian:
+		return nil
+	case accounting.MechLaplace:
+		if s.kind != accounting.KindRDP {
+			return st.Unsupported(s.kind, "the moments accountant tracks Gaussian mechanisms only; use rdp or pld for Laplace")
+		}
 		return nil
 	case accounting.MechZCDP:
 		if s.kind != accounting.KindRDP {
@@ -112,6 +119,10 @@ func (s *state) totals(ctx context.Context) ([]float64, error) {
 			for i, l := range s.orders {
 				// RDP ξ + ρ·(λ+1) at Rényi order λ+1 is a log moment λ·(ξ + ρ(λ+1)).
 				total[i] = search.RoundUp(total[i] + n*l*(st.Xi+st.Rho*(l+1)))
+			}
+		case accounting.MechLaplace:
+			for i, l := range s.orders {
+				total[i] = search.RoundUp(total[i] + n*laplaceAlpha(st.Sigma, st.Rate, l))
 			}
 		case accounting.MechGaussian:
 			if st.Sampling == accounting.SamplingWithoutReplacement {

@@ -53,7 +53,10 @@ func (a *RDP) Kind() accounting.Kind { return accounting.KindRDP }
 // UpperBound marks RDP as an [accounting.Accountant].
 func (a *RDP) UpperBound() {}
 
-// Supports accepts Gaussian steps, unsampled or Poisson-sampled, and unsampled zCDP steps.
+// Supports accepts Gaussian steps (unsampled, Poisson-sampled under
+// add-remove, or fixed-size-sampled under replace-one), Laplace steps
+// (unsampled, or Poisson-sampled under add-remove; see laplaceAlpha) and
+// unsampled zCDP steps.
 func (a *RDP) Supports(s accounting.Step) error { return a.s.supports(s) }
 
 // Orders returns a copy of the accountant's moment orders λ, ascending

@@ -85,8 +85,8 @@ const pldDefaultGridFactor = 0.07
 // decides tiny and huge σ; the accountant supports its Gaussian steps,
 // unsampled, Poisson-sampled under add-remove, or sampled without
 // replacement under replace-one (one symmetric pair, see pldWORPair), and
-// its Laplace steps, unsampled or Poisson-sampled (pldLaplacePair; no RDP
-// cross-check, and pure DP at δ = 0 when every step is Laplace). The composition is computed lazily on the
+// its Laplace steps, unsampled or Poisson-sampled (pldLaplacePair; pure
+// DP at δ = 0 when every step is Laplace). The composition is computed lazily on the
 // first query and cached until the next Compose; every long loop checks
 // the query's context. An Accountant is not safe for concurrent use.
 type Accountant struct {

@@ -95,9 +95,6 @@ func (a *Accountant) epsilonCurve(ctx context.Context, step accounting.Event, st
 					}
 				}
 				// As Epsilon: the smaller of the PLD and the RDP bound.
-				if k.laplace {
-					return out, nil // no RDP bound to compare with
-				}
 				rdp, err := a.newRDP()
 				if err != nil {
 					return nil, err

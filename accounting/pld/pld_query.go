@@ -720,15 +720,10 @@ func (r *pldResult) bounds(ctx context.Context, f func(c *pldComposed, upper boo
 }
 
 // rdpAccountant returns an RDP accountant holding the same steps (cached
-// until the next Compose), or nil when a step is a Laplace mechanism.
+// until the next Compose). (Callers also accept nil: no cross-check.)
 func (a *Accountant) rdpAccountant() (*moments.RDP, error) {
 	if a.rdp != nil {
 		return a.rdp, nil
-	}
-	for _, k := range a.keys() {
-		if k.laplace {
-			return nil, nil // no RDP bound for Laplace here: no cross-check
-		}
 	}
 	r, err := a.newRDP()
 	if err != nil {
@@ -787,6 +782,9 @@ func (a *Accountant) keys() []pldKey {
 // pldStepEvent is the event of one step with key k.
 func pldStepEvent(k pldKey) accounting.Event {
 	var e accounting.Event = accounting.Gaussian{NoiseMultiplier: k.sigma}
+	if k.laplace {
+		e = accounting.Laplace{NoiseMultiplier: k.sigma}
+	}
 	if k.wor() {
 		return accounting.SampledWithoutReplacement{SourceDatasetSize: k.n, SampleSize: k.m, Event: e}
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/dpcalc/dpcalc/accounting/zcdp"
 )
 
-// TestNewEventsRefused: until a method bounds them, Laplace (outside ac,
-// zcdp and pld), fixed-size and shuffled (under add-remove) steps are an
+// TestNewEventsRefused: until a method bounds them, Laplace (in ma),
+// fixed-size and shuffled (under add-remove) steps are an
 // *UnsupportedEventError naming the path, never a guess, and the method is
 // unchanged.
 func TestNewEventsRefused(t *testing.T) {
@@ -26,8 +26,8 @@ func TestNewEventsRefused(t *testing.T) {
 		{accounting.Shuffled{DatasetSize: 100, BatchSize: 10, Event: g}, "Shuffled/Gaussian"},
 	} {
 		for _, k := range accounting.Kinds {
-			if _, lap := laplaceKinds[k]; (lap || k == accounting.KindPLD) && e.path != "Shuffled/Gaussian" {
-				continue // pld bounds Laplace steps too (pld's TestLaplaceReferences)
+			if _, lap := laplaceKinds[k]; (lap || k == accounting.KindPLD || k == accounting.KindRDP) && e.path != "Shuffled/Gaussian" {
+				continue // pld and rdp bound Laplace steps too (TestLaplaceReferences, TestLaplaceAlpha)
 			}
 			m, err := New(k, Options{})
 			if err != nil {
