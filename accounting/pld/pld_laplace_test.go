@@ -82,3 +82,24 @@ func TestLaplacePure(t *testing.T) {
 		t.Errorf("with a Gaussian step ε(0) = %g, %v; want +Inf", e, err)
 	}
 }
+
+// TestLaplaceGaussianSameKey: a Gaussian and a Laplace step with the same
+// noise and rate are two kinds of step, composed in one fixed order
+// whatever the order of Compose.
+func TestLaplaceGaussianSameKey(t *testing.T) {
+	g := accounting.PoissonSampled{SamplingRate: 0.05, Event: accounting.Gaussian{NoiseMultiplier: 1.5}}
+	l := accounting.PoissonSampled{SamplingRate: 0.05, Event: accounting.Laplace{NoiseMultiplier: 1.5}}
+	a := newPLDFor(t, accounting.Composed{Events: []accounting.Event{accounting.SelfComposed{Event: g, Count: 100}, accounting.SelfComposed{Event: l, Count: 50}}}, Options{})
+	b := newPLDFor(t, accounting.Composed{Events: []accounting.Event{accounting.SelfComposed{Event: l, Count: 50}, accounting.SelfComposed{Event: g, Count: 100}}}, Options{})
+	la, ua, err := a.EpsilonBounds(t.Context(), 1e-6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, ub, err := b.EpsilonBounds(t.Context(), 1e-6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if la != lb || ua != ub || !(la > 0) || ua-la > 0.005*ua {
+		t.Errorf("[%v, %v] and [%v, %v]: want the same bracket", la, ua, lb, ub)
+	}
+}

@@ -774,7 +774,10 @@ func (a *Accountant) keys() []pldKey {
 		if a.n != b.n {
 			return a.n < b.n
 		}
-		return a.m < b.m
+		if a.m != b.m {
+			return a.m < b.m
+		}
+		return !a.laplace && b.laplace
 	})
 	return keys
 }
