@@ -751,6 +751,16 @@ func privacyAt(ctx context.Context, v vals, ev accounting.Event, res *Result, ex
 			}
 		}
 	}
+	if ev != nil && delta > 0 {
+		// Shuffled epochs in an events file: the same lower bound.
+		// (An event that does not normalise is reported by the rows above.)
+		if lb, ok, err := pld.ShuffledLowerEpsilonOf(ctx, ev, delta); err == nil && ok {
+			lr := a.NewEventRow(accounting.KindPLD, ev)
+			lr.Note, lr.LowerBound, lr.Delta = shuffleLowerNote, true, delta
+			lr.EpsilonLower = FinitePtr(lb)
+			res.Rows = append(res.Rows, lr)
+		}
+	}
 	res.All = a.Name == "all" || len(res.Rows) > 1
 	res.Event = ev
 	if ev == nil {

@@ -286,6 +286,14 @@ func TestShuffleRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The same training as events (what --emit-events writes): the same
+	// certified row and lower bound.
+	ev := Run(t.Context(), Request{Cmd: "eps", Flags: map[string]string{"adjacency": "replace-one", "accountant": "pld", "delta": "1e-5"},
+		Event: accounting.SelfComposed{Event: accounting.Shuffled{DatasetSize: 60000, BatchSize: 600, Event: accounting.Gaussian{NoiseMultiplier: 2}}, Count: 100}})
+	if ev.Error != "" || len(ev.Rows) != 2 || ev.Rows[0].Epsilon == nil || *ev.Rows[0].Epsilon != *cert.Epsilon ||
+		!ev.Rows[1].LowerBound || ev.Rows[1].EpsilonLower == nil || *ev.Rows[1].EpsilonLower != want {
+		t.Errorf("events: %+v, %q; want ε %v and ≥ %v", ev.Rows, ev.Error, *cert.Epsilon, want)
+	}
 	if !low.LowerBound || low.Epsilon != nil || low.EpsilonLower == nil || *low.EpsilonLower != want || low.Sampling != "shuffle" ||
 		low.Adjacency != "replace-one" || low.Procedure || !strings.Contains(low.Note, "LOWER bound") || !(want > 0.88 && want < *cert.Epsilon) {
 		t.Errorf("lower-bound row %+v, want ε ≥ %v", low, want)
