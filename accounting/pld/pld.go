@@ -21,10 +21,12 @@ type Options struct {
 	// picks h = 0.07·√(V/T), V the variance of the composed privacy loss
 	// and T the number of steps (the bracket is of second order in h, about
 	// 0.1% there on typical DP-SGD settings), coarsens it when the composed
-	// window would not fit the FFT, and halves it (at most 4 times) for a
-	// query whose bracket is wider than 0.1% of its upper end. A GridWidth set here is
-	// used as given; a width at which the composition does not fit is a
-	// *accounting.ParamError naming GridWidth.
+	// window would not fit the FFT, and narrows it by √2 at a time (at
+	// most 6 times, until two steps in a row fail to shrink the bracket by
+	// a quarter) for a query whose bracket is wider than 0.1% of its upper
+	// end (for δ(ε), wider than 0.1% of max(ε, 1e-6) in ε). A GridWidth
+	// set here is used as given; a width at which the composition does not
+	// fit is a *accounting.ParamError naming GridWidth.
 	GridWidth float64
 }
 

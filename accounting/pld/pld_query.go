@@ -353,7 +353,7 @@ func (a *Accountant) deltaBracket(ctx context.Context, eps, dEst float64) (lower
 			if !(lo > 0) {
 				return true
 			}
-			return math.Log(up/lo) > pldTargetGap*math.Max(eps, 0.01)*r.slope(eps)
+			return math.Log(up/lo) > pldTargetGap*math.Max(eps, 1e-6)*r.slope(eps)
 		}, func(lo, up float64) (float64, float64, error) {
 			return eps, up, nil
 		})
@@ -514,6 +514,7 @@ func (a *Accountant) refined(ctx context.Context, lv *pldLevels, f func(c *pldCo
 			return 0, 0, 0, err
 		}
 	}
+	stalled := 0 // consecutive levels that did not shrink the bracket
 	for k := 1; r.auto && k <= pldMaxRefine && wide(lower, upper); k++ {
 		fr, err := lv.level(k)
 		if err == errPLDTooLarge {
@@ -532,7 +533,9 @@ func (a *Accountant) refined(ctx context.Context, lv *pldLevels, f func(c *pldCo
 		// Both brackets are certified: keep their intersection.
 		shrunk := math.Min(up2, upper)-math.Max(lo2, lower) < 0.75*(upper-lower)
 		lower, upper = math.Max(lower, lo2), math.Min(upper, up2)
-		if !shrunk {
+		if shrunk {
+			stalled = 0
+		} else if stalled++; stalled == 2 {
 			break
 		}
 	}
