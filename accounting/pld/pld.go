@@ -106,6 +106,9 @@ type Accountant struct {
 	setup  *pldSetup
 	levels map[float64]*pldLevels
 	rdp    *moments.RDP
+	// twoScales holds the two-scale bounds of the remove direction per
+	// truncation (pldTwoScale; nil where the composition does not qualify).
+	twoScales map[float64]*pldTwoScaleSet
 }
 
 // pldLevels is one composition on its first and its refined grids.
@@ -421,7 +424,7 @@ func (a *Accountant) Compose(e accounting.Event, count int) error {
 	if unbounded {
 		a.private = false
 	}
-	a.setup, a.levels, a.rdp = nil, nil, nil
+	a.setup, a.levels, a.rdp, a.twoScales = nil, nil, nil, nil
 	return nil
 }
 

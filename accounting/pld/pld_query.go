@@ -135,6 +135,9 @@ func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, u
 		}, func(lo, up float64) (float64, float64, error) {
 			return a.epsEstimate(ctx, delta, up)
 		})
+		if err == nil && r.cut {
+			lower, upper, err = a.twoScaleEpsilon(ctx, lv, delta, lower, upper)
+		}
 	}
 	switch {
 	case a.rdpOnly(err):
@@ -357,6 +360,9 @@ func (a *Accountant) deltaBracket(ctx context.Context, eps, dEst float64) (lower
 		}, func(lo, up float64) (float64, float64, error) {
 			return eps, up, nil
 		})
+		if err == nil && r.cut {
+			lower, upper, err = a.twoScaleDelta(ctx, lv, eps, math.Max(dEst, upper), lower, upper)
+		}
 	}
 	return lower, upper, err
 }

@@ -18,6 +18,9 @@ type pldPMF struct {
 	inf float64
 	// fallback is the P-mass the lower-bound merge had to round down.
 	fallback float64
+	// stop is the loss above which a lower merge on a grid with dropTop
+	// dropped the P-mass (see pldGrid.dropTop).
+	stop float64
 }
 
 // pldMergeScan is how many grid cells beyond its target the lower-bound
@@ -70,6 +73,11 @@ type pldGrid struct {
 	off      float64 // grid point k is at loss k·h + off
 	tl       []pldTails
 	logEta   float64 // log of the truncation mass eta
+	// dropTop makes lower drop the P-mass above the last merged cell
+	// instead of merging it into one atom (the two-scale lower bound,
+	// whose jumps above are discretised on their own grid); the loss it
+	// stopped at is returned in pldPMF.stop.
+	dropTop bool
 }
 
 // at returns the loss of grid point k.
@@ -86,8 +94,15 @@ const pldCheckEvery = 1024
 // newPLDGridOffset is newPLDGrid on the shifted grid {k·h + off}.
 func newPLDGridOffset(ctx context.Context, pair pldDominating, h, eta, off float64) (*pldGrid, error) {
 	lLo, lHi := pair.truncation(eta)
-	kLo := int(math.Floor((lLo - off) / h))
-	kHi := int(math.Ceil((lHi - off) / h))
+	return newPLDGridSpan(ctx, pair, h, eta, off, math.Floor((lLo-off)/h), math.Ceil((lHi-off)/h))
+}
+
+// newPLDGridSpan is the grid {k·h + off : kLo ≤ k ≤ kHi} of pair.
+func newPLDGridSpan(ctx context.Context, pair pldDominating, h, eta, off, fLo, fHi float64) (*pldGrid, error) {
+	if !(math.Abs(fLo) < 1<<53 && math.Abs(fHi) < 1<<53) {
+		return nil, errPLDTooLarge // also NaN
+	}
+	kLo, kHi := int(fLo), int(fHi)
 	if kHi <= kLo {
 		kHi = kLo + 1
 	}
@@ -163,7 +178,13 @@ func pldCut(pair pldDominating, eta float64) (lLo, lHi float64) {
 const pldMaxGrid = 1 << 24
 
 // upper returns the dominating per-step distribution (see pldDiscretise).
-func (gr *pldGrid) upper() (up pldPMF) {
+func (gr *pldGrid) upper() (up pldPMF) { return gr.upperSpan(true, true) }
+
+// upperSpan is upper restricted to the grid's cells: the P-mass below the
+// lowest point is moved up to it only when below is set, and the mass
+// above the highest goes to +∞ only when above is set (the two-scale
+// split discretises each side on its own grid).
+func (gr *pldGrid) upperSpan(below, above bool) (up pldPMF) {
 	h, kLo, tl := gr.h, gr.kLo, gr.tl
 	n := gr.kHi - gr.kLo
 
@@ -184,7 +205,9 @@ func (gr *pldGrid) upper() (up pldPMF) {
 	// may carry more mass than 1, never less, and the excess is relative,
 	// not the absolute 2^−52 per step that reassigning the deficit
 	// 1 − Σ p to +∞ would cost (a floor of T·2e-16 on δ).
-	add(0, math.Exp(tl[0].pH)*(1+pldRelSlack)) // mass below the grid, moved up
+	if below {
+		add(0, math.Exp(tl[0].pH)*(1+pldRelSlack)) // mass below the grid, moved up
+	}
 	for i := 0; i < n; i++ {
 		lp, refP := pldBinMass(tl[i].pT, tl[i+1].pT, tl[i].pH, tl[i+1].pH)
 		if math.IsInf(lp, -1) {
@@ -208,7 +231,9 @@ func (gr *pldGrid) upper() (up pldPMF) {
 		add(i+1, pm-mLo)
 	}
 	// Mass above the top grid point goes to +∞.
-	up.inf = math.Min(1, math.Exp(tl[n].pT)*(1+pldRelSlack))
+	if above {
+		up.inf = math.Min(1, math.Exp(tl[n].pT)*(1+pldRelSlack))
+	}
 
 	return up
 }
@@ -269,6 +294,10 @@ func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
 			if err := accounting.Canceled(ctx); err != nil {
 				return low, err
 			}
+		}
+		if gr.dropTop && (ta.pT <= gr.logEta || a >= at(kHi)) {
+			low.stop = a
+			break
 		}
 		if ta.pT <= gr.logEta {
 			// The P-mass above a is at most eta: merge it whole (as at
@@ -333,6 +362,10 @@ func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
 			a, ta, j = at(kLo+j0), tb, j0
 			continue
 		}
+		if !found && gr.dropTop {
+			low.stop = a
+			break
+		}
 		if !found {
 			// Merge the whole upper tail (a, ∞).
 			if !math.IsInf(ta.pT, -1) {
@@ -394,6 +427,10 @@ func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
 		}
 		a, ta = lb, tb
 		if a >= at(kHi) {
+			if gr.dropTop {
+				low.stop = a
+				break
+			}
 			// Remaining tail above the grid.
 			putTail()
 			break
