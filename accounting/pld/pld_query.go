@@ -130,12 +130,17 @@ func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, u
 		lower, upper = pldGaussianEpsilon(r.closedSigma, delta)
 		upper0 = upper
 	case err == nil:
-		lower, upper, upper0, err = a.refined(ctx, lv, epsF(delta), func(lo, up float64) bool {
+		wide := func(lo, up float64) bool {
 			return !math.IsInf(up, 1) && up-lo > math.Max(pldTargetGap*up, 1e-9)
-		}, func(lo, up float64) (float64, float64, error) {
+		}
+		point := func(lo, up float64) (float64, float64, error) {
 			return a.epsEstimate(ctx, delta, up)
-		})
-		if err == nil && r.cut {
+		}
+		lower, upper, upper0, err = a.refined(ctx, lv, epsF(delta), wide, point)
+		if err == nil && r.cut && wide(lower, upper) {
+			lower, upper, err = a.uncut(ctx, epsF(delta), lower, upper, wide, point)
+		}
+		if err == nil && r.cut && wide(lower, upper) {
 			lower, upper, err = a.twoScaleEpsilon(ctx, lv, delta, lower, upper)
 		}
 	}
@@ -308,6 +313,32 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 	return math.Min(lower, upper), upper, from, nil
 }
 
+// uncut intersects the bracket [lower, upper] found with the tails cut at a
+// query's δ with the bracket of the default truncation (pldEta(steps, 0)),
+// for a query whose cut bracket is still wide: the cut narrows the grid
+// for tiny ε (issue 11 §4), but where δ is small the narrower per-step
+// range can leave the tilted composition coarser than the uncut one (σ
+// 0.5, q 1e-4, T 1e4, δ 1e-10: cut [4.347, 5.783], uncut [5.0841,
+// 5.0848]). Both are certified, so their intersection is. A composition
+// that does not fit the uncut grid keeps the cut bracket.
+func (a *Accountant) uncut(ctx context.Context, f func(c *pldComposed, upper bool) float64, lower, upper float64, wide func(lo, up float64) bool, point func(lo, up float64) (eps, delta float64, err error)) (float64, float64, error) {
+	lv, err := a.levelAt(ctx, pldEta(a.setup.steps, 0))
+	if err == errPLDTooLarge {
+		return lower, upper, nil
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	lo, up, _, err := a.refined(ctx, lv, f, wide, point)
+	if err == errPLDTooLarge {
+		return lower, upper, nil
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	return math.Max(lower, lo), math.Min(upper, up), nil
+}
+
 // roughDelta returns the untilted PLD upper bound on δ(eps) with the tails
 // cut for a δ of dEst (steering only: it chooses the cut).
 func (a *Accountant) roughDelta(ctx context.Context, eps, dEst float64) (float64, error) {
@@ -349,7 +380,7 @@ func (a *Accountant) deltaBracket(ctx context.Context, eps, dEst float64) (lower
 	case err == nil:
 		// A δ bracket is wide when the ε bracket it stands for is: its
 		// log-width over the slope s = −d log δ/dε exceeds the target.
-		lower, upper, _, err = a.refined(ctx, lv, deltaF(eps), func(lo, up float64) bool {
+		wide := func(lo, up float64) bool {
 			if !(up > 0) {
 				return false
 			}
@@ -357,10 +388,15 @@ func (a *Accountant) deltaBracket(ctx context.Context, eps, dEst float64) (lower
 				return true
 			}
 			return math.Log(up/lo) > pldTargetGap*math.Max(eps, 1e-6)*r.slope(eps)
-		}, func(lo, up float64) (float64, float64, error) {
+		}
+		point := func(lo, up float64) (float64, float64, error) {
 			return eps, up, nil
-		})
-		if err == nil && r.cut {
+		}
+		lower, upper, _, err = a.refined(ctx, lv, deltaF(eps), wide, point)
+		if err == nil && r.cut && wide(lower, upper) {
+			lower, upper, err = a.uncut(ctx, deltaF(eps), lower, upper, wide, point)
+		}
+		if err == nil && r.cut && wide(lower, upper) {
 			lower, upper, err = a.twoScaleDelta(ctx, lv, eps, math.Max(dEst, upper), lower, upper)
 		}
 	}
@@ -873,7 +909,12 @@ func (a *Accountant) resultFor(ctx context.Context, delta float64) (*pldLevels, 
 	if a.setup == nil {
 		a.setup = newPLDSetup(keys, a.counts)
 	}
-	eta := a.setup.eta(a.h, delta)
+	return a.levelAt(ctx, a.setup.eta(a.h, delta))
+}
+
+// levelAt returns the composition with per-step truncation mass eta,
+// composed on first use.
+func (a *Accountant) levelAt(ctx context.Context, eta float64) (*pldLevels, error) {
 	if lv := a.levels[eta]; lv != nil {
 		return lv, nil
 	}

@@ -143,12 +143,17 @@ func TestTwoScaleAgreesWithGrid(t *testing.T) {
 	if _, _, err := a.EpsilonBounds(t.Context(), delta); err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for eta, s := range a.twoScales {
-		if s == nil {
-			continue
-		}
-		n++
+	// The query's own bracket no longer needs them (the uncut grid is
+	// tight here), so build them for the query's cut directly.
+	eta := a.setup.eta(0, delta)
+	ts, err := a.twoScale(t.Context(), eta, 1e-6*delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts == nil {
+		t.Fatal("no two-scale bounds were built")
+	}
+	for _, s := range []*pldTwoScaleSet{ts} {
 		l2, u2, err := s.epsilonBounds(t.Context(), delta, 0.9*l1, 1.1*u1)
 		if err != nil {
 			t.Fatal(err)
@@ -168,7 +173,35 @@ func TestTwoScaleAgreesWithGrid(t *testing.T) {
 			}
 		}
 	}
-	if n == 0 {
-		t.Fatal("no two-scale bounds were built")
+}
+
+// TestCutKeepsUncutBracket pins a setting where the tails cut at the
+// query's δ (for tiny ε) made the bracket worse than the default
+// truncation: σ 0.5, q 1e-4, T 1e4, δ 1e-10 gave [4.347, 5.783] with the
+// cut and [5.0841, 5.0848] without. The default bracket must be ≤ 0.1%
+// wide and meet the certified bracket on a grid of 1e-4 (no cut with a
+// set width), [5.0843475, 5.0843868].
+func TestCutKeepsUncutBracket(t *testing.T) {
+	if testing.Short() {
+		t.Skip("4 s; runs without -short")
+	}
+	ev := accounting.SelfComposed{Event: sampled(1e-4, gauss(0.5)), Count: 10000}
+	const delta = 1e-10
+	fine := newPLDFor(t, ev, Options{GridWidth: 1e-4})
+	l1, u1, err := fine.EpsilonBounds(t.Context(), delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newPLDFor(t, ev, Options{})
+	l2, u2, from, err := a.EpsilonBoundsFrom(t.Context(), delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("default [%.8g, %.8g] from %s, grid 1e-4 [%.8g, %.8g]", l2, u2, from, l1, u1)
+	if from != accounting.KindPLD || l2 > u1 || l1 > u2 || u2-l2 > 1e-3*u2 {
+		t.Errorf("default [%.8g, %.8g] from %s: want a pld bracket ≤ 0.1%% wide meeting the fine grid's [%.8g, %.8g]", l2, u2, from, l1, u1)
+	}
+	if d, err := a.Delta(t.Context(), u2); err != nil || d > delta {
+		t.Errorf("Delta(%g) = %g, %v; want ≤ %g", u2, d, err, delta)
 	}
 }
