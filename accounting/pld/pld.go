@@ -25,8 +25,10 @@ type Options struct {
 	// most 6 times, until two steps in a row fail to shrink the bracket by
 	// a quarter) for a query whose bracket is wider than 0.1% of its upper
 	// end (for δ(ε), wider than 0.1% of max(ε, 1e-6) in ε). A GridWidth
-	// set here is used as given; a width at which the composition does not
-	// fit is a *accounting.ParamError naming GridWidth.
+	// set here is used as given; where the per-step range does not fit it,
+	// a query at δ cuts the tails at 1e-3·δ/(2T) as the default grid does
+	// for tiny ε, and a width at which the composition still does not fit
+	// is a *accounting.ParamError naming GridWidth.
 	GridWidth float64
 }
 
@@ -588,6 +590,10 @@ type pldSetup struct {
 	dirs   []bool
 	pairs  [][]pldDominating
 	vTot   float64
+	// probed and tooFine: whether a set GridWidth has been tried on the
+	// whole per-step range (the default truncation), and found too fine
+	// for it; queries then cut the tails at their δ (see eta).
+	probed, tooFine bool
 }
 
 func newPLDSetup(keys []pldKey, counts map[pldKey]int) *pldSetup {
@@ -656,7 +662,13 @@ func (st *pldSetup) hStd() float64 {
 // cut at the query's δ, which narrows the range and so the grid.
 func (st *pldSetup) eta(h, delta float64) float64 {
 	eta := pldEta(st.steps, 0)
-	if h != 0 || delta == 0 || st.steps > pldCutMaxSteps {
+	if delta == 0 || st.steps > pldCutMaxSteps {
+		return eta
+	}
+	if h != 0 {
+		if e := pldEta(st.steps, delta); st.tooFine && e > eta {
+			return e
+		}
 		return eta
 	}
 	if e := pldEta(st.steps, delta); e > eta && !(st.hStd() >= st.rangeAt(eta, false)/pldMaxStepGrid) {

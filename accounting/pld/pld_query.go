@@ -138,7 +138,7 @@ func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, u
 		}
 		lower, upper, upper0, err = a.refined(ctx, lv, epsF(delta), wide, point)
 		if err == nil && r.cut && wide(lower, upper) {
-			lower, upper, err = a.uncut(ctx, epsF(delta), lower, upper, wide, point)
+			lower, upper, err = a.uncut(ctx, epsF(delta), lower, upper, upper-lower, wide, point)
 		}
 		if err == nil && r.cut && wide(lower, upper) {
 			lower, upper, err = a.twoScaleEpsilon(ctx, lv, delta, lower, upper)
@@ -235,7 +235,7 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 	// The δ the truncation is cut for (see pldSetup.eta): an upper bound
 	// on δ(eps) from RDP, which only matters when the tails set the grid.
 	var dEst float64
-	if a.tailsCut() {
+	if a.tailsCut(ctx) {
 		rdp, err := a.rdpAccountant()
 		if err != nil {
 			return 0, 0, accounting.KindPLD, err
@@ -321,8 +321,16 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 // 0.5, q 1e-4, T 1e4, δ 1e-10: cut [4.347, 5.783], uncut [5.0841,
 // 5.0848]). Both are certified, so their intersection is. A composition
 // that does not fit the uncut grid keeps the cut bracket.
-func (a *Accountant) uncut(ctx context.Context, f func(c *pldComposed, upper bool) float64, lower, upper float64, wide func(lo, up float64) bool, point func(lo, up float64) (eps, delta float64, err error)) (float64, float64, error) {
-	lv, err := a.levelAt(ctx, pldEta(a.setup.steps, 0))
+// scale is the size in ε below which the uncut grid is of no use: where
+// its width (at least the whole range over pldMaxStepGrid) is not below
+// it, the uncut composition is not tried (the tiny-ε corners the cut is
+// for).
+func (a *Accountant) uncut(ctx context.Context, f func(c *pldComposed, upper bool) float64, lower, upper, scale float64, wide func(lo, up float64) bool, point func(lo, up float64) (eps, delta float64, err error)) (float64, float64, error) {
+	eta := pldEta(a.setup.steps, 0)
+	if hMin := a.setup.rangeAt(eta, false) / pldMaxStepGrid; a.h == 0 && !(hMin < scale) {
+		return lower, upper, nil
+	}
+	lv, err := a.levelAt(ctx, eta)
 	if err == errPLDTooLarge {
 		return lower, upper, nil
 	}
@@ -394,7 +402,7 @@ func (a *Accountant) deltaBracket(ctx context.Context, eps, dEst float64) (lower
 		}
 		lower, upper, _, err = a.refined(ctx, lv, deltaF(eps), wide, point)
 		if err == nil && r.cut && wide(lower, upper) {
-			lower, upper, err = a.uncut(ctx, deltaF(eps), lower, upper, wide, point)
+			lower, upper, err = a.uncut(ctx, deltaF(eps), lower, upper, 0.01*eps, wide, point)
 		}
 		if err == nil && r.cut && wide(lower, upper) {
 			lower, upper, err = a.twoScaleDelta(ctx, lv, eps, math.Max(dEst, upper), lower, upper)
@@ -871,12 +879,13 @@ func (a *Accountant) result(ctx context.Context) (*pldResult, error) {
 
 // tailsCut reports whether queries cut the per-step tails at their δ
 // (see pldSetup.eta).
-func (a *Accountant) tailsCut() bool {
+func (a *Accountant) tailsCut(ctx context.Context) bool {
 	for _, k := range a.keys() {
 		if k.rate != 1 || k.laplace || pldNoClosedForm {
 			if a.setup == nil {
 				a.setup = newPLDSetup(a.keys(), a.counts)
 			}
+			a.probeWidth(ctx)
 			return a.setup.eta(a.h, 1) > pldEta(a.setup.steps, 0)
 		}
 	}
@@ -909,7 +918,22 @@ func (a *Accountant) resultFor(ctx context.Context, delta float64) (*pldLevels, 
 	if a.setup == nil {
 		a.setup = newPLDSetup(keys, a.counts)
 	}
+	a.probeWidth(ctx)
 	return a.levelAt(ctx, a.setup.eta(a.h, delta))
+}
+
+// probeWidth tries a set GridWidth on the whole per-step range once: where
+// it does not fit, queries at δ cut the tails as the default grid does
+// for tiny ε (pldSetup.tooFine).
+func (a *Accountant) probeWidth(ctx context.Context) {
+	if a.h == 0 || a.setup.probed {
+		return
+	}
+	_, err := a.levelAt(ctx, pldEta(a.setup.steps, 0))
+	if err != nil && err != errPLDTooLarge {
+		return // cancelled: probe again next time
+	}
+	a.setup.probed, a.setup.tooFine = true, err == errPLDTooLarge
 }
 
 // levelAt returns the composition with per-step truncation mass eta,

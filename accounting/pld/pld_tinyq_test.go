@@ -40,16 +40,20 @@ func TestTinyQCorners(t *testing.T) {
 		below, above     float64 // must hold: lower ≤ below, upper ≥ above
 		maxUpper, maxGap float64 // gap relative to the upper end
 		long             bool
+		grid             float64 // Options.GridWidth (0: the default)
 	}{
-		{"n7", 0.54, 6.6e-6, 13, 2e-5, pess, opt, 3.835e-5, 0.002, false},
-		{"n8", 0.742, 2.1e-9, 7512, 2.6e-12, n8 * (1 - 1e-4), n8 * (1 + 1e-4), 3.5e-6, 0.005, true},
+		{"n7", 0.54, 6.6e-6, 13, 2e-5, pess, opt, 3.835e-5, 0.002, false, 0},
+		// A set width too fine for the whole per-step range cuts the
+		// tails as the default does (it failed with "grid too large").
+		{"n7-grid4e-7", 0.54, 6.6e-6, 13, 2e-5, pess, opt, 3.835e-5, 0.0011, true, 4e-7},
+		{"n8", 0.742, 2.1e-9, 7512, 2.6e-12, n8 * (1 - 1e-4), n8 * (1 + 1e-4), 3.5e-6, 0.005, true, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			if c.long && testing.Short() {
 				t.Skip("10 s; runs without -short")
 			}
-			a := newPLDFor(t, accounting.SelfComposed{Event: sampled(c.q, gauss(c.sigma)), Count: c.steps}, Options{})
+			a := newPLDFor(t, accounting.SelfComposed{Event: sampled(c.q, gauss(c.sigma)), Count: c.steps}, Options{GridWidth: c.grid})
 			lo, up, from, err := a.EpsilonBoundsFrom(t.Context(), c.delta)
 			if err != nil {
 				t.Fatal(err)
