@@ -286,6 +286,15 @@ func (r *pldResult) parts(ctx context.Context, d int, upper bool, h float64) ([]
 // the mean (no tilt needed) or the upper distribution is not computed.
 // Any λ ≥ 0 gives a certified bound; this one makes it tight.
 func (r *pldResult) saddle(d int, eps float64) float64 {
+	hi2 := 40
+	if r.cut {
+		hi2 = 120
+	}
+	return r.saddleUpTo(d, eps, hi2)
+}
+
+// saddleUpTo is saddle with λ at most 2^{hi2/4}.
+func (r *pldResult) saddleUpTo(d int, eps float64, hi2 int) float64 {
 	dir := r.dirs[d]
 	if len(dir.parts[1]) == 0 {
 		return 0
@@ -298,13 +307,11 @@ func (r *pldResult) saddle(d int, eps float64) float64 {
 		}
 		return m
 	}
-	// λ from 2^{−6} to 2^{10}, in quarter octaves; to 2^{30} when the
-	// tails are cut at the query's δ (tiny losses of a small sampling
-	// rate, whose saddle tilts are large).
-	lo2, hi2 := -24, 40
-	if r.cut {
-		hi2 = 120
-	}
+	// λ from 2^{−6} to 2^{hi2/4}, in quarter octaves: up to 2^{10} by
+	// default, to 2^{30} when the tails are cut at the query's δ (tiny
+	// losses of a small sampling rate, whose saddle tilts are large) and
+	// where the bracket is still wide (see pldResult.bigTilt).
+	lo2 := -24
 	if !(mean(math.Exp2(float64(lo2)/4)) < eps) {
 		return 0
 	}

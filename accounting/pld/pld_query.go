@@ -564,6 +564,14 @@ func (a *Accountant) refined(ctx context.Context, lv *pldLevels, f func(c *pldCo
 			return 0, 0, 0, err
 		}
 	}
+	if !r.cut && wide(lower, upper) {
+		if eps, delta, err = point(lower, upper); err != nil {
+			return 0, 0, 0, err
+		}
+		if lower, upper, err = r.bigTilt(ctx, f, eps, delta, lower, upper); err != nil {
+			return 0, 0, 0, err
+		}
+	}
 	stalled := 0 // consecutive levels that did not shrink the bracket
 	for k := 1; r.auto && k <= pldMaxRefine && wide(lower, upper); k++ {
 		fr, err := lv.level(k)
@@ -590,6 +598,32 @@ func (a *Accountant) refined(ctx context.Context, lv *pldLevels, f func(c *pldCo
 		}
 	}
 	return lower, upper, upper0, nil
+}
+
+// bigTilt intersects [lower, upper] with the bracket of the composition
+// tilted at saddles beyond the default cap of 2^10, where one is: tiny
+// losses (a small sampling rate with a large σ) at a small δ (σ 4, q 1e-4,
+// T 1e3, δ 1e-15: λ ≈ 7000 gives [0.0055560, 0.0055592], the capped tilt
+// [0.00426, 0.00718]). Only for a bracket still wide: past the cap the
+// tilted window can also be worse (σ 0.5), and both are certified.
+func (r *pldResult) bigTilt(ctx context.Context, f func(c *pldComposed, upper bool) float64, eps, delta, lower, upper float64) (float64, float64, error) {
+	big := make([]float64, len(r.dirs))
+	beyond := false
+	for d := range r.dirs {
+		big[d] = r.saddleUpTo(d, eps, 120)
+		beyond = beyond || big[d] > 0x1p10
+	}
+	if !beyond {
+		return lower, upper, nil
+	}
+	lo2, up2, err := r.bounds(ctx, f, big)
+	if err == errPLDTooLarge || (err == nil && (math.IsInf(up2, 1) || r.tiltNoisy(big, eps, delta))) {
+		return lower, upper, nil
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	return math.Max(lower, lo2), math.Min(upper, up2), nil
 }
 
 // pldNoiseFrac is the share of the target gap (in ε) above which the FFT

@@ -211,3 +211,30 @@ func TestPLDTiltedGaussianExact(t *testing.T) {
 		})
 	}
 }
+
+// TestBigTilt pins tiny losses at a tiny δ, whose saddle tilt lies beyond
+// the default cap of 2^10 (pldResult.bigTilt): σ 4, q 1e-4, T 1e3,
+// δ 1e-15 (λ ≈ 7000) gave [0.00426, 0.00718]. The default bracket must be
+// ≤ 0.1% wide and meet the certified bracket on a grid of 4e-7
+// ([0.00555696, 0.00555715]); rdp's bound there is 0.095.
+func TestBigTilt(t *testing.T) {
+	ev := accounting.SubsampledGaussian(4, 1e-4, 1000)
+	const delta = 1e-15
+	fine := newPLDFor(t, ev, Options{GridWidth: 4e-7})
+	l1, u1, err := fine.EpsilonBounds(t.Context(), delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := newPLDFor(t, ev, Options{})
+	l2, u2, from, err := a.EpsilonBoundsFrom(t.Context(), delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("default [%.8g, %.8g] from %s, grid 4e-7 [%.8g, %.8g]", l2, u2, from, l1, u1)
+	if from != accounting.KindPLD || l2 > u1 || l1 > u2 || u2-l2 > 1e-3*u2 || u1-l1 > 1e-3*u1 {
+		t.Errorf("default [%.8g, %.8g] from %s, grid 4e-7 [%.8g, %.8g]: want overlapping pld brackets ≤ 0.1%% wide", l2, u2, from, l1, u1)
+	}
+	if d, err := a.Delta(t.Context(), u2); err != nil || d > delta {
+		t.Errorf("Delta(%g) = %g, %v; want ≤ %g", u2, d, err, delta)
+	}
+}
