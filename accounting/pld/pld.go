@@ -147,6 +147,11 @@ type pldDir struct {
 	parts [2][]pldPart
 	ph    [2]float64
 	tilt  map[pldTiltKey]*pldComposed
+
+	// means caches the tilted mean of the upper parts per quarter octave
+	// of λ (see saddleUpTo), for the parts at width meansH.
+	means  map[int]float64
+	meansH float64
 }
 
 // pldTiltKey names a tilted composition of one direction.
@@ -300,11 +305,20 @@ func (r *pldResult) saddleUpTo(d int, eps float64, hi2 int) float64 {
 		return 0
 	}
 	h := dir.ph[1]
-	mean := func(lambda float64) float64 {
+	if dir.means == nil || dir.meansH != h {
+		dir.means, dir.meansH = map[int]float64{}, h
+	}
+	// mean(k) is the composed tilted mean at λ = 2^{k/4}.
+	mean := func(k int) float64 {
+		if m, ok := dir.means[k]; ok {
+			return m
+		}
+		lambda := math.Exp2(float64(k) / 4)
 		var m float64
 		for _, pt := range dir.parts[1] {
 			m += float64(pt.count) * pldTiltedMean(&pt.pmf, h, lambda)
 		}
+		dir.means[k] = m
 		return m
 	}
 	// λ from 2^{−6} to 2^{hi2/4}, in quarter octaves: up to 2^{10} by
@@ -312,16 +326,16 @@ func (r *pldResult) saddleUpTo(d int, eps float64, hi2 int) float64 {
 	// losses of a small sampling rate, whose saddle tilts are large) and
 	// where the bracket is still wide (see pldResult.bigTilt).
 	lo2 := -24
-	if !(mean(math.Exp2(float64(lo2)/4)) < eps) {
+	if !(mean(lo2) < eps) {
 		return 0
 	}
 	lo, hi := lo2, hi2
-	if mean(math.Exp2(float64(hi2)/4)) < eps {
+	if mean(hi2) < eps {
 		return math.Exp2(float64(hi2) / 4)
 	}
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
-		if mean(math.Exp2(float64(mid)/4)) < eps {
+		if mean(mid) < eps {
 			lo = mid
 		} else {
 			hi = mid

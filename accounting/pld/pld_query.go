@@ -337,7 +337,10 @@ func (a *Accountant) uncut(ctx context.Context, f func(c *pldComposed, upper boo
 	if err != nil {
 		return 0, 0, err
 	}
-	lo, up, _, err := a.refined(ctx, lv, f, wide, point)
+	// Refine only while the intersection is wide.
+	lo, up, _, err := a.refined(ctx, lv, f, func(lo, up float64) bool {
+		return wide(math.Max(lo, lower), math.Min(up, upper))
+	}, point)
 	if err == errPLDTooLarge {
 		return lower, upper, nil
 	}
@@ -354,13 +357,38 @@ func (a *Accountant) roughDelta(ctx context.Context, eps, dEst float64) (float64
 	if err != nil {
 		return 0, err
 	}
+	r := lv.res
+	ups := make([]float64, len(r.dirs))
 	var up float64
-	for d := range lv.res.dirs {
-		c, err := lv.res.get(ctx, d, true, 0)
+	for d := range r.dirs {
+		c, err := r.get(ctx, d, true, 0)
 		if err != nil {
 			return 0, err
 		}
-		up = math.Max(up, c.delta(eps, true))
+		ups[d] = c.delta(eps, true)
+		up = math.Max(up, ups[d])
+	}
+	if r.cut && up > 0 && r.noisy(eps, up) {
+		// The untilted bound is its own round-off here (often far above
+		// δ), and a cut chosen by it would be recomputed once the bracket
+		// is known: steer by the upper compositions tilted at the saddle
+		// instead (no lower distributions needed, so cheap), direction by
+		// direction where the tilt fits.
+		up = 0
+		for d := range r.dirs {
+			if lam := r.saddle(d, eps); lam > 0 {
+				c, err := r.get(ctx, d, true, lam)
+				if err != nil && err != errPLDTooLarge {
+					return 0, err
+				}
+				if err == nil {
+					if v := c.delta(eps, true); v > 0 {
+						ups[d] = math.Min(ups[d], v)
+					}
+				}
+			}
+			up = math.Max(up, ups[d])
+		}
 	}
 	return up, nil
 }
