@@ -218,23 +218,5 @@ func TestPLDTiltedGaussianExact(t *testing.T) {
 // ≤ 0.1% wide and meet the certified bracket on a grid of 4e-7
 // ([0.00555696, 0.00555715]); rdp's bound there is 0.095.
 func TestBigTilt(t *testing.T) {
-	ev := accounting.SubsampledGaussian(4, 1e-4, 1000)
-	const delta = 1e-15
-	fine := newPLDFor(t, ev, Options{GridWidth: 4e-7})
-	l1, u1, err := fine.EpsilonBounds(t.Context(), delta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := newPLDFor(t, ev, Options{})
-	l2, u2, from, err := a.EpsilonBoundsFrom(t.Context(), delta)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("default [%.8g, %.8g] from %s, grid 4e-7 [%.8g, %.8g]", l2, u2, from, l1, u1)
-	if from != accounting.KindPLD || l2 > u1 || l1 > u2 || u2-l2 > 1e-3*u2 || u1-l1 > 1e-3*u1 {
-		t.Errorf("default [%.8g, %.8g] from %s, grid 4e-7 [%.8g, %.8g]: want overlapping pld brackets ≤ 0.1%% wide", l2, u2, from, l1, u1)
-	}
-	if d, err := a.Delta(t.Context(), u2); err != nil || d > delta {
-		t.Errorf("Delta(%g) = %g, %v; want ≤ %g", u2, d, err, delta)
-	}
+	checkAgainstGrid(t, accounting.SubsampledGaussian(4, 1e-4, 1000), 1e-15, 4e-7)
 }
