@@ -137,11 +137,10 @@ func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, u
 			return a.epsEstimate(ctx, delta, up)
 		}
 		lower, upper, upper0, err = a.refined(ctx, lv, epsF(delta), wide, point)
-		if err == nil && r.cut && wide(lower, upper) {
-			lower, upper, err = a.uncut(ctx, epsF(delta), lower, upper, upper-lower, wide, point)
-		}
-		if err == nil && r.cut && wide(lower, upper) {
-			lower, upper, err = a.twoScaleEpsilon(ctx, lv, delta, lower, upper)
+		if err == nil && r.cut {
+			lower, upper, err = a.cutFallbacks(ctx, epsF(delta), lower, upper, upper-lower, wide, point, func(lo, up float64) (float64, float64, error) {
+				return a.twoScaleEpsilon(ctx, lv, delta, lo, up)
+			})
 		}
 	}
 	switch {
@@ -313,6 +312,22 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 	return math.Min(lower, upper), upper, from, nil
 }
 
+// cutFallbacks tightens a bracket found with the tails cut at the query's
+// δ while it is wide: first with the uncut truncation (uncut; scale as
+// there), then with the two-scale bounds (twoScale).
+func (a *Accountant) cutFallbacks(ctx context.Context, f func(c *pldComposed, upper bool) float64, lower, upper, scale float64, wide func(lo, up float64) bool, point func(lo, up float64) (eps, delta float64, err error), twoScale func(lo, up float64) (float64, float64, error)) (float64, float64, error) {
+	var err error
+	if wide(lower, upper) {
+		if lower, upper, err = a.uncut(ctx, f, lower, upper, scale, wide, point); err != nil {
+			return 0, 0, err
+		}
+	}
+	if wide(lower, upper) {
+		return twoScale(lower, upper)
+	}
+	return lower, upper, nil
+}
+
 // uncut intersects the bracket [lower, upper] found with the tails cut at a
 // query's δ with the bracket of the default truncation (pldEta(steps, 0)),
 // for a query whose cut bracket is still wide: the cut narrows the grid
@@ -321,12 +336,16 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 // 0.5, q 1e-4, T 1e4, δ 1e-10: cut [4.347, 5.783], uncut [5.0841,
 // 5.0848]). Both are certified, so their intersection is. A composition
 // that does not fit the uncut grid keeps the cut bracket.
+//
 // scale is the size in ε below which the uncut grid is of no use: where
 // its width (at least the whole range over pldMaxStepGrid) is not below
 // it, the uncut composition is not tried (the tiny-ε corners the cut is
 // for).
 func (a *Accountant) uncut(ctx context.Context, f func(c *pldComposed, upper bool) float64, lower, upper, scale float64, wide func(lo, up float64) bool, point func(lo, up float64) (eps, delta float64, err error)) (float64, float64, error) {
 	eta := pldEta(a.setup.steps, 0)
+	if a.setup.tooFine {
+		return lower, upper, nil // a set width already found not to fit (probeWidth)
+	}
 	if hMin := a.setup.rangeAt(eta, false) / pldMaxStepGrid; a.h == 0 && !(hMin < scale) {
 		return lower, upper, nil
 	}
@@ -429,11 +448,10 @@ func (a *Accountant) deltaBracket(ctx context.Context, eps, dEst float64) (lower
 			return eps, up, nil
 		}
 		lower, upper, _, err = a.refined(ctx, lv, deltaF(eps), wide, point)
-		if err == nil && r.cut && wide(lower, upper) {
-			lower, upper, err = a.uncut(ctx, deltaF(eps), lower, upper, 0.01*eps, wide, point)
-		}
-		if err == nil && r.cut && wide(lower, upper) {
-			lower, upper, err = a.twoScaleDelta(ctx, lv, eps, math.Max(dEst, upper), lower, upper)
+		if err == nil && r.cut {
+			lower, upper, err = a.cutFallbacks(ctx, deltaF(eps), lower, upper, 0.01*eps, wide, point, func(lo, up float64) (float64, float64, error) {
+				return a.twoScaleDelta(ctx, lv, eps, math.Max(dEst, up), lo, up)
+			})
 		}
 	}
 	return lower, upper, err

@@ -158,9 +158,7 @@ func composeTwoScale(ctx context.Context, beta, gamma pldPMF, hB, hJ float64, st
 		}
 	}
 	if upper && gamma.inf > 0 {
-		// Paths through the +∞ atom: (β̄+γ̄+inf)^T − (β̄+γ̄)^T.
-		s := bBar + gBar
-		ts.rest += math.Exp(T*math.Log(s)) * math.Expm1(T*math.Log1p(gamma.inf/s)) * (1 + 1e-10)
+		ts.rest += pldInfPaths(bBar+gBar, gamma.inf, T)
 	}
 	for k := 0; k <= K; k++ {
 		if err := accounting.Canceled(ctx); err != nil {
@@ -211,9 +209,7 @@ func newPLDBulkUpper(ctx context.Context, pair pldDominating, steps int, eta, a,
 	beta := gb.upperSpan(true, true)
 	ts := &pldTwoScale{steps: steps, upper: true, logW: []float64{0}, jumps: []*pldJumps{nil}}
 	if beta.inf > 0 {
-		// Paths through the +∞ atom: (β̄+inf)^T − β̄^T.
-		s, T := pldMass(beta.p), float64(steps)
-		ts.rest = math.Exp(T*math.Log(s)) * math.Expm1(T*math.Log1p(beta.inf/s)) * (1 + 1e-10)
+		ts.rest = pldInfPaths(pldMass(beta.p), beta.inf, float64(steps))
 	}
 	b, err := newPLDBulk(ctx, beta, hB, steps, true)
 	if err != nil {
@@ -221,6 +217,12 @@ func newPLDBulkUpper(ctx context.Context, pair pldDominating, steps int, eta, a,
 	}
 	ts.bulk = []*pldBulk{b}
 	return ts, nil
+}
+
+// pldInfPaths bounds the mass of the T-step paths through a +∞ atom of
+// mass inf beside finite mass s: (s + inf)^T − s^T, rounded up.
+func pldInfPaths(s, inf, T float64) float64 {
+	return math.Exp(T*math.Log(s)) * math.Expm1(T*math.Log1p(inf/s)) * (1 + 1e-10)
 }
 
 // pldMass returns Σ p (compensated).
@@ -606,19 +608,8 @@ func (s *pldTwoScaleSet) epsilonBounds(ctx context.Context, delta, lo0, up0 floa
 	if dUp(lo0) <= delta {
 		upper = lo0
 	} else if dUp(up0) <= delta {
-		l, u := lo0, up0 // dUp(l) > delta ≥ dUp(u)
-		for it := 0; it < 48 && u-l > 1e-9*u; it++ {
-			if err := accounting.Canceled(ctx); err != nil {
-				return 0, 0, err
-			}
-			m := 0.5 * (l + u)
-			if dUp(m) <= delta {
-				u = m
-			} else {
-				l = m
-			}
-		}
-		upper = u
+		// dUp(lo0) > delta ≥ dUp(up0)
+		upper = search.Bisect(func(e float64) bool { return dUp(e) <= delta }, lo0, up0, 1e-9)
 	}
 	if dLow(lo0) > delta {
 		l, u := lo0, upper // dLow(l) > delta
@@ -678,21 +669,9 @@ func (a *Accountant) twoScaleEpsilon(ctx context.Context, lv *pldLevels, delta, 
 		return 0, 0, err
 	}
 	if len(s.add) > 0 && s.addDelta(addUp) <= delta {
-		// The smallest ε in [lower, addUp] whose add-direction δ is at
-		// most delta, by bisection (δ(ε) decreases).
-		l, u := 0.0, addUp
-		for it := 0; it < 60 && u-l > 1e-9*u; it++ {
-			if err := accounting.Canceled(ctx); err != nil {
-				return 0, 0, err
-			}
-			m := 0.5 * (l + u)
-			if s.addDelta(m) <= delta {
-				u = m
-			} else {
-				l = m
-			}
-		}
-		addUp = u
+		// The smallest ε in [0, addUp] whose add-direction δ is at most
+		// delta, by bisection (δ(ε) decreases).
+		addUp = search.Bisect(func(e float64) bool { return s.addDelta(e) <= delta }, 0, addUp, 1e-9)
 	}
 	return math.Max(lower, lo2), math.Min(upper, math.Max(math.Min(remUp, up2), addUp)), nil
 }
