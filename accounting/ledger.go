@@ -34,10 +34,20 @@ type Segment struct {
 // CLI can save it, reload it (refusing a corrupted file) and replay it under
 // a different accountant.
 //
+// A ledger with a RunID is also a hash chain (see [Ledger.Head]): every
+// entry chains on the head before it, so a state of the ledger that an
+// output was released at (a [Mark]) can later be checked against the
+// ledger with [Ledger.Covers], and a ledger that was rolled back, replaced
+// or belongs to another run is told apart from one that extends the state.
+//
 // The zero value is an empty ledger ready to use. A Ledger is not safe for
 // concurrent use.
 type Ledger struct {
 	Segments []Segment
+	// RunID identifies the run the ledger belongs to (see [NewRunID]);
+	// empty for an unchained ledger (no head), as every ledger was before
+	// format version 4.
+	RunID string
 }
 
 // Record appends count repetitions of e, merging with the last segment when
@@ -60,6 +70,10 @@ func (l *Ledger) Record(e Event, count int) error {
 	if count > math.MaxInt-total {
 		return &ParamError{Name: "count", Value: float64(count),
 			Want: fmt.Sprintf("a ledger total of at most %d (the ledger holds %d)", math.MaxInt, total)}
+	}
+	if l.RunID != "" && count > MaxChainEntries-total {
+		return &ParamError{Name: "count", Value: float64(count),
+			Want: fmt.Sprintf("a chained ledger total of at most %d (the ledger holds %d)", MaxChainEntries, total)}
 	}
 	if n := len(l.Segments); n > 0 && reflect.DeepEqual(l.Segments[n-1].Event, e) {
 		l.Segments[n-1].Count += count
@@ -127,7 +141,7 @@ func checkLedgerEvent(e Event) error {
 // Clone returns a deep copy of the segment list (events are immutable
 // values, so they are shared).
 func (l *Ledger) Clone() *Ledger {
-	return &Ledger{Segments: append([]Segment(nil), l.Segments...)}
+	return &Ledger{Segments: append([]Segment(nil), l.Segments...), RunID: l.RunID}
 }
 
 // Event returns the whole ledger as one event: Composed of SelfComposed
@@ -155,7 +169,19 @@ func (l *Ledger) Replay(acc Method) error {
 	return nil
 }
 
-// On-disk form, version 3:
+// On-disk form, version 4 (a chained ledger, one with a RunID):
+//
+//	{"format":"dpcalc-ledger","version":4,"run_id":"<32 hex digits>",
+//	 "head":"<64 hex digits>","sha256":"<64 hex digits>",
+//	 "segments":[{"event":{...},"count":n},...]}
+//
+// head is the chain head of all entries (see [Ledger.Head]); a reader
+// recomputes it from run_id and the segments and refuses a mismatch. The
+// checksum's canonical payload is {"format","version","run_id","head",
+// "segments"} in this order, compact, as for version 3. An unchained
+// ledger (no RunID) is still written as version 3, byte for byte as before.
+//
+// Version 3:
 //
 //	{"format":"dpcalc-ledger","version":3,"sha256":"<64 hex digits>",
 //	 "segments":[{"event":{...},"count":n},...]}
@@ -182,6 +208,8 @@ func (l *Ledger) Replay(acc Method) error {
 type ledgerJSON struct {
 	Format   string        `json:"format"`
 	Version  int           `json:"version"`
+	RunID    string        `json:"run_id,omitempty"`
+	Head     string        `json:"head,omitempty"`
 	SHA256   string        `json:"sha256,omitempty"`
 	Segments []segmentJSON `json:"segments"`
 }
@@ -194,6 +222,8 @@ type segmentJSON struct {
 const (
 	ledgerFormat  = "dpcalc-ledger"
 	ledgerVersion = 3
+	// chainVersion is the format version of a chained ledger.
+	chainVersion = 4
 )
 
 // ledgerError is a ledger decoding error: one line, "accounting: <where>:
@@ -244,9 +274,10 @@ func canonicalSegments(segs []Segment, version int) ([]segmentJSON, error) {
 }
 
 // ledgerChecksum returns the lower-case hex SHA-256 of the canonical
-// payload of segs in a ledger of the given version (see ledgerJSON).
-func ledgerChecksum(segs []segmentJSON, version int) (string, error) {
-	b, err := json.Marshal(ledgerJSON{Format: ledgerFormat, Version: version, Segments: segs})
+// payload of segs in a ledger of the given version, run id and head (both
+// empty below version 4; see ledgerJSON).
+func ledgerChecksum(segs []segmentJSON, version int, runID, head string) (string, error) {
+	b, err := json.Marshal(ledgerJSON{Format: ledgerFormat, Version: version, RunID: runID, Head: head, Segments: segs})
 	if err != nil {
 		return "", err
 	}
@@ -255,43 +286,61 @@ func ledgerChecksum(segs []segmentJSON, version int) (string, error) {
 }
 
 // MarshalJSON encodes the ledger with events in dp_accounting's DpEvent
-// form and its checksum (format version 3). It refuses a ledger that fails [Ledger.Validate] or
-// holds an event with no JSON encoding (e.g. a non-finite σ).
+// form and its checksum: format version 4 with its run id and chain head
+// for a chained ledger, else version 3. It refuses a ledger that fails
+// [Ledger.Validate] or holds an event with no JSON encoding (e.g. a
+// non-finite σ).
 func (l Ledger) MarshalJSON() ([]byte, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
-	segs, err := canonicalSegments(l.Segments, ledgerVersion)
+	version, head := ledgerVersion, ""
+	if l.RunID != "" {
+		h, err := l.Head()
+		if err != nil {
+			return nil, err
+		}
+		version, head = chainVersion, h
+	}
+	segs, err := canonicalSegments(l.Segments, version)
 	if err != nil {
 		return nil, err
 	}
-	sum, err := ledgerChecksum(segs, ledgerVersion)
+	sum, err := ledgerChecksum(segs, version, l.RunID, head)
 	if err != nil {
 		return nil, fmt.Errorf("accounting: ledger: %w", err)
 	}
-	return json.Marshal(ledgerJSON{Format: ledgerFormat, Version: ledgerVersion, SHA256: sum, Segments: segs})
+	return json.Marshal(ledgerJSON{Format: ledgerFormat, Version: version, RunID: l.RunID, Head: head, SHA256: sum, Segments: segs})
 }
 
 // UnmarshalJSON decodes a ledger written by MarshalJSON: exactly one JSON
-// value, format "dpcalc-ledger", version 3 (or 2, with legacy events) with
+// value, format "dpcalc-ledger", version 4 (chained: its head must match
+// its run id and segments), 3 (or 2, with legacy events) with
 // a checksum that matches the decoded segments, or version 1 without one (accepted unverified, for
 // ledgers inside checkpoints that have their own checksum; LoadLedger
 // refuses version 1 files). It rejects unknown fields, event types, counts
 // < 1 and totals past math.MaxInt. Errors are one line; on error l is
 // unchanged.
 func (l *Ledger) UnmarshalJSON(b []byte) error {
-	segs, _, p := decodeLedger(b)
+	d, p := decodeLedger(b)
 	if p != nil {
 		return &ledgerError{where: "ledger", what: p.what, err: p.err}
 	}
-	l.Segments = segs
+	l.Segments, l.RunID = d.segs, d.runID
 	return nil
 }
 
-// decodeLedger decodes and verifies b, returning its segments and version.
-func decodeLedger(b []byte) ([]Segment, int, *ledgerProblem) {
+// decoded is a verified ledger and its format version.
+type decoded struct {
+	segs    []Segment
+	runID   string
+	version int
+}
+
+// decodeLedger decodes and verifies b.
+func decodeLedger(b []byte) (decoded, *ledgerProblem) {
 	if len(bytes.TrimSpace(b)) == 0 {
-		return nil, 0, problem(nil, "empty")
+		return decoded{}, problem(nil, "empty")
 	}
 	var in ledgerJSON
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -300,32 +349,40 @@ func decodeLedger(b []byte) ([]Segment, int, *ledgerProblem) {
 		var se *json.SyntaxError
 		switch {
 		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-			return nil, 0, problem(err, "truncated (JSON ends after %d bytes)", len(b))
+			return decoded{}, problem(err, "truncated (JSON ends after %d bytes)", len(b))
 		case errors.As(err, &se):
-			return nil, 0, problem(err, "not valid JSON at byte %d: %v", se.Offset, err)
+			return decoded{}, problem(err, "not valid JSON at byte %d: %v", se.Offset, err)
 		}
-		return nil, 0, problem(err, "%v", err)
+		return decoded{}, problem(err, "%v", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, 0, problem(err, "data after the ledger at byte %d", dec.InputOffset())
+		return decoded{}, problem(err, "data after the ledger at byte %d", dec.InputOffset())
 	}
 	if in.Format != ledgerFormat {
-		return nil, 0, problem(nil, "format %q, want %q", in.Format, ledgerFormat)
+		return decoded{}, problem(nil, "format %q, want %q", in.Format, ledgerFormat)
 	}
 	switch in.Version {
 	case 1:
 		if in.SHA256 != "" {
-			return nil, 0, problem(nil, "version 1 ledgers have no sha256 field (corrupted version number?)")
+			return decoded{}, problem(nil, "version 1 ledgers have no sha256 field (corrupted version number?)")
 		}
-	case 2, ledgerVersion:
+	case 2, ledgerVersion, chainVersion:
 		if in.SHA256 == "" {
-			return nil, 0, problem(nil, "version %d ledger without its sha256 checksum", in.Version)
+			return decoded{}, problem(nil, "version %d ledger without its sha256 checksum", in.Version)
 		}
 		if in.Segments == nil {
-			return nil, 0, problem(nil, "version %d ledger without a segments list", in.Version)
+			return decoded{}, problem(nil, "version %d ledger without a segments list", in.Version)
 		}
 	default:
-		return nil, 0, problem(nil, "version %d, want %d (or 2 or 1)", in.Version, ledgerVersion)
+		return decoded{}, problem(nil, "version %d, want %d or %d (or 2 or 1)", in.Version, chainVersion, ledgerVersion)
+	}
+	switch {
+	case in.Version == chainVersion && !validRunID(in.RunID):
+		return decoded{}, problem(nil, "version %d ledger with run_id %q, want %d lower-case hex digits", in.Version, in.RunID, runIDLen)
+	case in.Version == chainVersion && in.Head == "":
+		return decoded{}, problem(nil, "version %d ledger without its chain head", in.Version)
+	case in.Version < chainVersion && (in.RunID != "" || in.Head != ""):
+		return decoded{}, problem(nil, "version %d ledgers have no run_id or head (corrupted version number?)", in.Version)
 	}
 	unmarshal := UnmarshalEvent
 	if in.Version < 3 {
@@ -336,33 +393,47 @@ func decodeLedger(b []byte) ([]Segment, int, *ledgerProblem) {
 		e, err := unmarshal(s.Event)
 		if err != nil {
 			if in.Version < 3 {
-				return nil, 0, problem(err, "segment %d: %v (a version %d ledger holds legacy \"type\"-tagged events)", i, err, in.Version)
+				return decoded{}, problem(err, "segment %d: %v (a version %d ledger holds legacy \"type\"-tagged events)", i, err, in.Version)
 			}
-			return nil, 0, problem(err, "segment %d: %v", i, err)
+			return decoded{}, problem(err, "segment %d: %v", i, err)
 		}
 		segs[i] = Segment{Event: e, Count: s.Count}
 	}
-	if _, err := validateSegments(segs); err != nil {
-		return nil, 0, problem(err, "%s", strings.TrimPrefix(oneLine(err.Error()), "ledger "))
+	n, err := validateSegments(segs)
+	if err != nil {
+		return decoded{}, problem(err, "%s", strings.TrimPrefix(oneLine(err.Error()), "ledger "))
+	}
+	if in.Version == chainVersion {
+		if n > MaxChainEntries {
+			return decoded{}, problem(nil, "chained ledger of %d entries, at most %d", n, MaxChainEntries)
+		}
+		head, err := (&Ledger{Segments: segs, RunID: in.RunID}).Head()
+		if err != nil {
+			return decoded{}, problem(err, "%v", err)
+		}
+		if head != in.Head {
+			return decoded{}, problem(nil, "chain head mismatch: the file records head %.12s…, its run id and segments give %.12s… "+
+				"(corrupted or edited; restore it from a copy)", in.Head, head)
+		}
 	}
 	if in.Version >= 2 {
 		canon, err := canonicalSegments(segs, in.Version)
 		if err != nil {
-			return nil, 0, problem(err, "%v", err)
+			return decoded{}, problem(err, "%v", err)
 		}
-		sum, err := ledgerChecksum(canon, in.Version)
+		sum, err := ledgerChecksum(canon, in.Version, in.RunID, in.Head)
 		if err != nil {
-			return nil, 0, problem(err, "%v", err)
+			return decoded{}, problem(err, "%v", err)
 		}
 		if in.SHA256 != sum {
-			return nil, 0, problem(nil, "checksum mismatch: the file records sha256 %.12s…, its contents hash to %.12s… "+
+			return decoded{}, problem(nil, "checksum mismatch: the file records sha256 %.12s…, its contents hash to %.12s… "+
 				"(corrupted or edited; restore it from a copy)", in.SHA256, sum)
 		}
 	}
-	return segs, in.Version, nil
+	return decoded{segs: segs, runID: in.RunID, version: in.Version}, nil
 }
 
-// SaveLedger writes l as indented JSON (format version 3, with its checksum)
+// SaveLedger writes l as indented JSON (format version 4 if chained, else 3, with its checksum)
 // to path atomically: it writes a temporary file in the same directory, syncs
 // it, and renames it over path, so a reader sees either the old file or the
 // complete new one.
@@ -393,15 +464,15 @@ func LoadLedger(path string) (*Ledger, error) {
 // parseLedgerFile is LoadLedger after reading the file.
 func parseLedgerFile(path string, b []byte) (*Ledger, error) {
 	where := "ledger file " + path
-	segs, version, p := decodeLedger(b)
+	d, p := decodeLedger(b)
 	if p != nil {
 		return nil, &ledgerError{where: where, what: p.what, err: p.err}
 	}
-	if version == 1 {
+	if d.version == 1 {
 		return nil, &ledgerError{where: where, what: "version 1 ledger files have no checksum and are no longer loaded; " +
 			"if you trust it, json.Unmarshal it into an accounting.Ledger and write it again with SaveLedger"}
 	}
-	return &Ledger{Segments: segs}, nil
+	return &Ledger{Segments: d.segs, RunID: d.runID}, nil
 }
 
 // writeFileAtomic writes b to path atomically (temp file in the same
