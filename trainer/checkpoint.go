@@ -25,16 +25,22 @@ import (
 //
 //	offset  size  field
 //	0       8     magic "DPCALCCK"
-//	8       4     format version (1)
+//	8       4     format version (2)
 //	12      8     payload length P
 //	20      32    SHA-256 of the payload
 //	52      P     payload (encoding/gob of checkpointPayload)
 //
 // A file whose magic, version, length or checksum does not match is refused
 // before any of it is decoded; a checkpoint is never half-read.
+//
+// Version 2 is version 1 whose payload's ledger may be chained (ledger
+// format version 4: it carries the run id and the chain head of the
+// ledger that paid for the checkpoint's model, see [accounting.Ledger]).
+// Version 1 checkpoints are still read; their ledger is unchained, and a
+// resume with Options.RunID makes it the first entries of a chain.
 const (
 	checkpointMagic   = "DPCALCCK"
-	checkpointVersion = 1
+	checkpointVersion = 2
 	headerSize        = 8 + 4 + 8 + 32
 	maxPayload        = 1 << 34
 )
@@ -61,6 +67,8 @@ type checkpointPayload struct {
 	// WAL: the run kept a write-ahead ledger (Options.LedgerPath), so a
 	// resume must find it. Absent (false) in older checkpoints.
 	WAL bool
+
+	sum [32]byte // from the header, not encoded
 }
 
 // SaveCheckpoint may be called between steps at any time, e.g. after Run
@@ -80,7 +88,7 @@ type checkpointPayload struct {
 // With Options.LedgerPath set, the write-ahead ledger is written first, so
 // it is never behind a checkpoint.
 func (t *Trainer) SaveCheckpoint(path string) error {
-	if err := t.commitLedger(); err != nil {
+	if err := t.commitLedger(true); err != nil {
 		return err
 	}
 	cfgJSON, err := json.Marshal(t.cfg)
@@ -130,7 +138,9 @@ func (t *Trainer) SaveCheckpoint(path string) error {
 // checkpoint's ledger; if it holds more steps (outputs of steps newer than
 // the checkpoint were released before the run stopped), the resumed run
 // continues from it: the model goes back to the checkpoint, the ledger
-// does not, so the steps redone are paid for twice.
+// does not, so the steps redone are paid for twice. A ledger file behind
+// the checkpoint's ledger (rolled back), or of another run (another run
+// id, or entries that differ), is refused.
 func LoadCheckpoint(path string, train *data.Dataset, opts Options) (*Trainer, error) {
 	p, cfg, err := readCheckpoint(path)
 	if err != nil {
@@ -176,7 +186,10 @@ func LoadCheckpoint(path string, train *data.Dataset, opts Options) (*Trainer, e
 			seen[i] = true
 		}
 	}
-	committed := 0
+	if led.RunID != "" && opts.RunID != "" && led.RunID != opts.RunID {
+		return nil, fmt.Errorf("trainer: checkpoint %s is of run %s, not of run %s", path, led.RunID, opts.RunID)
+	}
+	committed := -1
 	if opts.LedgerPath != "" {
 		wal, err := accounting.LoadLedger(opts.LedgerPath)
 		switch {
@@ -187,12 +200,25 @@ func LoadCheckpoint(path string, train *data.Dataset, opts Options) (*Trainer, e
 			return nil, fmt.Errorf("trainer: checkpoint %s was written with the write-ahead ledger %s, which is missing; without it the steps released after the checkpoint are not counted", path, opts.LedgerPath)
 		case err != nil:
 			return nil, fmt.Errorf("trainer: write-ahead ledger: %w", err)
+		case wal.RunID != led.RunID && led.RunID != "":
+			return nil, fmt.Errorf("trainer: write-ahead ledger %s is of run %s, checkpoint %s of run %s: they belong to different runs", opts.LedgerPath, orNone(wal.RunID), path, led.RunID)
+		case wal.Len() < led.Len():
+			return nil, fmt.Errorf("trainer: write-ahead ledger %s (%d entries) is behind the ledger of checkpoint %s (%d entries): it was rolled back or replaced; the checkpoint's steps are not all in it", opts.LedgerPath, wal.Len(), path, led.Len())
 		case !ledgerExtends(wal, led):
 			return nil, fmt.Errorf("trainer: write-ahead ledger %s (%d entries) does not extend the ledger of checkpoint %s (%d entries): they belong to different runs", opts.LedgerPath, wal.Len(), path, led.Len())
 		default:
+			if wal.RunID != "" && opts.RunID != "" && wal.RunID != opts.RunID {
+				return nil, fmt.Errorf("trainer: write-ahead ledger %s is of run %s, not of run %s", opts.LedgerPath, wal.RunID, opts.RunID)
+			}
 			led = wal
 			committed = wal.Len()
 		}
+	}
+	if led.RunID == "" && opts.RunID != "" {
+		// An unchained ledger from before chains: it becomes the first
+		// entries of the chain, written at the next commit.
+		led.RunID = opts.RunID
+		committed = -1
 	}
 	var src *mrand.ChaCha8
 	if cfg.Seed != nil {
@@ -208,6 +234,43 @@ func LoadCheckpoint(path string, train *data.Dataset, opts Options) (*Trainer, e
 		ledger: led, step: p.Step, perm: p.Perm, elapsed: time.Duration(p.Elapsed), history: hist,
 		committed: committed,
 	}, nil
+}
+
+func orNone(id string) string {
+	if id == "" {
+		return "none (an unchained ledger)"
+	}
+	return id
+}
+
+// CheckpointInfo is what [ReadCheckpointInfo] reports of a checkpoint
+// without a data set.
+type CheckpointInfo struct {
+	Config Config
+	// Step is the number of steps the checkpoint's model has taken.
+	Step int
+	// Ledger is the ledger that paid for the model (RunID empty for a
+	// checkpoint from before chained ledgers).
+	Ledger *accounting.Ledger
+	// WAL: the run kept a write-ahead ledger file beside the checkpoint.
+	WAL bool
+	// Checksum is the SHA-256 of the payload, from the header: equal for
+	// copies (and links) of one checkpoint file.
+	Checksum [32]byte
+}
+
+// ReadCheckpointInfo verifies the checkpoint at path as [LoadCheckpoint]
+// does and returns its configuration, step and ledger.
+func ReadCheckpointInfo(path string) (*CheckpointInfo, error) {
+	p, cfg, err := readCheckpoint(path)
+	if err != nil {
+		return nil, err
+	}
+	led := new(accounting.Ledger)
+	if err := json.Unmarshal(p.Ledger, led); err != nil {
+		return nil, fmt.Errorf("%w: %s: ledger: %v", ErrCorruptCheckpoint, path, err)
+	}
+	return &CheckpointInfo{Config: cfg, Step: p.Step, Ledger: led, WAL: p.WAL, Checksum: p.sum}, nil
 }
 
 // ledgerExtends reports whether long is short followed by zero or more
@@ -255,8 +318,8 @@ func readCheckpoint(path string) (*checkpointPayload, Config, error) {
 	if string(hdr[:8]) != checkpointMagic {
 		return nil, Config{}, fmt.Errorf("%w: %s: not a dpcalc checkpoint (bad magic)", ErrCorruptCheckpoint, path)
 	}
-	if v := binary.LittleEndian.Uint32(hdr[8:12]); v != checkpointVersion {
-		return nil, Config{}, fmt.Errorf("%w: %s: format version %d, want %d", ErrCorruptCheckpoint, path, v, checkpointVersion)
+	if v := binary.LittleEndian.Uint32(hdr[8:12]); v != checkpointVersion && v != 1 {
+		return nil, Config{}, fmt.Errorf("%w: %s: format version %d, want %d (or 1)", ErrCorruptCheckpoint, path, v, checkpointVersion)
 	}
 	n := binary.LittleEndian.Uint64(hdr[12:20])
 	if n > maxPayload {
@@ -282,6 +345,7 @@ func readCheckpoint(path string) (*checkpointPayload, Config, error) {
 	if err := gob.NewDecoder(bytes.NewReader(body)).Decode(&p); err != nil {
 		return nil, Config{}, fmt.Errorf("%w: %s: %v", ErrCorruptCheckpoint, path, err)
 	}
+	copy(p.sum[:], hdr[20:52])
 	var cfg Config
 	if err := json.Unmarshal(p.Config, &cfg); err != nil {
 		return nil, Config{}, fmt.Errorf("%w: %s: config: %v", ErrCorruptCheckpoint, path, err)

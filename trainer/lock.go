@@ -1,12 +1,14 @@
 package trainer
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/internal/atomicfile"
 )
 
@@ -81,4 +83,103 @@ func lockedError(path string, holder []byte, hint string) error {
 		h = "unknown"
 	}
 	return fmt.Errorf("%w: %s is held by pid %s%s", ErrLocked, path, h, hint)
+}
+
+// RunDirEnv names the environment variable that overrides [RunDir].
+const RunDirEnv = "DPCALC_RUN_DIR"
+
+// RunDir returns the directory of the run registry ([LockRun]):
+// $DPCALC_RUN_DIR if set, else dpcalc/runs in the user's cache directory
+// ($XDG_CACHE_HOME or ~/.cache on Linux).
+func RunDir() (string, error) {
+	if d := os.Getenv(RunDirEnv); d != "" {
+		return d, nil
+	}
+	c, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("trainer: run registry: %w (set %s)", err, RunDirEnv)
+	}
+	return filepath.Join(c, "dpcalc", "runs"), nil
+}
+
+// RunLock is an exclusive hold on a run's identity in the run registry;
+// see [LockRun].
+type RunLock struct {
+	l    *OutputLock
+	mark string
+	// Key is the registry key held.
+	Key string
+}
+
+// RunMark is what the run registry records of a run: the last state of its
+// ledger file written, and where.
+type RunMark struct {
+	// RunID is the run whose ledger reached Mark (for the key of a run from
+	// before run ids, the id it was given when it was continued).
+	RunID string `json:"run_id"`
+	accounting.Mark
+	// Ledger is the absolute path of the ledger file written.
+	Ledger string `json:"ledger"`
+}
+
+// LockRun takes the lock of the run key in the registry directory dir
+// (created, mode 0700, if missing): the file dir/key.lock, held as
+// [LockOutput] holds its lock. A run id names its run wherever its files
+// are, so copies, hard links, symlinks and renames of one run's checkpoint
+// and ledger all lock the same file, where path locks (FILE.lock) lock one
+// per path. key is a run id ([accounting.NewRunID]) or "legacy-" and 32
+// hex digits (a run from before run ids, keyed by its files' contents). It
+// fails with an error matching [ErrLocked] while another run holds it.
+//
+// The registry also keeps each key's [RunMark] in dir/key.json (see
+// [RunLock.Mark]); the files stay after the run.
+func LockRun(dir, key string) (*RunLock, error) {
+	k := strings.TrimPrefix(key, "legacy-")
+	if !accounting.ValidRunID(k) {
+		return nil, fmt.Errorf("trainer: run key %q is not a run id", key)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("trainer: run registry: %w", err)
+	}
+	l, err := lockFile(filepath.Join(dir, key+".lock"))
+	if err != nil {
+		return nil, err
+	}
+	return &RunLock{l: l, mark: filepath.Join(dir, key+".json"), Key: key}, nil
+}
+
+// Mark returns the mark recorded for the key, and false if there is none.
+func (r *RunLock) Mark() (RunMark, bool, error) {
+	b, err := os.ReadFile(r.mark)
+	if errors.Is(err, os.ErrNotExist) {
+		return RunMark{}, false, nil
+	}
+	if err != nil {
+		return RunMark{}, false, fmt.Errorf("trainer: run registry: %w", err)
+	}
+	var m RunMark
+	if err := json.Unmarshal(b, &m); err != nil || m.Len < 0 || !accounting.ValidRunID(m.RunID) {
+		return RunMark{}, false, fmt.Errorf("trainer: run registry file %s is corrupt (%v); delete it to forget what it recorded", r.mark, err)
+	}
+	return m, true, nil
+}
+
+// SetMark records m for the key (atomically).
+func (r *RunLock) SetMark(m RunMark) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(r.mark, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("trainer: run registry: %w", err)
+	}
+	return nil
+}
+
+// Unlock releases the lock.
+func (r *RunLock) Unlock() error {
+	if r == nil {
+		return nil
+	}
+	return r.l.Unlock()
 }

@@ -44,6 +44,23 @@ type Options struct {
 	// error stops the run (Run returns it). Use it for outputs that must
 	// not silently miss an epoch, such as a JSON log.
 	Release func(Progress) error
+	// RunID, if set, makes the run's ledger a hash chain with this id (see
+	// [accounting.Ledger]): [New] starts the ledger with it, and
+	// [LoadCheckpoint] gives it to a ledger from before chains (an
+	// unchained ledger becomes the first entries of the chain); a chained
+	// ledger with another id is refused. Progress then carries the head.
+	RunID string
+	// Spent, if set, is the ledger of earlier sessions of this run whose
+	// model was lost (they stopped before their first checkpoint): [New]
+	// continues it instead of starting an empty one, so its entries stay
+	// paid and count towards the budget. The new model's DP-PCA and steps
+	// are appended. Its RunID, if any, must equal Options.RunID.
+	Spent *accounting.Ledger
+	// Committed, if non-nil, is called after each write of the ledger file
+	// (Options.LedgerPath) with the state written, before the checkpoint
+	// and before anything depending on it is released; an error stops the
+	// run. Use it to record the state elsewhere (the CLI's run registry).
+	Committed func(accounting.Mark) error
 }
 
 // Progress reports a finished epoch. Loss and TrainAccuracy are computed on
@@ -69,6 +86,11 @@ type Progress struct {
 	// resume from a checkpoint older than the last released output); it
 	// can exceed Step.
 	LedgerLen int `json:"ledger_len"`
+	// LedgerHead is the chain head of those LedgerLen entries (see
+	// [accounting.Ledger.Head]); empty for an unchained ledger (no
+	// Options.RunID). With LedgerLen it is the [accounting.Mark] this
+	// output was released at.
+	LedgerHead string `json:"ledger_head,omitempty"`
 	// Epsilon is ε(Delta) spent so far; nil without an accountant.
 	Epsilon *float64 `json:"epsilon,omitempty"`
 	Delta   float64  `json:"delta,omitempty"`
@@ -126,7 +148,8 @@ type Trainer struct {
 	maxStep int
 	stopped bool
 	stopAt  int // tests: stop after this many steps (0 = no limit)
-	// committed is the ledger length last written to Options.LedgerPath.
+	// committed is the ledger length last written to Options.LedgerPath,
+	// -1 until the file holds this ledger (run id included).
 	committed int
 }
 
@@ -164,7 +187,18 @@ func New(cfg Config, train *data.Dataset, opts Options) (*Trainer, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Trainer{cfg: cfg, opts: opts, train: train, src: src, rng: mrand.New(src), ledger: new(accounting.Ledger)}
+	led := &accounting.Ledger{RunID: opts.RunID}
+	if opts.Spent != nil {
+		if opts.Spent.RunID != "" && opts.Spent.RunID != opts.RunID {
+			return nil, fmt.Errorf("trainer: the ledger to continue is of run %s, Options.RunID is %q", opts.Spent.RunID, opts.RunID)
+		}
+		if err := opts.Spent.Validate(); err != nil {
+			return nil, err
+		}
+		led = opts.Spent.Clone()
+		led.RunID = opts.RunID
+	}
+	t := &Trainer{cfg: cfg, opts: opts, train: train, src: src, rng: mrand.New(src), ledger: led, committed: -1}
 	var proj []float32
 	if cfg.PCADim > 0 {
 		sigma := cfg.PCANoiseMultiplier
@@ -213,6 +247,9 @@ func checkOptions(cfg *Config, opts *Options) error {
 	}
 	if opts.CheckpointEvery < 0 {
 		return &FieldError{"checkpoint_every", opts.CheckpointEvery, ">= 0"}
+	}
+	if opts.RunID != "" && !accounting.ValidRunID(opts.RunID) {
+		return fmt.Errorf("trainer: run id %q is not one accounting.NewRunID returns", opts.RunID)
 	}
 	return nil
 }
@@ -394,6 +431,10 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 	if c.TargetEpsilon > 0 && t.step < total {
 		k, err := t.budgetSteps(ctx, total-t.step)
 		if err != nil {
+			if ctx.Err() != nil {
+				// Interrupted before the first step: nothing new spent.
+				return nil, fmt.Errorf("trainer: interrupted before the first step: %w", ctx.Err())
+			}
 			return nil, err
 		}
 		t.maxStep = t.step + k
@@ -465,15 +506,21 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 
 		if t.step%spe == 0 || t.step == t.maxStep {
 			t.elapsed = base + time.Since(start)
+			// Write-ahead: the ledger, then the checkpoint, then the release.
+			if err := t.commitLedger(false); err != nil {
+				return nil, err
+			}
 			p, err := t.progress(ctx, test, lossSum, correct, seen, clipped, lr)
 			if err != nil {
+				if ctx.Err() != nil {
+					// Interrupted while computing ε: the epoch is not
+					// released; the caller can checkpoint the step.
+					runErr = ctx.Err()
+					break
+				}
 				return nil, err
 			}
 			t.history = append(t.history, p)
-			// Write-ahead: the ledger, then the checkpoint, then the release.
-			if err := t.commitLedger(); err != nil {
-				return nil, err
-			}
 			epochDone := t.step%spe == 0
 			if t.opts.CheckpointPath != "" && t.opts.CheckpointEvery > 0 &&
 				((epochDone && (t.step/spe)%t.opts.CheckpointEvery == 0) || t.step == t.maxStep) {
@@ -495,7 +542,7 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 	t.stopped = budgetMax < total && t.step == budgetMax
 	// The result depends on every step taken, including those after the
 	// last epoch boundary when ctx was cancelled.
-	if err := t.commitLedger(); err != nil {
+	if err := t.commitLedger(false); err != nil {
 		return nil, err
 	}
 	res, err := t.result(ctx, test)
@@ -516,6 +563,10 @@ func (t *Trainer) progress(ctx context.Context, test *data.Dataset, lossSum floa
 		LearningRate: lr,
 		Elapsed:      t.elapsed,
 		LedgerLen:    t.ledger.Len(),
+	}
+	var err error
+	if p.LedgerHead, err = t.ledger.Head(); err != nil {
+		return p, err
 	}
 	if seen > 0 {
 		p.Loss = lossSum / float64(seen)
@@ -582,15 +633,29 @@ func (t *Trainer) result(ctx context.Context, test *data.Dataset) (*Result, erro
 }
 
 // commitLedger writes the ledger to Options.LedgerPath if it has grown
-// since the last write.
-func (t *Trainer) commitLedger() error {
-	if t.opts.LedgerPath == "" || t.ledger.Len() == t.committed {
+// since the last write, or was never written by this Trainer (so a
+// checkpoint is never without its ledger file), then calls
+// Options.Committed.
+//
+// An empty ledger is written only for a checkpoint (checkpoint true): a
+// run stopped before it spent anything leaves no file.
+func (t *Trainer) commitLedger(checkpoint bool) error {
+	if t.opts.LedgerPath == "" || t.ledger.Len() == t.committed || t.ledger.Len() == 0 && !checkpoint {
 		return nil
 	}
 	if err := accounting.SaveLedger(t.opts.LedgerPath, t.ledger); err != nil {
 		return fmt.Errorf("trainer: write-ahead ledger: %w", err)
 	}
 	t.committed = t.ledger.Len()
+	if t.opts.Committed != nil {
+		m, err := t.ledger.Mark()
+		if err != nil {
+			return err
+		}
+		if err := t.opts.Committed(m); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -123,7 +123,11 @@ func TestResumeLedgerFileChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := new(accounting.Ledger)
-	if err := other.Record(accounting.Gaussian{NoiseMultiplier: 3}, 2); err != nil {
+	if err := other.Record(accounting.Gaussian{NoiseMultiplier: 3}, 5); err != nil {
+		t.Fatal(err)
+	}
+	short := new(accounting.Ledger)
+	if err := short.Record(accounting.Gaussian{NoiseMultiplier: 3}, 2); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -133,6 +137,7 @@ func TestResumeLedgerFileChecks(t *testing.T) {
 	}{
 		{"missing", func() { os.Remove(wal) }, "is missing"},
 		{"other run", func() { accounting.SaveLedger(wal, other) }, "does not extend"},
+		{"behind", func() { accounting.SaveLedger(wal, short) }, "is behind the ledger of checkpoint"},
 		{"corrupt", func() { os.WriteFile(wal, []byte("{"), 0o600) }, "write-ahead ledger"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

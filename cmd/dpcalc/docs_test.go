@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// The run registry of train (its run-id locks and marks) goes to the
+	// temporary directory, for the in-process runs and the binary's alike.
+	os.Setenv("DPCALC_RUN_DIR", filepath.Join(dir, "runs"))
 	binPath = filepath.Join(dir, "dpcalc")
 	if runtime.GOOS == "windows" {
 		binPath += ".exe"

@@ -301,10 +301,8 @@ func (c *TrainCmd) Run(e *env) error {
 			return err
 		}
 	}
-	if c.Resume {
-		if fi, err := os.Stat(c.Checkpoint); err != nil || !fi.Mode().IsRegular() {
-			return usageError("invalid --checkpoint: %q, want an existing checkpoint file to --resume", c.Checkpoint)
-		}
+	if err := c.checkDistinctFiles(); err != nil {
+		return err
 	}
 	// Lock the outputs for the whole run: two runs resuming one checkpoint
 	// would each spend its remaining steps while reporting only their own.
@@ -315,12 +313,28 @@ func (c *TrainCmd) Run(e *env) error {
 		}
 		defer l.Unlock()
 	}
-	if c.LogJSON != "" && c.LogJSON != c.Checkpoint {
+	if c.LogJSON != "" {
 		l, err := trainer.LockOutput(c.LogJSON)
 		if err != nil {
 			return lockError("log-json", err)
 		}
 		defer l.Unlock()
+	}
+	// Under the path locks: what the files hold, the run id's lock, and
+	// whether the ledger holds everything released before.
+	bk, err := c.openBooks()
+	if err != nil {
+		return err
+	}
+	defer bk.unlock()
+	resumeCk := bk.checkpoint != nil
+	if bk.spent != nil && c.Method != "np" && c.Sigma == nil && c.Eps == nil {
+		return usageError("--resume without the checkpoint %s trains a fresh model that continues its ledger, and needs the run's settings: --sigma or --eps (a budget then counts the %d entries already spent)", c.Checkpoint, bk.spent.Len())
+	}
+	if bk.spent != nil {
+		h, _ := bk.spent.Head()
+		fmt.Fprintf(stderr, "dpcalc: note: %s does not exist, but its ledger %s records %d entries (head %s) of privacy already spent: a fresh model is trained and the ledger continues\n",
+			c.Checkpoint, ledgerPath(c.Checkpoint), bk.spent.Len(), shortHead(h))
 	}
 	dir := c.DataDir
 	if dir == "" {
@@ -333,13 +347,10 @@ func (c *TrainCmd) Run(e *env) error {
 
 	cfg := c.config(train.N)
 	reportDelta := c.delta()
-	if c.Resume {
+	if resumeCk {
 		// The checkpoint's settings are the run's; a flag may only repeat
 		// them (or, for --epochs, extend the run).
-		ck, err := trainer.CheckpointConfig(c.Checkpoint)
-		if err != nil {
-			return &exitError{code: 2, err: err}
-		}
+		ck := bk.checkpoint.Config
 		if fl, ours, theirs := c.resumeConflict(ck, train.N); fl != "" {
 			return usageError("--resume: %s %s differs from the checkpoint's %s; a resumed run keeps its settings (start a new run to change them)", fl, ours, theirs)
 		}
@@ -361,8 +372,9 @@ func (c *TrainCmd) Run(e *env) error {
 		}
 	}
 	calibrated := false
-	if cfg.Method.Private() && c.Sigma == nil && !c.Resume {
-		// Calibrate σ so the whole run (DP-PCA + every step) fits (ε, δ).
+	if cfg.Method.Private() && c.Sigma == nil && !resumeCk {
+		// Calibrate σ so the whole run (DP-PCA + every step) fits (ε, δ),
+		// after what a continued ledger already spent.
 		base := cfg
 		base.NoiseMultiplier = 1
 		if err := base.Validate(train.N, train.D); err != nil {
@@ -370,7 +382,14 @@ func (c *TrainCmd) Run(e *env) error {
 		}
 		res, err := calibrate.SigmaFor(e.ctx,
 			newAcc,
-			func(s float64) accounting.Event { b := base; b.NoiseMultiplier = s; return b.RunEvent(train.N) },
+			func(s float64) accounting.Event {
+				b := base
+				b.NoiseMultiplier = s
+				if bk.spent != nil {
+					return accounting.Composed{Events: []accounting.Event{bk.spent.Event(), b.RunEvent(train.N)}}
+				}
+				return b.RunEvent(train.N)
+			},
 			*c.Eps, c.delta(), calibrate.Options{})
 		if err != nil {
 			return fmt.Errorf("calibrating σ for ε = %g: %w", *c.Eps, err)
@@ -398,9 +417,21 @@ func (c *TrainCmd) Run(e *env) error {
 		ReportDelta:    reportDelta,
 		CheckpointPath: c.Checkpoint, CheckpointEvery: c.CheckpointEvery,
 		Progress: bar.update,
+		RunID:    bk.runID,
+		Spent:    bk.spent,
 	}
 	if c.Checkpoint != "" {
 		opts.LedgerPath = ledgerPath(c.Checkpoint)
+		opts.Committed = func(m accounting.Mark) error {
+			// The registry records each state written, before it is
+			// released: a later resume of an older copy is refused.
+			for _, l := range bk.locks {
+				if err := l.SetMark(trainer.RunMark{RunID: bk.runID, Mark: m, Ledger: bk.ledgerAbs}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 	}
 	if c.LogJSON != "" {
 		opts.Release = func(p trainer.Progress) error {
@@ -424,7 +455,7 @@ func (c *TrainCmd) Run(e *env) error {
 		opts.NewAccountant = newAcc
 	}
 	var tr *trainer.Trainer
-	if c.Resume {
+	if resumeCk {
 		tr, err = trainer.LoadCheckpoint(c.Checkpoint, train, opts)
 		if err == nil && c.Epochs != nil {
 			err = tr.SetEpochs(*c.Epochs)
@@ -449,21 +480,14 @@ func (c *TrainCmd) Run(e *env) error {
 	res, err := tr.Run(e.ctx, test)
 	bar.done()
 	if err != nil {
-		if e.ctx.Err() != nil && res != nil {
-			// Interrupted: keep every step already spent.
-			msg := fmt.Sprintf("stopped after step %d of %d", res.Steps, res.TotalSteps)
-			if c.Checkpoint != "" {
-				if serr := tr.SaveCheckpoint(c.Checkpoint); serr != nil {
-					return fmt.Errorf("%s; saving the checkpoint failed: %w", msg, serr)
-				}
-				msg += fmt.Sprintf("; checkpoint with its ledger saved to %s (continue with --resume)", c.Checkpoint)
-			}
-			return fmt.Errorf("%s: %w", msg, e.ctx.Err())
+		if e.ctx.Err() != nil {
+			return c.interrupted(tr, train.N, e.ctx.Err())
 		}
-		if c.Checkpoint != "" {
-			return fmt.Errorf("%w (every step released so far is in the ledger %s; continue with --resume)", err, ledgerPath(c.Checkpoint))
-		}
-		return err
+		return c.failed(err)
+	}
+	if c.Checkpoint != "" {
+		h, _ := res.Ledger.Head()
+		fmt.Fprintf(stderr, "dpcalc: ledger %s: %d entries, head %s\n", ledgerPath(c.Checkpoint), res.Ledger.Len(), h)
 	}
 	rc := res.Config
 	out := trainOutput{Dataset: c.Dataset, Accountant: rc.Accountant, Calibrated: calibrated, Result: res, Epsilons: map[string]*float64{}, Kernel: gemm.Kernel(), Version: versionString()}
@@ -524,6 +548,51 @@ func (c *TrainCmd) Run(e *env) error {
 	t.Append("wall time", res.WallTime.Round(time.Millisecond).String())
 	t.Append("matmul kernel", out.Kernel)
 	return t.Render()
+}
+
+// interrupted handles a run stopped by SIGINT or SIGTERM: it leaves either
+// nothing (no privacy was spent and no file of the run exists) or a
+// checkpoint with its ledger that --resume continues, and says which.
+func (c *TrainCmd) interrupted(tr *trainer.Trainer, n int, cause error) error {
+	cfg := tr.Config()
+	msg := fmt.Sprintf("stopped after step %d of %d", tr.Step(), cfg.TotalSteps(n))
+	if c.Checkpoint == "" {
+		return fmt.Errorf("%s: %w", msg, cause)
+	}
+	lp := ledgerPath(c.Checkpoint)
+	led := tr.Ledger()
+	if led.Len() == 0 && !exists(c.Checkpoint) && !exists(lp) {
+		return fmt.Errorf("%s, before any privacy was spent: no checkpoint or ledger was written (start the run again): %w", msg, cause)
+	}
+	if err := tr.SaveCheckpoint(c.Checkpoint); err != nil {
+		return fmt.Errorf("%s; saving the checkpoint failed: %v%s: %w", msg, err, c.advice(), cause)
+	}
+	h, _ := led.Head()
+	return fmt.Errorf("%s; checkpoint saved to %s with its ledger %s (%d entries, head %s): continue with --resume: %w", msg, c.Checkpoint, lp, led.Len(), shortHead(h), cause)
+}
+
+// failed adds to a run's error what its files allow: the advice matches
+// the files that exist.
+func (c *TrainCmd) failed(err error) error {
+	if c.Checkpoint == "" {
+		return err
+	}
+	return fmt.Errorf("%w%s", err, c.advice())
+}
+
+// advice says what the run's files on disk allow.
+func (c *TrainCmd) advice() string {
+	lp := ledgerPath(c.Checkpoint)
+	led, lerr := accounting.LoadLedger(lp)
+	switch {
+	case lerr != nil && exists(c.Checkpoint):
+		return fmt.Sprintf(" (the checkpoint %s is there; continue with --resume)", c.Checkpoint)
+	case lerr != nil:
+		return " (no ledger was written, so nothing was released)"
+	case exists(c.Checkpoint):
+		return fmt.Sprintf(" (every step released so far is in the ledger %s, %d entries; continue with --resume)", lp, led.Len())
+	}
+	return fmt.Sprintf(" (every step released so far is in the ledger %s, %d entries; no checkpoint was written: --resume trains a fresh model that continues this ledger)", lp, led.Len())
 }
 
 // fieldError turns a trainer.FieldError into a usage error naming the flag.

@@ -229,8 +229,10 @@ func TestTrainKillResumeKeepsLogAndPays(t *testing.T) {
 		rounds = 5
 	}
 	for r := 0; r < rounds; r++ {
+		// A fresh run: a new run refuses a path that has a ledger.
 		os.Remove(logPath)
 		os.Remove(filepath.Join(dir, "run.ckpt"))
+		os.Remove(filepath.Join(dir, "run.ckpt.ledger"))
 		min := 5 + 3*r
 		killtest.KillChild(t, "^TestKillHelperTrain$", killTrainEnv, dir, 0, func() bool { return len(readLogQuiet(logPath)) >= min })
 		first := readLog(t, logPath)
