@@ -153,6 +153,9 @@ func (c *TrainCmd) openBooks() (*books, error) {
 		b.unlock()
 		return nil, e
 	}
+	if !c.Resume && c.Checkpoint != "" && (exists(c.Checkpoint) || exists(ledgerPath(c.Checkpoint))) {
+		return fail(c.existingRunError(exists(c.Checkpoint), exists(ledgerPath(c.Checkpoint))))
+	}
 	if !c.Resume && c.LogJSON != "" {
 		if fi, err := os.Stat(c.LogJSON); err == nil && fi.Size() > 0 {
 			return fail(usageError("--log-json %s already exists (%d bytes: the lines an earlier run released?); a new run does not overwrite it: continue that run with --resume, or log to another file", c.LogJSON, fi.Size()))
@@ -173,9 +176,6 @@ func (c *TrainCmd) openBooks() (*books, error) {
 	}
 	ckExists, ledExists := exists(c.Checkpoint), exists(lp)
 	if !c.Resume {
-		if ledExists || ckExists {
-			return fail(c.existingRunError(ckExists, ledExists))
-		}
 		if b.runID, err = accounting.NewRunID(); err != nil {
 			return fail(err)
 		}

@@ -33,8 +33,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	// The run registry of train (its run-id locks and marks) goes to the
-	// temporary directory, for the in-process runs and the binary's alike.
-	os.Setenv("DPCALC_RUN_DIR", filepath.Join(dir, "runs"))
+	// temporary directory, for the in-process runs and the binary's alike
+	// (a helper process, started with this one's environment, shares it).
+	if os.Getenv("DPCALC_RUN_DIR") == "" {
+		os.Setenv("DPCALC_RUN_DIR", filepath.Join(dir, "runs"))
+	}
 	binPath = filepath.Join(dir, "dpcalc")
 	if runtime.GOOS == "windows" {
 		binPath += ".exe"

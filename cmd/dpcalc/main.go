@@ -90,6 +90,9 @@ type env struct {
 	ctx    context.Context
 	stdin  io.Reader
 	stdout io.Writer
+	// stderr is where notes and warnings go (the error line is the
+	// caller's).
+	stderr io.Writer
 	json   bool
 }
 
@@ -176,7 +179,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (c
 	if err := checkRepeated(kctx); err != nil {
 		return fail(2, err)
 	}
-	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, json: cli.JSON}
+	e := &env{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr, json: cli.JSON}
 	if err := kctx.Run(e); err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return fail(130, fmt.Errorf("interrupted: %w", err))

@@ -241,6 +241,9 @@ func (c *TrainCmd) resumeConflict(ck trainer.Config, n int) (flag, ours, theirs 
 func (c *TrainCmd) Run(e *env) error {
 	stderr := c.stderr
 	if stderr == nil {
+		stderr = e.stderr
+	}
+	if stderr == nil {
 		stderr = os.Stderr
 	}
 	if c.Resume && c.Checkpoint == "" {
