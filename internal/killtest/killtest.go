@@ -95,3 +95,42 @@ func KillChild(t *testing.T, run, env, path string, delay time.Duration, when fu
 	}
 	return saves
 }
+
+// Helper is the test binary re-executed as a helper process by [Start].
+type Helper struct {
+	cmd    *exec.Cmd
+	stderr strings.Builder
+}
+
+// Start re-executes the test binary running only test run, with env=value
+// added to its environment, and returns without waiting for it.
+func Start(t *testing.T, run, env, value string) *Helper {
+	t.Helper()
+	h := &Helper{cmd: exec.Command(os.Args[0], "-test.run="+run)}
+	h.cmd.Env = append(os.Environ(), env+"="+value)
+	h.cmd.Stderr = &h.stderr
+	if err := h.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// Signal sends sig to the helper.
+func (h *Helper) Signal(sig os.Signal) error { return h.cmd.Process.Signal(sig) }
+
+// Wait waits for the helper to exit and returns its exit code (-1 if a
+// signal ended it, then named by signal) and what it wrote to stderr.
+func (h *Helper) Wait() (code int, signal syscall.Signal, stderr string) {
+	err := h.cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return -1, ws.Signal(), h.stderr.String()
+		}
+		return ee.ExitCode(), 0, h.stderr.String()
+	}
+	if err != nil {
+		return -1, 0, h.stderr.String() + err.Error()
+	}
+	return 0, 0, h.stderr.String()
+}
