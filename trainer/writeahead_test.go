@@ -256,3 +256,69 @@ func TestResumeCheckpointWithoutLedgerFile(t *testing.T) {
 		t.Fatalf("ledger file after the resume: err %v; want %d entries", err, res.Steps)
 	}
 }
+
+// TestCheckpointNeverWithoutLedger: a run interrupted before its first
+// step writes no ledger file (nothing was spent), and a checkpoint saved
+// then writes its (empty) ledger file first, so it resumes. The old
+// trainer wrote the checkpoint alone, marked as kept with a ledger file,
+// and every resume refused it as missing its ledger.
+func TestCheckpointNeverWithoutLedger(t *testing.T) {
+	train := blobs(60, 4, 2, 0.1, 5)
+	dir := t.TempDir()
+	ck, wal := filepath.Join(dir, "run.ckpt"), filepath.Join(dir, "run.ckpt.ledger")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	tr, err := New(walConfig(), train, Options{CheckpointPath: ck, CheckpointEvery: 1, LedgerPath: wal})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Run(ctx, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if _, err := os.Stat(wal); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a run stopped before its first step wrote a ledger file (%v)", err)
+	}
+	if err := tr.SaveCheckpoint(ck); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Resume(context.Background(), ck, train, nil, Options{CheckpointPath: ck, CheckpointEvery: 1, LedgerPath: wal})
+	if err != nil {
+		t.Fatalf("resume of the checkpoint saved at step 0: %v", err)
+	}
+	if res.Steps != res.TotalSteps || res.Ledger.Len() != res.Steps {
+		t.Errorf("resumed run: %d of %d steps, ledger %d", res.Steps, res.TotalSteps, res.Ledger.Len())
+	}
+}
+
+// TestLockRun: the run registry's lock is per key, wherever the run's
+// files are, and keeps the last mark recorded.
+func TestLockRun(t *testing.T) {
+	dir := t.TempDir()
+	id, err := accounting.NewRunID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := LockRun(dir, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LockRun(dir, id); !errors.Is(err, ErrLocked) {
+		t.Errorf("second lock of run %s: err = %v, want ErrLocked", id, err)
+	}
+	if _, err := LockRun(dir, "../"+id); err == nil {
+		t.Error("a key that is not a run id was accepted")
+	}
+	want := RunMark{RunID: id, Mark: accounting.Mark{Len: 12, Head: "ab"}, Ledger: "/x/run.ckpt.ledger"}
+	if err := l.SetMark(want); err != nil {
+		t.Fatal(err)
+	}
+	l.Unlock()
+	l2, err := LockRun(dir, id)
+	if err != nil {
+		t.Fatalf("lock after unlock: %v", err)
+	}
+	defer l2.Unlock()
+	if got, ok, err := l2.Mark(); err != nil || !ok || got != want {
+		t.Errorf("mark = %+v, %v, %v; want %+v", got, ok, err, want)
+	}
+}

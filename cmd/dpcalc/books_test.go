@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -10,6 +11,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/trainer"
+	"github.com/dpcalc/dpcalc/trainer/data"
 )
 
 // booksRun is a quick digits run of the books tests: σ 4, 29 steps an
@@ -370,4 +375,53 @@ func TestTrainInterruptLeavesNothingOrResumable(t *testing.T) {
 func fileExists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
+}
+
+// TestTrainResumesLegacyFiles: a checkpoint of format version 1 with an
+// unchained (version 3) ledger file, as earlier versions wrote them, is
+// resumed: its entries become the first of a chain with a new run id, the
+// ledger file is rewritten as version 4 and the log lines carry the head.
+// A copy of the old files taken before is then refused: the run was
+// continued elsewhere.
+func TestTrainResumesLegacyFiles(t *testing.T) {
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "run.ckpt")
+	train, _, err := data.Load("digits", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := trainer.DatasetDefaults("digits", trainer.MethodDPSGD)
+	cfg.Hidden, cfg.LotSize, cfg.Epochs, cfg.NoiseMultiplier, cfg.Accountant = []int{8}, 50, 2, 4, "rdp"
+	if _, err := trainer.Train(context.Background(), cfg, train, nil, trainer.Options{CheckpointPath: ck, CheckpointEvery: 1, LedgerPath: ck + ".ledger"}); err != nil {
+		t.Fatal(err)
+	}
+	b := readFile(t, ck)
+	binary.LittleEndian.PutUint32(b[8:12], 1) // the version is outside the payload's checksum
+	os.WriteFile(ck, b, 0o600)
+	if v := readFile(t, ck+".ledger"); !bytes.Contains(v, []byte(`"version": 3`)) {
+		t.Fatalf("the library run without a run id wrote %s", v)
+	}
+	copyDir := filepath.Join(dir, "copy")
+	os.Mkdir(copyDir, 0o755)
+	for _, s := range []string{"", ".ledger"} {
+		os.WriteFile(filepath.Join(copyDir, "run.ckpt"+s), readFile(t, ck+s), 0o600)
+	}
+	logp := filepath.Join(dir, "log.jsonl")
+	mustRun(t, resumeArgs(ck, "3", "--log-json", logp)...)
+	led, err := accounting.LoadLedger(ck + ".ledger")
+	if err != nil || led.RunID == "" || led.Len() != 87 {
+		t.Fatalf("ledger after resuming the old files: %v, run id %q; want 87 chained entries", err, led.RunID)
+	}
+	lines := readLogQuiet(logp)
+	var last struct {
+		LedgerHead string `json:"ledger_head"`
+	}
+	json.Unmarshal(bytes.TrimSpace(bytes.Split(readFile(t, logp), []byte{'\n'})[len(lines)-1]), &last)
+	if h, _ := led.Head(); len(lines) != 1 || last.LedgerHead != h {
+		t.Errorf("log: %d lines, head %q; want 1 line with the ledger's head %s", len(lines), last.LedgerHead, h)
+	}
+	_, stderr, code := runCLI(resumeArgs(filepath.Join(copyDir, "run.ckpt"), "3")...)
+	if code != 2 || !strings.Contains(stderr, "already continued as run "+led.RunID) {
+		t.Errorf("resume of a copy of the old files: exit %d, stderr %q; want 2, continued as run %s", code, stderr, led.RunID)
+	}
 }
