@@ -530,7 +530,11 @@ func (c *TrainCmd) Run(e *env) error {
 	}
 	unit := rc.LedgerUnit(train.N)
 	if n, paid := res.Ledger.Len(), (res.Steps+unit-1)/unit; rc.PCADim == 0 && n != paid || rc.PCADim > 0 && n != paid+1 {
-		t.Append("ledger entries", fmt.Sprintf("%d (steps redone after a resume are paid again)", n))
+		why := "steps redone after a resume are paid again"
+		if bk.spent != nil {
+			why = "the ledger continued holds the entries of a model lost before its first checkpoint"
+		}
+		t.Append("ledger entries", fmt.Sprintf("%d (%s)", n, why))
 	}
 	t.Append("epochs completed", fmt.Sprint(res.EpochsCompleted))
 	t.Append("train accuracy (not private)", fmt.Sprintf("%.4f", res.TrainAccuracy))
