@@ -90,14 +90,15 @@ const RunDirEnv = "DPCALC_RUN_DIR"
 
 // RunDir returns the directory of the run registry ([LockRun]):
 // $DPCALC_RUN_DIR if set, else dpcalc/runs in the user's cache directory
-// ($XDG_CACHE_HOME or ~/.cache on Linux).
+// ($XDG_CACHE_HOME or ~/.cache on Linux), else (no home directory)
+// dpcalc-runs-<uid> in the temporary directory.
 func RunDir() (string, error) {
 	if d := os.Getenv(RunDirEnv); d != "" {
 		return d, nil
 	}
 	c, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("trainer: run registry: %w (set %s)", err, RunDirEnv)
+		return filepath.Join(os.TempDir(), fmt.Sprintf("dpcalc-runs-%d", os.Getuid())), nil
 	}
 	return filepath.Join(c, "dpcalc", "runs"), nil
 }

@@ -16,7 +16,8 @@ import (
 //   - no panic (run recovers only its own exit sentinel);
 //   - exit code 0, 1 or 2;
 //   - on failure, stderr is exactly one line starting with "dpcalc: ";
-//   - on success, stderr is empty or only "dpcalc: warning: " lines;
+//   - on success, stderr is empty or only "dpcalc: warning: " and
+//     "dpcalc: note: " lines;
 //   - with --json, stdout is exactly one valid JSON value (so it cannot
 //     hold NaN or ±Inf, which JSON cannot spell, and no result may be
 //     replaced by the encoder's "unsupported value" error), and on failure it is
@@ -34,7 +35,7 @@ func checkRun(args []string, asJSON bool) (msg string, code int, stdout, stderr 
 	case code != 0 && (!strings.HasPrefix(stderr, "dpcalc: ") || strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n")):
 		return "stderr on failure is not one line starting with \"dpcalc: \"", code, stdout, stderr
 	case code == 0 && stderr != "" && !onlyWarnings(stderr):
-		return "stderr on success holds more than \"dpcalc: warning: \" lines", code, stdout, stderr
+		return "stderr on success holds more than \"dpcalc: warning: \" and \"dpcalc: note: \" lines", code, stdout, stderr
 	}
 	if strings.Contains(stderr, "unsupported value") {
 		return "a NaN or ±Inf reached the JSON encoder (the result was lost)", code, stdout, stderr
@@ -64,7 +65,7 @@ func checkRun(args []string, asJSON bool) (msg string, code int, stdout, stderr 
 
 func onlyWarnings(stderr string) bool {
 	for _, l := range strings.Split(strings.TrimSuffix(stderr, "\n"), "\n") {
-		if !strings.HasPrefix(l, "dpcalc: warning: ") {
+		if !strings.HasPrefix(l, "dpcalc: warning: ") && !strings.HasPrefix(l, "dpcalc: note: ") {
 			return false
 		}
 	}

@@ -490,7 +490,7 @@ func (c *TrainCmd) Run(e *env) error {
 	}
 	if c.Checkpoint != "" {
 		h, _ := res.Ledger.Head()
-		fmt.Fprintf(stderr, "dpcalc: ledger %s: %d entries, head %s\n", ledgerPath(c.Checkpoint), res.Ledger.Len(), h)
+		fmt.Fprintf(stderr, "dpcalc: note: ledger %s: %d entries, head %s\n", ledgerPath(c.Checkpoint), res.Ledger.Len(), h)
 	}
 	rc := res.Config
 	out := trainOutput{Dataset: c.Dataset, Accountant: rc.Accountant, Calibrated: calibrated, Result: res, Epsilons: map[string]*float64{}, Kernel: gemm.Kernel(), Version: versionString()}
