@@ -25,7 +25,7 @@ const chainDomain = "dpcalc-ledger-chain\n"
 const runIDLen = 32
 
 // MaxChainEntries is the most entries a chained ledger holds: computing a
-// head costs one SHA-256 per entry (about 0.3 s per million), and no
+// head costs one SHA-256 per entry (about 0.5 s per million), and no
 // training run comes near this many steps.
 const MaxChainEntries = 1 << 26
 

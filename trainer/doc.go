@@ -59,7 +59,12 @@
 // outputs may already be released, are kept by the write-ahead ledger
 // (Options.LedgerPath), written before every release and checkpoint; a
 // resume continues from it, so steps redone after a crash are paid again
-// (see [Trainer.Run]). [LockOutput] keeps two runs off one checkpoint.
+// (see [Trainer.Run]). With Options.RunID the ledger is a hash chain whose
+// head every Progress carries ([accounting.Ledger.Covers] checks a later
+// ledger against it); Options.Spent continues the ledger of a model lost
+// before its first checkpoint. [LockOutput] keeps two runs off one path,
+// [LockRun] off one run id wherever its files are, with the run's last
+// ledger state recorded beside the lock ([RunLock.Mark]).
 //
 // Nothing in this package is safe for concurrent use.
 package trainer
