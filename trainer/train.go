@@ -506,10 +506,6 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 
 		if t.step%spe == 0 || t.step == t.maxStep {
 			t.elapsed = base + time.Since(start)
-			// Write-ahead: the ledger, then the checkpoint, then the release.
-			if err := t.commitLedger(false); err != nil {
-				return nil, err
-			}
 			p, err := t.progress(ctx, test, lossSum, correct, seen, clipped, lr)
 			if err != nil {
 				if ctx.Err() != nil {
@@ -521,6 +517,10 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 				return nil, err
 			}
 			t.history = append(t.history, p)
+			// Write-ahead: the ledger, then the checkpoint, then the release.
+			if err := t.commitLedger(false); err != nil {
+				return nil, err
+			}
 			epochDone := t.step%spe == 0
 			if t.opts.CheckpointPath != "" && t.opts.CheckpointEvery > 0 &&
 				((epochDone && (t.step/spe)%t.opts.CheckpointEvery == 0) || t.step == t.maxStep) {
