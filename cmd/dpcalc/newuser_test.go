@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,5 +18,48 @@ func TestTrainMissingDataNamesFetch(t *testing.T) {
 	want := "download it with `dpcalc data fetch mnist`"
 	if code != 2 || !strings.Contains(stderr, want) || strings.Contains(stderr, "NAME") || !strings.Contains(stderr, filepath.Join(empty, "mnist")) {
 		t.Errorf("exit %d, stderr %q; want exit 2 naming %s and %q", code, stderr, filepath.Join(empty, "mnist"), want)
+	}
+}
+
+// TestEmitEventsOnlyOnSuccess: --emit-events writes its file only when the
+// command succeeds. A failed accountant (here pld at a grid width too fine
+// for the composition: exit 1) leaves an existing file as it was and
+// creates none, and --emit-events - prints nothing on stdout; the same
+// question answerable writes the event.
+func TestEmitEventsOnlyOnSuccess(t *testing.T) {
+	dir := t.TempDir()
+	base := []string{"eps", "--sigma", "1", "--q", "0.01", "--steps", "1000"}
+	for _, acc := range [][]string{{"--accountant", "pld", "--pld-grid", "1e-9"}, {"--accountant", "all", "--pld-grid", "1e-9"}} {
+		fresh := filepath.Join(dir, "fresh.json")
+		args := append(append(append([]string(nil), base...), acc...), "--emit-events", fresh)
+		_, stderr, code := runCLI(args...)
+		if code != 1 || !strings.Contains(stderr, "not written") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 1 saying the file is not written", acc, code, stderr)
+		}
+		if _, err := os.Stat(fresh); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%v: failed command left %s (stat: %v)", acc, fresh, err)
+		}
+		old := filepath.Join(dir, "old.json")
+		if err := os.WriteFile(old, []byte("previous\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		runCLI(append(args[:len(args)-1:len(args)-1], old)...)
+		if b, _ := os.ReadFile(old); string(b) != "previous\n" {
+			t.Errorf("%v: failed command rewrote %s: %q", acc, old, b)
+		}
+		stdout, _, code := runCLI(append(args[:len(args)-1:len(args)-1], "-")...)
+		if code != 1 || stdout != "" {
+			t.Errorf("%v --emit-events -: exit %d, stdout %q; want 1 and nothing", acc, code, stdout)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+			t.Errorf("%v: %s holds %d entries, want only old.json (no temporary files)", acc, dir, len(ents))
+		}
+	}
+	ok := filepath.Join(dir, "ok.json")
+	if _, stderr, code := runCLI(append(base, "--emit-events", ok)...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if b, err := os.ReadFile(ok); err != nil || !strings.Contains(string(b), `"PoissonSampledDpEvent"`) {
+		t.Errorf("success wrote %q (%v), want the PoissonSampledDpEvent", b, err)
 	}
 }
