@@ -339,3 +339,22 @@ func (c *EpochsCmd) Run(e *env) error {
 }
 
 func ptrStr(s string) *string { return &s }
+
+// orderHelp explains the λ column of the result table; it is the detailed
+// help (kong.HelpProvider) of every command that prints that table.
+const orderHelp = "The table has one row per accountant. λ is the order at which the bound was attained: for ma and rdp, the moment order λ (Rényi order λ+1) that gives the smallest bound (JSON field lambda); - for accountants without orders (zcdp, ac, pld, dpd-ac, dpd-zcdp)."
+
+// Help implements kong.HelpProvider.
+func (c *SigmaCmd) Help() string { return orderHelp }
+
+// Help implements kong.HelpProvider.
+func (c *EpsCmd) Help() string { return orderHelp }
+
+// Help implements kong.HelpProvider.
+func (c *DeltaCmd) Help() string { return orderHelp }
+
+// Help implements kong.HelpProvider.
+func (c *EpochsCmd) Help() string { return orderHelp }
+
+// Help implements kong.HelpProvider.
+func (c *AuditCmd) Help() string { return orderHelp }

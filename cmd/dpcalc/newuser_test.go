@@ -63,3 +63,15 @@ func TestEmitEventsOnlyOnSuccess(t *testing.T) {
 		t.Errorf("success wrote %q (%v), want the PoissonSampledDpEvent", b, err)
 	}
 }
+
+// TestHelpExplainsOrder: every command whose table has a λ column says in
+// its help what λ is.
+func TestHelpExplainsOrder(t *testing.T) {
+	for _, cmd := range []string{"sigma", "eps", "delta", "epochs", "audit"} {
+		stdout, _, code := runCLI(cmd, "--help")
+		flat := strings.Join(strings.Fields(stdout), " ")
+		if code != 0 || !strings.Contains(flat, "λ is the order at which the bound was attained") || !strings.Contains(flat, "Rényi order λ+1") {
+			t.Errorf("%s --help (exit %d) does not explain λ:\n%s", cmd, code, stdout)
+		}
+	}
+}
