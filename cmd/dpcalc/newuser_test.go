@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,6 +74,47 @@ func TestHelpExplainsOrder(t *testing.T) {
 		flat := strings.Join(strings.Fields(stdout), " ")
 		if code != 0 || !strings.Contains(flat, "λ is the order at which the bound was attained") || !strings.Contains(flat, "Rényi order λ+1") {
 			t.Errorf("%s --help (exit %d) does not explain λ:\n%s", cmd, code, stdout)
+		}
+	}
+}
+
+// TestReproduceMissingDataExits2: every reproduction profile that trains
+// on MNIST exits 2 at once when it is missing, naming the files and the
+// fetch command, with no progress line (nothing calibrated, accounted or
+// trained; the reproduce package's test counts the trainer runs) and no
+// output directory; --plan succeeds and says what is missing.
+func TestReproduceMissingDataExits2(t *testing.T) {
+	empty := t.TempDir()
+	t.Setenv("DPCALC_DATA_DIR", empty)
+	for _, args := range [][]string{
+		{"--profile", "quick"},
+		{"--profile", "full"},
+		{"--profile", "quick", "--paper", "abadi"},
+		{"--profile", "full", "--shard", "1/2"},
+	} {
+		out := filepath.Join(t.TempDir(), "out")
+		// The binary, so that the progress lines (on the process's stderr)
+		// are seen too.
+		cmd := exec.Command(binPath, append([]string{"reproduce", "--out", out}, args...)...)
+		cmd.Env = append(os.Environ(), "DPCALC_DATA_DIR="+empty)
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		code := 0
+		if err := cmd.Run(); err != nil {
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				t.Fatal(err)
+			}
+			code = ee.ExitCode()
+		}
+		stdout, stderr := o.String(), e.String()
+		if code != 2 || stdout != "" || strings.Count(stderr, "\n") != 1 ||
+			!strings.Contains(stderr, filepath.Join(empty, "mnist")+": train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz") ||
+			!strings.Contains(stderr, "`dpcalc data fetch mnist`") {
+			t.Errorf("reproduce %v: exit %d, stdout %q, stderr %q; want exit 2 and one line naming the files and `dpcalc data fetch mnist`", args, code, stdout, stderr)
+		}
+		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("reproduce %v created %s", args, out)
 		}
 	}
 }
