@@ -201,9 +201,11 @@ func (r *runner) estimate(ctx context.Context) error {
 }
 
 // slots is the number of runs trained at once (Options.Workers, at least
-// 1), and calibrationCopies the number of runs measure trains at once to
-// time a step: as many as will run together, up to the number of CPUs.
-func (r *runner) slots() int             { return max(1, r.opt.Workers) }
+// 1).
+func (r *runner) slots() int { return max(1, r.opt.Workers) }
+
+// calibrationCopies is the number of runs measure trains at once to time a
+// step: as many as will run together, up to the number of CPUs.
 func (r *runner) calibrationCopies() int { return min(r.slots(), runtime.NumCPU()) }
 
 // makespan is the wall time, in seconds, of running queue (run times, in
@@ -230,6 +232,7 @@ func makespan(busy, queue []float64, slots int) float64 {
 	return end
 }
 
+// seconds converts s seconds to a Duration.
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // macs is the multiply-accumulates of one example's forward pass.
