@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dpcalc/dpcalc/accounting"
@@ -102,8 +103,11 @@ type Options struct {
 type Progress struct {
 	Stage string `json:"stage"` // "accounting", "calibrate", "train", "tables"
 	Item  string `json:"item"`
-	// Done and Total count training runs (stage "train"); Cached counts
-	// those found in the cache.
+	// Run numbers the run starting (stage "train", 1-based, cached runs
+	// counted first: run Cached+k is the k-th run trained); 0 on other
+	// events. Done and Total count training runs finished and planned;
+	// Cached counts those found in the cache.
+	Run    int `json:"run,omitempty"`
 	Done   int `json:"done"`
 	Total  int `json:"total"`
 	Cached int `json:"cached"`
@@ -120,19 +124,29 @@ type Plan struct {
 	// already (in OutDir/cache) and cost nothing.
 	Runs   int `json:"runs"`
 	Cached int `json:"cached"`
+	// DatasetRuns splits Runs by data set ("digits", "mnist").
+	DatasetRuns map[string]int `json:"dataset_runs"`
 	// DigitsRuns and MNISTRuns are runs per cell; MNISTEpochs, if > 0,
 	// replaces the papers' MNIST epochs (quick profile).
 	DigitsRuns  int `json:"digits_runs"`
 	MNISTRuns   int `json:"mnist_runs"`
 	MNISTEpochs int `json:"mnist_epochs,omitempty"`
-	// Estimate is the expected wall time of the runs not cached, from
-	// measured step times (StepSeconds, per data set at its shape).
+	// Estimate is the expected wall time of training the runs not cached
+	// (the accounting tables, computed before them, are not included):
+	// per-run times from step times measured on this machine with as many
+	// runs at once as will train (StepSeconds, per data set at its shape),
+	// laid out on the workers in the order the runs start. The progress
+	// lines' time left comes from the same estimator.
 	Estimate time.Duration `json:"estimate_ns"`
 	// Shard is "i/n" when Options.Shards is set; Runs, Cached and
 	// Estimate then count this shard's runs only.
 	Shard       string             `json:"shard,omitempty"`
 	StepSeconds map[string]float64 `json:"step_seconds"`
 	Notes       []string           `json:"notes,omitempty"`
+	// Missing lists the inputs that are not on disk, one line each naming
+	// the files and the command that fetches them. Run refuses to start
+	// without them; a plan (Options.PlanOnly) reports them here.
+	Missing []string `json:"missing,omitempty"`
 }
 
 // Report is what Run produced.
@@ -248,6 +262,13 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	if err := opt.check(); err != nil {
 		return nil, err
 	}
+	// Every input is checked before any work: a missing data set fails
+	// here, in milliseconds, rather than after the accounting tables; a
+	// plan reports it instead.
+	missing := opt.missingInputs()
+	if len(missing) > 0 && !opt.PlanOnly {
+		return nil, &InputError{errors.New(strings.Join(missing, "; "))}
+	}
 	if !opt.PlanOnly {
 		if err := os.MkdirAll(opt.OutDir, 0o755); err != nil {
 			return nil, inputErr("%v", err)
@@ -264,20 +285,8 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		rep.Merged = n
 	}
 
-	// 1. Accounting tables and figures (no training).
-	var acct []*Table
-	for _, p := range opt.Papers {
-		if opt.PlanOnly {
-			break
-		}
-		r.progress(Progress{Stage: "accounting", Item: string(p)})
-		ts, err := r.accountingTables(p)
-		if err != nil {
-			return nil, err
-		}
-		acct = append(acct, ts...)
-	}
-	// 2. Plan the training runs (calibrates every σ), estimate, train.
+	// 1. Plan the training runs (calibrates every σ) and estimate them, so
+	// that the plan is known before the long stages start.
 	specs, err := r.trainingSpecs(ctx)
 	if err != nil {
 		return nil, err
@@ -285,6 +294,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	if err := r.estimate(ctx); err != nil {
 		return nil, err
 	}
+	r.plan.Missing = missing
 	if opt.OnPlan != nil {
 		opt.OnPlan(r.plan)
 	}
@@ -298,6 +308,17 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 			return nil, inputErr("merge: %d of %d runs are in no shard's cache (first: %s); run the shards that hold them first", len(missing), len(r.jobs), describeJob(missing[0]))
 		}
 	}
+	// 2. Accounting tables and figures (no training).
+	var acct []*Table
+	for _, p := range opt.Papers {
+		r.progress(Progress{Stage: "accounting", Item: string(p)})
+		ts, err := r.accountingTables(p)
+		if err != nil {
+			return nil, err
+		}
+		acct = append(acct, ts...)
+	}
+	// 3. Train.
 	if err := r.train(ctx); err != nil {
 		return nil, err
 	}
@@ -308,7 +329,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 		rep.WallTime = time.Since(r.start)
 		return rep, nil
 	}
-	// 3. Training tables from the cached runs.
+	// 4. Training tables from the cached runs.
 	r.progress(Progress{Stage: "tables"})
 	var trained []*Table
 	for _, s := range specs {
@@ -395,6 +416,47 @@ func (r *runner) index(rep *Report) []byte {
 	return b.Bytes()
 }
 
+// mnistDir is the directory MNIST is read from: Options.DataDir, or its
+// mnist/ subdirectory if it has one, or data.DefaultDir("mnist").
+func (o *Options) mnistDir() string {
+	dir := o.DataDir
+	if dir == "" {
+		return data.DefaultDir("mnist")
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "mnist")); err == nil && fi.IsDir() {
+		return filepath.Join(dir, "mnist")
+	}
+	return dir
+}
+
+// needsMNIST reports whether the options train on MNIST: every paper has
+// MNIST cells, trained by the quick and full profiles unless --datasets
+// leaves MNIST out; a merge trains nothing.
+func (o *Options) needsMNIST() bool {
+	if o.Profile == ProfileTiny || len(o.MergeFrom) > 0 {
+		return false
+	}
+	return len(o.Datasets) == 0 || slices.Contains(o.Datasets, "mnist")
+}
+
+// missingInputs checks, by stat calls only, that every input the options
+// train on is present, and returns one line per missing input naming its
+// files and the command that fetches them (nil when nothing is missing).
+// A shard is checked for the whole profile's inputs: which runs fall in
+// it is known only once every σ is calibrated.
+func (o *Options) missingInputs() []string {
+	if !o.needsMNIST() {
+		return nil
+	}
+	err := data.Missing("mnist", o.mnistDir())
+	if err == nil {
+		return nil
+	}
+	how := fmt.Sprintf("give --data-dir DIR or set $%s to where it is", data.DataDirEnv)
+	return []string{fmt.Sprintf("profile %s trains on MNIST: %s (or %s; --datasets digits trains only the DIGITS cells; --profile tiny needs no download)",
+		o.Profile, strings.TrimPrefix(err.Error(), "data: "), how)}
+}
+
 // loadData returns the named data set's splits, loading it once.
 func (r *runner) loadData(name string) (train, test *data.Dataset, err error) {
 	switch name {
@@ -407,13 +469,7 @@ func (r *runner) loadData(name string) (train, test *data.Dataset, err error) {
 		return r.digitsTrain, r.digitsTest, nil
 	case "mnist":
 		if r.mnistTrain == nil {
-			dir := r.opt.DataDir
-			if dir == "" {
-				dir = data.DefaultDir("mnist")
-			} else if fi, err := os.Stat(filepath.Join(dir, "mnist")); err == nil && fi.IsDir() {
-				dir = filepath.Join(dir, "mnist")
-			}
-			r.mnistTrain, r.mnistTest, err = data.Load("mnist", dir)
+			r.mnistTrain, r.mnistTest, err = data.Load("mnist", r.opt.mnistDir())
 			if err != nil {
 				return nil, nil, &InputError{fmt.Errorf("MNIST is needed for profile %s (set --data-dir or $%s): %w", r.opt.Profile, data.DataDirEnv, err)}
 			}

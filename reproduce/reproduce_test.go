@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/registry"
@@ -51,10 +52,39 @@ func col(t *testing.T, header []string, name string) int {
 func TestTinyEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	var stages []string
+	var plan Plan
+	var planAt time.Time
+	var firstRemaining, firstAfter time.Duration = -1, 0
+	runs := map[int]int{}
 	rep, err := Run(context.Background(), Options{Profile: ProfileTiny, OutDir: dir,
-		Progress: func(p Progress) { stages = append(stages, p.Stage) }})
+		OnPlan: func(p Plan) { plan, planAt = p, time.Now() },
+		Progress: func(p Progress) {
+			stages = append(stages, p.Stage)
+			if p.Stage == "train" && p.Item != "done" && !strings.Contains(p.Item, ": epoch ") {
+				runs[p.Run]++
+				if firstRemaining < 0 {
+					firstRemaining, firstAfter = p.Remaining, time.Since(planAt)
+				}
+			}
+		}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// One estimator for the plan and the progress lines: the first run's
+	// time left is the plan's estimate less at most the time since the
+	// plan (no run has finished, so nothing rescaled it).
+	if firstRemaining > plan.Estimate || firstRemaining < plan.Estimate-firstAfter {
+		t.Errorf("first progress: %v left; the plan said %v, %v earlier", firstRemaining, plan.Estimate, firstAfter)
+	}
+	// Every run is announced once, numbered 1..Runs.
+	for k := 1; k <= plan.Runs; k++ {
+		if runs[k] != 1 {
+			t.Errorf("run %d announced %d times (announcements: %v)", k, runs[k], runs)
+			break
+		}
+	}
+	if len(runs) != plan.Runs {
+		t.Errorf("%d distinct run numbers announced, want %d", len(runs), plan.Runs)
 	}
 	for _, s := range []string{"accounting", "calibrate", "train", "tables"} {
 		if !slices.Contains(stages, s) {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/dpcalc/dpcalc/accounting"
@@ -163,13 +164,14 @@ func (r *runner) trainingSpecs(ctx context.Context) ([]trainSpec, error) {
 // estimate measures the step cost of every data set with uncached jobs and
 // sets r.plan's Runs, Cached and Estimate.
 func (r *runner) estimate(ctx context.Context) error {
-	r.plan.Runs, r.plan.Cached = 0, 0
+	r.plan.Runs, r.plan.Cached, r.plan.DatasetRuns = 0, 0, map[string]int{}
 	need := map[string]bool{}
 	for _, j := range r.jobs {
 		if !r.inShard(j) {
 			continue
 		}
 		r.plan.Runs++
+		r.plan.DatasetRuns[j.Dataset]++
 		if j.res != nil {
 			r.plan.Cached++
 		} else {
@@ -189,20 +191,49 @@ func (r *runner) estimate(ctx context.Context) error {
 		}
 		r.plan.StepSeconds[ds] = c
 	}
-	total := 0.0
-	for _, j := range r.jobs {
-		if j.res == nil && r.inShard(j) {
-			j.est = r.jobSeconds(j)
-			total += j.est
-		}
+	var queue []float64
+	for _, j := range r.uncached() {
+		j.est = r.jobSeconds(j)
+		queue = append(queue, j.est)
 	}
-	// Workers run at once on as many cores as there are.
-	if w := min(max(1, r.opt.Workers), runtime.NumCPU()); w > 1 {
-		total /= float64(w)
-	}
-	r.plan.Estimate = time.Duration(total * float64(time.Second))
+	r.plan.Estimate = seconds(makespan(nil, queue, r.slots()))
 	return nil
 }
+
+// slots is the number of runs trained at once (Options.Workers, at least
+// 1).
+func (r *runner) slots() int { return max(1, r.opt.Workers) }
+
+// calibrationCopies is the number of runs measure trains at once to time a
+// step: as many as will run together, up to the number of CPUs.
+func (r *runner) calibrationCopies() int { return min(r.slots(), runtime.NumCPU()) }
+
+// makespan is the wall time, in seconds, of running queue (run times, in
+// the order the runs start) on slots workers that are busy for busy[i]
+// more seconds first: each run starts on the first worker to be free. The
+// plan's estimate and the progress lines' remaining time both come from
+// it, so they agree.
+func makespan(busy, queue []float64, slots int) float64 {
+	free := make([]float64, max(slots, len(busy)))
+	copy(free, busy)
+	for _, t := range queue {
+		i := 0
+		for k := range free {
+			if free[k] < free[i] {
+				i = k
+			}
+		}
+		free[i] += t
+	}
+	end := 0.0
+	for _, f := range free {
+		end = max(end, f)
+	}
+	return end
+}
+
+// seconds converts s seconds to a Duration.
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // macs is the multiply-accumulates of one example's forward pass.
 func macs(d, classes int, c *trainer.Config) float64 {
@@ -222,9 +253,11 @@ func macs(d, classes int, c *trainer.Config) float64 {
 // shapes of the data sets (features, classes, test size) for estimates.
 var shapes = map[string][3]int{"digits": {64, 10, data.DigitsTestSize}, "mnist": {784, 10, 10000}}
 
-// jobSeconds estimates a run's wall time: StepSeconds[ds] is the measured
-// time per (example × forward MAC) of a training step (forward, backward,
-// clipping, noise); evaluation passes (test set every epoch, train set once)
+// jobSeconds estimates a run's wall time while Options.Workers runs train
+// at once: StepSeconds[ds] is the measured time per (example × forward
+// MAC) of a training step (forward, backward, clipping, noise) with that
+// many runs at once (up to the number of CPUs; more workers than CPUs
+// share them); evaluation passes (test set every epoch, train set once)
 // cost about a third of that per example.
 func (r *runner) jobSeconds(j *job) float64 {
 	sh := shapes[j.Dataset]
@@ -247,11 +280,19 @@ func (r *runner) jobSeconds(j *job) float64 {
 		d := float64(sh[0])
 		pca = c.PCASamplingRate*float64(n)*d*d + 30*d*d*d
 	}
-	return r.plan.StepSeconds[j.Dataset] * (train + eval + pca)
+	share := float64(r.slots()) / float64(r.calibrationCopies())
+	return r.plan.StepSeconds[j.Dataset] * share * (train + eval + pca)
 }
 
+// trainCalls counts the trainer runs started (step timing included); the
+// tests read it to check that a refused reproduction trained nothing.
+var trainCalls atomic.Int64
+
 // measure times a short run at the data set's paper shape and returns
-// seconds per (example × forward MAC).
+// seconds per (example × forward MAC). It trains calibrationCopies copies
+// of it at once, as the real runs will train (the trainer's products use
+// every core when a run has them to itself), and divides the wall time by
+// one copy's work.
 func (r *runner) measure(ctx context.Context, ds string) (float64, error) {
 	var train *data.Dataset
 	var err error
@@ -270,24 +311,43 @@ func (r *runner) measure(ctx context.Context, ds string) (float64, error) {
 		sub = &data.Dataset{Name: "mnist/sample", X: train.X[:1200*train.D], Y: train.Y[:1200], N: 1200, D: train.D, Classes: train.Classes}
 	}
 	cfg = cfg.WithDefaults(sub.N)
+	copies := r.calibrationCopies()
+	steps := make([]int, copies)
+	errs := make([]error, copies)
 	start := time.Now()
-	res, err := trainer.Train(ctx, cfg, sub, nil, trainer.Options{})
-	if err != nil {
-		return 0, err
+	var wg sync.WaitGroup
+	for i := range copies {
+		trainCalls.Add(1)
+		wg.Go(func() {
+			res, err := trainer.Train(ctx, cfg, sub, nil, trainer.Options{})
+			if err == nil {
+				steps[i] = res.Steps
+			}
+			errs[i] = err
+		})
 	}
+	wg.Wait()
 	el := time.Since(start).Seconds()
+	for _, err := range errs {
+		if err != nil {
+			return 0, err
+		}
+	}
 	m := macs(sub.D, sub.Classes, &cfg)
-	work := float64(res.Steps*cfg.LotSize)*m + float64(sub.N)*m/3
+	work := float64(steps[0]*cfg.LotSize)*m + float64(sub.N)*m/3
 	return el / work, nil
 }
 
 // train runs every uncached job of this process (see [runner.inShard]),
 // caching each as it finishes, on Options.Workers goroutines: the runs are
-// independent, and one DIGITS-sized run keeps only one core busy.
+// independent, and one DIGITS-sized run keeps only one core busy. Its
+// progress lines number the runs as they start (run k of Plan.Runs,
+// cached runs first) and give the time left by the plan's estimator
+// (makespan), scaled by how the finished runs compared with their
+// estimates.
 func (r *runner) train(ctx context.Context) error {
 	total := r.plan.Runs
 	done, cached := 0, 0
-	remaining := 0.0
 	var todo []*job
 	for _, j := range r.jobs {
 		if !r.inShard(j) {
@@ -297,7 +357,6 @@ func (r *runner) train(ctx context.Context) error {
 			done++
 			cached++
 		} else {
-			remaining += j.est
 			todo = append(todo, j)
 		}
 	}
@@ -313,27 +372,41 @@ func (r *runner) train(ctx context.Context) error {
 		}
 	}
 	var mu sync.Mutex // guards the counters below and r.progress
-	scale := 1.0      // measured / estimated, for the ETA
+	slots := r.slots()
+	scale := 1.0 // measured / estimated, of the finished runs
 	spentEst, spent := 0.0, 0.0
+	started := 0                    // todo[:started] have started
+	running := map[*job]time.Time{} // start times of the runs in progress
+	// remaining is the estimated wall time left (mu held).
+	remaining := func() time.Duration {
+		var busy []float64
+		for j, t := range running {
+			busy = append(busy, max(0, j.est*scale-time.Since(t).Seconds()))
+		}
+		var queue []float64
+		for _, j := range todo[started:] {
+			queue = append(queue, j.est*scale)
+		}
+		return seconds(makespan(busy, queue, slots))
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := make(chan *job)
-	errs := make(chan error, max(1, r.opt.Workers))
+	errs := make(chan error, slots)
 	var wg sync.WaitGroup
-	for w := 0; w < max(1, r.opt.Workers); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for range slots {
+		wg.Go(func() {
 			for j := range jobs {
 				mu.Lock()
-				r.progress(Progress{Stage: "train", Item: describeJob(j), Done: done, Total: total, Cached: cached,
-					Remaining: time.Duration(remaining * scale * float64(time.Second))})
+				started++
+				run := cached + started
+				running[j] = time.Now()
+				r.progress(Progress{Stage: "train", Item: describeJob(j), Run: run, Done: done, Total: total, Cached: cached, Remaining: remaining()})
 				mu.Unlock()
 				progress := func(p trainer.Progress) {
 					if p.Epochs > 1 && p.Step < p.TotalSteps {
 						mu.Lock()
-						r.progress(Progress{Stage: "train", Item: fmt.Sprintf("%s: epoch %d/%d", describeJob(j), p.Epoch, p.Epochs), Done: done, Total: total, Cached: cached,
-							Remaining: time.Duration((remaining - j.est*float64(p.Step)/float64(p.TotalSteps)) * scale * float64(time.Second))})
+						r.progress(Progress{Stage: "train", Item: fmt.Sprintf("%s: epoch %d/%d", describeJob(j), p.Epoch, p.Epochs), Run: run, Done: done, Total: total, Cached: cached, Remaining: remaining()})
 						mu.Unlock()
 					}
 				}
@@ -345,8 +418,8 @@ func (r *runner) train(ctx context.Context) error {
 				}
 				mu.Lock()
 				j.res = rec
+				delete(running, j)
 				done++
-				remaining -= j.est
 				spentEst += j.est
 				spent += rec.WallSeconds
 				if spentEst > 0 {
@@ -354,7 +427,7 @@ func (r *runner) train(ctx context.Context) error {
 				}
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 feed:
 	for _, j := range todo {
@@ -401,6 +474,7 @@ func (r *runner) runJob(ctx context.Context, j *job, progress func(trainer.Progr
 	}
 	var res *trainer.Result
 	var err error
+	trainCalls.Add(1)
 	if _, statErr := os.Stat(ckpt); ckpt != "" && statErr == nil {
 		res, err = trainer.Resume(ctx, ckpt, tr, te, topt)
 	} else {

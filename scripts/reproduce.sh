@@ -5,10 +5,13 @@
 # Usage: scripts/reproduce.sh [extra dpcalc reproduce flags]
 #   e.g. scripts/reproduce.sh --markdown docs/reproduction.md
 #   PROFILE=tiny|quick|full (default quick), OUT=dir (default results).
-# MNIST is read from $DPCALC_DATA_DIR/mnist (CI and the tests set
-# DPCALC_DATA_DIR=../shared/data); if it is unset, dpcalc's default data
-# directory is used. Finished cells are cached in $OUT/cache: rerunning
-# resumes and recomputes nothing already done.
+# The quick and full profiles train on MNIST, read from
+# $DPCALC_DATA_DIR/mnist (CI and the tests set DPCALC_DATA_DIR=../shared/data)
+# or, if that is unset, dpcalc's default data directory; fetch it once with
+# `dpcalc data fetch mnist`. Without it dpcalc stops at once (exit 2) and
+# names the missing files; PROFILE=tiny needs no download. Finished cells
+# are cached in $OUT/cache: rerunning resumes and recomputes nothing already
+# done.
 set -eu
 cd "$(dirname "$0")/.."
 profile=${PROFILE:-quick}

@@ -53,17 +53,23 @@ func latticeIndex(l float64) int {
 }
 
 // totalAt returns the composed, rounded-up log moment at order l for the
-// current plan: the grid's value when l is a grid order, else the sum over
-// the plan's steps of α(l) evaluated for l alone ([LogMoments] with one
-// order), so the value depends on l only and every search that meets l
-// sees the same number.
+// current plan: the grid's value when l is a fractional grid order, else
+// the sum over the plan's steps of α(l) evaluated for l alone
+// ([LogMoments] with one order; at an integer order with E2 also bounded by
+// the binomial sum, see logMomentOne), and at an integer grid order the
+// smaller of that and the grid's value. The value depends on l only, so
+// every search that meets l sees the same number.
 func (s *state) totalAt(ctx context.Context, l float64) (float64, error) {
+	grid, onGrid := 0.0, false
 	if i := sort.SearchFloat64s(s.orders, l); i < len(s.orders) && s.orders[i] == l {
 		total, err := s.totals(ctx)
 		if err != nil {
 			return 0, err
 		}
-		return total[i], nil
+		grid, onGrid = total[i], true
+		if l != math.Trunc(l) || l > momentBinomialMax {
+			return grid, nil
+		}
 	}
 	if v, ok := s.extra[l]; ok {
 		return v, nil
@@ -87,6 +93,9 @@ func (s *state) totalAt(ctx context.Context, l float64) (float64, error) {
 			}
 			total = search.RoundUp(total + n*a)
 		}
+	}
+	if onGrid {
+		total = math.Min(total, grid)
 	}
 	if s.extra == nil || len(s.extra) >= extraCacheSize {
 		s.extra = make(map[float64]float64)
@@ -190,6 +199,33 @@ func (s *state) minimize(ctx context.Context, f func(total, l float64) float64) 
 	if v < best {
 		best, bestL = v, latticeOrder(k)
 	}
+	// The peers' grid orders near the lattice minimum. Where α rises
+	// steeply (a tiny q: the last binomial term q^(λ+1)·e^(λ(λ+1)/2σ²)
+	// overtakes the others), the bound's curvature in log λ is far above
+	// the lattice spacing's assumption, and an order between two lattice
+	// neighbours can be lower than both: at σ = 2.53, q = 4.633e-5, T = 14,
+	// δ = 2.206e-7 the lattice minimum λ = 127.05 was 5.3e-5 above
+	// dp_accounting's order 128 (λ = 127). The bound is quasi-convex in λ,
+	// so the peers' grid has its minimum at the grid order below or above
+	// the continuous minimum, which lies between k's lattice neighbours;
+	// peerSearch walks the grid downhill from the order nearest k.
+	pk, pv, err := peerSearch(ctx, func(l float64) (float64, error) {
+		t, err := s.totalAt(ctx, l)
+		if err != nil {
+			return 0, err
+		}
+		v := f(t, l)
+		if math.IsNaN(v) {
+			v = math.Inf(1)
+		}
+		return v, nil
+	}, latticeOrder(k))
+	if err != nil {
+		return 0, math.NaN(), err
+	}
+	if pv < best {
+		best, bestL = pv, PeerOrders[pk]
+	}
 	k, v, err = latticeSearch(ctx, eval, latticeSplit+1, latticeMax, latticeSplit+1, latticeSplit+1, latticeSplit+2)
 	if err != nil {
 		return 0, math.NaN(), err
@@ -198,6 +234,43 @@ func (s *state) minimize(ctx context.Context, f func(total, l float64) float64) 
 		best, bestL = v, latticeOrder(k)
 	}
 	return best, bestL, nil
+}
+
+// peerSearch returns the index in [PeerOrders] of a local minimum of eval
+// over that grid and its value: it starts at the grid order nearest to l
+// (in log λ) and walks to the lower neighbour while one is lower. eval is
+// quasi-convex in λ, so the local minimum is the grid's minimum; typically
+// it takes three evaluations.
+func peerSearch(ctx context.Context, eval func(float64) (float64, error), l float64) (int, float64, error) {
+	o := PeerOrders
+	i := sort.SearchFloat64s(o, l)
+	if i == len(o) || i > 0 && math.Log(l/o[i-1]) < math.Log(o[i]/l) {
+		i--
+	}
+	fi, err := eval(o[i])
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, dir := range []int{-1, 1} {
+		moved := false
+		for j := i + dir; j >= 0 && j < len(o); j += dir {
+			if err := accounting.Canceled(ctx); err != nil {
+				return 0, 0, err
+			}
+			fj, err := eval(o[j])
+			if err != nil {
+				return 0, 0, err
+			}
+			if !(fj < fi) {
+				break
+			}
+			i, fi, moved = j, fj, true
+		}
+		if moved {
+			break // a quasi-convex function does not fall on both sides
+		}
+	}
+	return i, fi, nil
 }
 
 // latticeSearch returns a lattice index in [lo, hi] where eval has a local

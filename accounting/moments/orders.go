@@ -24,3 +24,23 @@ func defaultOrders() []float64 {
 	}
 	return append(o, 26, 28, 30, 32, 36, 40, 48, 56, 64, 80, 96, 128, 192, 256)
 }
+
+// PeerOrders are the moment orders λ (Rényi order λ+1) of the peers'
+// default grids: dp_accounting's RdpAccountant (DEFAULT_RDP_ORDERS, Rényi
+// orders 1.1, 1.2, …, 10.9, 11, 12, …, 63, 128, 256, 512, 1024) and
+// Opacus' RDPAccountant (DEFAULT_ALPHAS: 1.1 … 10.9 and 12 … 63, a subset
+// of the former), ascending. The continuous search evaluates the ones
+// around its optimum too, so its bound is never above what those grids
+// give with dpcalc's α.
+var PeerOrders = peerOrders()
+
+func peerOrders() []float64 {
+	var o []float64
+	for x := 1; x < 100; x++ {
+		o = append(o, float64(x)/10)
+	}
+	for a := 11; a <= 63; a++ {
+		o = append(o, float64(a-1))
+	}
+	return append(o, 127, 255, 511, 1023)
+}

@@ -27,8 +27,10 @@ import (
 // RDP is Xi + Rho·a. It is never looser than the moments accountant on the
 // same ledger, exactly: Epsilon and Delta return the smaller of the
 // conversion above and [MA]'s bound on the same moments (both are sound;
-// the conversion is the smaller up to rounding). An RDP is not safe for
-// concurrent use.
+// the conversion is the smaller up to rounding). Where δ ≥ √(1 − e^(−D))
+// for the Rényi divergence D at its smallest order, ε is 0 (the KL
+// shortcut, see klLogDelta), and δ(ε) is never above that δ. An RDP is not
+// safe for concurrent use.
 type RDP struct {
 	s state
 }
@@ -127,7 +129,54 @@ func (a *RDP) EpsilonAndOrder(ctx context.Context, delta float64) (eps, lambda f
 	if e = certify(e, delta, func(e float64) float64 { l, _ := maLogDelta(total, a.s.orders, e); return l }); e < eps {
 		eps, lambda = e, l
 	}
+	return a.klEpsilon(ctx, eps, lambda, delta)
+}
+
+// klEpsilon returns 0 and the KL shortcut's order in place of eps and
+// lambda when δ is at least the shortcut's δ (see [RDP.klLogDelta]).
+func (a *RDP) klEpsilon(ctx context.Context, eps, lambda, delta float64) (float64, float64, error) {
+	if !(eps > 0) {
+		return eps, lambda, nil
+	}
+	kl, l, err := a.klLogDelta(ctx)
+	if err != nil {
+		return 0, math.NaN(), err
+	}
+	if delta >= finishDelta(kl) {
+		return 0, l, nil
+	}
 	return eps, lambda, nil
+}
+
+// klLogDelta returns the log of δ_KL = √(1 − e^(−D)), rounded up, with D
+// the composition's Rényi divergence at the smallest order the accountant
+// evaluates (MinOrder in the continuous default, else the grid's first),
+// and that order. D_{λ+1} is non-decreasing in the order and D_1 is the
+// KL divergence (van Erven and Harremoës 2014, Theorems 3 and 5), so
+// D ≥ KL, and by the Bretagnolle–Huber inequality the total variation
+// distance is at most √(1 − e^(−KL)) ≤ δ_KL: the composition is
+// (0, δ_KL)-DP. dp_accounting's compute_epsilon takes the same shortcut at
+// its smallest order (Rényi order 1.1).
+func (a *RDP) klLogDelta(ctx context.Context) (logD, lambda float64, err error) {
+	var t float64
+	if a.s.continuous {
+		lambda = MinOrder
+		if t, err = a.s.totalAt(ctx, lambda); err != nil {
+			return 0, math.NaN(), err
+		}
+	} else {
+		total, err := a.s.totals(ctx)
+		if err != nil {
+			return 0, math.NaN(), err
+		}
+		lambda, t = a.s.orders[0], total[0]
+	}
+	d := search.Up(t/lambda, 2)
+	v := search.Up(-math.Expm1(-d), 2) // 1 − e^(−D)
+	if !(v > 0) {
+		v = math.SmallestNonzeroFloat64
+	}
+	return search.Up(0.5*math.Log(v), 4), lambda, nil
 }
 
 // Delta returns δ(ε), the inverse of the conversion of [RDP.Epsilon].
@@ -148,21 +197,29 @@ func (a *RDP) DeltaAndOrder(ctx context.Context, epsilon float64) (delta, lambda
 	case a.s.plan.Empty() || math.IsInf(epsilon, 1):
 		return 0, math.NaN(), nil
 	}
+	var logD float64
 	if a.s.continuous {
-		logD, l, err := a.s.minimize(ctx, func(t, l float64) float64 { return rdpLogDeltaAt(t, l, epsilon) })
-		if err != nil {
-			return 0, math.NaN(), err
+		logD, lambda, err = a.s.minimize(ctx, func(t, l float64) float64 { return rdpLogDeltaAt(t, l, epsilon) })
+	} else {
+		var total []float64
+		if total, err = a.s.totals(ctx); err == nil {
+			logD, lambda = rdpLogDeltaOrder(total, a.s.orders, epsilon)
 		}
-		if !(logD < 0) {
-			return 1, math.NaN(), nil
-		}
-		return finishDelta(logD), l, nil
 	}
-	total, err := a.s.totals(ctx)
 	if err != nil {
 		return 0, math.NaN(), err
 	}
-	logD, lambda := rdpLogDeltaOrder(total, a.s.orders, epsilon)
+	// The KL shortcut's δ holds at every ε ≥ 0 (see klLogDelta).
+	kl, l, err := a.klLogDelta(ctx)
+	if err != nil {
+		return 0, math.NaN(), err
+	}
+	if kl < logD {
+		logD, lambda = kl, l
+	}
+	if !(logD < 0) {
+		return 1, math.NaN(), nil
+	}
 	return finishDelta(logD), lambda, nil
 }
 
@@ -215,7 +272,7 @@ func (a *RDP) epsilonSearch(ctx context.Context, delta float64) (eps, lambda flo
 		return 0, math.NaN(), err
 	}
 	eps = certify(search.RoundUp(math.Max(eps, 0)), delta, func(e float64) float64 { return rdpLogDeltaAt(t, lambda, e) })
-	return eps, lambda, nil
+	return a.klEpsilon(ctx, eps, lambda, delta)
 }
 
 // UseAdjacency makes the accountant bound under adj (the default is

@@ -203,11 +203,26 @@ func (e *env) runQuery(r query.Request, emit string) error {
 		return &exitError{code: res.Exit, err: errors.New(res.Error)}
 	}
 	if emit != "" && res.Event != nil {
+		// The event is written only when the command succeeds: a failed
+		// row (exit 1) leaves FILE as it was, and "-" prints nothing.
+		if err := rowsExit(res.Rows); err != nil {
+			var ee *exitError
+			if errors.As(err, &ee) {
+				err = &exitError{code: ee.code, err: fmt.Errorf("%w (--emit-events %s not written)", ee.err, emit)}
+			}
+			if emit == "-" {
+				return err
+			}
+			if perr := e.print(res.Rows, res.All, r.Cmd); perr != nil && !errors.As(perr, &ee) {
+				return perr
+			}
+			return err
+		}
 		if err := emitEvent(e, emit, res.Event); err != nil {
 			return err
 		}
 		if emit == "-" {
-			return rowsExit(res.Rows)
+			return nil
 		}
 	}
 	return e.print(res.Rows, res.All, r.Cmd)
@@ -220,7 +235,7 @@ type SigmaCmd struct {
 	trainingFlags
 	accountantFlags
 	Tol        float64 `name:"tol" default:"1e-6" help:"Relative tolerance of σ; σ is always rounded up."`
-	EmitEvents string  `name:"emit-events" placeholder:"FILE" help:"Write the training at the calibrated σ (of the first accountant that finds one) as dp_accounting DpEvent JSON to FILE (- for stdout, instead of the table)."`
+	EmitEvents string  `name:"emit-events" placeholder:"FILE" help:"Write the training at the calibrated σ (of the first accountant that finds one) as dp_accounting DpEvent JSON to FILE (- for stdout, instead of the table), only if the command succeeds."`
 }
 
 // Run implements the command.
@@ -241,7 +256,7 @@ type EpsCmd struct {
 // eventFlags read and write the training as dp_accounting DpEvent JSON.
 type eventFlags struct {
 	Events     string `name:"events" placeholder:"FILE" help:"Read the training from FILE (- for stdin): dp_accounting DpEvent JSON (docs/events.md), instead of the training flags."`
-	EmitEvents string `name:"emit-events" placeholder:"FILE" help:"Write the training as dp_accounting DpEvent JSON to FILE (- for stdout, instead of the table)."`
+	EmitEvents string `name:"emit-events" placeholder:"FILE" help:"Write the training as dp_accounting DpEvent JSON to FILE (- for stdout, instead of the table), only if the command succeeds."`
 }
 
 // request adds the --events file's event to r.
@@ -324,3 +339,22 @@ func (c *EpochsCmd) Run(e *env) error {
 }
 
 func ptrStr(s string) *string { return &s }
+
+// orderHelp explains the λ column of the result table; it is the detailed
+// help (kong.HelpProvider) of every command that prints that table.
+const orderHelp = "The table has one row per accountant. λ is the order at which the bound was attained: for ma and rdp, the moment order λ (Rényi order λ+1) that gives the smallest bound (JSON field lambda); - for accountants without orders (zcdp, ac, pld, dpd-ac, dpd-zcdp)."
+
+// Help implements kong.HelpProvider.
+func (c *SigmaCmd) Help() string { return orderHelp }
+
+// Help implements kong.HelpProvider.
+func (c *EpsCmd) Help() string { return orderHelp }
+
+// Help implements kong.HelpProvider.
+func (c *DeltaCmd) Help() string { return orderHelp }
+
+// Help implements kong.HelpProvider.
+func (c *EpochsCmd) Help() string { return orderHelp }
+
+// Help implements kong.HelpProvider.
+func (c *AuditCmd) Help() string { return orderHelp }

@@ -52,6 +52,19 @@ type CLI struct {
 	Repro    ReproCmd    `cmd:"" name:"reproduce" help:"Reproduce the papers' tables and figures (Abadi, DPD, DPVD) with our numbers beside theirs."`
 	Serve    ServeCmd    `cmd:"" help:"Serve the web calculator (built by scripts/build-web.sh) on a local address."`
 	Help     HelpCmd     `cmd:"" help:"Show help for a command: dpcalc help curve sigma."`
+	Version  VersionCmd  `cmd:"" help:"Print the version (as --version does)."`
+}
+
+// VersionCmd prints what --version prints: "dpcalc " and [versionString].
+type VersionCmd struct{}
+
+// Run implements the command; with --json it prints {"version": …}.
+func (VersionCmd) Run(e *env) error {
+	if e.json {
+		return writeJSON(e.stdout, map[string]string{"version": versionString()})
+	}
+	_, err := fmt.Fprintf(e.stdout, "dpcalc %s\n", versionString())
+	return err
 }
 
 // HelpCmd prints the usage of the command it names (kong's documented

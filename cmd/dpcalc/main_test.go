@@ -92,8 +92,15 @@ func TestBadInput(t *testing.T) {
 
 func TestVersionAndHelp(t *testing.T) {
 	stdout, _, code := runCLI("--version")
-	if code != 0 || !strings.HasPrefix(stdout, "dpcalc ") {
+	if code != 0 || stdout != "dpcalc "+versionString()+"\n" {
 		t.Errorf("--version: %q, code %d", stdout, code)
+	}
+	// `dpcalc version` prints the same, and --json makes it JSON.
+	if got, stderr, code := runCLI("version"); code != 0 || got != stdout {
+		t.Errorf("version: %q (stderr %q), code %d; --version printed %q", got, stderr, code, stdout)
+	}
+	if got, _, code := runCLI("version", "--json"); code != 0 || got != "{\n  \"version\": \""+versionString()+"\"\n}\n" {
+		t.Errorf("version --json: %q, code %d", got, code)
 	}
 	for _, args := range [][]string{{}, {"help"}, {"--help"}, {"sigma", "-h"}, {"eps", "-h"}, {"delta", "-h"}, {"epochs", "-h"}, {"moments", "-h"}} {
 		stdout, _, code := runCLI(args...)

@@ -48,7 +48,7 @@ type reproFlags struct {
 // ReproRunCmd is `dpcalc reproduce [--plan] [--shard i/n]`.
 type ReproRunCmd struct {
 	reproFlags
-	Plan  bool   `name:"plan" help:"Print the plan (runs, cached, expected wall time) and stop before training; writes nothing and needs no MNIST."`
+	Plan  bool   `name:"plan" help:"Print the plan (runs, cached, expected training time, missing data) and stop before training; writes nothing and needs no MNIST."`
 	Shard string `name:"shard" placeholder:"I/N" help:"Train only shard I of N (1 <= I <= N) of the runs, into --out's cache, and write no tables; build them with reproduce merge."`
 }
 
@@ -145,10 +145,13 @@ func (c *reproFlags) run(e *env, opt reproduce.Options, plan bool) error {
 			if p.Shard != "" {
 				shard = " shard " + p.Shard + ":"
 			}
-			fmt.Fprintf(stderr, "dpcalc: reproduce: profile %s:%s %d training runs (%d cached); expected wall time %s\n",
+			fmt.Fprintf(stderr, "dpcalc: reproduce: profile %s:%s %d training runs (%d cached); training expected to take %s, after the accounting tables\n",
 				p.Profile, shard, p.Runs, p.Cached, p.Estimate.Round(time.Second))
 			for _, n := range p.Notes {
 				fmt.Fprintf(stderr, "dpcalc: reproduce: %s\n", n)
+			}
+			for _, m := range p.Missing {
+				fmt.Fprintf(stderr, "dpcalc: reproduce: missing: %s\n", m)
 			}
 		}
 		var last time.Duration
@@ -166,8 +169,8 @@ func (c *reproFlags) run(e *env, opt reproduce.Options, plan bool) error {
 					fmt.Fprintf(stderr, "dpcalc: reproduce: [%s] training done (%d runs, %d cached)\n", p.Elapsed.Round(time.Second), p.Total, p.Cached)
 					return
 				}
-				fmt.Fprintf(stderr, "dpcalc: reproduce: [%s] run %d/%d: %s (about %s left)\n",
-					p.Elapsed.Round(time.Second), p.Done+1, p.Total, p.Item, p.Remaining.Round(time.Second))
+				fmt.Fprintf(stderr, "dpcalc: reproduce: [%s] run %d/%d: %s (training: about %s left)\n",
+					p.Elapsed.Round(time.Second), p.Run, p.Total, p.Item, p.Remaining.Round(time.Second))
 			default:
 				fmt.Fprintf(stderr, "dpcalc: reproduce: [%s] %s %s\n", p.Elapsed.Round(time.Second), p.Stage, p.Item)
 			}
@@ -190,9 +193,13 @@ func (c *reproFlags) run(e *env, opt reproduce.Options, plan bool) error {
 	}
 	if plan {
 		p := rep.Plan
-		fmt.Fprintf(e.stdout, "profile %s: %d training runs, %d cached, expected wall time %s\n", p.Profile, p.Runs, p.Cached, p.Estimate.Round(time.Second))
+		fmt.Fprintf(e.stdout, "profile %s: %d training runs (%d DIGITS, %d MNIST), %d cached\n", p.Profile, p.Runs, p.DatasetRuns["digits"], p.DatasetRuns["mnist"], p.Cached)
+		fmt.Fprintf(e.stdout, "training expected to take %s with %d runs at once, after the accounting tables\n", p.Estimate.Round(time.Second), opt.Workers)
 		for _, ds := range slices.Sorted(maps.Keys(p.StepSeconds)) {
-			fmt.Fprintf(e.stdout, "measured %s: %.3g s per (example × forward MAC)\n", ds, p.StepSeconds[ds])
+			fmt.Fprintf(e.stdout, "measured %s: %.3g s per (example × forward MAC), %d runs at once\n", ds, p.StepSeconds[ds], min(opt.Workers, runtime.NumCPU()))
+		}
+		for _, m := range p.Missing {
+			fmt.Fprintf(e.stdout, "missing: %s\n", m)
 		}
 		return nil
 	}

@@ -502,8 +502,8 @@ def markdown(args, sets, res, meta, failed_lines):
     w()
     w("Re-run: `nice -n 10 scripts/peers.sh` from the repository root (it builds dpcalc from the work tree,")
     w("takes the peers' sources from the fetched mirrors or `$DP_ACCOUNTING_SRC`, `$OPACUS_SRC`, `$PRV_SRC`,")
-    w("and rewrites this page and the CSV); commit both. `TestPeers` then checks the peers' rows against")
-    w("dpcalc computed live: rdp ≤ both fixed-grid RDP ε and pld upper ≤ PRV's eps_upper (issue 11).")
+    w("and rewrites this page and the CSV); commit both. The tests then check the peers' rows against")
+    w("dpcalc computed live: rdp ≤ both fixed-grid RDP ε and pld upper ≤ PRV's eps_upper.")
     w()
     w("## Run")
     w()
@@ -701,7 +701,7 @@ def main():
         ("prv_accountant", read_version(os.path.join(args.prv, "setup.py"), "version")),
         ("peer revisions", args.revisions or "not given"),
         ("Python", f"{platform.python_version()}, NumPy {numpy.__version__}, SciPy {scipy.__version__}"),
-        ("settings", f"{len(NAMED)} named (issue 11 §1–§4) + {args.n} random (seed {args.seed})"),
+        ("settings", f"{len(NAMED)} named (n1–n8: σ = 0.3; small δ and a long run; a typical setting; two tiny-q corners) + {args.n} random (seed {args.seed})"),
         ("PRV parameters", f"delta_error = δ/1000, eps_error = {args.prv_eps_rel:g} × ε_ref raised to keep ≤ {args.prv_max_points:.3g} grid points"),
         ("dp_accounting fine grid", f"value_discretization_interval {args.fine_grid:g}, where δ < {args.fine_below:g}: a second upper "
          "bound to judge PRV by where its float64 round-off, which its error bound omits, is of the size of δ"),

@@ -10,8 +10,9 @@ q1_delta.csv  sigma,steps,eps,delta   exact delta(eps) of the same
 q1_closed.csv sigma,steps,delta,ma,rdp,zcdp
                                       the closed forms the ma, rdp and zcdp accountants
                                       evaluate at q = 1, minimised over the orders of
-                                      their default search: moments.DefaultOrders and
-                                      the lattice 2^(k/1024), 2^-10 <= l <= 2^20
+                                      their default search: moments.DefaultOrders,
+                                      moments.PeerOrders and the lattice 2^(k/1024),
+                                      2^-10 <= l <= 2^20; rdp with the KL shortcut
 q1_closed_delta.csv sigma,steps,eps,ma,rdp,zcdp
                                       the same for delta(eps)
 t1_delta.csv  sigma,q,eps,delta       exact delta(eps) of one Poisson-subsampled
@@ -38,13 +39,19 @@ Facts used (no code carried over):
   eps = min_a rdp(a) + log(1 - 1/a) - (log delta + log a)/(a - 1), clamped at 0.
 - zcdp: rho = T/(2 sigma^2); eps = rho + 2 sqrt(rho log(1/delta)) (Bun and
   Steinke 2016, Proposition 1.3).
-- The default ma and rdp minimise over DefaultOrders and the lattice l = 2^(k/1024),
+- The default ma and rdp minimise over DefaultOrders, PeerOrders (the moment orders
+  l = a - 1 of dp_accounting's and Opacus' default Renyi orders a: 0.1, 0.2, ..., 9.9,
+  10 ... 62, 127, 255, 511, 1023) and the lattice l = 2^(k/1024),
   k = -10240 .. 20480 (accounting/moments/continuous.go). Each closed form below is
   convex in l, hence unimodal over the lattice index: its lattice minimum is found by
   a ternary search on k, then checked against the neighbours k +- 3.
 - delta(eps) forms: ma min(1, min_l exp(T alpha(l) - l eps)); rdp
   min(1, min_a exp((a-1)(rdp(a) - eps + log(1 - 1/a)) - log a)) (the inverse of
   the conversion above); zcdp exp(-(eps - rho)^2/(4 rho)) for eps >= rho, else 1.
+- rdp's KL shortcut: the RDP at the smallest order l0 = 2^-10, D = T (l0+1)/(2 sigma^2),
+  bounds the KL divergence, so by the Bretagnolle-Huber inequality the composition is
+  (0, delta)-DP for delta >= sqrt(1 - e^-D): rdp's eps is 0 there, and its delta(eps)
+  at most that.
 All values are printed with 30 significant digits; the Go tests compare them
 with float64 results exactly (math/big).
 """
@@ -109,6 +116,15 @@ def search_min(f, orders):
     return min(min(f(l) for l in orders), lattice_min(f))
 
 
+def peer_orders():
+    return [mpf(x) / 10 for x in range(1, 100)] + [mpf(a - 1) for a in range(11, 64)] + [mpf(x) for x in (127, 255, 511, 1023)]
+
+
+def kl_delta(T, sigma):
+    d = T * (mpf(2) ** -10 + 1) / (2 * sigma ** 2)
+    return sqrt(-mp.expm1(-d))
+
+
 def default_orders():
     o = []
     l = mpf(1)
@@ -132,7 +148,7 @@ EPS_Q1 = ["0.01", "0.1", "1", "10", "100"]
 
 
 def q1():
-    orders = default_orders()
+    orders = default_orders() + peer_orders()
     with open(os.path.join(HERE, "q1_eps.csv"), "w", newline="") as fe, \
             open(os.path.join(HERE, "q1_delta.csv"), "w", newline="") as fd, \
             open(os.path.join(HERE, "q1_closed.csv"), "w", newline="") as fc, \
@@ -154,6 +170,8 @@ def q1():
                     ma = search_min(lambda l: (T * l * (l + 1) / (2 * sigma ** 2) - ld) / l, orders)
                     rdp = search_min(lambda l: T * (l + 1) / (2 * sigma ** 2) + log(1 - 1 / (l + 1)) - (ld + log(l + 1)) / l, orders)
                     rdp = max(rdp, mpf(0))
+                    if delta >= kl_delta(T, sigma):
+                        rdp = mpf(0)
                     rho = T / (2 * sigma ** 2)
                     zc = rho + 2 * sqrt(rho * -ld)
                     wc.writerow([s, T, d, fmt(ma), fmt(rdp), fmt(zc)])
@@ -161,7 +179,7 @@ def q1():
                     eps = mpf(x)
                     wd.writerow([s, T, x, fmt(gauss_delta(mu, eps))])
                     ma = min(mpf(1), exp(search_min(lambda l: T * l * (l + 1) / (2 * sigma ** 2) - l * eps, orders)))
-                    rdp = min(mpf(1), exp(search_min(lambda l: l * (T * (l + 1) / (2 * sigma ** 2) - eps + log(1 - 1 / (l + 1))) - log(l + 1), orders)))
+                    rdp = min(mpf(1), exp(search_min(lambda l: l * (T * (l + 1) / (2 * sigma ** 2) - eps + log(1 - 1 / (l + 1))) - log(l + 1), orders)), kl_delta(T, sigma))
                     rho = T / (2 * sigma ** 2)
                     zc = exp(-(eps - rho) ** 2 / (4 * rho)) if eps >= rho else mpf(1)
                     wcd.writerow([s, T, x, fmt(ma), fmt(rdp), fmt(zc)])

@@ -104,20 +104,44 @@ func fetchSet(ctx context.Context, spec *setSpec, dir string, opt FetchOptions) 
 	if opt.StallTimeout <= 0 {
 		opt.StallTimeout = time.Minute
 	}
-	_, statErr := os.Stat(dir)
-	created := errors.Is(statErr, os.ErrNotExist)
+	created := missingDirs(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		removeEmpty(created)
 		return fmt.Errorf("data: fetch: %w", err)
 	}
 	for _, f := range spec.files() {
 		if err := fetchFile(ctx, dir, f, &opt); err != nil {
-			if created {
-				os.Remove(dir) // only succeeds while empty: keeps any .part to resume
-			}
+			removeEmpty(created)
 			return err
 		}
 	}
 	return nil
+}
+
+// missingDirs returns dir and those of its parents that do not exist yet,
+// innermost first: what MkdirAll(dir) will create.
+func missingDirs(dir string) []string {
+	var out []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !errors.Is(err, os.ErrNotExist) {
+			return out
+		}
+		out = append(out, d)
+		if filepath.Dir(d) == d {
+			return out
+		}
+	}
+}
+
+// removeEmpty removes the directories a failed fetch created, innermost
+// first. os.Remove only removes an empty directory, so a directory holding
+// a .part to resume (or anything else) stays, and so do its parents.
+func removeEmpty(created []string) {
+	for _, d := range created {
+		if os.Remove(d) != nil {
+			return
+		}
+	}
 }
 
 // permanentError marks a failure that retrying the same mirror cannot fix.

@@ -491,3 +491,41 @@ func TestFetchOffline(t *testing.T) {
 		t.Errorf("directory %s left behind (stat: %v)", dir, err)
 	}
 }
+
+// TestFetchOfflineRemovesCreatedParents: a failed fetch into a directory
+// whose parents do not exist either (the default ~/.cache/dpcalc/mnist on a
+// fresh machine) removes every directory it created, and nothing that was
+// there before.
+func TestFetchOfflineRemovesCreatedParents(t *testing.T) {
+	fs := newFixtureSet(t)
+	client := &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			host, _, _ := net.SplitHostPort(addr)
+			return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+		},
+	}}
+	root := t.TempDir()
+	keep := filepath.Join(root, "home", "keep.txt")
+	if err := os.MkdirAll(filepath.Dir(keep), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keep, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "home", ".cache", "dpcalc", "mnist")
+	err := fetchSet(context.Background(), fs.spec, dir, FetchOptions{Mirrors: []string{"https://a.invalid/x"}, Client: client, Retries: -1})
+	if err == nil {
+		t.Fatal("fetch succeeded offline")
+	}
+	var left []string
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if p != root {
+			rel, _ := filepath.Rel(root, p)
+			left = append(left, rel)
+		}
+		return nil
+	})
+	if want := []string{"home", filepath.Join("home", "keep.txt")}; strings.Join(left, " ") != strings.Join(want, " ") {
+		t.Errorf("after the failed fetch %s holds %v, want %v", root, left, want)
+	}
+}

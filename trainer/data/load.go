@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -84,7 +85,8 @@ func Load(name, dir string) (train, test *Dataset, err error) {
 	return loadIdxSet(spec, dir)
 }
 
-// findFile returns the path of base (preferring base.gz) in dir.
+// findFile returns the path of base (preferring base.gz) in dir, or "" if
+// neither exists.
 func findFile(dir, base string) (string, error) {
 	for _, p := range []string{filepath.Join(dir, base+".gz"), filepath.Join(dir, base)} {
 		fi, err := os.Stat(p)
@@ -95,16 +97,67 @@ func findFile(dir, base string) (string, error) {
 			return "", fmt.Errorf("data: %w", err)
 		}
 	}
-	return "", fmt.Errorf("data: %s: neither %s.gz nor %s found (download it with `dpcalc data fetch NAME` or data.Fetch)", dir, base, base)
+	return "", nil
+}
+
+// Missing reports, without reading them, which files of the named idx data
+// set ("mnist" or "fashion-mnist") are absent from dir (dir "" means
+// [DefaultDir](name)): nil when all four are there (their content is
+// checked only by [Load]), else an error naming the directory, every missing
+// file and the command that downloads them. It takes four stat calls.
+// "digits" is embedded and never missing.
+func Missing(name, dir string) error {
+	if name == "digits" {
+		return nil
+	}
+	spec, ok := specFor(name)
+	if !ok {
+		return fmt.Errorf("data: unknown data set %q (want digits, mnist or fashion-mnist)", name)
+	}
+	if dir == "" {
+		dir = DefaultDir(name)
+	}
+	_, err := findFiles(spec, dir)
+	return err
+}
+
+// findFiles returns the paths of spec's four files in dir, or an error
+// naming every missing one and how to fetch them.
+func findFiles(spec *setSpec, dir string) ([]string, error) {
+	files := spec.files()
+	paths := make([]string, len(files))
+	var missing []string
+	for i, f := range files {
+		p, err := findFile(dir, f.Base)
+		if err != nil {
+			return nil, err
+		}
+		if p == "" {
+			missing = append(missing, f.Base+".gz")
+		}
+		paths[i] = p
+	}
+	if len(missing) == 0 {
+		return paths, nil
+	}
+	return nil, fmt.Errorf("data: %s is missing from %s: %s (or the same without .gz); download it with `%s`", spec.Name, dir, strings.Join(missing, ", "), FetchCommand(spec.Name, dir))
+}
+
+// FetchCommand returns the dpcalc command line that downloads the named
+// data set into dir: `dpcalc data fetch NAME`, with --dir DIR when dir is
+// not [DefaultDir](name).
+func FetchCommand(name, dir string) string {
+	if dir == "" || filepath.Clean(dir) == filepath.Clean(DefaultDir(name)) {
+		return "dpcalc data fetch " + name
+	}
+	return "dpcalc data fetch " + name + " --dir " + dir
 }
 
 func loadIdxSet(spec *setSpec, dir string) (train, test *Dataset, err error) {
 	files := spec.files()
-	paths := make([]string, len(files))
-	for i, f := range files {
-		if paths[i], err = findFile(dir, f.Base); err != nil {
-			return nil, nil, err
-		}
+	paths, err := findFiles(spec, dir)
+	if err != nil {
+		return nil, nil, err
 	}
 	// One goroutine per file; image files are converted to float32 as they
 	// are decompressed.

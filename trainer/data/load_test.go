@@ -127,7 +127,7 @@ func TestLoadDirErrors(t *testing.T) {
 		want       string
 	}{
 		{"raw uncompressed copy is accepted", "t10k-labels-idx1-ubyte", idxBytes(idxLabels, 10000, 0, 0, realLabels), ""},
-		{"missing file", "t10k-labels-idx1-ubyte", nil, "neither t10k-labels-idx1-ubyte.gz nor t10k-labels-idx1-ubyte found"},
+		{"missing file", "t10k-labels-idx1-ubyte", nil, "is missing from " /* the rest: TestMissingNamesFetch */},
 		{"changed label", "t10k-labels-idx1-ubyte", idxBytes(idxLabels, 10000, 0, 0, relabelled), "t10k-labels-idx1-ubyte: sha-256 of decompressed content is"},
 		{"wrong count", "train-labels-idx1-ubyte", idxBytes(idxLabels, 10000, 0, 0, realLabels), "train-labels-idx1-ubyte: header says 10000 items, want 60000"},
 		{"labels as images", "t10k-images-idx3-ubyte", idxBytes(idxLabels, 10000, 0, 0, realLabels), "t10k-images-idx3-ubyte: idx magic 0x00000801, want 0x00000803"},
@@ -147,6 +147,37 @@ func TestLoadDirErrors(t *testing.T) {
 				t.Error("data returned alongside an error")
 			}
 		})
+	}
+}
+
+// TestMissingNamesFetch: a missing data set's error names every absent file
+// and the exact command that fetches it (`dpcalc data fetch mnist`, with
+// --dir for a directory other than the default), both from Load and from
+// the stat-only Missing.
+func TestMissingNamesFetch(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv(DataDirEnv, root)
+	other := t.TempDir()
+	all := "train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz, t10k-labels-idx1-ubyte.gz"
+	for _, tc := range []struct{ dir, want string }{
+		{"", "data: mnist is missing from " + filepath.Join(root, "mnist") + ": " + all + " (or the same without .gz); download it with `dpcalc data fetch mnist`"},
+		{other, "data: mnist is missing from " + other + ": " + all + " (or the same without .gz); download it with `dpcalc data fetch mnist --dir " + other + "`"},
+	} {
+		train, _, err := Load("mnist", tc.dir)
+		if err == nil || err.Error() != tc.want || train != nil {
+			t.Errorf("Load(mnist, %q): %v\nwant %s", tc.dir, err, tc.want)
+		}
+		if err := Missing("mnist", tc.dir); err == nil || err.Error() != tc.want {
+			t.Errorf("Missing(mnist, %q): %v\nwant %s", tc.dir, err, tc.want)
+		}
+	}
+	// One file present: only the other three are named.
+	writeFile(t, other, "t10k-labels-idx1-ubyte", []byte("x"))
+	if err := Missing("mnist", other); err == nil || strings.Contains(err.Error(), "t10k-labels") || !strings.Contains(err.Error(), "t10k-images-idx3-ubyte.gz") {
+		t.Errorf("Missing with one file present: %v", err)
+	}
+	if err := Missing("digits", ""); err != nil {
+		t.Errorf("Missing(digits) = %v, want nil (embedded)", err)
 	}
 }
 

@@ -499,6 +499,50 @@ return {command: el.dataset.command, series: s};`, id)
 	}
 }
 
+// checkPending checks the page's pending-work indicator (#pending) once
+// the curves are drawn: while they were computed it was visible and named
+// each curve still pending (the page's log of what it showed,
+// window.dpcalcPending, since the indicator may come and go between two
+// polls), it named the table while that was computed, and now it is empty
+// and hidden.
+func (h *harness) checkPending(label string) {
+	t := h.t
+	t.Helper()
+	var log []struct {
+		Keys    []string
+		Text    string
+		Visible bool
+	}
+	h.d.exec(&log, `return window.dpcalcPending;`)
+	sawCurves, sawTable := false, false
+	for _, e := range log {
+		if e.Visible && slices.Contains(e.Keys, "curve-epochs") && slices.Contains(e.Keys, "curve-sigma") &&
+			strings.Contains(e.Text, "the curve ε against epochs") && strings.Contains(e.Text, "the curve σ against target ε") {
+			sawCurves = true
+		}
+		if e.Visible && slices.Contains(e.Keys, "table") && strings.Contains(e.Text, "the table") {
+			sawTable = true
+		}
+	}
+	if !sawCurves || !sawTable {
+		t.Errorf("%s: #pending never showed both curves (%v) or the table (%v) as pending while visible; log %+v", label, sawCurves, sawTable, log)
+	}
+	var now struct {
+		Text    string
+		Visible bool
+		Busy    string
+	}
+	h.d.exec(&now, `const el = document.getElementById("pending");
+return {text: el.textContent, visible: el.getClientRects().length > 0, busy: el.getAttribute("aria-busy")};`)
+	if now.Text != "" || now.Visible || now.Busy != "false" {
+		t.Errorf("%s: #pending after the curves were drawn: %+v, want empty, hidden and not busy", label, now)
+	}
+	if len(log) == 0 || len(log[len(log)-1].Keys) != 0 {
+		t.Errorf("%s: the last pending state is not empty: %+v", label, log)
+	}
+	h.d.exec(nil, `window.dpcalcPending.length = 0; return 0;`)
+}
+
 func TestPage(t *testing.T) {
 	h := setup(t)
 	d := h.d
@@ -515,6 +559,7 @@ func TestPage(t *testing.T) {
 	t.Logf("time to first result: %.0f ms after navigation start (wasm fetch+compile %.0f ms); test's wall clock %.0f ms",
 		stats.FirstResult, stats.CompileMs, float64(time.Since(navStart).Milliseconds()))
 	h.checkCurves("first visit")
+	h.checkPending("first visit")
 
 	// The page's command lists are internal/query's.
 	var flags map[string][]string
@@ -551,6 +596,7 @@ func TestPage(t *testing.T) {
 	d.fill("delta", "1e-5")
 	h.check("sigma")
 	h.checkCurves("sigma")
+	h.checkPending("sigma")
 
 	d.choose("cmd", "epochs")
 	d.fill("sigma", "1.1")
@@ -681,6 +727,43 @@ func median(xs []float64) float64 {
 
 // measure times the same ε queries in the page's worker (wasm), in
 // internal/query natively and as a dpcalc process, in this one run.
+// checkDocSize compares the size docs/web.md gives for main.wasm (raw and
+// gzip -9, in bytes and as the MB figures elsewhere on the page) with the
+// size built: within 5%, so that the page is updated as the code grows.
+func checkDocSize(t *testing.T, raw, gz int) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "web.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	m := regexp.MustCompile("`main.wasm`, as `scripts/build-web.sh` builds it from this tree, is ([0-9,]+) bytes raw and ([0-9,]+)\\s+bytes with `gzip -9`").FindStringSubmatch(doc)
+	if m == nil {
+		t.Fatal("docs/web.md does not state main.wasm's size in the sentence this test reads")
+	}
+	num := func(s string) float64 {
+		v, err := strconv.ParseFloat(strings.ReplaceAll(s, ",", ""), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, c := range []struct {
+		what      string
+		doc, real float64
+	}{{"raw", num(m[1]), float64(raw)}, {"gzip -9", num(m[2]), float64(gz)}} {
+		if math.Abs(c.real/c.doc-1) > 0.05 {
+			t.Errorf("docs/web.md says main.wasm is %.0f bytes %s, the build has %.0f (%+.1f%%): update the page", c.doc, c.what, c.real, 100*(c.real/c.doc-1))
+		}
+	}
+	mb := map[string]bool{fmt.Sprintf("%.1f MB", num(m[1])/1e6): true, fmt.Sprintf("%.1f MB", num(m[2])/1e6): true}
+	for _, f := range regexp.MustCompile(`[0-9]+(\.[0-9]+)? MB`).FindAllString(doc, -1) {
+		if !mb[f] {
+			t.Errorf("docs/web.md says %q; the sizes it states round to %v", f, mb)
+		}
+	}
+}
+
 func (h *harness) measure() {
 	t := h.t
 	wasm, err := os.ReadFile(filepath.Join(h.site, "main.wasm"))
@@ -692,6 +775,7 @@ func (h *harness) measure() {
 	zw.Write(wasm)
 	zw.Close()
 	t.Logf("main.wasm: %d bytes raw, %d bytes gzip -9", len(wasm), gz.Len())
+	checkDocSize(t, len(wasm), gz.Len())
 
 	const n = 15
 	for _, qs := range []string{

@@ -107,8 +107,9 @@ class Runner {
     this.worker.postMessage({ type: "init", module: wasmModule });
   }
   // send asks for qss (an array of query strings); cb(results, ms) runs
-  // only if no newer send happened meanwhile.
-  send(qss, cb) {
+  // only if no newer send happened meanwhile, and so does part(i, result)
+  // as each query finishes, before cb.
+  send(qss, cb, part) {
     const gen = ++this.gen;
     const now = performance.now();
     if (this.busySince && now - this.busySince > RESTART_MS) {
@@ -118,7 +119,7 @@ class Runner {
       this.start();
     }
     this.callbacks.clear(); // older requests' results will be dropped
-    this.callbacks.set(gen, { cb, sent: now });
+    this.callbacks.set(gen, { cb, part, sent: now });
     this.busySince = now;
     this.lastSent = gen;
     this.worker.postMessage({ type: "query", gen, qs: qss });
@@ -139,6 +140,11 @@ class Runner {
       showStatus("could not start the WebAssembly engine: " + m.error);
       return;
     }
+    if (m.type === "partial") {
+      const c = this.callbacks.get(m.gen);
+      if (c && c.part) c.part(m.index, m.result);
+      return;
+    }
     if (m.type !== "result") return;
     const c = this.callbacks.get(m.gen);
     if (m.gen === this.lastSent) this.busySince = 0; // the worker is idle
@@ -152,6 +158,37 @@ let main, curves;
 
 function showStatus(s) {
   $("status").textContent = s;
+}
+
+// ---- pending work ----
+
+// pendingParts maps each part of the page still being computed ("table",
+// "curve-epochs", "curve-sigma") to what #pending says about it; the curves
+// take seconds to tens of seconds after the table, and the page says so.
+const pendingParts = new Map();
+// pendingLog records what #pending showed, in order (the browser test
+// reads it; the last 100 entries).
+const pendingLog = [];
+window.dpcalcPending = pendingLog;
+
+function setPending(key, label) {
+  if (label) pendingParts.set(key, label);
+  else pendingParts.delete(key);
+  const el = $("pending");
+  const parts = [...pendingParts.values()];
+  el.textContent = parts.length ? "computing: " + parts.join("; ") + "…" : "";
+  el.classList.toggle("hidden", parts.length === 0);
+  el.setAttribute("aria-busy", parts.length ? "true" : "false");
+  pendingLog.push({ keys: [...pendingParts.keys()], text: el.textContent, visible: el.getClientRects().length > 0 });
+  if (pendingLog.length > 100) pendingLog.shift();
+}
+
+// showPlotPending puts a placeholder saying what is being computed into a
+// plot's box until its curve arrives.
+function showPlotPending(el, what, cmd) {
+  el.dataset.state = "computing";
+  delete el.dataset.command;
+  el.innerHTML = `<p class="pending">computing ${esc(what)}…</p><div class="cmd">$ ${esc(cmd)}</div>`;
 }
 
 // ---- formatting ----
@@ -237,7 +274,11 @@ function update() {
   $("cmdline").textContent = commandLine(s);
   if (!main) return;
   showStatus("computing…");
-  main.send([qs], (results, ms) => render(s, results[0], ms));
+  setPending("table", "the table");
+  main.send([qs], (results, ms) => {
+    setPending("table", null);
+    render(s, results[0], ms);
+  });
 }
 
 function render(s, res, ms) {
@@ -284,8 +325,12 @@ function render(s, res, ms) {
 
 function clearPlots() {
   if (curves) curves.cancel(); // a curve still being computed must not appear later
-  $("plot-epochs").innerHTML = "";
-  $("plot-sigma").innerHTML = "";
+  setPending("curve-epochs", null);
+  setPending("curve-sigma", null);
+  for (const id of ["plot-epochs", "plot-sigma"]) {
+    $(id).innerHTML = "";
+    delete $(id).dataset.state;
+  }
 }
 
 // round3 spells x with three significant digits (curve ranges need no more).
@@ -332,11 +377,26 @@ function requestCurves(s, res, rows) {
       steps: String(ok.steps), ...common, points: "16",
     });
   }
-  $("plot-epochs").dataset.state = "computing";
-  curves.send(curveStates.map(queryString), (results) => {
-    drawCurve($("plot-epochs"), results[0], commandLine(ce), { x: ok.epochs, y: ok.epsilon });
-    if (results[1]) drawCurve($("plot-sigma"), results[1], commandLine(curveStates[1]), { x: target, y: ok.sigma });
-    else $("plot-sigma").innerHTML = "";
+  const what = ["the curve ε against epochs", "the curve σ against target ε"];
+  showPlotPending($("plot-epochs"), what[0], commandLine(ce));
+  setPending("curve-epochs", what[0]);
+  if (curveStates[1]) {
+    showPlotPending($("plot-sigma"), what[1], commandLine(curveStates[1]));
+    setPending("curve-sigma", what[1]);
+  } else {
+    $("plot-sigma").innerHTML = "";
+    delete $("plot-sigma").dataset.state;
+    setPending("curve-sigma", null);
+  }
+  // Each curve is drawn as soon as it is computed.
+  curves.send(curveStates.map(queryString), () => {}, (i, res) => {
+    if (i === 0) {
+      drawCurve($("plot-epochs"), res, commandLine(ce), { x: ok.epochs, y: ok.epsilon });
+      setPending("curve-epochs", null);
+    } else {
+      drawCurve($("plot-sigma"), res, commandLine(curveStates[1]), { x: target, y: ok.sigma });
+      setPending("curve-sigma", null);
+    }
   });
 }
 

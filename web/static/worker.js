@@ -3,6 +3,8 @@
 // Messages in:  {type: "init", module: WebAssembly.Module}
 //               {type: "query", gen: n, qs: ["cmd=eps&sigma=4&…", …]}
 // Messages out: {type: "ready", version} | {type: "failed", error}
+//               {type: "partial", gen: n, index: i, result: Result} as each
+//               query of a batch finishes (the page shows it at once)
 //               {type: "result", gen: n, results: [Result, …]}
 //
 // A computation cannot be interrupted from inside (the Go code runs to the
@@ -31,7 +33,9 @@ async function drain() {
   const results = [];
   for (const qs of m.qs) {
     if (pending !== null) break; // superseded between two queries of a batch
-    results.push(await one(qs));
+    const r = await one(qs);
+    postMessage({ type: "partial", gen: m.gen, index: results.length, result: r });
+    results.push(r);
   }
   busy = false;
   if (results.length === m.qs.length) postMessage({ type: "result", gen: m.gen, results });
