@@ -425,3 +425,51 @@ func TestTrainResumesLegacyFiles(t *testing.T) {
 		t.Errorf("resume of a copy of the old files: exit %d, stderr %q; want 2, continued as run %s", code, stderr, led.RunID)
 	}
 }
+
+// TestTrainOtherRunsLedgerLocked: while a run holds --checkpoint FILE (its
+// path locks taken as the CLI takes them, before its first ledger write),
+// another run whose --log-json or --checkpoint is FILE.ledger, and a run on
+// FILE while another run logs to FILE.ledger, exit 2 (another run) and
+// write nothing there. The path lock was FILE.lock alone: each of these
+// ran, and the log written every epoch replaced the other run's ledger
+// (both exit 0; the ledger's resume then failed on `unknown field "epoch"`).
+func TestTrainOtherRunsLedgerLocked(t *testing.T) {
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "a.ckpt")
+	l, err := trainer.LockOutput(ck, ck+".ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"log onto the ledger", booksRun(filepath.Join(dir, "b.ckpt"), "1", "--log-json", ck+".ledger")},
+		{"checkpoint onto the ledger", booksRun(ck+".ledger", "1")},
+	} {
+		_, stderr, code := runCLI(tc.args...)
+		if code != 2 || !strings.Contains(stderr, "another run") {
+			t.Errorf("%s of a running run: exit %d, stderr %q; want 2, another run", tc.name, code, stderr)
+		}
+		if fileExists(ck + ".ledger") {
+			t.Fatalf("%s: the running run's ledger path was written", tc.name)
+		}
+	}
+	l.Unlock()
+	// The other way round: a run logging to a.ckpt.ledger holds it.
+	l, err = trainer.LockOutput(ck + ".ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	if _, stderr, code := runCLI(booksRun(ck, "1")...); code != 2 || !strings.Contains(stderr, "another run") {
+		t.Errorf("a run on a.ckpt while another logs to a.ckpt.ledger: exit %d, stderr %q; want 2, another run", code, stderr)
+	}
+	if fileExists(ck) || fileExists(ck+".ledger") {
+		t.Error("the refused run wrote its checkpoint or ledger")
+	}
+	// A run's own log may not be its ledger's lock either.
+	if _, stderr, code := runCLI(booksRun(filepath.Join(dir, "c.ckpt"), "1", "--log-json", filepath.Join(dir, "c.ckpt.ledger.lock"))...); code != 2 || !strings.Contains(stderr, "--log-json") {
+		t.Errorf("log onto the run's ledger lock: exit %d, stderr %q; want 2 naming --log-json", code, stderr)
+	}
+}
