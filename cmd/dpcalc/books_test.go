@@ -473,3 +473,24 @@ func TestTrainOtherRunsLedgerLocked(t *testing.T) {
 		t.Errorf("log onto the run's ledger lock: exit %d, stderr %q; want 2 naming --log-json", code, stderr)
 	}
 }
+
+// TestTrainInterruptDuringCalibration: SIGINT while σ is calibrated for
+// --eps (before any step) exits 130, writes no file and says so, as for an
+// interrupt in the budget check. The CLI said only "interrupted:
+// calibrating σ for ε = 1: accounting: stopped: context canceled".
+func TestTrainInterruptDuringCalibration(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	ck := filepath.Join(t.TempDir(), "run.ckpt")
+	args := []string{"train", "--dataset", "digits", "--eps", "1", "--epochs", "2", "--hidden", "8", "--lot", "50", "--seed", "1", "--quiet", "--checkpoint", ck}
+	var o, e bytes.Buffer
+	if code := runContext(cancelled, args, &o, &e); code != 130 {
+		t.Fatalf("interrupted calibration: exit %d: %s", code, e.String())
+	}
+	if fileExists(ck) || fileExists(ck+".ledger") {
+		t.Errorf("an interrupt in calibration left files (checkpoint %v, ledger %v)", fileExists(ck), fileExists(ck+".ledger"))
+	}
+	if s := e.String(); strings.Contains(s, "--resume") || !strings.Contains(s, "no checkpoint or ledger was written") {
+		t.Errorf("stderr %q; want no --resume and 'no checkpoint or ledger was written'", s)
+	}
+}
