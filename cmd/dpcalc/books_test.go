@@ -494,3 +494,38 @@ func TestTrainInterruptDuringCalibration(t *testing.T) {
 		t.Errorf("stderr %q; want no --resume and 'no checkpoint or ledger was written'", s)
 	}
 }
+
+// TestTrainRelativeRunDirRefused: a relative DPCALC_RUN_DIR names another
+// run registry in every working directory, so a copy of a run resumed from
+// another directory was neither locked against the run nor checked against
+// its record: with DPCALC_RUN_DIR=runs, a copy taken at 29 entries and
+// resumed from its own directory after the run reached 87 continued (both
+// ledgers at 87 entries, 145 steps spent). It is refused before anything
+// is written, naming the variable. A relative home directory (no
+// XDG_CACHE_HOME) is not used for the registry either: the temporary
+// directory's is.
+func TestTrainRelativeRunDirRefused(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("DPCALC_RUN_DIR", "runs")
+	_, stderr, code := runCLI(booksRun("run.ckpt", "1")...)
+	if code != 2 || !strings.Contains(stderr, "DPCALC_RUN_DIR") {
+		t.Errorf("relative DPCALC_RUN_DIR: exit %d, stderr %q; want 2 naming DPCALC_RUN_DIR", code, stderr)
+	}
+	if fileExists("run.ckpt.ledger") || fileExists("runs") {
+		t.Error("the refused run wrote files")
+	}
+	tmp := filepath.Join(dir, "tmp")
+	os.Mkdir(tmp, 0o700)
+	t.Setenv("DPCALC_RUN_DIR", "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("HOME", "home")
+	t.Setenv("TMPDIR", tmp)
+	mustRun(t, booksRun("run2.ckpt", "1")...)
+	if fileExists("home") {
+		t.Error("the run registry went under the relative home directory")
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 1 || !strings.HasPrefix(ents[0].Name(), "dpcalc-runs-") {
+		t.Errorf("temporary directory holds %v; want the run registry dpcalc-runs-<uid>", ents)
+	}
+}
