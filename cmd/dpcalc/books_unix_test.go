@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,5 +45,39 @@ func TestTrainRegistryOthersCanWriteRefused(t *testing.T) {
 	}
 	if fileExists(ck) || fileExists(ck+".ledger") || fileExists(ck2+".ledger") {
 		t.Error("a refused run wrote its checkpoint or ledger")
+	}
+}
+
+// TestTrainRegistryUnwritableBeforeFirstStep: a resume whose run registry
+// holds the run's lock file but takes no new file (a read-only directory)
+// is refused before its first step, naming the registry. The CLI locked
+// it, spent an epoch (ledger 29 → 58 entries), failed writing the
+// registry's record with exit 1 and advised --resume, which spent another
+// epoch the same way each time.
+func TestTrainRegistryUnwritableBeforeFirstStep(t *testing.T) {
+	dir := t.TempDir()
+	reg := filepath.Join(dir, "runs")
+	t.Setenv("DPCALC_RUN_DIR", reg)
+	ck := filepath.Join(dir, "run.ckpt")
+	mustRun(t, booksRun(ck, "1")...)
+	if os.Geteuid() == 0 {
+		// Root writes any directory whatever its mode; an immutable one
+		// takes no new file.
+		if out, err := exec.Command("chattr", "+i", reg).CombinedOutput(); err != nil {
+			t.Fatalf("chattr +i (root needs an immutable directory for this test): %v: %s", err, out)
+		}
+		t.Cleanup(func() { exec.Command("chattr", "-i", reg).Run() })
+	} else {
+		if err := os.Chmod(reg, 0o500); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Chmod(reg, 0o700) })
+	}
+	_, stderr, code := runCLI(resumeArgs(ck, "3")...)
+	if code != 2 || !strings.Contains(stderr, "run registry") {
+		t.Errorf("resume with an unwritable run registry: exit %d, stderr %q; want 2 naming the run registry", code, stderr)
+	}
+	if n := ledgerEntries(t, ck+".ledger"); n != 29 {
+		t.Errorf("ledger after the refused resume: %d entries, want 29 (nothing spent)", n)
 	}
 }
