@@ -19,15 +19,34 @@ var ErrLocked = errors.New("trainer: locked by another run")
 type OutputLock struct {
 	f    *os.File
 	path string
+	more []*OutputLock // the locks of LockOutput's other paths
 }
 
-// LockOutput takes the lock of a run's output files paths[0], paths[1], …
-// (a checkpoint and its write-ahead ledger, or a log): the lock file is
-// paths[0] + ".lock". It fails with an error matching [ErrLocked] if another
-// run (another process, or another LockOutput in this one) holds it. Once
-// the lock is held, temporary files that killed writers left next to paths
-// (".<base>.tmp-<digits>", see internal/atomicfile) are removed: no writer
-// of them can still be running.
+// Unlock releases the lock (on unix the lock files stay; see [LockOutput]).
+func (l *OutputLock) Unlock() error {
+	if l == nil {
+		return nil
+	}
+	err := l.unlock()
+	for _, m := range l.more {
+		if e := m.unlock(); err == nil {
+			err = e
+		}
+	}
+	l.more = nil
+	return err
+}
+
+// LockOutput takes the locks of a run's output files paths[0], paths[1], …
+// (a checkpoint and its write-ahead ledger, or a log): one lock file per
+// path, path + ".lock". It fails with an error matching [ErrLocked] if
+// another run (another process, or another LockOutput in this one) holds
+// one of them, and then holds none. Every path is locked, not only the
+// first: a run whose log or checkpoint is another run's FILE.ledger used to
+// take FILE.ledger.lock, which nobody held, and write over that ledger every
+// epoch. Once the locks are held, temporary files that killed writers left
+// next to paths (".<base>.tmp-<digits>", see internal/atomicfile) are
+// removed: no writer of them can still be running.
 //
 // Two resumes of one checkpoint running at once would both start from its
 // ledger and each spend the remaining steps, while each reports only its
@@ -46,6 +65,14 @@ func LockOutput(paths ...string) (*OutputLock, error) {
 	l, err := lockFile(paths[0] + ".lock")
 	if err != nil {
 		return nil, err
+	}
+	for _, p := range paths[1:] {
+		m, err := lockFile(p + ".lock")
+		if err != nil {
+			l.Unlock()
+			return nil, err
+		}
+		l.more = append(l.more, m)
 	}
 	for _, p := range paths {
 		if err := removeStaleTemps(p); err != nil {

@@ -31,8 +31,8 @@ func lockFile(path string) (*OutputLock, error) {
 	return &OutputLock{f: f, path: path}, nil
 }
 
-// Unlock releases the lock (the lock file stays; see [LockOutput]).
-func (l *OutputLock) Unlock() error {
+// unlock releases this lock file's lock (the file stays; see [LockOutput]).
+func (l *OutputLock) unlock() error {
 	if l == nil || l.f == nil {
 		return nil
 	}

@@ -54,7 +54,7 @@ type TrainCmd struct {
 	Seed            *uint64   `name:"seed" placeholder:"N" help:"Make the run reproducible. The noise is then predictable: not for production."`
 	Quiet           bool      `name:"quiet" help:"No progress output on stderr."`
 	LogJSON         string    `name:"log-json" placeholder:"FILE" help:"Write one JSON line per epoch to FILE (appended to on --resume)."`
-	Checkpoint      string    `name:"checkpoint" placeholder:"FILE" help:"Save model, optimiser and ledger to FILE atomically; the write-ahead ledger goes to FILE.ledger, the lock to FILE.lock. A new run refuses a FILE whose ledger exists."`
+	Checkpoint      string    `name:"checkpoint" placeholder:"FILE" help:"Save model, optimiser and ledger to FILE atomically; the write-ahead ledger goes to FILE.ledger, the locks to FILE.lock and FILE.ledger.lock. A new run refuses a FILE whose ledger exists."`
 	CheckpointEvery int       `name:"checkpoint-every" placeholder:"EPOCHS" default:"1" help:"Epochs between checkpoints."`
 	Resume          bool      `name:"resume" help:"Continue the run saved in --checkpoint; its ledger keeps every step already spent. With FILE.ledger but no FILE, a fresh model continues the ledger."`
 
