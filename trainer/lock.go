@@ -117,14 +117,22 @@ const RunDirEnv = "DPCALC_RUN_DIR"
 
 // RunDir returns the directory of the run registry ([LockRun]):
 // $DPCALC_RUN_DIR if set, else dpcalc/runs in the user's cache directory
-// ($XDG_CACHE_HOME or ~/.cache on Linux), else (no home directory)
-// dpcalc-runs-<uid> in the temporary directory.
+// ($XDG_CACHE_HOME or ~/.cache on Linux), else (no home directory, or a
+// relative one) dpcalc-runs-<uid> in the temporary directory.
+//
+// The registry must be one directory wherever dpcalc runs: a relative
+// $DPCALC_RUN_DIR is an error, since from another working directory it
+// names another registry, where a copy of a run is neither locked against
+// the run nor checked against its record.
 func RunDir() (string, error) {
 	if d := os.Getenv(RunDirEnv); d != "" {
+		if !filepath.IsAbs(d) {
+			return "", fmt.Errorf("trainer: $%s=%q is a relative path: the run registry must be the same directory whatever the working directory; give an absolute path", RunDirEnv, d)
+		}
 		return d, nil
 	}
 	c, err := os.UserCacheDir()
-	if err != nil {
+	if err != nil || !filepath.IsAbs(c) {
 		return filepath.Join(os.TempDir(), fmt.Sprintf("dpcalc-runs-%d", os.Getuid())), nil
 	}
 	return filepath.Join(c, "dpcalc", "runs"), nil
