@@ -159,7 +159,9 @@ type RunMark struct {
 }
 
 // LockRun takes the lock of the run key in the registry directory dir
-// (created, mode 0700, if missing): the file dir/key.lock, held as
+// (created, mode 0700, if missing; on unix it must be the caller's and
+// not writable by group or others, and it must take a new file, checked
+// with a probe): the file dir/key.lock, held as
 // [LockOutput] holds its lock. A run id names its run wherever its files
 // are, so copies, hard links, symlinks and renames of one run's checkpoint
 // and ledger all lock the same file, where path locks (FILE.lock) lock one
@@ -177,11 +179,27 @@ func LockRun(dir, key string) (*RunLock, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("trainer: run registry: %w", err)
 	}
+	if err := checkPrivateDir(dir); err != nil {
+		return nil, fmt.Errorf("trainer: run registry %s: %w: another user could delete its records of your runs (or hold their locks); use a directory of your own (chmod 700), or set $%s", dir, err, RunDirEnv)
+	}
 	l, err := lockFile(filepath.Join(dir, key+".lock"))
 	if err != nil {
 		return nil, err
 	}
-	return &RunLock{l: l, mark: filepath.Join(dir, key+".json"), Key: key}, nil
+	mark := filepath.Join(dir, key+".json")
+	// The record is written after each ledger write, once privacy is
+	// spent: a directory that takes no new file (read-only, full) is
+	// refused now, not after the first epoch.
+	probe, err := atomicfile.Create(mark, 0o600)
+	if err != nil {
+		l.Unlock()
+		return nil, fmt.Errorf("trainer: run registry %s cannot record the run: %w", dir, err)
+	}
+	if err := probe.Abort(); err != nil {
+		l.Unlock()
+		return nil, fmt.Errorf("trainer: run registry %s: %w", dir, err)
+	}
+	return &RunLock{l: l, mark: mark, Key: key}, nil
 }
 
 // Mark returns the mark recorded for the key, and false if there is none.

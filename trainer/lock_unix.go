@@ -40,3 +40,22 @@ func (l *OutputLock) unlock() error {
 	l.f = nil
 	return err
 }
+
+// checkPrivateDir reports whether dir belongs to the effective user and
+// no one else can write it.
+func checkPrivateDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return errors.New("not a directory")
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("owned by uid %d, not by uid %d", st.Uid, os.Geteuid())
+	}
+	if m := fi.Mode().Perm(); m&0o022 != 0 {
+		return fmt.Errorf("other users can write it (mode %#o)", m)
+	}
+	return nil
+}
