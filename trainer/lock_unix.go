@@ -11,7 +11,12 @@ import (
 )
 
 func lockFile(path string) (*OutputLock, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	// O_NOFOLLOW: the pid is written into the lock file, never through a
+	// link into whatever file it names.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EMLINK) { // EMLINK: FreeBSD
+		return nil, fmt.Errorf("trainer: lock %s is a symbolic link; a lock file is never written through a link: remove the link", path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("trainer: lock: %w", err)
 	}
