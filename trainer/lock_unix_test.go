@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -42,5 +43,43 @@ func TestLockNeverWritesThroughLink(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(target); string(b) != "precious data\n" {
 		t.Errorf("the link's target now holds %q", b)
+	}
+}
+
+// TestRunMarkNotRegularRefused: a run registry record RUN_ID.json that is
+// not a regular file (here a FIFO) is refused as corrupt without reading
+// it. It was read: with no writer, the resume hung before its first step,
+// and SIGINT and SIGTERM did not stop it (only kill -9); with a writer, it
+// took whatever the writer wrote as the run's record.
+func TestRunMarkNotRegularRefused(t *testing.T) {
+	reg := filepath.Join(t.TempDir(), "runs")
+	id := strings.Repeat("cd", 16)
+	l, err := LockRun(reg, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	fifo := filepath.Join(reg, id+".json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A writer, so that the old reader returned instead of hanging.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			f.WriteString(`{"run_id":"` + id + `","ledger_len":0,"ledger":"/x"}`)
+			f.Close()
+		}
+	}()
+	defer func() {
+		// Let the writer finish whether or not Mark opened the FIFO.
+		if r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			<-done
+			r.Close()
+		}
+	}()
+	if _, ok, err := l.Mark(); err == nil || ok || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("Mark of a FIFO: ok %v, err %v; want an error saying it is not a regular file", ok, err)
 	}
 }
