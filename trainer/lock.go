@@ -204,6 +204,11 @@ func LockRun(dir, key string) (*RunLock, error) {
 
 // Mark returns the mark recorded for the key, and false if there is none.
 func (r *RunLock) Mark() (RunMark, bool, error) {
+	// Not read unless it is a regular file: a FIFO blocked the read, and
+	// the run with it, beyond the reach of SIGINT.
+	if fi, err := os.Lstat(r.mark); err == nil && !fi.Mode().IsRegular() {
+		return RunMark{}, false, fmt.Errorf("trainer: run registry file %s is corrupt (not a regular file); delete it to forget what it recorded", r.mark)
+	}
 	b, err := os.ReadFile(r.mark)
 	if errors.Is(err, os.ErrNotExist) {
 		return RunMark{}, false, nil
