@@ -19,15 +19,34 @@ var ErrLocked = errors.New("trainer: locked by another run")
 type OutputLock struct {
 	f    *os.File
 	path string
+	more []*OutputLock // the locks of LockOutput's other paths
 }
 
-// LockOutput takes the lock of a run's output files paths[0], paths[1], …
-// (a checkpoint and its write-ahead ledger, or a log): the lock file is
-// paths[0] + ".lock". It fails with an error matching [ErrLocked] if another
-// run (another process, or another LockOutput in this one) holds it. Once
-// the lock is held, temporary files that killed writers left next to paths
-// (".<base>.tmp-<digits>", see internal/atomicfile) are removed: no writer
-// of them can still be running.
+// Unlock releases the lock (on unix the lock files stay; see [LockOutput]).
+func (l *OutputLock) Unlock() error {
+	if l == nil {
+		return nil
+	}
+	err := l.unlock()
+	for _, m := range l.more {
+		if e := m.unlock(); err == nil {
+			err = e
+		}
+	}
+	l.more = nil
+	return err
+}
+
+// LockOutput takes the locks of a run's output files paths[0], paths[1], …
+// (a checkpoint and its write-ahead ledger, or a log): one lock file per
+// path, path + ".lock". It fails with an error matching [ErrLocked] if
+// another run (another process, or another LockOutput in this one) holds
+// one of them, and then holds none. Every path is locked, not only the
+// first: a run whose log or checkpoint is another run's FILE.ledger used to
+// take FILE.ledger.lock, which nobody held, and write over that ledger every
+// epoch. Once the locks are held, temporary files that killed writers left
+// next to paths (".<base>.tmp-<digits>", see internal/atomicfile) are
+// removed: no writer of them can still be running.
 //
 // Two resumes of one checkpoint running at once would both start from its
 // ledger and each spend the remaining steps, while each reports only its
@@ -46,6 +65,14 @@ func LockOutput(paths ...string) (*OutputLock, error) {
 	l, err := lockFile(paths[0] + ".lock")
 	if err != nil {
 		return nil, err
+	}
+	for _, p := range paths[1:] {
+		m, err := lockFile(p + ".lock")
+		if err != nil {
+			l.Unlock()
+			return nil, err
+		}
+		l.more = append(l.more, m)
 	}
 	for _, p := range paths {
 		if err := removeStaleTemps(p); err != nil {
@@ -90,14 +117,22 @@ const RunDirEnv = "DPCALC_RUN_DIR"
 
 // RunDir returns the directory of the run registry ([LockRun]):
 // $DPCALC_RUN_DIR if set, else dpcalc/runs in the user's cache directory
-// ($XDG_CACHE_HOME or ~/.cache on Linux), else (no home directory)
-// dpcalc-runs-<uid> in the temporary directory.
+// ($XDG_CACHE_HOME or ~/.cache on Linux), else (no home directory, or a
+// relative one) dpcalc-runs-<uid> in the temporary directory.
+//
+// The registry must be one directory wherever dpcalc runs: a relative
+// $DPCALC_RUN_DIR is an error, since from another working directory it
+// names another registry, where a copy of a run is neither locked against
+// the run nor checked against its record.
 func RunDir() (string, error) {
 	if d := os.Getenv(RunDirEnv); d != "" {
+		if !filepath.IsAbs(d) {
+			return "", fmt.Errorf("trainer: $%s=%q is a relative path: the run registry must be the same directory whatever the working directory; give an absolute path", RunDirEnv, d)
+		}
 		return d, nil
 	}
 	c, err := os.UserCacheDir()
-	if err != nil {
+	if err != nil || !filepath.IsAbs(c) {
 		return filepath.Join(os.TempDir(), fmt.Sprintf("dpcalc-runs-%d", os.Getuid())), nil
 	}
 	return filepath.Join(c, "dpcalc", "runs"), nil
@@ -124,7 +159,9 @@ type RunMark struct {
 }
 
 // LockRun takes the lock of the run key in the registry directory dir
-// (created, mode 0700, if missing): the file dir/key.lock, held as
+// (created, mode 0700, if missing; on unix it must be the caller's and
+// not writable by group or others, and it must take a new file, checked
+// with a probe): the file dir/key.lock, held as
 // [LockOutput] holds its lock. A run id names its run wherever its files
 // are, so copies, hard links, symlinks and renames of one run's checkpoint
 // and ledger all lock the same file, where path locks (FILE.lock) lock one
@@ -142,15 +179,36 @@ func LockRun(dir, key string) (*RunLock, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("trainer: run registry: %w", err)
 	}
+	if err := checkPrivateDir(dir); err != nil {
+		return nil, fmt.Errorf("trainer: run registry %s: %w: another user could delete its records of your runs (or hold their locks); use a directory of your own (chmod 700), or set $%s", dir, err, RunDirEnv)
+	}
 	l, err := lockFile(filepath.Join(dir, key+".lock"))
 	if err != nil {
 		return nil, err
 	}
-	return &RunLock{l: l, mark: filepath.Join(dir, key+".json"), Key: key}, nil
+	mark := filepath.Join(dir, key+".json")
+	// The record is written after each ledger write, once privacy is
+	// spent: a directory that takes no new file (read-only, full) is
+	// refused now, not after the first epoch.
+	probe, err := atomicfile.Create(mark, 0o600)
+	if err != nil {
+		l.Unlock()
+		return nil, fmt.Errorf("trainer: run registry %s cannot record the run: %w", dir, err)
+	}
+	if err := probe.Abort(); err != nil {
+		l.Unlock()
+		return nil, fmt.Errorf("trainer: run registry %s: %w", dir, err)
+	}
+	return &RunLock{l: l, mark: mark, Key: key}, nil
 }
 
 // Mark returns the mark recorded for the key, and false if there is none.
 func (r *RunLock) Mark() (RunMark, bool, error) {
+	// Not read unless it is a regular file: a FIFO blocked the read, and
+	// the run with it, beyond the reach of SIGINT.
+	if fi, err := os.Lstat(r.mark); err == nil && !fi.Mode().IsRegular() {
+		return RunMark{}, false, fmt.Errorf("trainer: run registry file %s is corrupt (not a regular file); delete it to forget what it recorded", r.mark)
+	}
 	b, err := os.ReadFile(r.mark)
 	if errors.Is(err, os.ErrNotExist) {
 		return RunMark{}, false, nil

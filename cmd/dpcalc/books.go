@@ -33,7 +33,8 @@ func (c *TrainCmd) runFiles() []runFile {
 		fs = append(fs,
 			runFile{"the checkpoint", "checkpoint", c.Checkpoint},
 			runFile{"the write-ahead ledger", "checkpoint", ledgerPath(c.Checkpoint)},
-			runFile{"the checkpoint's lock", "checkpoint", c.Checkpoint + ".lock"})
+			runFile{"the checkpoint's lock", "checkpoint", c.Checkpoint + ".lock"},
+			runFile{"the ledger's lock", "checkpoint", ledgerPath(c.Checkpoint) + ".lock"})
 	}
 	if c.LogJSON != "" {
 		fs = append(fs,

@@ -425,3 +425,107 @@ func TestTrainResumesLegacyFiles(t *testing.T) {
 		t.Errorf("resume of a copy of the old files: exit %d, stderr %q; want 2, continued as run %s", code, stderr, led.RunID)
 	}
 }
+
+// TestTrainOtherRunsLedgerLocked: while a run holds --checkpoint FILE (its
+// path locks taken as the CLI takes them, before its first ledger write),
+// another run whose --log-json or --checkpoint is FILE.ledger, and a run on
+// FILE while another run logs to FILE.ledger, exit 2 (another run) and
+// write nothing there. The path lock was FILE.lock alone: each of these
+// ran, and the log written every epoch replaced the other run's ledger
+// (both exit 0; the ledger's resume then failed on `unknown field "epoch"`).
+func TestTrainOtherRunsLedgerLocked(t *testing.T) {
+	dir := t.TempDir()
+	ck := filepath.Join(dir, "a.ckpt")
+	l, err := trainer.LockOutput(ck, ck+".ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"log onto the ledger", booksRun(filepath.Join(dir, "b.ckpt"), "1", "--log-json", ck+".ledger")},
+		{"checkpoint onto the ledger", booksRun(ck+".ledger", "1")},
+	} {
+		_, stderr, code := runCLI(tc.args...)
+		if code != 2 || !strings.Contains(stderr, "another run") {
+			t.Errorf("%s of a running run: exit %d, stderr %q; want 2, another run", tc.name, code, stderr)
+		}
+		if fileExists(ck + ".ledger") {
+			t.Fatalf("%s: the running run's ledger path was written", tc.name)
+		}
+	}
+	l.Unlock()
+	// The other way round: a run logging to a.ckpt.ledger holds it.
+	l, err = trainer.LockOutput(ck + ".ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	if _, stderr, code := runCLI(booksRun(ck, "1")...); code != 2 || !strings.Contains(stderr, "another run") {
+		t.Errorf("a run on a.ckpt while another logs to a.ckpt.ledger: exit %d, stderr %q; want 2, another run", code, stderr)
+	}
+	if fileExists(ck) || fileExists(ck+".ledger") {
+		t.Error("the refused run wrote its checkpoint or ledger")
+	}
+	// A run's own log may not be its ledger's lock either.
+	if _, stderr, code := runCLI(booksRun(filepath.Join(dir, "c.ckpt"), "1", "--log-json", filepath.Join(dir, "c.ckpt.ledger.lock"))...); code != 2 || !strings.Contains(stderr, "--log-json") {
+		t.Errorf("log onto the run's ledger lock: exit %d, stderr %q; want 2 naming --log-json", code, stderr)
+	}
+}
+
+// TestTrainInterruptDuringCalibration: SIGINT while σ is calibrated for
+// --eps (before any step) exits 130, writes no file and says so, as for an
+// interrupt in the budget check. The CLI said only "interrupted:
+// calibrating σ for ε = 1: accounting: stopped: context canceled".
+func TestTrainInterruptDuringCalibration(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	ck := filepath.Join(t.TempDir(), "run.ckpt")
+	args := []string{"train", "--dataset", "digits", "--eps", "1", "--epochs", "2", "--hidden", "8", "--lot", "50", "--seed", "1", "--quiet", "--checkpoint", ck}
+	var o, e bytes.Buffer
+	if code := runContext(cancelled, args, &o, &e); code != 130 {
+		t.Fatalf("interrupted calibration: exit %d: %s", code, e.String())
+	}
+	if fileExists(ck) || fileExists(ck+".ledger") {
+		t.Errorf("an interrupt in calibration left files (checkpoint %v, ledger %v)", fileExists(ck), fileExists(ck+".ledger"))
+	}
+	if s := e.String(); strings.Contains(s, "--resume") || !strings.Contains(s, "no checkpoint or ledger was written") {
+		t.Errorf("stderr %q; want no --resume and 'no checkpoint or ledger was written'", s)
+	}
+}
+
+// TestTrainRelativeRunDirRefused: a relative DPCALC_RUN_DIR names another
+// run registry in every working directory, so a copy of a run resumed from
+// another directory was neither locked against the run nor checked against
+// its record: with DPCALC_RUN_DIR=runs, a copy taken at 29 entries and
+// resumed from its own directory after the run reached 87 continued (both
+// ledgers at 87 entries, 145 steps spent). It is refused before anything
+// is written, naming the variable. A relative home directory (no
+// XDG_CACHE_HOME) is not used for the registry either: the temporary
+// directory's is.
+func TestTrainRelativeRunDirRefused(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("DPCALC_RUN_DIR", "runs")
+	_, stderr, code := runCLI(booksRun("run.ckpt", "1")...)
+	if code != 2 || !strings.Contains(stderr, "DPCALC_RUN_DIR") {
+		t.Errorf("relative DPCALC_RUN_DIR: exit %d, stderr %q; want 2 naming DPCALC_RUN_DIR", code, stderr)
+	}
+	if fileExists("run.ckpt.ledger") || fileExists("runs") {
+		t.Error("the refused run wrote files")
+	}
+	tmp := filepath.Join(dir, "tmp")
+	os.Mkdir(tmp, 0o700)
+	t.Setenv("DPCALC_RUN_DIR", "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("HOME", "home")
+	t.Setenv("TMPDIR", tmp)
+	mustRun(t, booksRun("run2.ckpt", "1")...)
+	if fileExists("home") {
+		t.Error("the run registry went under the relative home directory")
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 1 || !strings.HasPrefix(ents[0].Name(), "dpcalc-runs-") {
+		t.Errorf("temporary directory holds %v; want the run registry dpcalc-runs-<uid>", ents)
+	}
+}

@@ -54,7 +54,7 @@ type TrainCmd struct {
 	Seed            *uint64   `name:"seed" placeholder:"N" help:"Make the run reproducible. The noise is then predictable: not for production."`
 	Quiet           bool      `name:"quiet" help:"No progress output on stderr."`
 	LogJSON         string    `name:"log-json" placeholder:"FILE" help:"Write one JSON line per epoch to FILE (appended to on --resume)."`
-	Checkpoint      string    `name:"checkpoint" placeholder:"FILE" help:"Save model, optimiser and ledger to FILE atomically; the write-ahead ledger goes to FILE.ledger, the lock to FILE.lock. A new run refuses a FILE whose ledger exists."`
+	Checkpoint      string    `name:"checkpoint" placeholder:"FILE" help:"Save model, optimiser and ledger to FILE atomically; the write-ahead ledger goes to FILE.ledger, the locks to FILE.lock and FILE.ledger.lock. A new run refuses a FILE whose ledger exists."`
 	CheckpointEvery int       `name:"checkpoint-every" placeholder:"EPOCHS" default:"1" help:"Epochs between checkpoints."`
 	Resume          bool      `name:"resume" help:"Continue the run saved in --checkpoint; its ledger keeps every step already spent. With FILE.ledger but no FILE, a fresh model continues the ledger."`
 
@@ -395,6 +395,9 @@ func (c *TrainCmd) Run(e *env) error {
 			},
 			*c.Eps, c.delta(), calibrate.Options{})
 		if err != nil {
+			if e.ctx.Err() != nil {
+				return c.interruptedBeforeStart(fmt.Sprintf("stopped while calibrating σ for ε = %g", *c.Eps), err)
+			}
 			return fmt.Errorf("calibrating σ for ε = %g: %w", *c.Eps, err)
 		}
 		cfg.NoiseMultiplier = res.X
@@ -576,6 +579,20 @@ func (c *TrainCmd) interrupted(tr *trainer.Trainer, n int, cause error) error {
 	}
 	h, _ := led.Head()
 	return fmt.Errorf("%s; checkpoint saved to %s with its ledger %s (%d entries, head %s): continue with --resume: %w", msg, c.Checkpoint, lp, led.Len(), shortHead(h), cause)
+}
+
+// interruptedBeforeStart handles a run stopped by SIGINT or SIGTERM before
+// its trainer was built (during σ calibration): this session spent nothing
+// and wrote no file, and the message says so, as [TrainCmd.interrupted]
+// does.
+func (c *TrainCmd) interruptedBeforeStart(msg string, cause error) error {
+	switch {
+	case c.Checkpoint == "":
+		return fmt.Errorf("%s: %w", msg, cause)
+	case !exists(c.Checkpoint) && !exists(ledgerPath(c.Checkpoint)):
+		return fmt.Errorf("%s, before any privacy was spent: no checkpoint or ledger was written (start the run again): %w", msg, cause)
+	}
+	return fmt.Errorf("%s, before this session spent any privacy: its files are as they were%s: %w", msg, c.advice(), cause)
 }
 
 // failed adds to a run's error what its files allow: the advice matches
