@@ -298,7 +298,7 @@ func paramErr(flag string, err error) error {
 		if flag == "" {
 			flag = pe.Name
 		}
-		return bad(flag, "invalid --%s: %g, want %s", flag, pe.Value, pe.Want)
+		return bad(flag, "invalid --%s: %s, want %s", flag, pe.ValueText(), pe.Want)
 	}
 	return err
 }
@@ -562,6 +562,9 @@ func (v vals) steps() (int, error) {
 // ParseCount parses a whole number written as 1000000 or 1e6 (the CLI's
 // --steps).
 func ParseCount(s string) (int, error) {
+	if !plainNumber(s) {
+		return 0, fmt.Errorf("value %q, want a whole number such as 20000 or 2e4", s)
+	}
 	if n, err := strconv.ParseInt(s, 10, 0); err == nil {
 		return int(n), nil
 	}
@@ -589,7 +592,7 @@ func (v vals) accountants() Accountants {
 // Check validates --pld-grid.
 func (a Accountants) Check() error {
 	if a.PLDGrid != 0 && (!(a.PLDGrid > 0) || a.PLDGrid > 1 || math.IsInf(a.PLDGrid, 0)) {
-		return bad("pld-grid", "invalid --pld-grid: %g, want in (0, 1]", a.PLDGrid)
+		return bad("pld-grid", "invalid --pld-grid: %s, want in (0, 1]", accounting.FormatValue(a.PLDGrid))
 	}
 	return nil
 }
@@ -671,7 +674,7 @@ func runSigma(ctx context.Context, v vals, res *Result) error {
 		return err
 	}
 	if !(tol > 0 && tol < 0.1) {
-		return bad("tol", "invalid --tol: %g, want in (0, 0.1)", tol)
+		return bad("tol", "invalid --tol: %s, want in (0, 0.1)", accounting.FormatValue(tol))
 	}
 	if err := a.Check(); err != nil {
 		return err
