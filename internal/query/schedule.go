@@ -33,6 +33,13 @@ type Phase struct {
 	Unknown string
 }
 
+// The largest --schedule ParseSchedule reads: a plan with a phase per
+// epoch of a long training fits many times over.
+const (
+	MaxScheduleBytes  = 64 << 10
+	MaxSchedulePhases = 1000
+)
+
 var phaseKeys = []string{"sigma", "q", "batch", "n", "steps", "epochs"}
 
 // ParseSchedule parses a --schedule value: phases separated by ";", each a
@@ -46,7 +53,13 @@ func ParseSchedule(s string) ([]Phase, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, fmt.Errorf("--schedule is empty: give phases such as \"sigma=1,q=0.01,steps=5000; sigma=2,q=0.02,steps=3000\"")
 	}
+	if len(s) > MaxScheduleBytes {
+		return nil, fmt.Errorf("--schedule is %d bytes; it takes at most %d (64 KiB)", len(s), MaxScheduleBytes)
+	}
 	parts := strings.Split(s, ";")
+	if n := len(parts); n > MaxSchedulePhases+1 || n == MaxSchedulePhases+1 && strings.TrimSpace(parts[n-1]) != "" {
+		return nil, fmt.Errorf("--schedule has %d phases; it takes at most %d", n, MaxSchedulePhases)
+	}
 	var out []Phase
 	for i, part := range parts {
 		at := fmt.Sprintf("--schedule phase %d", i+1)

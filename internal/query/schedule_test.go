@@ -63,6 +63,9 @@ func TestParseSchedule(t *testing.T) {
 		{in: "sigma=1,batch=0,n=10,steps=5", err: `--schedule phase 1: batch: invalid value "0", want a whole number >= 1`},
 		{in: "sigma=1,batch=2,n=0,steps=5", err: `--schedule phase 1: n: invalid value "0", want a whole number >= 1`},
 		{in: "sigma=1,q=0.1,epochs=5,epochs=6", err: "--schedule phase 1: epochs given twice"},
+		// Bounded input.
+		{in: strings.Repeat("sigma=1,q=0.1,steps=5;", 1001), err: "--schedule has 1002 phases; it takes at most 1000"},
+		{in: "sigma=1,q=0.1,steps=5" + strings.Repeat(" ", 64<<10), err: "--schedule is 65557 bytes; it takes at most 65536 (64 KiB)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
