@@ -25,6 +25,11 @@ func TestBadInput(t *testing.T) {
 		{"negative sigma", []string{"eps", "--sigma", "-1", "--q", "0.01", "--epochs", "3"}, "invalid --sigma: -1, want finite and > 0"},
 		{"zero sigma", []string{"eps", "--sigma=0", "--q", "0.01", "--epochs", "3"}, "invalid --sigma: 0"},
 		{"nan sigma", []string{"eps", "--sigma", "NaN", "--q", "0.01", "--epochs", "3"}, "invalid --sigma: not a number, want finite and > 0"},
+		// strconv.ParseFloat (kong's float decoder) read "1_0" as 10 and
+		// "0x1p-3" as 0.125.
+		{"underscore sigma", []string{"eps", "--sigma", "1_0", "--q", "0.01", "--epochs", "3"}, `--sigma: expected a plain decimal number such as 0.5 or 2e-3 but got "1_0" (no underscores or hex)`},
+		{"hex q", []string{"eps", "--sigma", "1", "--q", "0x1p-3", "--epochs", "3"}, `--q: expected a plain decimal number such as 0.5 or 2e-3 but got "0x1p-3"`},
+		{"underscore lambdas", []string{"moments", "--sigma", "1", "--q", "0.5", "--lambdas", "2,1_0"}, `--lambdas: expected a plain decimal number such as 0.5 or 2e-3 but got "1_0"`},
 		{"inf sigma", []string{"delta", "--sigma", "Inf", "--eps", "1", "--q", "0.01", "--epochs", "3"}, "invalid --sigma: infinite, want finite and > 0"},
 		{"q zero", []string{"eps", "--sigma", "1", "--q", "0", "--epochs", "3"}, "invalid --q: 0, want in (0, 1]"},
 		{"q above one", []string{"sigma", "--eps", "1", "--q", "1.5", "--epochs", "3"}, "invalid --q: 1.5"},

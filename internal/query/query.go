@@ -371,9 +371,9 @@ func decode(r Request) (vals, error) {
 			if raw == "" {
 				continue
 			}
-			x, err := strconv.ParseFloat(raw, 64)
+			x, err := ParseFloat(raw)
 			if err != nil {
-				return v, bad(s.name, "--%s: expected a float but got %q (string)", s.name, raw)
+				return v, bad(s.name, "--%s: %v", s.name, err)
 			}
 			v.f[s.name] = x
 		case kInt:
@@ -557,6 +557,22 @@ func (v vals) steps() (int, error) {
 		return t, paramErr("", err)
 	}
 	return 0, bad("epochs", "missing --epochs or --steps: give the training length")
+}
+
+// ParseFloat parses a float flag as the CLI does: a plain decimal number
+// (0.5, 2e-3, 1e400 is out of range), or inf or nan in any spelling
+// strconv reads, which the flag's own check then names. Underscores and
+// hex floats, which strconv.ParseFloat also reads ("1_0" as 10, "0x1p-3"
+// as 0.125), are refused.
+func ParseFloat(s string) (float64, error) {
+	x, err := strconv.ParseFloat(s, 64)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("expected a float but got %q (string)", s)
+	case !plainNumber(s) && accounting.Finite(x):
+		return 0, fmt.Errorf("expected a plain decimal number such as 0.5 or 2e-3 but got %q (no underscores or hex)", s)
+	}
+	return x, nil
 }
 
 // ParseCount parses a whole number written as 1000000 or 1e6 (the CLI's
