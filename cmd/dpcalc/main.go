@@ -153,7 +153,6 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (c
 		kong.Help(helpPrinter),
 		kong.WithHyphenPrefixedParameters(true), // --sigma -1 reaches our validator
 		kong.KindMapper(reflect.Float64, kong.MapperFunc(plainFloat)),
-
 	)
 	if err != nil {
 		return fail(1, err)
