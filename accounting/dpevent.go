@@ -3,10 +3,7 @@ package accounting
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"math"
 	"strconv"
 	"strings"
 )
@@ -126,7 +123,7 @@ func writeEvent(b *bytes.Buffer, e Event, path string) error {
 		switch v := f.value.(type) {
 		case float64:
 			if !finite(v) {
-				return &ParamError{Name: f.name, Value: v, Path: path, Want: "a finite number (JSON has no NaN or Inf)"}
+				return &ParamError{Name: f.name, Value: v, Path: path, Want: "a finite number (JSON has no infinities)"}
 			}
 			b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
 		case int:
@@ -182,71 +179,295 @@ func (e *dpEventError) Unwrap() error { return e.Err }
 // error naming the JSON path and class. Integers above [MaxCount]
 // are refused; ranges (σ ≥ 0, q ∈ [0, 1], counts ≥ 1, ...) are checked by
 // [Normalize], which callers run under their neighbouring relation.
+//
+// Input is bounded before it is parsed ([MaxEventJSONBytes] in all, JSON
+// strings of at most [MaxEventJSONString] bytes, number literals of at most
+// [MaxEventJSONNumber] characters, objects and arrays nested at most
+// [MaxEventJSONDepth] deep): a file past a limit is refused at the first
+// byte that breaks it, naming the limit, without being decoded.
 func UnmarshalEvent(data []byte) (Event, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
-		return nil, jsonErr("$", "", err, len(data))
+	if err := scanEventLimits(data); err != nil {
+		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, &dpEventError{Path: "$", Msg: fmt.Sprintf("data after the event at byte %d", dec.InputOffset())}
+	ps := &jsonParser{data: data}
+	root, err := ps.value()
+	if err != nil {
+		return nil, err
 	}
-	return decodeEvent(raw, "$", 0)
+	if ps.skipSpace(); ps.pos < len(data) {
+		return nil, &dpEventError{Path: "$", Msg: fmt.Sprintf("data after the event at byte %d", ps.pos)}
+	}
+	return decodeEvent(root, "$", 0)
 }
 
-func jsonErr(path, class string, err error, n int) error {
-	var se *json.SyntaxError
-	switch {
-	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return &dpEventError{Path: path, Class: class, Msg: fmt.Sprintf("truncated (JSON ends after %d bytes)", n), Err: err}
-	case errors.As(err, &se):
-		return &dpEventError{Path: path, Class: class, Msg: fmt.Sprintf("not valid JSON at byte %d: %v", se.Offset, err), Err: err}
+// jsonValue is one JSON value of an event file, parsed once: kind is '{',
+// '[', '"' (text is the string), '0' (text is the number's literal), 't',
+// 'f' or 'n'. An object keeps its members in order, duplicates included.
+type jsonValue struct {
+	kind byte
+	text string
+	keys []string
+	vals []*jsonValue
+}
+
+// jsonParser parses JSON in one pass (UnmarshalEvent's earlier decoder
+// re-decoded every level of nesting: 36 s for 60 MB of NoOp events, 4.5
+// min nested 63 deep). scanEventLimits has bounded the nesting.
+type jsonParser struct {
+	data []byte
+	pos  int
+}
+
+func (p *jsonParser) skipSpace() {
+	for p.pos < len(p.data) {
+		switch p.data[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
 	}
-	return &dpEventError{Path: path, Class: class, Msg: err.Error(), Err: err}
+}
+
+func (p *jsonParser) fail(what string) error {
+	if p.pos >= len(p.data) {
+		return &dpEventError{Path: "$", Msg: fmt.Sprintf("truncated (JSON ends after %d bytes)", len(p.data))}
+	}
+	return &dpEventError{Path: "$", Msg: fmt.Sprintf("not valid JSON at byte %d: %s, found %q", p.pos, what, p.data[p.pos])}
+}
+
+func (p *jsonParser) value() (*jsonValue, error) {
+	p.skipSpace()
+	if p.pos >= len(p.data) {
+		return nil, p.fail("want a value")
+	}
+	switch c := p.data[p.pos]; {
+	case c == '{':
+		p.pos++
+		v := &jsonValue{kind: '{'}
+		p.skipSpace()
+		if p.pos < len(p.data) && p.data[p.pos] == '}' {
+			p.pos++
+			return v, nil
+		}
+		for {
+			p.skipSpace()
+			if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+				return nil, p.fail("want a member name")
+			}
+			k, err := p.str()
+			if err != nil {
+				return nil, err
+			}
+			if p.skipSpace(); p.pos >= len(p.data) || p.data[p.pos] != ':' {
+				return nil, p.fail("want ':'")
+			}
+			p.pos++
+			x, err := p.value()
+			if err != nil {
+				return nil, err
+			}
+			v.keys, v.vals = append(v.keys, k), append(v.vals, x)
+			if p.skipSpace(); p.pos < len(p.data) && p.data[p.pos] == ',' {
+				p.pos++
+				continue
+			}
+			if p.pos < len(p.data) && p.data[p.pos] == '}' {
+				p.pos++
+				return v, nil
+			}
+			return nil, p.fail("want ',' or '}'")
+		}
+	case c == '[':
+		p.pos++
+		v := &jsonValue{kind: '['}
+		p.skipSpace()
+		if p.pos < len(p.data) && p.data[p.pos] == ']' {
+			p.pos++
+			return v, nil
+		}
+		for {
+			x, err := p.value()
+			if err != nil {
+				return nil, err
+			}
+			v.vals = append(v.vals, x)
+			if p.skipSpace(); p.pos < len(p.data) && p.data[p.pos] == ',' {
+				p.pos++
+				continue
+			}
+			if p.pos < len(p.data) && p.data[p.pos] == ']' {
+				p.pos++
+				return v, nil
+			}
+			return nil, p.fail("want ',' or ']'")
+		}
+	case c == '"':
+		t, err := p.str()
+		return &jsonValue{kind: '"', text: t}, err
+	case c == '-' || c >= '0' && c <= '9':
+		return p.number()
+	}
+	for _, lit := range []string{"true", "false", "null"} {
+		if bytes.HasPrefix(p.data[p.pos:], []byte(lit)) {
+			p.pos += len(lit)
+			return &jsonValue{kind: lit[0]}, nil
+		}
+	}
+	return nil, p.fail("want a value")
+}
+
+// str reads a string at p.pos (an opening quote).
+func (p *jsonParser) str() (string, error) {
+	start := p.pos
+	p.pos++
+	esc := false
+	for p.pos < len(p.data) {
+		c := p.data[p.pos]
+		switch {
+		case c < 0x20:
+			return "", p.fail("control character in a string")
+		case c == '\\':
+			esc = true
+			p.pos += 2
+			continue
+		case c == '"':
+			p.pos++
+			if !esc {
+				return string(p.data[start+1 : p.pos-1]), nil
+			}
+			var out string
+			if err := json.Unmarshal(p.data[start:p.pos], &out); err != nil {
+				p.pos = start
+				return "", p.fail("invalid escape in a string")
+			}
+			return out, nil
+		}
+		p.pos++
+	}
+	p.pos = len(p.data)
+	return "", p.fail("unterminated string")
+}
+
+// number reads a number literal (JSON's grammar) at p.pos.
+func (p *jsonParser) number() (*jsonValue, error) {
+	start := p.pos
+	digits := func() int {
+		n := 0
+		for p.pos < len(p.data) && p.data[p.pos] >= '0' && p.data[p.pos] <= '9' {
+			p.pos++
+			n++
+		}
+		return n
+	}
+	if p.data[p.pos] == '-' {
+		p.pos++
+	}
+	if p.pos < len(p.data) && p.data[p.pos] == '0' {
+		p.pos++
+	} else if digits() == 0 {
+		return nil, p.fail("want a digit")
+	}
+	if p.pos < len(p.data) && p.data[p.pos] == '.' {
+		p.pos++
+		if digits() == 0 {
+			return nil, p.fail("want a digit after '.'")
+		}
+	}
+	if p.pos < len(p.data) && (p.data[p.pos] == 'e' || p.data[p.pos] == 'E') {
+		p.pos++
+		if p.pos < len(p.data) && (p.data[p.pos] == '+' || p.data[p.pos] == '-') {
+			p.pos++
+		}
+		if digits() == 0 {
+			return nil, p.fail("want a digit in the exponent")
+		}
+	}
+	return &jsonValue{kind: '0', text: string(p.data[start:p.pos])}, nil
 }
 
 const maxEventDepth = 64
 
-// object reads a JSON object's members in order, refusing duplicates.
-func object(raw json.RawMessage, path string) ([]string, map[string]json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	t, err := dec.Token()
-	if err != nil {
-		return nil, nil, jsonErr(path, "", err, len(raw))
+// Limits of the JSON form that UnmarshalEvent reads. A DpEvent of a
+// training is a few kilobytes (a ComposedDpEvent of 10,000 phases is about
+// 2 MB); its strings are class and module names and its numbers float64
+// or integer literals.
+const (
+	// MaxEventJSONBytes is the largest event JSON read: 64 MiB.
+	MaxEventJSONBytes = 64 << 20
+	// MaxEventJSONString is the longest JSON string, in bytes as written.
+	MaxEventJSONString = 1024
+	// MaxEventJSONNumber is the longest number literal, in characters.
+	MaxEventJSONNumber = 64
+	// MaxEventJSONDepth is the deepest nesting of objects and arrays: an
+	// event nested maxEventDepth deep in ComposedDpEvent lists.
+	MaxEventJSONDepth = 2*maxEventDepth + 2
+)
+
+// scanEventLimits checks data against the limits of UnmarshalEvent in one
+// pass, before any decoding (whose cost grows with the nesting depth times
+// the size).
+func scanEventLimits(data []byte) error {
+	if len(data) > MaxEventJSONBytes {
+		return &dpEventError{Path: "$", Msg: fmt.Sprintf("%d bytes, more than the %d (64 MiB) an event may have", len(data), MaxEventJSONBytes)}
 	}
-	if d, ok := t.(json.Delim); !ok || d != '{' {
-		return nil, nil, &dpEventError{Path: path, Msg: fmt.Sprintf("want an event object with class_name, got %s", kindOf(raw))}
+	depth, start, num := 0, 0, 0
+	inStr, esc := false, false
+	for i, c := range data {
+		if inStr {
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+			if i-start > MaxEventJSONString {
+				return &dpEventError{Path: "$", Msg: fmt.Sprintf("string at byte %d longer than %d bytes (the longest an event needs)", start, MaxEventJSONString)}
+			}
+			continue
+		}
+		switch {
+		case c == '"':
+			inStr, start, num = true, i, 0
+		case c == '{' || c == '[':
+			if depth++; depth > MaxEventJSONDepth {
+				return &dpEventError{Path: "$", Msg: fmt.Sprintf("nested deeper than %d objects and arrays at byte %d", MaxEventJSONDepth, i)}
+			}
+			num = 0
+		case c == '}' || c == ']':
+			depth--
+			num = 0
+		case c >= '0' && c <= '9' || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E':
+			if num++; num > MaxEventJSONNumber {
+				return &dpEventError{Path: "$", Msg: fmt.Sprintf("number at byte %d longer than %d characters", i-num+1, MaxEventJSONNumber)}
+			}
+		default:
+			num = 0
+		}
 	}
-	var keys []string
-	m := map[string]json.RawMessage{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, nil, jsonErr(path, "", err, len(raw))
-		}
-		k := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, nil, jsonErr(path+"."+k, "", err, len(raw))
-		}
+	return nil
+}
+
+// object returns a JSON object's members in order, refusing duplicates.
+func object(v *jsonValue, path string) ([]string, map[string]*jsonValue, error) {
+	if v.kind != '{' {
+		return nil, nil, &dpEventError{Path: path, Msg: fmt.Sprintf("want an event object with class_name, got %s", kindOf(v))}
+	}
+	m := make(map[string]*jsonValue, len(v.keys))
+	for i, k := range v.keys {
 		if _, dup := m[k]; dup {
 			return nil, nil, &dpEventError{Path: path, Msg: fmt.Sprintf("field %q given twice", k)}
 		}
-		keys = append(keys, k)
-		m[k] = v
+		m[k] = v.vals[i]
 	}
-	return keys, m, nil
+	return v.keys, m, nil
 }
 
-// kindOf names the JSON type of raw for messages.
-func kindOf(raw json.RawMessage) string {
-	s := bytes.TrimSpace(raw)
-	if len(s) == 0 {
-		return "nothing"
-	}
-	switch s[0] {
+// kindOf names the JSON type of v for messages.
+func kindOf(v *jsonValue) string {
+	switch v.kind {
 	case '{':
 		return "an object"
 	case '[':
@@ -261,7 +482,7 @@ func kindOf(raw json.RawMessage) string {
 	return "a number"
 }
 
-func decodeEvent(raw json.RawMessage, path string, depth int) (Event, error) {
+func decodeEvent(raw *jsonValue, path string, depth int) (Event, error) {
 	if depth > maxEventDepth {
 		return nil, &dpEventError{Path: path, Msg: fmt.Sprintf("events nested deeper than %d", maxEventDepth)}
 	}
@@ -340,21 +561,22 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func str(m map[string]json.RawMessage, key, path string, out *string) error {
-	raw, ok := m[key]
+func str(m map[string]*jsonValue, key, path string, out *string) error {
+	v, ok := m[key]
 	if !ok {
 		return nil
 	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return &dpEventError{Path: path + "." + key, Msg: fmt.Sprintf("want a string, got %s", kindOf(raw))}
+	if v.kind != '"' {
+		return &dpEventError{Path: path + "." + key, Msg: fmt.Sprintf("want a string, got %s", kindOf(v))}
 	}
+	*out = v.text
 	return nil
 }
 
 // fieldDecoder decodes the fields of one event object, keeping the first
 // error.
 type fieldDecoder struct {
-	m           map[string]json.RawMessage
+	m           map[string]*jsonValue
 	path, class string
 	depth       int
 	err         error
@@ -366,7 +588,7 @@ func (d *fieldDecoder) fail(field, format string, args ...any) {
 	}
 }
 
-func (d *fieldDecoder) get(field string) (json.RawMessage, bool) {
+func (d *fieldDecoder) get(field string) (*jsonValue, bool) {
 	raw, ok := d.m[field]
 	if !ok {
 		if d.err == nil {
@@ -377,24 +599,15 @@ func (d *fieldDecoder) get(field string) (json.RawMessage, bool) {
 }
 
 func (d *fieldDecoder) number(field string) (json.Number, bool) {
-	raw, ok := d.get(field)
+	v, ok := d.get(field)
 	if !ok {
 		return "", false
 	}
-	var n json.Number
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		d.fail(field, "%v", err)
+	if v.kind != '0' {
+		d.fail(field, "want a number, got %s", kindOf(v))
 		return "", false
 	}
-	n, isNum := v.(json.Number)
-	if !isNum {
-		d.fail(field, "want a number, got %s", kindOf(raw))
-		return "", false
-	}
-	return n, true
+	return json.Number(v.text), true
 }
 
 func (d *fieldDecoder) float(field string) float64 {
@@ -415,16 +628,63 @@ func (d *fieldDecoder) int(field string) int {
 	if !ok {
 		return 0
 	}
-	x, err := strconv.ParseFloat(string(n), 64)
-	if err != nil || x != math.Trunc(x) {
+	x, whole, big := exactInt(string(n))
+	switch {
+	case big:
+		d.fail(field, "%s is too large: want at most %d (2^53)", n, MaxCount)
+		return 0
+	case !whole:
 		d.fail(field, "%s is not an integer", n)
 		return 0
 	}
-	if math.Abs(x) > MaxCount {
-		d.fail(field, "%s is too large (at most %d)", n, MaxCount)
-		return 0
-	}
 	return int(x)
+}
+
+// exactInt reads a JSON number literal as an exact integer, without
+// rounding through float64 (9007199254740993 is not a float64): x and
+// whole = true for a whole number of magnitude at most MaxCount (1e3 and
+// 5000.0 are whole), big = true for a whole number of larger magnitude,
+// whole = false for a fractional one.
+func exactInt(lit string) (x int64, whole, big bool) {
+	neg := strings.HasPrefix(lit, "-")
+	mant, expPart, hasExp := strings.Cut(strings.TrimPrefix(lit, "-"), "e")
+	if !hasExp {
+		mant, expPart, hasExp = strings.Cut(mant, "E")
+	}
+	ip, fp, _ := strings.Cut(mant, ".")
+	exp := 0
+	if hasExp {
+		e, err := strconv.Atoi(strings.TrimPrefix(expPart, "+"))
+		if err != nil { // an exponent beyond ±2^63: 0, or tiny, or huge
+			zero := strings.Trim(ip+fp, "0") == ""
+			return 0, zero, !zero && !strings.HasPrefix(expPart, "-")
+		}
+		exp = e
+	}
+	digits := strings.TrimLeft(ip+fp, "0")
+	shift := exp - len(fp) // value = digits · 10^shift
+	for strings.HasSuffix(digits, "0") {
+		digits, shift = digits[:len(digits)-1], shift+1
+	}
+	switch {
+	case digits == "":
+		return 0, true, false
+	case len(digits)+shift > 17: // ≥ 10^16 > 2^53
+		return 0, false, true
+	case shift < 0:
+		return 0, false, false
+	}
+	v, _ := strconv.ParseInt(digits, 10, 64)
+	for ; shift > 0; shift-- {
+		v *= 10
+	}
+	if v > MaxCount {
+		return 0, false, true
+	}
+	if neg {
+		v = -v
+	}
+	return v, true, false
 }
 
 func (d *fieldDecoder) event(field string) Event {
@@ -444,11 +704,11 @@ func (d *fieldDecoder) events(field string) []Event {
 	if !ok {
 		return nil
 	}
-	var list []json.RawMessage
-	if err := json.Unmarshal(raw, &list); err != nil || list == nil {
+	if raw.kind != '[' {
 		d.fail(field, "want a list of events, got %s", kindOf(raw))
 		return nil
 	}
+	list := raw.vals
 	out := make([]Event, len(list))
 	for i, r := range list {
 		e, err := decodeEvent(r, fmt.Sprintf("%s.%s[%d]", d.path, field, i), d.depth+1)

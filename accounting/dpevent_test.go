@@ -138,7 +138,7 @@ func TestDpEventErrors(t *testing.T) {
 		{"nested", `{"class_name":"ComposedDpEvent","events":[` + g + `,{"class_name":"SelfComposedDpEvent","count":2,"event":{"class_name":"GaussianDpEvent"}}]}`, `at $.events[1].event (GaussianDpEvent): missing field "noise_multiplier"`},
 		{"duplicate", `{"class_name":"GaussianDpEvent","noise_multiplier":1,"noise_multiplier":2}`, `field "noise_multiplier" given twice`},
 		{"fractional count", `{"class_name":"SelfComposedDpEvent","event":` + g + `,"count":2.5}`, `at $.count (SelfComposedDpEvent): 2.5 is not an integer`},
-		{"huge count", `{"class_name":"SelfComposedDpEvent","event":` + g + `,"count":1e30}`, `1e30 is too large (at most 9007199254740992)`},
+		{"huge count", `{"class_name":"SelfComposedDpEvent","event":` + g + `,"count":1e30}`, `1e30 is too large: want at most 9007199254740992 (2^53)`},
 		{"string sigma", `{"class_name":"GaussianDpEvent","noise_multiplier":"1"}`, `at $.noise_multiplier (GaussianDpEvent): want a number, got a string`},
 		{"overflow", `{"class_name":"GaussianDpEvent","noise_multiplier":1e999}`, `1e999 is not a finite float64`},
 		{"events not a list", `{"class_name":"ComposedDpEvent","events":{}}`, `want a list of events, got an object`},
@@ -149,6 +149,18 @@ func TestDpEventErrors(t *testing.T) {
 		{"empty", ``, `truncated`},
 		{"array", `[]`, `got an array`},
 		{"deep", strings.Repeat(`{"class_name":"SelfComposedDpEvent","count":1,"event":`, 70) + g + strings.Repeat(`}`, 70), `nested deeper than 64`},
+		// Counts are exact integers: 2^53 + 1 used to read as 2^53.
+		{"count 2^53+1", `{"class_name":"SelfComposedDpEvent","event":` + g + `,"count":9007199254740993}`, `at $.count (SelfComposedDpEvent): 9007199254740993 is too large: want at most 9007199254740992 (2^53)`},
+		{"count 2^53+1 as a float", `{"class_name":"SelfComposedDpEvent","event":` + g + `,"count":9.007199254740993e15}`, `9.007199254740993e15 is too large`},
+		{"count 2^53+1.5", `{"class_name":"SelfComposedDpEvent","event":` + g + `,"count":9007199254740992.5}`, `is not an integer`},
+		{"count huge exponent", `{"class_name":"SelfComposedDpEvent","event":` + g + `,"count":1e99999999999999999999}`, `is too large`},
+		{"count tiny exponent", `{"class_name":"SelfComposedDpEvent","event":` + g + `,"count":1e-99999999999999999999}`, `is not an integer`},
+		// Limits, refused before decoding.
+		{"long string", `{"class_name":"` + strings.Repeat("x", 2000) + `"}`, `at $: string at byte 14 longer than 1024 bytes`},
+		{"long string in an unknown field", `{"class_name":"NoOpDpEvent","x":"` + strings.Repeat(`\"`, 600) + `"}`, `longer than 1024 bytes`},
+		{"long number", `{"class_name":"GaussianDpEvent","noise_multiplier":1.` + strings.Repeat("0", 100) + `}`, `at $: number at byte 51 longer than 64 characters`},
+		{"deep arrays", `{"class_name":"NoOpDpEvent","x":` + strings.Repeat("[", 200) + strings.Repeat("]", 200) + `}`, `nested deeper than 130 objects and arrays at byte 161`},
+		{"too big", `{"class_name":"NoOpDpEvent","x":"` + strings.Repeat(" ", 64<<20) + `"}`, `more than the 67108864 (64 MiB) an event may have`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, err := UnmarshalEvent([]byte(tc.in))
@@ -175,7 +187,7 @@ func TestDpEventErrors(t *testing.T) {
 		e    Event
 		want string
 	}{
-		{Composed{Events: []Event{NoOp{}, PoissonSampled{SamplingRate: 0.5, Event: Gaussian{NoiseMultiplier: math.Inf(1)}}}}, "noise_multiplier = +Inf at Composed[1]/PoissonSampled/Gaussian"},
+		{Composed{Events: []Event{NoOp{}, PoissonSampled{SamplingRate: 0.5, Event: Gaussian{NoiseMultiplier: math.Inf(1)}}}}, "noise_multiplier = infinite at Composed[1]/PoissonSampled/Gaussian"},
 		{Shuffled{DatasetSize: 3, BatchSize: 1}, "Shuffled: nil event"},
 	} {
 		if _, err := MarshalEvent(tc.e); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -208,4 +220,27 @@ func FuzzUnmarshalEvent(f *testing.F) {
 			t.Fatalf("round trip of %s: %#v, %v; want %#v", out, back, err, e)
 		}
 	})
+}
+
+// TestExactInt: counts are read as exact integers, never through float64.
+func TestExactInt(t *testing.T) {
+	for _, tc := range []struct {
+		lit         string
+		x           int64
+		whole, huge bool
+	}{
+		{"0", 0, true, false}, {"-0", 0, true, false}, {"0e99999999999999999999", 0, true, false},
+		{"7", 7, true, false}, {"-3", -3, true, false}, {"1e3", 1000, true, false}, {"1E+3", 1000, true, false},
+		{"5000.0", 5000, true, false}, {"2.5e1", 25, true, false}, {"12500e-2", 125, true, false},
+		{"9007199254740992", MaxCount, true, false}, {"9.007199254740992e15", MaxCount, true, false},
+		{"9007199254740993", 0, false, true}, {"-9007199254740993", 0, false, true},
+		{"1e17", 0, false, true}, {"1e30", 0, false, true}, {"1e99999999999999999999", 0, false, true},
+		{"2.5", 0, false, false}, {"1e-1", 0, false, false}, {"9007199254740992.5", 0, false, false},
+		{"1e-99999999999999999999", 0, false, false},
+	} {
+		x, whole, huge := exactInt(tc.lit)
+		if x != tc.x || whole != tc.whole || huge != tc.huge {
+			t.Errorf("exactInt(%s) = %d, %v, %v; want %d, %v, %v", tc.lit, x, whole, huge, tc.x, tc.whole, tc.huge)
+		}
+	}
 }

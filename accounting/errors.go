@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // ErrInvalidParameter is matched by errors.Is for every *ParamError.
@@ -16,18 +17,50 @@ var ErrUnsupportedEvent = errors.New("accounting: unsupported event")
 // parameter's glossary name ("sigma", "q", "delta", ...); Want describes the
 // valid range ("> 0", "in (0, 1]"). Path locates the event that holds the
 // parameter, in the format of [Normalize] ("" for a parameter of a call).
+//
+// Exact, when set, is the value's exact decimal text, for an integer that
+// a float64 cannot hold (a total of 2^53 + 1 steps); Value is then its
+// nearest float64.
 type ParamError struct {
 	Name  string
 	Value float64
 	Path  string
 	Want  string
+	Exact string
 }
 
 func (e *ParamError) Error() string {
 	if e.Path != "" {
-		return fmt.Sprintf("accounting: %s = %g at %s, want %s", e.Name, e.Value, e.Path, e.Want)
+		return fmt.Sprintf("accounting: %s = %s at %s, want %s", e.Name, e.ValueText(), e.Path, e.Want)
 	}
-	return fmt.Sprintf("accounting: %s = %g, want %s", e.Name, e.Value, e.Want)
+	return fmt.Sprintf("accounting: %s = %s, want %s", e.Name, e.ValueText(), e.Want)
+}
+
+// ValueText is the value as messages print it: Exact when set, else
+// [FormatValue] of Value.
+func (e *ParamError) ValueText() string {
+	if e.Exact != "" {
+		return e.Exact
+	}
+	return FormatValue(e.Value)
+}
+
+// FormatValue writes x for a message: a whole number as an integer
+// ("9007199254740992", not "9.007199254740992e+15"), other finite values
+// as %g, and the non-finite ones in words ("infinite", "-infinite", "not a
+// number"), so that no message spells Inf or NaN.
+func FormatValue(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "not a number"
+	case math.IsInf(x, 1):
+		return "infinite"
+	case math.IsInf(x, -1):
+		return "-infinite"
+	case x == math.Trunc(x) && math.Abs(x) < 1e21:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	return strconv.FormatFloat(x, 'g', -1, 64)
 }
 
 // Is reports whether target is ErrInvalidParameter.

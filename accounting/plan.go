@@ -3,6 +3,7 @@ package accounting
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 )
 
@@ -368,7 +369,7 @@ func (p Plan) Merge(o Plan) (Plan, error) {
 	total := p.Total()
 	for _, s := range o.Steps {
 		if s.Count > MaxCount-total {
-			return Plan{}, &ParamError{Name: "count", Value: float64(total) + float64(s.Count), Path: s.Path, Want: fmt.Sprintf("total steps <= %g", float64(MaxCount))}
+			return Plan{}, tooManySteps(total, s.Count, 1, s.Path)
 		}
 		total += s.Count
 		out.add(s)
@@ -483,7 +484,7 @@ func normalize(e Event, path string, mult int, smp sampler, p *Plan, total *int)
 	}
 	leaf := func(s Step) error {
 		if s.Count = mult; mult > MaxCount-*total {
-			return &ParamError{Name: "count", Value: float64(*total) + float64(mult), Path: s.Path, Want: fmt.Sprintf("total steps <= %g", float64(MaxCount))}
+			return tooManySteps(*total, mult, 1, s.Path)
 		}
 		*total += mult
 		s.Sampling, s.Rate, s.DatasetSize, s.SampleSize, s.Adjacency = smp.kind, smp.q, smp.n, smp.m, smp.adj
@@ -652,7 +653,7 @@ func normalize(e Event, path string, mult int, smp sampler, p *Plan, total *int)
 			return &ParamError{Name: "count", Value: float64(ev.Count), Path: at, Want: ">= 1"}
 		}
 		if mult > MaxCount/ev.Count {
-			return &ParamError{Name: "count", Value: float64(mult) * float64(ev.Count), Path: at, Want: fmt.Sprintf("total steps <= %g", float64(MaxCount))}
+			return tooManySteps(0, mult, ev.Count, at)
 		}
 		return normalize(ev.Event, at, mult*ev.Count, smp, p, total)
 	case Composed:
@@ -664,6 +665,17 @@ func normalize(e Event, path string, mult int, smp sampler, p *Plan, total *int)
 		return nil
 	}
 	return &UnsupportedEventError{Event: e, Path: join(path, eventName(e)), Reason: "unknown event type"}
+}
+
+// tooManySteps is the error for a plan past MaxCount steps: before steps
+// already counted, then mult·count more at path. The total is printed
+// exactly (2^53 + 1 is not a float64).
+func tooManySteps(before, mult, count int, path string) error {
+	t := new(big.Int).Mul(big.NewInt(int64(mult)), big.NewInt(int64(count)))
+	t.Add(t, big.NewInt(int64(before)))
+	v, _ := new(big.Float).SetInt(t).Float64()
+	return &ParamError{Name: "count", Value: v, Exact: t.String(), Path: path,
+		Want: fmt.Sprintf("a total of at most %d (2^53) steps", MaxCount)}
 }
 
 // validateOnly checks an event that is never run (sampled with rate 0).

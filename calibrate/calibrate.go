@@ -147,7 +147,7 @@ func StepsForEpochs(epochs, q float64) (int, error) {
 	}
 	x := epochs / q
 	if x > 1<<53 {
-		return 0, &accounting.ParamError{Name: "epochs", Value: epochs, Want: fmt.Sprintf("<= %g for q = %g (at most 2^53 steps)", float64(1<<53)*q, q)}
+		return 0, &accounting.ParamError{Name: "epochs", Value: epochs, Want: fmt.Sprintf("<= %s for q = %g (at most 2^53 steps)", accounting.FormatValue(float64(1<<53)*q), q)}
 	}
 	r := math.Round(x)
 	if math.Abs(x-r) <= 1e-9*r {

@@ -99,6 +99,7 @@ func Run(t *testing.T, name string, newMethod Factory, opts Options) {
 			t.Run("DeltaNeverZero", s.deltaNeverZero)
 			t.Run("ExactQ1", s.exactQ1)
 			t.Run("ExactT1", s.exactT1)
+			t.Run("ExactTinySigma", s.exactTinySigma)
 		}
 	})
 }
@@ -995,6 +996,19 @@ func atof(t *testing.T, s string) float64 {
 // them.
 func (s *suite) exactQ1(t *testing.T) {
 	s.exactTable(t, "conformance/q1_eps.csv", "conformance/q1_delta.csv",
+		func(r []string) accounting.Event {
+			return accounting.SelfComposed{Event: accounting.Gaussian{NoiseMultiplier: atof(t, r[0])}, Count: int(atof(t, r[1]))}
+		})
+}
+
+// exactTinySigma (accountants): one Gaussian of σ from 1e-10 down to
+// 1e-100, where ε ≈ 1/(2σ²) (5e19 to 5e199) and the two terms of the
+// Gaussian's privacy profile cancel in float64; exact ε(δ) and δ(ε) at the
+// float64 values of σ and ε (mpmath at 400 digits,
+// testdata/conformance/gen_tiny_sigma.py). ac once reported ε = 4.99999988e19
+// at σ = 1e-10, δ = 0.5 for the exact 4.99999999999999964e19.
+func (s *suite) exactTinySigma(t *testing.T) {
+	s.exactTable(t, "conformance/q1_tiny_eps.csv", "conformance/q1_tiny_delta.csv",
 		func(r []string) accounting.Event {
 			return accounting.SelfComposed{Event: accounting.Gaussian{NoiseMultiplier: atof(t, r[0])}, Count: int(atof(t, r[1]))}
 		})

@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/gaussian"
 	"github.com/dpcalc/dpcalc/internal/search"
 
 	"github.com/dpcalc/dpcalc/internal/logmath"
@@ -489,6 +490,14 @@ func acAnalyticGaussianEpsilonLog(sigma, ld float64) float64 {
 // margin of 64 machine epsilons times (1 + |log terms|) of the larger term,
 // which covers the relative error of the two log Φ values.
 func acLogGaussianDeltaUpper(sigma, eps float64) float64 {
+	if 1/sigma > 0x1p16 {
+		// Tiny σ: ε ≈ 1/(2σ²) is huge, the argument 1/(2σ) − εσ is a
+		// cancellation and ε + log Φ(…) another, each worth far more than
+		// the margin below (ε came out 2.4e-8 relative below the exact one
+		// at σ = 1e-10). gaussian.LogDeltaBounds accounts for both.
+		_, hi := gaussian.LogDeltaBounds(sigma, 1, eps)
+		return hi
+	}
 	a := logmath.NormCDF(1/(2*sigma) - eps*sigma)
 	b := eps + logmath.NormCDF(-1/(2*sigma)-eps*sigma)
 	margin := a + math.Log(64*0x1p-52*(1+math.Abs(a)+math.Abs(b)))

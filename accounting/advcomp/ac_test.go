@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
+	"strconv"
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
@@ -456,6 +458,33 @@ func TestACCanceled(t *testing.T) {
 		}
 		if _, err := a.Delta(ctx, 17); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s: Delta on a canceled context: err = %v", amp, err)
+		}
+	}
+}
+
+// TestACEdgesTinySigmaExact adds the exact points at σ from 1e-10 to 1e-100
+// (q = 1, T = 1; mpmath, testdata/conformance/gen_tiny_sigma.py) to the
+// edge table: ε(δ) is never below the exact ε and within 1e-9 of it. The
+// profile's terms cancel there (ε ≈ 1/(2σ²)), and ac reported
+// 4.99999988e19 at σ = 1e-10, δ = 0.5 for the exact 4.99999999999999964e19
+// (also below at 1e-12, 1e-20 and 1e-100).
+func TestACEdgesTinySigmaExact(t *testing.T) {
+	t.Parallel()
+	for _, r := range testref.CSV(t, "conformance/q1_tiny_eps.csv")[1:] {
+		sigma, _ := strconv.ParseFloat(r[0], 64)
+		delta, _ := strconv.ParseFloat(r[2], 64)
+		exact, _, err := big.ParseFloat(r[3], 10, 200, big.ToNearestEven)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := New()
+		if err := a.Compose(accounting.Gaussian{NoiseMultiplier: sigma}, 1); err != nil {
+			t.Fatal(err)
+		}
+		e, err := a.Epsilon(t.Context(), delta)
+		ex, _ := exact.Float64()
+		if err != nil || new(big.Float).SetPrec(200).SetFloat64(e).Cmp(exact) < 0 || !testref.Near(e, ex, 1e-9) {
+			t.Errorf("σ=%s δ=%s: ε = %.17g, %v; want at least the exact %s, within 1e-9", r[0], r[2], e, err, r[3])
 		}
 	}
 }

@@ -27,6 +27,9 @@ import (
 // times max(1, a²) (the rounding of a inside log Φ), well inside the
 // 1e-11 that the closed-form bracket allows.
 //
+// For μ > 2^16 it is the upper end of [LogDeltaBounds], which accounts for
+// the rounding of μ/2 − ε/μ (a cancellation of two numbers near μ/2).
+//
 // A δ below the smallest float64 by far (εσ/sens beyond 1e307) is −Inf;
 // callers that report δ round it up.
 func LogDelta(sigma, sens, eps float64) float64 {
@@ -35,6 +38,10 @@ func LogDelta(sigma, sens, eps float64) float64 {
 		return math.Inf(-1) // δ(ε) underflows long before
 	}
 	mu := 1 / s
+	if mu > millsFrom && !math.IsInf(mu, 1) {
+		_, hi := LogDeltaBounds(sigma, sens, eps)
+		return hi // the safe end: see LogDeltaBounds
+	}
 	if !(mu <= 1) {
 		return logDeltaDiff(s, 1, eps)
 	}

@@ -437,7 +437,7 @@ func (a *Accountant) Compose(e accounting.Event, count int) error {
 	total := a.steps
 	for _, n := range add {
 		if total += n; total > maxPLDSteps || total < 0 {
-			return &accounting.ParamError{Name: "count", Value: float64(count), Want: fmt.Sprintf("total steps <= %g", float64(maxPLDSteps))}
+			return &accounting.ParamError{Name: "count", Value: float64(count), Want: fmt.Sprintf("a total of at most %d (2^40) steps", maxPLDSteps)}
 		}
 	}
 	for k, n := range add {
@@ -484,7 +484,7 @@ func (a *Accountant) stepsOf(e accounting.Event, count int) (map[pldKey]int, boo
 			return nil, false, err
 		}
 		if s.Count > maxPLDSteps {
-			return nil, false, &accounting.ParamError{Name: "count", Value: float64(s.Count), Path: s.Path, Want: fmt.Sprintf("total steps <= %g", float64(maxPLDSteps))}
+			return nil, false, &accounting.ParamError{Name: "count", Value: float64(s.Count), Path: s.Path, Want: fmt.Sprintf("a total of at most %d (2^40) steps", maxPLDSteps)}
 		}
 		k := pldKey{sigma: s.Sigma, rate: s.Rate, laplace: s.Mechanism == accounting.MechLaplace}
 		if s.Sampling == accounting.SamplingWithoutReplacement {

@@ -60,7 +60,7 @@ func (a *Accountant) epsilonCurve(ctx context.Context, step accounting.Event, st
 	total := a.steps
 	for _, n := range add {
 		if n > (maxPLDSteps-total)/tMax {
-			return nil, &accounting.ParamError{Name: "steps", Value: float64(tMax), Want: fmt.Sprintf("total steps <= %g", float64(maxPLDSteps))}
+			return nil, &accounting.ParamError{Name: "steps", Value: float64(tMax), Want: fmt.Sprintf("a total of at most %d (2^40) steps", maxPLDSteps)}
 		}
 		total += n * tMax
 	}

@@ -424,8 +424,9 @@ func (a *Accountant) deltaBracket(ctx context.Context, eps, dEst float64) (lower
 	case err == nil && r.closed:
 		lower, upper = 0, 1 // σ underflowed: see epsilonBounds
 		if r.closedSigma > 0 {
-			d := math.Exp(gaussian.LogDelta(r.closedSigma, 1, eps))
-			lower, upper = d*(1-1e-11), math.Min(1, d*(1+1e-11))
+			llo, lhi := gaussian.LogDeltaBounds(r.closedSigma, 1, eps)
+			d := math.Exp(lhi)
+			lower, upper = math.Exp(llo)*(1-1e-11), math.Min(1, d*(1+1e-11))
 			if d < 0x1p-1022 {
 				// Subnormal or underflowed to 0 (log δ < −708): the relative
 				// margin is lost to the absolute spacing; add two of its steps.
@@ -940,9 +941,12 @@ func pldStepEvent(k pldKey) accounting.Event {
 func pldGaussianEpsilon(sigma, delta float64) (lo, hi float64) {
 	const slack = 2e-11
 	ld := logmath.Log(delta)
-	f := func(e float64) float64 { return gaussian.LogDelta(sigma, 1, e) }
-	_, hi = search.SmallestNonNegative(f, ld-slack, 1e-13)
-	lo, _ = search.SmallestNonNegative(f, ld+slack, 1e-13)
+	// The upper end solves with the profile's upper bound, the lower end
+	// with its lower bound (they differ at σ below 1.5e-5; LogDeltaBounds).
+	fhi := func(e float64) float64 { _, h := gaussian.LogDeltaBounds(sigma, 1, e); return h }
+	flo := func(e float64) float64 { l, _ := gaussian.LogDeltaBounds(sigma, 1, e); return l }
+	_, hi = search.SmallestNonNegative(fhi, ld-slack, 1e-13)
+	lo, _ = search.SmallestNonNegative(flo, ld+slack, 1e-13)
 	return math.Min(lo, hi), hi
 }
 

@@ -40,7 +40,7 @@ func ShuffledLowerEpsilon(ctx context.Context, sigma float64, batches, epochs in
 	case batches < 1:
 		return 0, &accounting.ParamError{Name: "batches", Value: float64(batches), Want: ">= 1"}
 	case epochs < 1 || epochs > maxPLDSteps:
-		return 0, &accounting.ParamError{Name: "epochs", Value: float64(epochs), Want: fmt.Sprintf("in [1, %g]", float64(maxPLDSteps))}
+		return 0, &accounting.ParamError{Name: "epochs", Value: float64(epochs), Want: fmt.Sprintf("in [1, %d]", maxPLDSteps)}
 	case !(unused >= 0 && unused < 1):
 		return 0, &accounting.ParamError{Name: "unused", Value: unused, Want: "in [0, 1)"}
 	}

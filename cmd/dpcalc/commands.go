@@ -100,7 +100,7 @@ func flagErr(err error) error {
 	}
 	var pe *accounting.ParamError
 	if errors.As(err, &pe) {
-		return usageError("invalid --%s: %g, want %s", pe.Name, pe.Value, pe.Want)
+		return usageError("invalid --%s: %s, want %s", pe.Name, pe.ValueText(), pe.Want)
 	}
 	return err
 }
@@ -108,7 +108,7 @@ func flagErr(err error) error {
 func checkFlag(name string, err error) error {
 	var pe *accounting.ParamError
 	if errors.As(err, &pe) {
-		return usageError("invalid --%s: %g, want %s", name, pe.Value, pe.Want)
+		return usageError("invalid --%s: %s, want %s", name, pe.ValueText(), pe.Want)
 	}
 	return err
 }
@@ -264,15 +264,9 @@ func (f *eventFlags) request(e *env, r query.Request) (query.Request, error) {
 	if f.Events == "" {
 		return r, nil
 	}
-	var b []byte
-	var err error
-	if f.Events == "-" {
-		b, err = io.ReadAll(e.stdin)
-	} else {
-		b, err = os.ReadFile(f.Events)
-	}
+	b, err := readEvents(f.Events, e.stdin)
 	if err != nil {
-		return r, usageError("--events: %v", err)
+		return r, err
 	}
 	ev, err := accounting.UnmarshalEvent(b)
 	if err != nil {
@@ -287,6 +281,36 @@ func (f *eventFlags) request(e *env, r query.Request) (query.Request, error) {
 	}
 	r.Event = ev
 	return r, nil
+}
+
+// readEvents reads the --events file (stdin for "-"), refusing one larger
+// than accounting.MaxEventJSONBytes (64 MiB) before reading it when its
+// size is known, else as soon as the limit is passed.
+func readEvents(name string, stdin io.Reader) ([]byte, error) {
+	const max = accounting.MaxEventJSONBytes
+	tooBig := func(what string) error {
+		return usageError("--events %s: %s; --events reads at most 64 MiB (%d bytes)", name, what, max)
+	}
+	r := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, usageError("--events: %v", err)
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > max {
+			return nil, tooBig(fmt.Sprintf("%d bytes", fi.Size()))
+		}
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, usageError("--events: %v", err)
+	}
+	if len(b) > max {
+		return nil, tooBig(fmt.Sprintf("more than %d bytes", max))
+	}
+	return b, nil
 }
 
 // Run implements the command.

@@ -51,7 +51,7 @@ func (o *curveOutput) check() error {
 		return usageError("invalid --points: %d, want 2..10000", o.points)
 	}
 	if o.PLDGrid != 0 && (!(o.PLDGrid > 0) || o.PLDGrid > 1) {
-		return usageError("invalid --pld-grid: %g, want in (0, 1]", o.PLDGrid)
+		return usageError("invalid --pld-grid: %s, want in (0, 1]", accounting.FormatValue(o.PLDGrid))
 	}
 	if o.Plot != "" {
 		if _, err := plotting.Format(o.Plot); err != nil {
@@ -106,7 +106,7 @@ func (c *CurveEpochsCmd) Run(e *env) error {
 		}
 	}
 	if !(c.From > 0) || math.IsInf(c.From, 0) || !(c.To >= c.From) || math.IsInf(c.To, 0) {
-		return usageError("invalid --from/--to: %g..%g, want 0 < from <= to, finite", c.From, c.To)
+		return usageError("invalid --from/--to: %s..%s, want 0 < from <= to, finite", accounting.FormatValue(c.From), accounting.FormatValue(c.To))
 	}
 	kinds, err := c.kinds()
 	if err != nil {

@@ -135,7 +135,16 @@ func TestEventsBadInput(t *testing.T) {
 		{"shuffle with q", []string{"eps", "--sigma", "1", "--q", "0.1", "--steps", "5", "--sampling", "shuffle"}, "--sampling shuffle needs --batch and --n"},
 		{"batch without n", []string{"eps", "--sigma", "1", "--batch", "10", "--steps", "5"}, "--batch needs --n"},
 		{"q and batch", []string{"eps", "--sigma", "1", "--q", "0.1", "--batch", "10", "--n", "100", "--steps", "5"}, "--q and --batch can't be used together"},
-		{"schedule past 2^53", []string{"eps", "--schedule", "sigma=1,q=0.5,steps=9e15; sigma=1,q=0.5,steps=9e15"}, "--schedule total of the phases: count = 1.8e+16"},
+		{"schedule past 2^53", []string{"eps", "--schedule", "sigma=1,q=0.5,steps=9e15; sigma=1,q=0.5,steps=9e15"}, "--schedule total of the phases: count = 18000000000000000 at Composed[1]/SelfComposed/PoissonSampled/Gaussian, want a total of at most 9007199254740992 (2^53) steps"},
+		// Plain decimal numbers only, conflicting keys named, and the key
+		// the user wrote: sigma=1_0 read as 10, 0x1p-3 as 0.125, n= after
+		// q= was ignored and steps=0 was reported as "invalid epochs: 0".
+		{"schedule underscore", []string{"eps", "--schedule", "sigma=1_0,q=0.01,steps=10"}, `--schedule phase 1: sigma: invalid value "1_0"; want a plain decimal number`},
+		{"schedule hex", []string{"eps", "--schedule", "sigma=0x1p-3,q=0.01,steps=10"}, `--schedule phase 1: sigma: invalid value "0x1p-3"`},
+		{"schedule inf", []string{"eps", "--schedule", "sigma=inf,q=0.01,steps=10"}, `--schedule phase 1: sigma: not a finite number`},
+		{"schedule n with q", []string{"eps", "--schedule", "sigma=1,q=0.01,n=5,steps=10"}, "--schedule phase 1: q and n conflict"},
+		{"schedule steps 0", []string{"eps", "--schedule", "sigma=1,q=0.01,steps=0"}, `--schedule phase 1: steps: invalid value "0", want a whole number >= 1`},
+		{"events count past 2^53", []string{"eps", "--events", write("big.json", `{"class_name":"SelfComposedDpEvent","event":{"class_name":"GaussianDpEvent","noise_multiplier":1},"count":9007199254740993}`)}, "9007199254740993 is too large: want at most 9007199254740992 (2^53)"},
 		{"emit to stdout with json", []string{"eps", "--sigma", "1", "--q", "0.1", "--steps", "5", "--emit-events", "-", "--json"}, "--emit-events - and --json"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -37,7 +37,7 @@ func (c *GaussianCmd) Run(e *env) error {
 		return err
 	}
 	if !(c.Sensitivity > 0) || math.IsInf(c.Sensitivity, 0) {
-		return usageError("invalid --sensitivity: %g, want finite and > 0", c.Sensitivity)
+		return usageError("invalid --sensitivity: %s, want finite and > 0", accounting.FormatValue(c.Sensitivity))
 	}
 	exact, err := calibrate.AnalyticGaussianSigma(c.Eps, c.Delta, c.Sensitivity)
 	if err != nil {

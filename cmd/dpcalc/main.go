@@ -168,7 +168,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (c
 		kong.PostBuild(namePlaceholders),
 		kong.Help(helpPrinter),
 		kong.WithHyphenPrefixedParameters(true), // --sigma -1 reaches our validator
-
+		kong.KindMapper(reflect.Float64, kong.MapperFunc(plainFloat)),
 	)
 	if err != nil {
 		return fail(1, err)
@@ -207,6 +207,25 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) (c
 }
 
 type exitSentinel struct{}
+
+// plainFloat decodes float flags with query.ParseFloat: kong's decoder
+// (strconv.ParseFloat) also reads "1_0" as 10 and "0x1p-3" as 0.125.
+func plainFloat(ctx *kong.DecodeContext, target reflect.Value) error {
+	t, err := ctx.Scan.PopValue("float")
+	if err != nil {
+		return err
+	}
+	v, ok := t.Value.(string)
+	if !ok {
+		v = fmt.Sprint(t.Value)
+	}
+	x, err := query.ParseFloat(v)
+	if err != nil {
+		return err
+	}
+	target.SetFloat(x)
+	return nil
+}
 
 // checkRepeated refuses a flag given twice (kong keeps the last value
 // silently). Slice flags such as --mirror accumulate and may repeat.

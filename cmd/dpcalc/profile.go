@@ -121,7 +121,7 @@ func (c *ProfileCmd) options() (profile.Options, error) {
 	}
 	for _, d := range c.Deltas {
 		if !(d > 0 && d < 1) {
-			return opt, usageError("invalid --deltas: %g, want each δ in (0, 1)", d)
+			return opt, usageError("invalid --deltas: %s, want each δ in (0, 1)", accounting.FormatValue(d))
 		}
 	}
 	if len(c.Deltas) > 1000 {
@@ -133,7 +133,7 @@ func (c *ProfileCmd) options() (profile.Options, error) {
 	}
 	for _, a := range c.FPR {
 		if !(a > 0 && a < 1) {
-			return opt, usageError("invalid --fpr: %g, want each false-positive rate in (0, 1)", a)
+			return opt, usageError("invalid --fpr: %s, want each false-positive rate in (0, 1)", accounting.FormatValue(a))
 		}
 	}
 	if len(c.FPR) > 1000 {

@@ -138,7 +138,7 @@ func TestProfileBadInput(t *testing.T) {
 		{"sigma", []string{"profile", "--sigma", "-1", "--q", "0.01", "--epochs", "1"}, "invalid --sigma: -1"},
 		{"q", []string{"profile", "--sigma", "1", "--q", "2", "--epochs", "1"}, "invalid --q: 2"},
 		{"delta zero", append(base, "--deltas", "1e-5,0"), "invalid --deltas: 0, want each δ in (0, 1)"},
-		{"delta nan", append(base, "--deltas", "NaN"), "invalid --deltas: NaN"},
+		{"delta nan", append(base, "--deltas", "NaN"), "invalid --deltas: not a number"},
 		{"delta word", append(base, "--deltas", "small"), "--deltas"},
 		{"fpr one", append(base, "--fpr", "1"), "invalid --fpr: 1"},
 		{"fpr negative", append(base, "--fpr=-0.1"), "invalid --fpr: -0.1"},

@@ -108,7 +108,7 @@ func positiveInt(flag string, v *int) error {
 
 func positiveFloat(flag string, v *float64) error {
 	if v != nil && (!(*v > 0) || math.IsInf(*v, 0)) {
-		return usageError("invalid --%s: %g, want a finite value > 0", flag, *v)
+		return usageError("invalid --%s: %s, want a finite value > 0", flag, accounting.FormatValue(*v))
 	}
 	return nil
 }

@@ -44,7 +44,7 @@ func (o curveFlags) check() error {
 		return bad("points", "invalid --points: %d, want 2..10000", o.points)
 	}
 	if o.pldGrid != 0 && (!(o.pldGrid > 0) || o.pldGrid > 1) {
-		return bad("pld-grid", "invalid --pld-grid: %g, want in (0, 1]", o.pldGrid)
+		return bad("pld-grid", "invalid --pld-grid: %s, want in (0, 1]", accounting.FormatValue(o.pldGrid))
 	}
 	return nil
 }
@@ -71,7 +71,7 @@ func runCurveEpochs(ctx context.Context, v vals, res *Result) error {
 		if !(from > 0) || math.IsInf(from, 0) {
 			flag = "from"
 		}
-		return bad(flag, "invalid --from/--to: %g..%g, want 0 < from <= to, finite", from, to)
+		return bad(flag, "invalid --from/--to: %s..%s, want 0 < from <= to, finite", accounting.FormatValue(from), accounting.FormatValue(to))
 	}
 	kinds, err := o.kinds()
 	if err != nil {

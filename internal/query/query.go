@@ -298,7 +298,7 @@ func paramErr(flag string, err error) error {
 		if flag == "" {
 			flag = pe.Name
 		}
-		return bad(flag, "invalid --%s: %g, want %s", flag, pe.Value, pe.Want)
+		return bad(flag, "invalid --%s: %s, want %s", flag, pe.ValueText(), pe.Want)
 	}
 	return err
 }
@@ -371,9 +371,9 @@ func decode(r Request) (vals, error) {
 			if raw == "" {
 				continue
 			}
-			x, err := strconv.ParseFloat(raw, 64)
+			x, err := ParseFloat(raw)
 			if err != nil {
-				return v, bad(s.name, "--%s: expected a float but got %q (string)", s.name, raw)
+				return v, bad(s.name, "--%s: %v", s.name, err)
 			}
 			v.f[s.name] = x
 		case kInt:
@@ -559,9 +559,28 @@ func (v vals) steps() (int, error) {
 	return 0, bad("epochs", "missing --epochs or --steps: give the training length")
 }
 
+// ParseFloat parses a float flag as the CLI does: a plain decimal number
+// (0.5, 2e-3, 1e400 is out of range), or inf or nan in any spelling
+// strconv reads, which the flag's own check then names. Underscores and
+// hex floats, which strconv.ParseFloat also reads ("1_0" as 10, "0x1p-3"
+// as 0.125), are refused.
+func ParseFloat(s string) (float64, error) {
+	x, err := strconv.ParseFloat(s, 64)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("expected a float but got %q (string)", s)
+	case !plainNumber(s) && accounting.Finite(x):
+		return 0, fmt.Errorf("expected a plain decimal number such as 0.5 or 2e-3 but got %q (no underscores or hex)", s)
+	}
+	return x, nil
+}
+
 // ParseCount parses a whole number written as 1000000 or 1e6 (the CLI's
 // --steps).
 func ParseCount(s string) (int, error) {
+	if !plainNumber(s) {
+		return 0, fmt.Errorf("value %q, want a whole number such as 20000 or 2e4", s)
+	}
 	if n, err := strconv.ParseInt(s, 10, 0); err == nil {
 		return int(n), nil
 	}
@@ -589,7 +608,7 @@ func (v vals) accountants() Accountants {
 // Check validates --pld-grid.
 func (a Accountants) Check() error {
 	if a.PLDGrid != 0 && (!(a.PLDGrid > 0) || a.PLDGrid > 1 || math.IsInf(a.PLDGrid, 0)) {
-		return bad("pld-grid", "invalid --pld-grid: %g, want in (0, 1]", a.PLDGrid)
+		return bad("pld-grid", "invalid --pld-grid: %s, want in (0, 1]", accounting.FormatValue(a.PLDGrid))
 	}
 	return nil
 }
@@ -671,7 +690,7 @@ func runSigma(ctx context.Context, v vals, res *Result) error {
 		return err
 	}
 	if !(tol > 0 && tol < 0.1) {
-		return bad("tol", "invalid --tol: %g, want in (0, 0.1)", tol)
+		return bad("tol", "invalid --tol: %s, want in (0, 0.1)", accounting.FormatValue(tol))
 	}
 	if err := a.Check(); err != nil {
 		return err

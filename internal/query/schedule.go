@@ -1,6 +1,7 @@
 package query
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -32,6 +33,13 @@ type Phase struct {
 	Unknown string
 }
 
+// The largest --schedule ParseSchedule reads: a plan with a phase per
+// epoch of a long training fits many times over.
+const (
+	MaxScheduleBytes  = 64 << 10
+	MaxSchedulePhases = 1000
+)
+
 var phaseKeys = []string{"sigma", "q", "batch", "n", "steps", "epochs"}
 
 // ParseSchedule parses a --schedule value: phases separated by ";", each a
@@ -45,7 +53,13 @@ func ParseSchedule(s string) ([]Phase, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, fmt.Errorf("--schedule is empty: give phases such as \"sigma=1,q=0.01,steps=5000; sigma=2,q=0.02,steps=3000\"")
 	}
+	if len(s) > MaxScheduleBytes {
+		return nil, fmt.Errorf("--schedule is %d bytes; it takes at most %d (64 KiB)", len(s), MaxScheduleBytes)
+	}
 	parts := strings.Split(s, ";")
+	if n := len(parts); n > MaxSchedulePhases+1 || n == MaxSchedulePhases+1 && strings.TrimSpace(parts[n-1]) != "" {
+		return nil, fmt.Errorf("--schedule has %d phases; it takes at most %d", n, MaxSchedulePhases)
+	}
 	var out []Phase
 	for i, part := range parts {
 		at := fmt.Sprintf("--schedule phase %d", i+1)
@@ -86,7 +100,14 @@ func ParseSchedule(s string) ([]Phase, error) {
 				}
 				continue
 			}
+			if !plainNumber(v) {
+				if x, err := strconv.ParseFloat(v, 64); err == nil && !accounting.Finite(x) {
+					return nil, fmt.Errorf("%s: %s: not a finite number; want a plain decimal number such as 0.5 or 2e-3", at, k)
+				}
+				return nil, fmt.Errorf("%s: %s: invalid value %q; want a plain decimal number such as 0.5 or 2e-3 (no underscores, hex, inf or nan)", at, k, v)
+			}
 			var err error
+			n := 0
 			switch k {
 			case "sigma":
 				p.Sigma, err = parsePhaseFloat(v)
@@ -96,17 +117,26 @@ func ParseSchedule(s string) ([]Phase, error) {
 				p.Epochs, err = parsePhaseFloat(v)
 			case "batch":
 				p.Batch, err = ParseCount(v)
+				n = p.Batch
 			case "n":
 				p.N, err = ParseCount(v)
+				n = p.N
 			case "steps":
 				p.Steps, err = ParseCount(v)
+				n = p.Steps
 			}
 			if err != nil {
-				return nil, fmt.Errorf("%s: %s: invalid value %q", at, k, v)
+				return nil, fmt.Errorf("%s: %s: invalid value %q; %v", at, k, v, err)
+			}
+			if (k == "batch" || k == "n" || k == "steps") && n < 1 {
+				return nil, fmt.Errorf("%s: %s: invalid value %q, want a whole number >= 1", at, k, v)
 			}
 		}
 		if seen["q"] && seen["batch"] {
 			return nil, fmt.Errorf("%s: give q or batch (with n), not both", at)
+		}
+		if seen["q"] && seen["n"] {
+			return nil, fmt.Errorf("%s: q and n conflict: n is the dataset size of batch (q = batch/n); give q, or batch and n", at)
 		}
 		if seen["steps"] && seen["epochs"] {
 			return nil, fmt.Errorf("%s: give steps or epochs, not both", at)
@@ -125,9 +155,45 @@ func ParseSchedule(s string) ([]Phase, error) {
 func parsePhaseFloat(v string) (float64, error) {
 	x, err := strconv.ParseFloat(v, 64)
 	if err != nil {
-		return 0, err
+		return 0, errors.New("out of the float64 range")
 	}
 	return x, nil
+}
+
+// plainNumber reports whether s is a plain decimal number, optionally
+// signed, with an optional fraction and exponent: 5000, 0.01, -1, 2e-3,
+// 1.5E+4. strconv.ParseFloat also reads "1_0" (10), "0x1p-3" (0.125),
+// "inf" and "nan", which no schedule means.
+func plainNumber(s string) bool {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i, n = i+1, n+1
+		}
+		return n
+	}
+	d := digits()
+	if i < len(s) && s[i] == '.' {
+		i++
+		d += digits()
+	}
+	if d == 0 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
 }
 
 // Samplings are the values of --sampling.
@@ -183,7 +249,7 @@ func NewPlan(phases []Phase, sampling string, adjacency accounting.Adjacency, n 
 			}
 			unknowns++
 		} else if err := accounting.CheckNoiseMultiplier(ph.Sigma); err != nil {
-			return Plan{}, fmt.Errorf("%sinvalid sigma: %g, want finite and > 0", at, ph.Sigma)
+			return Plan{}, fmt.Errorf("%sinvalid sigma: %s, want finite and > 0", at, accounting.FormatValue(ph.Sigma))
 		}
 		if ph.Unknown == "steps" || ph.Unknown == "epochs" {
 			if unknown != "length" {
@@ -204,7 +270,7 @@ func NewPlan(phases []Phase, sampling string, adjacency accounting.Adjacency, n 
 			return Plan{}, fmt.Errorf("%s--sampling %s needs batch and n, not q (q = batch/n)", at, sampling)
 		default:
 			if err := accounting.CheckSamplingRate(ph.Q); err != nil {
-				return Plan{}, fmt.Errorf("%sinvalid q: %g, want in (0, 1]", at, ph.Q)
+				return Plan{}, fmt.Errorf("%sinvalid q: %s, want in (0, 1]", at, accounting.FormatValue(ph.Q))
 			}
 		}
 		steps, reps := ph.Steps, ph.Steps
@@ -220,11 +286,11 @@ func NewPlan(phases []Phase, sampling string, adjacency accounting.Adjacency, n 
 				reps = ph.Steps / per
 			} else {
 				if !(ph.Epochs >= 1) || ph.Epochs != math.Trunc(ph.Epochs) || ph.Epochs > accounting.MaxCount {
-					return Plan{}, fmt.Errorf("%sinvalid epochs: %g, want a whole number >= 1 (--sampling shuffle counts whole epochs)", at, ph.Epochs)
+					return Plan{}, fmt.Errorf("%sinvalid epochs: %s, want a whole number >= 1 (--sampling shuffle counts whole epochs)", at, accounting.FormatValue(ph.Epochs))
 				}
 				reps = int(ph.Epochs)
 				if reps > accounting.MaxCount/per {
-					return Plan{}, fmt.Errorf("%sinvalid epochs: %g, want at most 2^53 steps", at, ph.Epochs)
+					return Plan{}, fmt.Errorf("%sinvalid epochs: %s, want at most 2^53 steps", at, accounting.FormatValue(ph.Epochs))
 				}
 			}
 			steps = reps * per
@@ -235,7 +301,7 @@ func NewPlan(phases []Phase, sampling string, adjacency accounting.Adjacency, n 
 		default:
 			t, err := calibrate.StepsForEpochs(ph.Epochs, ph.Q)
 			if err != nil {
-				return Plan{}, fmt.Errorf("%sinvalid epochs: %g, want finite and > 0 (at most 2^53 steps)", at, ph.Epochs)
+				return Plan{}, fmt.Errorf("%sinvalid epochs: %s, want finite and > 0 (at most 2^53 steps)", at, accounting.FormatValue(ph.Epochs))
 			}
 			steps, reps = t, t
 		}

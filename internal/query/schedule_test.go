@@ -42,7 +42,30 @@ func TestParseSchedule(t *testing.T) {
 		{in: "sigma=1,q=0.1,steps=2.5", err: `--schedule phase 1: steps: invalid value "2.5"`},
 		{in: "sigma=?,q=0.1,steps=?", err: "--schedule phase 1: sigma=? and steps=?: a phase has at most one unknown"},
 		{in: "sigma=1,q=?,steps=2", err: "--schedule phase 1: q=? is not allowed"},
-		{in: "sigma=-1,q=0.1,steps=-1", want: []Phase{{Sigma: -1, Q: 0.1, Steps: -1}}}, // NewPlan refuses them
+		{in: "sigma=-1,q=0.1,steps=5", want: []Phase{{Sigma: -1, Q: 0.1, Steps: 5}}}, // NewPlan refuses it
+		// Only plain decimal numbers: strconv.ParseFloat read "1_0" as 10
+		// and "0x1p-3" as 0.125.
+		{in: "sigma=1_0,q=0.1,steps=5", err: `--schedule phase 1: sigma: invalid value "1_0"; want a plain decimal number such as 0.5 or 2e-3 (no underscores, hex, inf or nan)`},
+		{in: "sigma=0x1p-3,q=0.1,steps=5", err: `--schedule phase 1: sigma: invalid value "0x1p-3"`},
+		{in: "sigma=1,q=0.1,steps=0x10", err: `--schedule phase 1: steps: invalid value "0x10"`},
+		{in: "sigma=1,q=0.1,steps=1_000", err: `--schedule phase 1: steps: invalid value "1_000"`},
+		{in: "sigma=1,q=.5e,steps=5", err: `--schedule phase 1: q: invalid value ".5e"`},
+		{in: "sigma=inf,q=0.1,steps=5", err: `--schedule phase 1: sigma: not a finite number; want a plain decimal number`},
+		{in: "sigma=1,q=NaN,steps=5", err: `--schedule phase 1: q: not a finite number`},
+		{in: "sigma=1,q=0.1,epochs=Infinity", err: `--schedule phase 1: epochs: not a finite number`},
+		{in: "sigma=1e400,q=0.1,steps=5", err: `--schedule phase 1: sigma: invalid value "1e400"; out of the float64 range`},
+		{in: "sigma=1,q=0.1,steps=1e400", err: `--schedule phase 1: steps: invalid value "1e400"`},
+		// Conflicting keys, and a zero count named as written (steps=0
+		// used to be reported as "invalid epochs: 0").
+		{in: "sigma=1,q=0.01,n=60000,steps=5", err: "--schedule phase 1: q and n conflict: n is the dataset size of batch (q = batch/n); give q, or batch and n"},
+		{in: "sigma=1,q=0.01,steps=0", err: `--schedule phase 1: steps: invalid value "0", want a whole number >= 1`},
+		{in: "sigma=1,q=0.01,steps=-3", err: `--schedule phase 1: steps: invalid value "-3", want a whole number >= 1`},
+		{in: "sigma=1,batch=0,n=10,steps=5", err: `--schedule phase 1: batch: invalid value "0", want a whole number >= 1`},
+		{in: "sigma=1,batch=2,n=0,steps=5", err: `--schedule phase 1: n: invalid value "0", want a whole number >= 1`},
+		{in: "sigma=1,q=0.1,epochs=5,epochs=6", err: "--schedule phase 1: epochs given twice"},
+		// Bounded input.
+		{in: strings.Repeat("sigma=1,q=0.1,steps=5;", 1001), err: "--schedule has 1002 phases; it takes at most 1000"},
+		{in: "sigma=1,q=0.1,steps=5" + strings.Repeat(" ", 64<<10), err: "--schedule is 65557 bytes; it takes at most 65536 (64 KiB)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -90,7 +113,8 @@ func TestPlanEvent(t *testing.T) {
 		{name: "n below batch", phases: []Phase{{Sigma: 1, Batch: 100, N: 10, Steps: 5}}, sampling: "poisson", err: "phase 1: invalid n: 10"},
 		{name: "bad sigma in phase 2", phases: []Phase{{Sigma: 1, Q: 0.1, Steps: 5}, {Sigma: -1, Q: 0.1, Steps: 5}}, sampling: "poisson", err: "phase 2: invalid sigma: -1"},
 		{name: "total past 2^53", phases: []Phase{{Sigma: 1, Q: 0.5, Steps: 1 << 52}, {Sigma: 1, Q: 0.5, Steps: 1 << 52}, {Sigma: 1, Q: 0.5, Steps: 1}}, sampling: "poisson",
-			err: "total of the phases: count = 9.007199254740992e+15 at Composed[2]/SelfComposed/PoissonSampled/Gaussian, want total steps <= 9.007199254740992e+15"},
+			// 2^53 + 1, printed exactly (it read 9.007199254740992e+15 twice).
+			err: "total of the phases: count = 9007199254740993 at Composed[2]/SelfComposed/PoissonSampled/Gaussian, want a total of at most 9007199254740992 (2^53) steps"},
 		{name: "bad q", phases: []Phase{{Sigma: 1, Q: 1.5, Steps: 5}}, sampling: "poisson", err: "phase 1: invalid q: 1.5, want in (0, 1]"},
 	}
 	for _, tt := range tests {

@@ -103,8 +103,9 @@ func setup(t *testing.T) *harness {
 	}
 	t.Cleanup(func() {
 		serve.Process.Signal(os.Interrupt)
-		if err := serve.Wait(); err != nil {
-			t.Errorf("dpcalc serve did not stop cleanly on SIGINT: %v", err)
+		var ee *exec.ExitError
+		if err := serve.Wait(); !errors.As(err, &ee) || ee.ExitCode() != 130 {
+			t.Errorf("dpcalc serve did not stop on SIGINT with exit code 130: %v", err)
 		}
 	})
 	line, err := bufio.NewReader(stdout).ReadString('\n')
