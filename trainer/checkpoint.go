@@ -88,6 +88,9 @@ type checkpointPayload struct {
 // With Options.LedgerPath set, the write-ahead ledger is written first, so
 // it is never behind a checkpoint.
 func (t *Trainer) SaveCheckpoint(path string) error {
+	if t.can != nil {
+		return errCanaryCheckpoint
+	}
 	if err := t.commitLedger(true); err != nil {
 		return err
 	}
@@ -145,6 +148,9 @@ func LoadCheckpoint(path string, train *data.Dataset, opts Options) (*Trainer, e
 	p, cfg, err := readCheckpoint(path)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Canaries != 0 {
+		return nil, errCanaryCheckpoint
 	}
 	led := new(accounting.Ledger)
 	if err := json.Unmarshal(p.Ledger, led); err != nil {

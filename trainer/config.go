@@ -138,6 +138,24 @@ type Config struct {
 	// resumed run can be held to the same accountant.
 	Accountant string `json:"accountant,omitempty"`
 
+	// Canaries, if > 0, inserts that many audit canaries of kind
+	// CanaryKind (default input), each included in the training data
+	// independently with probability ½ from a stream kept apart from the
+	// training stream (see CanarySeed), and audits the final model with
+	// them (Result.Audit). The canaries count as data: the training set has
+	// n + Canaries slots, so q = LotSize/(n + Canaries) and an epoch has
+	// ⌈(n + Canaries)/LotSize⌉ steps whichever canaries were drawn in (a
+	// rate that depended on their number would not be the mechanism the
+	// accountants bound). Needs Poisson sampling for a private method and
+	// no PCA.
+	Canaries   int        `json:"canaries,omitempty"`
+	CanaryKind CanaryKind `json:"canary_kind,omitempty"`
+	// CanarySeed, if set, seeds the canaries' inclusion bits and contents
+	// (SHA-256("dpcalc/canaries" ‖ seed)); otherwise they come from
+	// crypto/rand. It is never derived from Seed: the audit is valid only
+	// if the bits are independent of the training randomness.
+	CanarySeed *uint64 `json:"canary_seed,omitempty"`
+
 	// Seed, if set, makes the run reproducible (initialisation, sampling and
 	// the keys of the noise streams all come from one ChaCha8 stream seeded
 	// from it; see NoiseGenerator). If nil the
@@ -240,6 +258,9 @@ func (c Config) WithDefaults(n int) Config {
 	if c.PriorPrecision == 0 {
 		c.PriorPrecision = 1
 	}
+	if c.Canaries > 0 && c.CanaryKind == "" {
+		c.CanaryKind = CanaryInput
+	}
 	return c
 }
 
@@ -335,6 +356,20 @@ func (c *Config) Validate(n, d int) error {
 	}
 	if !finite(c.PriorPrecision) || c.PriorPrecision < 0 {
 		return &FieldError{"prior_precision", c.PriorPrecision, "finite and >= 0"}
+	}
+	if c.Canaries < 0 || c.Canaries > 1<<20 {
+		return &FieldError{"canaries", c.Canaries, "in [0, 1048576] (0 = no audit)"}
+	}
+	if c.Canaries > 0 {
+		if c.CanaryKind != CanaryInput && c.CanaryKind != CanaryGradient {
+			return &FieldError{"canary_kind", c.CanaryKind, "input or gradient"}
+		}
+		if c.PCADim > 0 {
+			return &FieldError{"pca_dim", c.PCADim, "0 with canaries (DP-PCA would need the canaries in its sample; not supported)"}
+		}
+		if c.Sampling == SamplingShuffle && c.Method.Private() {
+			return &FieldError{"sampling", c.Sampling, "poisson with canaries (the one-run audit bounds ε under add/remove, which shuffled lots are not accounted under)"}
+		}
 	}
 	// The derived sensitivity and noise scale must be finite too: σ and C
 	// finite on their own can still overflow in √Σ C_l² or factor·σ·S.

@@ -165,6 +165,19 @@ func clipFactor(norm, c float64) float32 {
 	return float32(min(1, c/(norm+tiny)))
 }
 
+// addCanaries adds to the summed gradient the gradient mag·e_j of each
+// gradient canary idx of cs in the lot: already of norm mag (the clipping
+// norm), so clipping would leave it whole. It panics unless the gradient
+// has just been summed: canaries go in before the noise.
+func (s *stepper) addCanaries(cs *canarySet, idx []int) {
+	if s.state != gradSummed {
+		panic(fmt.Sprintf("trainer: canaries added to a gradient in state %d", s.state))
+	}
+	for _, k := range idx {
+		s.grad[cs.coords[k]] += cs.mag
+	}
+}
+
 // addNoise adds independent N(0, std²) to every coordinate of the summed
 // gradient. It panics unless the gradient has just been summed: noise is
 // added exactly once per lot.

@@ -61,6 +61,10 @@ type Options struct {
 	// and before anything depending on it is released; an error stops the
 	// run. Use it to record the state elsewhere (the CLI's run registry).
 	Committed func(accounting.Mark) error
+	// AuditConfidence is the confidence of a run with canaries' audit
+	// bounds (Config.Canaries); 0 means 0.95. The bounds are at
+	// ReportDelta.
+	AuditConfidence float64
 }
 
 // Progress reports a finished epoch. Loss and TrainAccuracy are computed on
@@ -126,6 +130,10 @@ type Result struct {
 	WallTime      time.Duration      `json:"wall_time_ns"`
 	Ledger        *accounting.Ledger `json:"ledger"`
 	History       []Progress         `json:"history"`
+	// Audit is the one-run audit of a run with canaries (Config.Canaries):
+	// empirical lower bounds on ε from the final model. Nil without
+	// canaries or when the run was cancelled.
+	Audit *AuditReport `json:"audit,omitempty"`
 	// Model is the trained network (not serialised).
 	Model *MLP `json:"-"`
 }
@@ -135,6 +143,9 @@ type Trainer struct {
 	cfg     Config
 	opts    Options
 	train   *data.Dataset
+	base    *data.Dataset // train without canary slots
+	can     *canarySet    // nil without canaries
+	cgrad   []int         // a lot's gradient canaries
 	model   *MLP
 	src     *mrand.ChaCha8
 	rng     *mrand.Rand
@@ -170,12 +181,25 @@ func New(cfg Config, train *data.Dataset, opts Options) (*Trainer, error) {
 	if train == nil {
 		return nil, errors.New("trainer: nil training set")
 	}
-	cfg = cfg.WithDefaults(train.N)
-	if err := cfg.Validate(train.N, train.D); err != nil {
+	n := train.N
+	if cfg.Canaries > 0 {
+		n += cfg.Canaries // canary slots are data (see Config.Canaries)
+	}
+	cfg = cfg.WithDefaults(n)
+	if err := cfg.Validate(n, train.D); err != nil {
 		return nil, err
 	}
 	if err := checkDataset(train); err != nil {
 		return nil, err
+	}
+	base := train
+	var cs *canarySet
+	var crng *mrand.Rand
+	if cfg.Canaries > 0 {
+		var err error
+		if train, cs, crng, err = withCanaries(&cfg, train); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkOptions(&cfg, &opts); err != nil {
 		return nil, err
@@ -198,7 +222,7 @@ func New(cfg Config, train *data.Dataset, opts Options) (*Trainer, error) {
 		led = opts.Spent.Clone()
 		led.RunID = opts.RunID
 	}
-	t := &Trainer{cfg: cfg, opts: opts, train: train, src: src, rng: mrand.New(src), ledger: led, committed: -1}
+	t := &Trainer{cfg: cfg, opts: opts, train: train, base: base, can: cs, src: src, rng: mrand.New(src), ledger: led, committed: -1}
 	var proj []float32
 	if cfg.PCADim > 0 {
 		sigma := cfg.PCANoiseMultiplier
@@ -214,6 +238,11 @@ func New(cfg Config, train *data.Dataset, opts Options) (*Trainer, error) {
 		}
 	}
 	t.model = newMLP(train.D, proj, cfg.PCADim, cfg.Hidden, train.Classes, t.rng)
+	if cs != nil && cs.kind == CanaryGradient {
+		if err := cs.placeGradientCanaries(t.model, base, &cfg, crng); err != nil {
+			return nil, err
+		}
+	}
 	return t, nil
 }
 
@@ -247,6 +276,9 @@ func checkOptions(cfg *Config, opts *Options) error {
 	}
 	if opts.CheckpointEvery < 0 {
 		return &FieldError{"checkpoint_every", opts.CheckpointEvery, ">= 0"}
+	}
+	if !(opts.AuditConfidence >= 0 && opts.AuditConfidence < 1) {
+		return &FieldError{"audit_confidence", opts.AuditConfidence, "in (0, 1) (0 = 0.95)"}
 	}
 	if opts.RunID != "" && !accounting.ValidRunID(opts.RunID) {
 		return fmt.Errorf("trainer: run id %q is not one accounting.NewRunID returns", opts.RunID)
@@ -476,6 +508,9 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 			}
 			t.lot = append(t.lot[:0], t.perm[inEpoch*c.LotSize:min(n, (inEpoch+1)*c.LotSize)]...)
 		}
+		if t.can != nil {
+			t.lot, t.cgrad = t.can.filterLot(t.lot, t.cgrad)
+		}
 		lr := t.learningRate(t.step)
 		zeta := 0.0
 		if c.Method == MethodDPVD {
@@ -484,11 +519,14 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 		st := t.st
 		st.zero()
 		st.accumulate(t.train, t.lot, zeta, t.rng, private)
+		if t.can != nil && len(t.cgrad) > 0 {
+			st.addCanaries(t.can, t.cgrad)
+		}
 		denom := float64(c.LotSize)
 		if private {
 			st.addNoise(noiseStd, t.rng)
-		} else if len(t.lot) > 0 {
-			denom = float64(len(t.lot))
+		} else if k := len(t.lot) + len(t.cgrad); k > 0 {
+			denom = float64(k)
 		}
 		st.apply(lr, denom, t.rng)
 		if t.step%unit == 0 {
@@ -600,7 +638,7 @@ func (t *Trainer) result(ctx context.Context, test *data.Dataset) (*Result, erro
 		TotalSteps:               c.TotalSteps(n),
 		EpochsCompleted:          t.step / c.StepsPerEpoch(n),
 		StoppedByBudget:          t.stopped,
-		TrainAccuracy:            Accuracy(t.model, t.train),
+		TrainAccuracy:            Accuracy(t.model, t.base),
 		WallTime:                 t.elapsed,
 		Ledger:                   t.ledger.Clone(),
 		History:                  append([]Progress(nil), t.history...),
@@ -609,6 +647,14 @@ func (t *Trainer) result(ctx context.Context, test *data.Dataset) (*Result, erro
 	if test != nil {
 		a := Accuracy(t.model, test)
 		r.TestAccuracy = &a
+	}
+	if t.can != nil && ctx.Err() == nil {
+		// The audit reads the final model, whose steps the ledger paid.
+		a, err := t.audit()
+		if err != nil {
+			return nil, err
+		}
+		r.Audit = a
 	}
 	if t.opts.NewAccountant != nil && ctx.Err() == nil {
 		// Re-check the whole ledger at the end with a fresh accountant. A

@@ -44,6 +44,7 @@ type CLI struct {
 	Epochs   EpochsCmd   `cmd:"" help:"How long can I train: the most steps (and epochs) a budget allows at σ."`
 	Gaussian GaussianCmd `cmd:"" help:"σ of one Gaussian release: exact analytic calibration (Balle–Wang 2018) next to the classic bound."`
 	Audit    AuditCmd    `cmd:"" help:"Does a published (σ, q, epochs) deliver its claimed (ε, δ)? Certified interval and verdict."`
+	AuditRun AuditRunCmd `cmd:"" name:"audit-run" help:"What did a training run leak? Lower bounds on ε from canary scores (one-run audit), beside the certified interval."`
 	Profile  ProfileCmd  `cmd:"" help:"Privacy profile of a run: ε at several δ, δ(ε), and what a membership-inference attacker can do at most."`
 	Curve    CurveCmd    `cmd:"" help:"Curves: ε against epochs, σ against ε; table, CSV, JSON or a plot."`
 	Train    TrainCmd    `cmd:"" help:"Train an MLP with DP-SGD, DP dropout, DP variational dropout, SGLD or no privacy."`

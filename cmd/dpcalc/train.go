@@ -57,6 +57,7 @@ type TrainCmd struct {
 	Checkpoint      string    `name:"checkpoint" placeholder:"FILE" help:"Save model, optimiser and ledger to FILE atomically; the write-ahead ledger goes to FILE.ledger, the locks to FILE.lock and FILE.ledger.lock. A new run refuses a FILE whose ledger exists."`
 	CheckpointEvery int       `name:"checkpoint-every" placeholder:"EPOCHS" default:"1" help:"Epochs between checkpoints."`
 	Resume          bool      `name:"resume" help:"Continue the run saved in --checkpoint; its ledger keeps every step already spent. With FILE.ledger but no FILE, a fresh model continues the ledger."`
+	canaryFlags
 
 	stderr io.Writer
 }
@@ -71,8 +72,10 @@ type trainOutput struct {
 	// true ε at δ (pld.ShuffledLowerEpsilonOf): the honest range is
 	// [ShuffleLower, the certified ε].
 	ShuffleLower *float64 `json:"epsilon_lower_shuffled,omitempty"`
-	Kernel       string   `json:"matmul_kernel,omitempty"`
-	Version      string   `json:"version"`
+	// Audit is the one-run audit of a run with --canaries.
+	Audit   *auditRunOutput `json:"audit,omitempty"`
+	Kernel  string          `json:"matmul_kernel,omitempty"`
+	Version string          `json:"version"`
 }
 
 // ledgerPath is the write-ahead ledger kept beside a checkpoint.
@@ -161,6 +164,7 @@ func (c *TrainCmd) config(n int) trainer.Config {
 	}
 	cfg.DecayEpochs, cfg.Gamma = derefI(c.Decay), derefF(c.Gamma)
 	cfg.PerLayerClip, cfg.NoiseMultiplier, cfg.Seed = c.LayerClip, derefF(c.Sigma), c.Seed
+	c.applyCanaries(&cfg)
 	if cfg.Method.Private() {
 		cfg.Accountant = c.accountant()
 		if c.Eps != nil {
@@ -288,6 +292,9 @@ func (c *TrainCmd) Run(e *env) error {
 		}
 		return usageError("--method %s needs --sigma or --eps (a noise multiplier, or a privacy budget to calibrate σ for); e.g. dpcalc train --dataset %s --method %s --eps 1", m, c.Dataset, m)
 	}
+	if err := c.checkCanaries(c); err != nil {
+		return err
+	}
 	if c.CheckpointEvery < 1 {
 		return usageError("invalid --checkpoint-every: %d, want >= 1", c.CheckpointEvery)
 	}
@@ -348,7 +355,8 @@ func (c *TrainCmd) Run(e *env) error {
 		return &exitError{code: 2, err: err}
 	}
 
-	cfg := c.config(train.N)
+	n := train.N + c.canaryCount() // canary slots count as data
+	cfg := c.config(n)
 	reportDelta := c.delta()
 	if resumeCk {
 		// The checkpoint's settings are the run's; a flag may only repeat
@@ -380,7 +388,7 @@ func (c *TrainCmd) Run(e *env) error {
 		// after what a continued ledger already spent.
 		base := cfg
 		base.NoiseMultiplier = 1
-		if err := base.Validate(train.N, train.D); err != nil {
+		if err := base.Validate(n, train.D); err != nil {
 			return fieldError(err)
 		}
 		res, err := calibrate.SigmaFor(e.ctx,
@@ -389,9 +397,9 @@ func (c *TrainCmd) Run(e *env) error {
 				b := base
 				b.NoiseMultiplier = s
 				if bk.spent != nil {
-					return accounting.Composed{Events: []accounting.Event{bk.spent.Event(), b.RunEvent(train.N)}}
+					return accounting.Composed{Events: []accounting.Event{bk.spent.Event(), b.RunEvent(n)}}
 				}
-				return b.RunEvent(train.N)
+				return b.RunEvent(n)
 			},
 			*c.Eps, c.delta(), calibrate.Options{})
 		if err != nil {
@@ -487,7 +495,7 @@ func (c *TrainCmd) Run(e *env) error {
 	bar.done()
 	if err != nil {
 		if e.ctx.Err() != nil {
-			return c.interrupted(tr, train.N, e.ctx.Err())
+			return c.interrupted(tr, n, e.ctx.Err())
 		}
 		return c.failed(err)
 	}
@@ -519,6 +527,9 @@ func (c *TrainCmd) Run(e *env) error {
 			return fmt.Errorf("final privacy report: %w", err)
 		}
 	}
+	if out.Audit, err = c.canaryReport(e.ctx, res, reportDelta); err != nil {
+		return err
+	}
 	if e.json {
 		return writeJSON(e.stdout, out)
 	}
@@ -531,7 +542,7 @@ func (c *TrainCmd) Run(e *env) error {
 	if rc.Adjacency() == accounting.ReplaceOne {
 		t.Append("adjacency", "replace-one (shuffled lots: one Shuffled epoch per ledger entry, σ_eff/2 per epoch, no amplification)")
 	}
-	unit := rc.LedgerUnit(train.N)
+	unit := rc.LedgerUnit(n)
 	if n, paid := res.Ledger.Len(), (res.Steps+unit-1)/unit; rc.PCADim == 0 && n != paid || rc.PCADim > 0 && n != paid+1 {
 		why := "steps redone after a resume are paid again"
 		if bk.spent != nil {
@@ -554,6 +565,9 @@ func (c *TrainCmd) Run(e *env) error {
 	}
 	if res.StoppedByBudget {
 		t.Append("stopped", "before a step would exceed the budget")
+	}
+	if out.Audit != nil {
+		appendAuditRows(t, out.Audit)
 	}
 	t.Append("wall time", res.WallTime.Round(time.Millisecond).String())
 	t.Append("matmul kernel", out.Kernel)
