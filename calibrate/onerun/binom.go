@@ -3,17 +3,23 @@ package onerun
 import "math"
 
 // logPMF returns log P[Binomial(n, p) = k] for 0 ≤ k ≤ n, given lp = log p
-// and lq = log(1 − p).
-func logPMF(n, k int, lp, lq float64) float64 {
+// and lq = log(1 − p), and a bound on its rounding error: a few ulps of
+// the largest magnitudes summed (log-gamma of n + 1 is about n log n, so
+// for n = 10⁵ the pmf is good to about 1e-10 relative, not 1e-16).
+func logPMF(n, k int, lp, lq float64) (v, err float64) {
 	ln := func(x int) float64 { v, _ := math.Lgamma(float64(x) + 1); return v }
-	s := ln(n) - ln(k) - ln(n-k)
+	a, b, c := ln(n), ln(k), ln(n-k)
+	s := a - b - c
+	mag := a + b + c
 	if k > 0 {
 		s += float64(k) * lp
+		mag += math.Abs(float64(k) * lp)
 	}
 	if n-k > 0 {
 		s += float64(n-k) * lq
+		mag += math.Abs(float64(n-k) * lq)
 	}
-	return s
+	return s, 8 * 0x1p-52 * (mag + 1)
 }
 
 // logOdds returns log p and log(1 − p) for p = e^ε/(1 + e^ε), without
@@ -24,46 +30,48 @@ func logOdds(eps float64) (lp, lq float64) {
 	return lp, lq
 }
 
-// upperTail returns an upper bound on β = P[Binomial(n, p) ≥ v] that
-// exceeds it by at most a relative 1e-16 (p = e^ε/(1+e^ε), lp = log p, lq
-// = log(1 − p)). Above the mean the terms from v upward are summed until
-// the geometric bound on the rest (the ratio of successive terms only
-// falls) is negligible, and that bound is added; at or below the mean it is
-// 1 minus the lower tail summed downward from v − 1, whose truncation can
-// only raise β.
-func upperTail(n, v int, lp, lq float64) float64 {
+// upperTail returns β = P[Binomial(n, p) ≥ v] rounded up (up) or down,
+// by a relative error of about the pmf's rounding (see logPMF), given lp =
+// log p and lq = log(1 − p). Above the mean the terms from v upward are
+// summed until the geometric bound on the rest (the ratio of successive
+// terms only falls) is negligible, and rounding up adds that bound; at or
+// below the mean it is 1 minus the lower tail summed downward from v − 1,
+// rounded the other way.
+func upperTail(n, v int, lp, lq float64, up bool) float64 {
 	switch {
 	case v <= 0:
 		return 1
 	case v > n:
 		return 0
 	}
-	odds := math.Exp(lp - lq) // p/(1 − p)
-	if float64(v) > float64(n)*math.Exp(lp) {
-		// Terms t_k/t_v from k = v upward; ratio (n−k)/(k+1)·odds < 1 and
-		// decreasing in k for k > np.
-		sum, t := 1.0, 1.0
-		for k := v; k < n; k++ {
-			rho := float64(n-k) / float64(k+1) * odds
-			t *= rho
-			sum += t
-			// Later ratios are at most rho, so the terms after this one sum
-			// to at most t·rho/(1 − rho): once that is negligible, add it
-			// and stop.
-			if rest := t * rho / (1 - rho); rest < 1e-17*sum {
-				sum += rest
-				break
-			}
-		}
-		return math.Min(1, math.Exp(logPMF(n, v, lp, lq)+math.Log(sum))*(1+1e-15))
+	if float64(v) <= float64(n)*math.Exp(lp) {
+		return 1 - lowerTail(n, v-1, lp, lq, !up)
 	}
-	return 1 - lowerTail(n, v-1, lp, lq)
+	odds := math.Exp(lp - lq) // p/(1 − p)
+	// Terms t_k/t_v from k = v upward; the ratio (n−k)/(k+1)·odds is < 1
+	// and falls as k grows, for k > np.
+	sum, t := 1.0, 1.0
+	for k := v; k < n; k++ {
+		rho := float64(n-k) / float64(k+1) * odds
+		t *= rho
+		sum += t
+		// Later ratios are at most rho, so the terms after this one sum to
+		// at most t·rho/(1 − rho).
+		if rest := t * rho / (1 - rho); rest < 1e-17*sum {
+			if up {
+				sum += rest
+			}
+			break
+		}
+	}
+	return roundTail(n, v, lp, lq, sum, up)
 }
 
-// lowerTail returns P[Binomial(n, p) ≤ j] summed downward from j (called
-// for j below the mean, where terms fall as k decreases); truncation only
-// lowers it.
-func lowerTail(n, j int, lp, lq float64) float64 {
+// lowerTail returns P[Binomial(n, p) ≤ j] rounded up (up) or down, summed
+// downward from j; called for j below the mean, where the terms fall as k
+// decreases and their ratio k/(n−k+1)·(1−p)/p falls too, so the rest of a
+// truncated sum is bounded geometrically (and added when rounding up).
+func lowerTail(n, j int, lp, lq float64, up bool) float64 {
 	if j < 0 {
 		return 0
 	}
@@ -73,13 +81,27 @@ func lowerTail(n, j int, lp, lq float64) float64 {
 	inv := math.Exp(lq - lp) // (1 − p)/p
 	sum, t := 1.0, 1.0
 	for k := j; k > 0; k-- {
-		t *= float64(k) / float64(n-k+1) * inv // t_{k−1}/t_j
+		rho := float64(k) / float64(n-k+1) * inv // t_{k−1}/t_k
+		t *= rho
 		sum += t
-		if t < 1e-18*sum || t == 0 {
+		if rest := t * rho / (1 - rho); rho < 1 && rest < 1e-17*sum {
+			if up {
+				sum += rest
+			}
 			break
 		}
 	}
-	return math.Min(1, math.Exp(logPMF(n, j, lp, lq)+math.Log(sum)))
+	return roundTail(n, j, lp, lq, sum, up)
+}
+
+// roundTail returns pmf(k)·sum, capped at 1, rounded up or down by the
+// pmf's rounding bound and a few ulps of the product.
+func roundTail(n, k int, lp, lq, sum float64, up bool) float64 {
+	l, e := logPMF(n, k, lp, lq)
+	if up {
+		return math.Min(1, math.Exp(l+e+math.Log(sum))*(1+1e-15))
+	}
+	return math.Min(1, math.Exp(l-e+math.Log(sum))*(1-1e-15))
 }
 
 // alphaTerm returns α = max_{1≤i≤v} P[v−i ≤ Binomial(n, p) ≤ v−1]/i, the
@@ -94,7 +116,8 @@ func alphaTerm(n, v int, lp, lq float64) float64 {
 		return 0
 	}
 	inv := math.Exp(lq - lp) // (1 − p)/p
-	logScale := logPMF(n, v-1, lp, lq)
+	logScale, e := logPMF(n, v-1, lp, lq)
+	logScale += e // α errs high, as β does
 	t, sum := 1.0, 1.0 // t_1 = pmf(v−1)/scale, S_1
 	best := 1.0        // S_1/1
 	for i := 1; i < v; i++ {
@@ -124,8 +147,9 @@ func alphaTerm(n, v int, lp, lq float64) float64 {
 // ClopperPearsonUpper returns the one-sided Clopper–Pearson upper
 // confidence bound on a binomial proportion after k successes in n
 // trials: the p with P[Binomial(n, p) ≤ k] = significance, or 1 for
-// k = n (Clopper and Pearson 1934). It is found by bisection on p and
-// the upper end of the final bracket is returned, so it errs high. It
+// k = n (Clopper and Pearson 1934). It is found by bisection on p with
+// the CDF rounded up, and the upper end of the final bracket is returned,
+// so it errs high. It
 // panics unless 0 ≤ k ≤ n and 0 < significance < 1.
 func ClopperPearsonUpper(k, n int, significance float64) float64 {
 	if k < 0 || k > n || !(significance > 0 && significance < 1) {
@@ -134,16 +158,11 @@ func ClopperPearsonUpper(k, n int, significance float64) float64 {
 	if k == n {
 		return 1
 	}
-	cdf := func(p float64) float64 { // P[Binomial(n, p) ≤ k], decreasing in p
+	cdf := func(p float64) float64 { // P[Binomial(n, p) ≤ k] rounded up; decreasing in p
 		if p <= 0 {
 			return 1
 		}
-		lp, lq := math.Log(p), math.Log1p(-p)
-		if float64(k) < float64(n)*p {
-			return lowerTail(n, k, lp, lq)
-		}
-		// At or above the mean: 1 − P[≥ k+1] (both sums stay accurate).
-		return 1 - upperTail(n, k+1, lp, lq)
+		return 1 - upperTail(n, k+1, math.Log(p), math.Log1p(-p), false)
 	}
 	lo, hi := 0.0, 1.0 // cdf(lo) > significance ≥ cdf(hi)
 	for hi-lo > 1e-15*hi {

@@ -62,7 +62,7 @@ func pValue(c Counts, eps, delta float64) float64 {
 		return 1
 	}
 	lp, lq := logOdds(eps)
-	beta := upperTail(c.Guesses, c.Correct, lp, lq)
+	beta := upperTail(c.Guesses, c.Correct, lp, lq, true)
 	if delta == 0 || beta >= 1 {
 		return math.Min(beta, 1)
 	}
