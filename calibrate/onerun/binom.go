@@ -117,7 +117,7 @@ func alphaTerm(n, v int, lp, lq float64) float64 {
 	}
 	inv := math.Exp(lq - lp) // (1 − p)/p
 	logScale, e := logPMF(n, v-1, lp, lq)
-	logScale += e // α errs high, as β does
+	logScale += e      // α errs high, as β does
 	t, sum := 1.0, 1.0 // t_1 = pmf(v−1)/scale, S_1
 	best := 1.0        // S_1/1
 	for i := 1; i < v; i++ {
