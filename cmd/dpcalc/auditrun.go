@@ -177,8 +177,8 @@ func (o *auditRunOutput) check() error {
 	if o.Certified == nil || o.Certified.Upper == nil || o.OneRun.Epsilon <= *o.Certified.Upper {
 		return nil
 	}
-	return &exitError{code: 1, err: fmt.Errorf("audit: the empirical lower bound ε ≥ %s exceeds the certified upper bound %s: the training or its accounting is wrong, or an event of probability at most %g happened",
-		fmtG(o.OneRun.Epsilon), fmtG(*o.Certified.Upper), 1-o.Confidence)}
+	return &exitError{code: 1, err: fmt.Errorf("audit: the empirical lower bound ε ≥ %s exceeds the certified upper bound %s: the training or its accounting is wrong, or an event of probability at most %s happened",
+		fmtG(o.OneRun.Epsilon), fmtG(*o.Certified.Upper), fmtG(1-o.Confidence))}
 }
 
 // appendAuditRows adds the audit's rows to a quantity/value table.
