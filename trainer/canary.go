@@ -26,7 +26,7 @@ const (
 	// certified ε.
 	CanaryInput CanaryKind = "input"
 	// CanaryGradient canaries are Dirac gradient canaries (Steinke, Nasr
-	// and Jagielski 2023, §6): when canary i is in a lot, the gradient
+	// and Jagielski 2023, white-box setting): when canary i is in a lot, the gradient
 	// C·e_{j_i} (norm C, the clipping norm, so clipping leaves it whole) is
 	// added to the clipped sum before the noise, as if an example had
 	// that gradient. The coordinates j_i are distinct first-layer weights,

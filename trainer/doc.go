@@ -66,5 +66,17 @@
 // [LockRun] off one run id wherever its files are, with the run's last
 // ledger state recorded beside the lock ([RunLock.Mark]).
 //
+// # Audit
+//
+// With Config.Canaries = M the run audits itself (Steinke, Nasr and
+// Jagielski 2023): M canaries ([CanaryInput] examples or [CanaryGradient]
+// gradients) take slots N..N+M−1 of the training set, each present with
+// probability ½ by a coin from its own stream (Config.CanarySeed). Lots
+// are drawn over all N + M slots, so q = LotSize/(N+M) and the ledger does
+// not depend on the coins; an absent canary drawn into a lot is dropped.
+// After the last step the canaries are scored on the final model and
+// Result.Audit holds the empirical lower bounds on ε of package
+// calibrate/onerun at Options.ReportDelta.
+//
 // Nothing in this package is safe for concurrent use.
 package trainer

@@ -105,7 +105,7 @@ func roundTail(n, k int, lp, lq, sum float64, up bool) float64 {
 }
 
 // alphaTerm returns α = max_{1≤i≤v} P[v−i ≤ Binomial(n, p) ≤ v−1]/i, the
-// δ coefficient of the one-run p-value (arXiv 2305.08846v1, Theorem 3.1).
+// δ coefficient of the one-run p-value (arXiv 2305.08846v1, Corollary 5.4).
 // The partial sums S_i are accumulated downward from k = v − 1 relative to
 // the pmf at v − 1 (rescaled when they grow large), and the scan stops
 // early once no later i can beat the maximum: below the mode the rest of

@@ -10,8 +10,9 @@
 // the model is trained once; an auditor scores every canary and guesses
 // "member" or "non-member" for r of them (abstaining on the rest). If the
 // training algorithm is (ε, δ)-DP with respect to adding or removing one
-// canary, the number W of correct guesses satisfies (their Theorem 3.1,
-// with the p-value as computed in their Appendix D)
+// canary, the number W of correct guesses satisfies (their main theorem
+// of §3, in the form of Corollary 5.4 of arXiv v1, computed as in their
+// Appendix D)
 //
 //	P[W ≥ v] ≤ β + 2mδ·α,
 //	β = P[Binomial(r, p) ≥ v],   p = e^ε/(1 + e^ε),

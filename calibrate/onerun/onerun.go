@@ -41,8 +41,8 @@ func checkLevel(confidence, delta float64) error {
 // PValue returns the p-value of c under the hypothesis that training is
 // (eps, delta)-DP with respect to each canary: an upper bound on the
 // probability of at least c.Correct correct guesses out of c.Guesses,
-// min(1, β + 2mδ·α) (arXiv 2305.08846v1, Theorem 3.1; the formula of its
-// Appendix D). It errs high (see the package doc). eps must be ≥ 0 and
+// min(1, β + 2mδ·α) (arXiv 2305.08846v1, Corollary 5.4; the computation
+// of its Appendix D). It errs high (see the package doc). eps must be ≥ 0 and
 // finite (+Inf gives 1), delta in [0, 1).
 func PValue(c Counts, eps, delta float64) (float64, error) {
 	if err := c.Check(); err != nil {
@@ -74,8 +74,8 @@ func pValue(c Counts, eps, delta float64) float64 {
 // ε whose [PValue] for c is at most 1 − confidence (0 if even ε = 0 is
 // not rejected). With probability at least confidence over the canaries'
 // coin flips, a training algorithm that is (ε′, delta)-DP with respect to
-// each canary has ε′ ≥ the returned value (arXiv 2305.08846v1, Theorem
-// 3.1). The guesses must have been chosen without knowing which canaries
+// each canary has ε′ ≥ the returned value (arXiv 2305.08846v1, the main
+// theorem of §3 and Corollary 5.4). The guesses must have been chosen without knowing which canaries
 // were included.
 //
 // The root is bracketed by doubling from 1 and bisected to a relative
