@@ -162,7 +162,10 @@ func TestAuditRunBadInput(t *testing.T) {
 // TestTrainCanaries: `train --canaries 1000 --dataset digits --eps 1`
 // prints the empirical bounds beside the certified interval (a short run:
 // 5 epochs), writes --canary-scores for audit-run, and refuses the flags
-// it cannot honour.
+// it cannot honour. σ is calibrated for the run on 1,437 + 1,000 slots
+// (q = 100/2437, 25 steps an epoch): it equals `dpcalc sigma --batch 100
+// --n 2437 --steps 125`, not the σ for 1,437 examples (q = 100/1437, 75
+// steps).
 func TestTrainCanaries(t *testing.T) {
 	scores := filepath.Join(t.TempDir(), "scores.csv")
 	out, stderr, code := runCLI("train", "--canaries", "1000", "--dataset", "digits", "--eps", "1", "--epochs", "5",
@@ -171,7 +174,7 @@ func TestTrainCanaries(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{"1000 input canaries, 485 included", "empirical ε ≥ (one run, at δ=1e-05, 95% confidence)",
-		"empirical ε ≥ (one run, Gaussian f-DP curve)", "certified: true ε at δ=1e-05", "q, steps                                            │ 0.0410341"} {
+		"empirical ε ≥ (one run, Gaussian f-DP curve)", "certified: true ε at δ=1e-05", "q, steps                                            │ 0.0410341, 125 of 125"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -182,6 +185,22 @@ func TestTrainCanaries(t *testing.T) {
 	}
 	if _, stderr, code := runCLI("audit-run", "--scores", scores); code != 0 {
 		t.Errorf("audit-run on train's scores: exit %d: %s", code, stderr)
+	}
+	out, stderr, code = runCLI("train", "--canaries", "1000", "--dataset", "digits", "--eps", "1", "--epochs", "5",
+		"--seed", "1", "--canary-seed", "2", "--quiet", "--json")
+	var tr struct {
+		Result struct {
+			NoiseMultiplier float64 `json:"noise_multiplier"`
+		} `json:"result"`
+		Audit *auditRunJSON `json:"audit"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &tr) != nil || tr.Audit == nil || tr.Audit.Certified == nil {
+		t.Fatalf("--json: exit %d, %s\n%s", code, stderr, out)
+	}
+	sig, _, _ := runCLI("sigma", "--eps", "1", "--batch", "100", "--n", "2437", "--steps", "125", "--accountant", "rdp", "--json")
+	var want struct{ Sigma float64 }
+	if err := json.Unmarshal([]byte(sig), &want); err != nil || tr.Result.NoiseMultiplier != want.Sigma {
+		t.Errorf("σ = %v, want %v, the σ of 125 steps at q = 100/2437 (%v)", tr.Result.NoiseMultiplier, want.Sigma, err)
 	}
 	for _, tc := range []struct {
 		args []string
