@@ -236,7 +236,7 @@ func LoadCheckpoint(path string, train *data.Dataset, opts Options) (*Trainer, e
 		return nil, err
 	}
 	return &Trainer{
-		cfg: cfg, opts: opts, train: train, model: m, src: src, rng: mrand.New(src),
+		cfg: cfg, opts: opts, train: train, base: train, model: m, src: src, rng: mrand.New(src),
 		ledger: led, step: p.Step, perm: p.Perm, elapsed: time.Duration(p.Elapsed), history: hist,
 		committed: committed,
 	}, nil
