@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/dpcalc/dpcalc/internal/testenv"
 )
 
 // FuzzLedgerJSON feeds arbitrary bytes to the ledger decoder, both through
@@ -249,7 +251,7 @@ func TestLedgerTruncatedAndFlipped(t *testing.T) {
 			// set, otherwise those that keep JSON most often valid (digits,
 			// number and structure characters, white space, letters).
 			values := []byte("0123456789-+.eE \t\n\r\",:{}[]aAfFtTnNxz\x00\xff")
-			if os.Getenv("DPCALC_LONG") != "" {
+			if testenv.Long() {
 				values = values[:0]
 				for v := 0; v < 256; v++ {
 					values = append(values, byte(v))

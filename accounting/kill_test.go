@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dpcalc/dpcalc/internal/killtest"
+	"github.com/dpcalc/dpcalc/internal/testenv"
 )
 
 const killHelperEnv = "DPCALC_KILL_LEDGER"
@@ -65,10 +66,7 @@ func TestKillDuringLedgerWrite(t *testing.T) {
 	if err := os.WriteFile(path, want[0], 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rounds, midWrite := 4, 0
-	if os.Getenv("DPCALC_LONG") != "" {
-		rounds = 40
-	}
+	rounds, midWrite := testenv.Size(4, 40), 0
 	for r := 0; r < rounds; r++ {
 		var when func() bool
 		if r%2 == 1 {
