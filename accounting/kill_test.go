@@ -66,7 +66,7 @@ func TestKillDuringLedgerWrite(t *testing.T) {
 	if err := os.WriteFile(path, want[0], 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rounds, midWrite := testenv.Size(4, 40), 0
+	rounds, midWrite := testenv.Size(2, 40), 0
 	for r := 0; r < rounds; r++ {
 		var when func() bool
 		if r%2 == 1 {

@@ -11,7 +11,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
-	"time"
+
+	"github.com/dpcalc/dpcalc/internal/work"
 )
 
 // cliBin is the dpcalc binary TestMain builds, the reference every Result
@@ -245,7 +246,8 @@ func TestMatchesCLI(t *testing.T) {
 
 // FuzzParseRun: any query string gets a Result that encodes as JSON (no
 // panic, no NaN or Inf) and an error names a flag. Runs are bounded by a
-// context deadline; a run cut short reports "interrupted".
+// work limit (internal/work), the same on every machine; a run cut short
+// reports an error.
 func FuzzParseRun(f *testing.F) {
 	for _, qs := range queries {
 		f.Add(qs)
@@ -255,9 +257,7 @@ func FuzzParseRun(f *testing.F) {
 		if err != nil {
 			return
 		}
-		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-		defer cancel()
-		res := Run(ctx, req)
+		res := Run(work.With(t.Context(), work.NewMeter(fuzzWork)), req)
 		if _, err := json.Marshal(res); err != nil {
 			t.Fatalf("%s: %v", qs, err)
 		}
@@ -266,6 +266,10 @@ func FuzzParseRun(f *testing.F) {
 		}
 	})
 }
+
+// fuzzWork bounds the work of one FuzzParseRun run, in units of
+// internal/work: a few seconds of pld on an idle core.
+const fuzzWork = 20000
 
 func TestParseAndCommandLine(t *testing.T) {
 	tests := []struct {
