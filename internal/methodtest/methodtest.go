@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
-	"github.com/dpcalc/dpcalc/internal/testref"
 	"github.com/dpcalc/dpcalc/internal/testenv"
+	"github.com/dpcalc/dpcalc/internal/testref"
 )
 
 // CountLinearity checks that Compose(e, k), Compose(SelfComposed{e, k}, 1),
