@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/dpcalc/dpcalc/internal/testenv"
 	"github.com/dpcalc/dpcalc/internal/work"
 )
 
@@ -188,7 +189,7 @@ var queries = []string{
 	"cmd=curve-epochs&sigma=1&q=0.01&points=3&accountant=rdp,all",
 	"cmd=curve-epochs&sigma=1&q=0.01&points=3&accountant=rdp,,pld",
 	"cmd=curve-epochs&sigma=1&q=0.01&points=3&accountant=+rdp",
-	"cmd=curve-sigma&q=0.01&epochs=10&eps=1:4",
+	"cmd=curve-sigma&q=0.01&epochs=10&eps=1:4&points=3", // the default points: longQueries
 	// Issue 12: schedules, batch and n, sampling, adjacency.
 	"cmd=eps&schedule=sigma%3D1,q%3D0.01,steps%3D5000%3Bsigma%3D2,q%3D0.02,steps%3D3000&accountant=all",
 	"cmd=delta&eps=5&schedule=sigma%3D1,q%3D0.01,steps%3D5000%3Bsigma%3D2,q%3D0.02,steps%3D3000&accountant=pld",
@@ -219,8 +220,19 @@ var queries = []string{
 	"cmd=eps&schedule=sigma%3D1,batch%3D100,steps%3D15&n=1000&sampling=shuffle",
 }
 
+// longQueries are checked against the CLI in the long test step only
+// (internal/testenv): each takes tens of seconds, and queries has a cheaper
+// one of the same form.
+var longQueries = []string{
+	"cmd=curve-sigma&q=0.01&epochs=10&eps=1:4",
+}
+
 func TestMatchesCLI(t *testing.T) {
-	for _, qs := range queries {
+	qss := queries
+	if testenv.Long() {
+		qss = append(qss[:len(qss):len(qss)], longQueries...)
+	}
+	for _, qs := range qss {
 		t.Run(qs, func(t *testing.T) {
 			t.Parallel()
 			req, err := Parse(qs)
