@@ -63,10 +63,10 @@ type Options struct {
 	ReverseGap float64
 }
 
-// DefaultWorkLimit is the default [Options.WorkLimit]: about 4× the
-// heaviest call of the long test step's edge table (pld, 22,351 units at
-// σ=1 q=1e-6 T=1e6 δ=1e-5; about 30 s of work on an idle core at this
-// limit).
+// DefaultWorkLimit is the default [Options.WorkLimit]: about 3× the
+// heaviest call of the long test step's edge table (pld, 36,228 units at
+// σ=1 q=1e-6 T=1e9 δ=1e-300; some 30 s of pld's work on an idle core at
+// this limit).
 const DefaultWorkLimit = 100000
 
 // Factory returns a fresh method.
