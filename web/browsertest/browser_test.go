@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/dpcalc/dpcalc/internal/query"
+	"github.com/dpcalc/dpcalc/internal/testenv"
 )
 
 // chromiumArgs are what headless Chromium needs as root on a machine whose
@@ -680,7 +681,9 @@ func median(xs []float64) float64 {
 }
 
 // measure times the same ε queries in the page's worker (wasm), in
-// internal/query natively and as a dpcalc process, in this one run.
+// internal/query natively and as a dpcalc process, in this one run: medians
+// of 15 runs in the long test step (internal/testenv), of 3 by default (the
+// times are logged, not checked).
 func (h *harness) measure() {
 	t := h.t
 	wasm, err := os.ReadFile(filepath.Join(h.site, "main.wasm"))
@@ -693,7 +696,7 @@ func (h *harness) measure() {
 	zw.Close()
 	t.Logf("main.wasm: %d bytes raw, %d bytes gzip -9", len(wasm), gz.Len())
 
-	const n = 15
+	n := testenv.Size(3, 15)
 	for _, qs := range []string{
 		"cmd=eps&sigma=4&q=0.01&epochs=100&delta=1e-5",
 		"cmd=eps&sigma=1.2&q=0.00256&epochs=50&delta=1e-10&accountant=pld",
