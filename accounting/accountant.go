@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/dpcalc/dpcalc/internal/work"
 )
 
 // Method composes events and answers ε(δ) and δ(ε) for the composition. It
@@ -132,9 +134,16 @@ type CurveReporter interface {
 }
 
 // Canceled wraps ctx.Err() with the package prefix, or returns nil while
-// ctx is live. Long computations call it between units of work.
+// ctx is live. Long computations call it between units of work; it reports
+// one unit to ctx's [work.Meter], if any, and stops the work with an error
+// wrapping [work.ErrLimit] past the meter's limit (tests bound calls by
+// work done, not by time).
 func Canceled(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
+	err := work.Add(ctx, 1)
+	if cerr := ctx.Err(); cerr != nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("accounting: stopped: %w", err)
 	}
 	return nil

@@ -10,12 +10,16 @@ import (
 	"time"
 
 	"github.com/dpcalc/dpcalc/internal/killtest"
+	"github.com/dpcalc/dpcalc/internal/testenv"
 )
 
 const killHelperEnv = "DPCALC_KILL_LEDGER"
 
 // killLedgers returns two different ledgers of 8,000 segments (alternating
-// events, so they do not merge): about 1 MB of JSON each.
+// events, so they do not merge): about 1 MB of JSON each. The segments are
+// appended directly and validated once: Record validates the whole ledger
+// on every call, which made building these take 10–25 s, in the test and in
+// every helper process.
 func killLedgers() [2]*Ledger {
 	var out [2]*Ledger
 	for i := range out {
@@ -25,9 +29,10 @@ func killLedgers() [2]*Ledger {
 			if k%2 == 1 {
 				e = NoOp{}
 			}
-			if err := l.Record(e, 1+k%7); err != nil {
-				panic(err)
-			}
+			l.Segments = append(l.Segments, Segment{Event: e, Count: 1 + k%7})
+		}
+		if err := l.Validate(); err != nil {
+			panic(err)
 		}
 		out[i] = l
 	}
@@ -65,10 +70,7 @@ func TestKillDuringLedgerWrite(t *testing.T) {
 	if err := os.WriteFile(path, want[0], 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rounds, midWrite := 4, 0
-	if os.Getenv("DPCALC_LONG") != "" {
-		rounds = 40
-	}
+	rounds, midWrite := testenv.Size(4, 40), 0
 	for r := 0; r < rounds; r++ {
 		var when func() bool
 		if r%2 == 1 {

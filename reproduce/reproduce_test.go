@@ -47,8 +47,10 @@ func col(t *testing.T, header []string, name string) int {
 }
 
 // TestTinyEndToEnd runs the whole pipeline on the tiny profile with the
-// accountants of this build, and checks every file, the columns, the paper
-// numbers, and that a value whose accountant is not built says so.
+// accountants of this build (training on two workers), and checks every
+// file, the columns, the paper numbers, and that a value whose accountant
+// is not built says so; then the same profile sharded and merged against
+// it (checkShardMerge).
 func TestTinyEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	var stages []string
@@ -56,7 +58,7 @@ func TestTinyEndToEnd(t *testing.T) {
 	var planAt time.Time
 	var firstRemaining, firstAfter time.Duration = -1, 0
 	runs := map[int]int{}
-	rep, err := Run(context.Background(), Options{Profile: ProfileTiny, OutDir: dir,
+	rep, err := Run(context.Background(), Options{Profile: ProfileTiny, OutDir: dir, Workers: 2,
 		OnPlan: func(p Plan) { plan, planAt = p, time.Now() },
 		Progress: func(p Progress) {
 			stages = append(stages, p.Stage)
@@ -253,6 +255,7 @@ func TestTinyEndToEnd(t *testing.T) {
 	if len(rows) != 3 || rows[0][col(t, h, "paper acc")] != "0.90" || rows[2][col(t, h, "σ")] != "2" {
 		t.Errorf("abadi-5.2-mnist rows %v", rows)
 	}
+	t.Run("ShardMerge", func(t *testing.T) { checkShardMerge(t, dir, rep) })
 }
 
 // fakeAcc is a closed-form stand-in for every accountant kind, so the

@@ -26,18 +26,15 @@ func runFiles(t *testing.T, dir string) map[string][]byte {
 	return out
 }
 
-// TestShardMerge runs the tiny profile as two shards and merges them: the
-// shards split the runs without overlap, each writes no tables, and the
-// merged tables equal those of the unsharded run (same seeds, same runs),
-// which trains on two workers while the shards use one.
-// Merging one shard alone is refused, naming the missing runs.
-func TestShardMerge(t *testing.T) {
+// checkShardMerge (TestTinyEndToEnd/ShardMerge) runs the tiny profile as
+// two shards and merges them: the shards split the runs without overlap,
+// each writes no tables, and the merged tables equal those of the unsharded
+// run want in whole (same seeds, same runs), which trains on two workers
+// while the shards use one. Merging one shard alone is refused, naming the
+// missing runs. (It shares TestTinyEndToEnd's unsharded run, which costs as
+// much as the shards together.)
+func checkShardMerge(t *testing.T, whole string, want *Report) {
 	ctx := context.Background()
-	whole := t.TempDir()
-	want, err := Run(ctx, Options{Profile: ProfileTiny, OutDir: whole, Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
 	checkPrintedSigma(t, whole)
 	var shards []string
 	seen := map[string]bool{}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dpcalc/dpcalc/internal/killtest"
+	"github.com/dpcalc/dpcalc/internal/testenv"
 	"github.com/dpcalc/dpcalc/trainer/data"
 )
 
@@ -70,10 +71,7 @@ func TestKillDuringCheckpointWrite(t *testing.T) {
 	if err := os.WriteFile(path, want[0], 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rounds, midWrite := 4, 0
-	if os.Getenv("DPCALC_LONG") != "" {
-		rounds = 40
-	}
+	rounds, midWrite := testenv.Size(4, 40), 0
 	for r := 0; r < rounds; r++ {
 		// Even rounds kill after a delay; odd rounds as soon as a
 		// temporary file appears, i.e. during the write itself.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dpcalc/dpcalc/internal/testenv"
 	"github.com/dpcalc/dpcalc/trainer/data"
 )
 
@@ -26,9 +27,7 @@ import (
 // DPCALC_DATA overrides /work/shared/data.
 
 func longEnabled(t *testing.T) {
-	if os.Getenv("DPCALC_LONG") != "1" {
-		t.Skip("set DPCALC_LONG=1 for real-data accuracy runs")
-	}
+	testenv.SkipUnlessLong(t, "real-data accuracy runs")
 }
 
 func dataDir() string {

@@ -17,6 +17,7 @@ import (
 // Gaussian and (ε, δ) steps, not zCDP.
 type fake struct {
 	zero bool
+	spin bool // Epsilon never answers: it works (reporting work) until stopped
 	plan accounting.Plan
 }
 
@@ -52,6 +53,11 @@ func (f *fake) Epsilon(ctx context.Context, delta float64) (float64, error) {
 	if f.zero || f.plan.Empty() {
 		return 0, nil
 	}
+	for f.spin {
+		if err := accounting.Canceled(ctx); err != nil {
+			return 0, err
+		}
+	}
 	return posInf, nil
 }
 func (f *fake) Delta(ctx context.Context, eps float64) (float64, error) {
@@ -75,13 +81,15 @@ func TestFakeHelper(t *testing.T) {
 	if mode == "" {
 		t.Skip("helper process only")
 	}
-	accountingtest.Run(t, mode, func() (accounting.Method, error) { return &fake{zero: mode == "zero"}, nil }, accountingtest.Options{Random: 4})
+	accountingtest.Run(t, mode, func() (accounting.Method, error) { return &fake{zero: mode == "zero", spin: mode == "spin"}, nil },
+		accountingtest.Options{Random: 4, WorkLimit: 1000})
 }
 
 // TestSuiteSelfCheck: the suite passes a sound (if useless) accountant that
 // answers +Inf and 1 for everything, so its checks are satisfiable; and it
 // fails an unsound one that answers 0 and 0, in each check that should
-// catch that (a suite that cannot fail is a defect).
+// catch that (a suite that cannot fail is a defect), and one that never
+// answers.
 func TestSuiteSelfCheck(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns subprocesses")
@@ -109,5 +117,11 @@ func TestSuiteSelfCheck(t *testing.T) {
 		if !strings.Contains(out, "--- PASS: TestFakeHelper/zero/"+check+" ") {
 			t.Errorf("check %s should pass on the zero accountant:\n%s", check, out)
 		}
+	}
+	// A method that never answers fails on its work, not on a clock: at
+	// once, the same on every machine.
+	out, err = run("spin")
+	if err == nil || !strings.Contains(out, "no answer within 1000 units of work") {
+		t.Errorf("the suite does not stop a method that never answers by its work (err %v):\n%s", err, out)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/internal/methodtest"
+	"github.com/dpcalc/dpcalc/internal/testenv"
 	"github.com/dpcalc/dpcalc/internal/testref"
 )
 
@@ -362,9 +363,9 @@ func TestACReportedLargeDelta(t *testing.T) {
 // Epsilon(Delta(ε)) ≤ ε.
 func TestACEpsilonNonIncreasingInDelta(t *testing.T) {
 	t.Parallel()
-	step := 0.25
-	if testing.Short() {
-		step = 2
+	step := 2.0
+	if testenv.Long() {
+		step = 0.25
 	}
 	type namedEvent struct {
 		name string

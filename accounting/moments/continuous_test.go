@@ -13,6 +13,7 @@ import (
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/moments"
 	"github.com/dpcalc/dpcalc/calibrate"
+	"github.com/dpcalc/dpcalc/internal/testenv"
 	"github.com/dpcalc/dpcalc/internal/testref"
 )
 
@@ -88,10 +89,7 @@ func deltaOf(t testing.TB, k epsKind, orders []float64, e accounting.Event, eps 
 func TestContinuousNotAboveGrids(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(11, 1))
-	n := 48
-	if testing.Short() {
-		n = 16
-	}
+	n := testenv.Size(16, 48)
 	better := 0
 	for range n {
 		sigma := math.Exp(math.Log(0.4) + rng.Float64()*math.Log(20/0.4)) // 0.4 .. 20

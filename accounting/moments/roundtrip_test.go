@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/internal/testenv"
 )
 
 // TestRoundTripExact: Delta(Epsilon(δ)) ≤ δ holds exactly for MA and RDP,
@@ -27,10 +28,7 @@ func TestRoundTripExact(t *testing.T) {
 		{0.05, 0.05, 1e12, 1e-10},
 	}
 	rng := rand.New(rand.NewPCG(10, 10))
-	n := 300
-	if testing.Short() {
-		n = 60
-	}
+	n := testenv.Size(60, 300)
 	for range n {
 		cases = append(cases, setting{
 			sigma: math.Exp(rng.Float64()*12 - 4), // 0.02 .. 3e3
@@ -88,10 +86,7 @@ func TestRoundTripExact(t *testing.T) {
 func TestContinuousPureAndInverse(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 3))
-	n := 150
-	if testing.Short() {
-		n = 40
-	}
+	n := testenv.Size(40, 150)
 	makers := []func() accounting.Method{
 		func() accounting.Method { return must(NewMA(nil)) },
 		func() accounting.Method { return must(NewRDP(nil)) },

@@ -3,16 +3,28 @@ package pld
 import (
 	"context"
 	"errors"
+	"runtime"
+	"sync/atomic"
 	"testing"
-	"time"
+
+	"github.com/dpcalc/dpcalc/internal/work"
 )
+
+// cancelAfter returns a context that is cancelled once k units of work
+// (internal/work) have been reported on it, and its meter.
+func cancelAfter(t *testing.T, k int64) (context.Context, *work.Meter) {
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	m := work.NewMeter(k).OnLimit(cancel)
+	return work.With(ctx, m), m
+}
 
 // TestPLDCancel cancels a slow composition (a tiny sampling rate: about
 // 2 s of per-step discretisation and lower-bound merges on an idle core)
-// 50 ms into Epsilon, EpsilonBounds, Delta and EpsilonCurve: each returns an
-// error wrapping context.Canceled (every long loop, grid points, merges,
-// offsets, parts, refinement, coarsening and curve points, checks the
-// context).
+// after a fixed amount of work into Epsilon, EpsilonBounds, Delta and
+// EpsilonCurve: each returns an error wrapping context.Canceled (every long
+// loop, grid points, merges, offsets, parts, refinement, coarsening and
+// curve points, checks the context) at its next check of the context.
 func TestPLDCancel(t *testing.T) {
 	const sigma, q, steps, delta = 0.742, 2.1e-9, 7512, 2.6e-12
 	ev := self(sampled(q, gauss(sigma)), steps)
@@ -35,52 +47,72 @@ func TestPLDCancel(t *testing.T) {
 			return err
 		},
 	}
-	var slowest time.Duration
 	for name, call := range calls {
-		a := newPLDFor(t, ev, Options{})
-		ctx, cancel := context.WithCancel(t.Context())
-		time.AfterFunc(50*time.Millisecond, cancel)
-		start := time.Now()
-		err := call(ctx, a)
-		took := time.Since(start)
-		cancel()
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("%s: err = %v, want one wrapping context.Canceled", name, err)
+		for _, k := range []int64{1, 40} {
+			a := newPLDFor(t, ev, Options{})
+			ctx, m := cancelAfter(t, k)
+			err := call(ctx, a)
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("%s cancelled after %d units of work: err = %v, want one wrapping context.Canceled", name, k, err)
+			}
+			// Each goroutine stops at its next check: one more unit each.
+			if after, most := m.Count()-m.Stopped(), int64(runtime.GOMAXPROCS(0)); after > most {
+				t.Errorf("%s cancelled after %d units of work: %d more units before it returned, want at most %d", name, k, after, most)
+			}
 		}
-		slowest = max(slowest, took)
-		t.Logf("%s: returned %v after the start (cancel at 50ms): %v", name, took, err)
 	}
-	t.Logf("slowest cancelled call: %v", slowest)
 }
 
-// TestPLDCancelPrompt: with a fine user grid (h = 1e-5 at σ = 1, q = 0.5:
-// 2e6 grid points, about 10 s in all) Epsilon cancelled after 50 ms must
-// return well within the time of one uninterrupted per-step grid, measured
-// in the same run (a ratio, not a time limit). Before the grid and merge
-// loops checked the context it returned only after the grid (about 1 s).
+// countingPair counts the evaluations of its pair's tails.
+type countingPair struct {
+	pldDominating
+	n atomic.Int64
+}
+
+func (c *countingPair) tails(l float64) pldTails {
+	c.n.Add(1)
+	return c.pldDominating.tails(l)
+}
+
+// TestPLDCancelPrompt: the grid and merge loops check their context every
+// pldCheckEvery points, cells or evaluations, so that a fine grid (h = 1e-4
+// at σ = 1, q = 0.5: 2e5 grid points) cancelled after k units of work stops
+// after about (k+1)·pldCheckEvery evaluations of the pair, not after all of
+// them (before the grid and merge loops checked the context, cancelled
+// Epsilon returned only after the whole grid, about 1 s at h = 1e-5).
 func TestPLDCancelPrompt(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a 2e6-point grid")
-	}
-	const h = 1e-5
-	a := newPLDFor(t, sampled(0.5, gauss(1)), Options{GridWidth: h})
-	ctx, cancel := context.WithCancel(t.Context())
-	time.AfterFunc(50*time.Millisecond, cancel)
-	start := time.Now()
-	_, err := a.Epsilon(ctx, 1e-5)
-	took := time.Since(start)
-	cancel()
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want one wrapping context.Canceled", err)
-	}
+	const h, k = 1e-4, 3
 	pair := newPLDPair(1, 0.5, false)
-	start = time.Now()
-	if _, err := newPLDGrid(t.Context(), &pair, h, 1e-20); err != nil {
+	cp := &countingPair{pldDominating: &pair}
+	ctx, _ := cancelAfter(t, k)
+	_, err := newPLDGrid(ctx, cp, h, 1e-20)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("grid: err = %v, want one wrapping context.Canceled", err)
+	}
+	if n := cp.n.Load(); n > (k+1)*pldCheckEvery {
+		t.Errorf("grid cancelled after %d units of work evaluated the pair %d times, want at most %d", k, n, (k+1)*pldCheckEvery)
+	}
+
+	gr, err := newPLDGrid(t.Context(), cp, h, 1e-20)
+	if err != nil {
 		t.Fatal(err)
 	}
-	grid := time.Since(start)
-	t.Logf("cancelled Epsilon returned after %v; one grid takes %v", took, grid)
-	if took > grid/4+50*time.Millisecond {
-		t.Errorf("cancelled Epsilon returned after %v; one grid takes %v", took, grid)
+	t.Logf("the grid has %d points", len(gr.tl))
+	cp.n.Store(0)
+	ctx, _ = cancelAfter(t, k)
+	if _, err := gr.lower(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("merge: err = %v, want one wrapping context.Canceled", err)
+	}
+	if n := cp.n.Load(); n > (k+1)*pldCheckEvery {
+		t.Errorf("merge cancelled after %d units of work evaluated the pair %d times, want at most %d", k, n, (k+1)*pldCheckEvery)
+	}
+	// Uncancelled, the merge evaluates the pair far more often: the bound
+	// above is a real one.
+	cp.n.Store(0)
+	if _, err := gr.lower(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := cp.n.Load(); n < 10*(k+1)*pldCheckEvery {
+		t.Errorf("an uncancelled merge evaluates the pair %d times: too few for the bound above to tell", n)
 	}
 }

@@ -3,6 +3,7 @@ package pld
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/bits"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/internal/logmath"
 	"github.com/dpcalc/dpcalc/internal/search"
+	"github.com/dpcalc/dpcalc/internal/work"
 	"gonum.org/v1/gonum/dsp/fourier"
 )
 
@@ -261,7 +263,7 @@ func pldCompose(ctx context.Context, parts []pldPart, h float64, wantTop bool, l
 	amp := make([][]float64, len(parts))
 	var skipped float64 // how many powers were set to 0 (see pldSkipLog)
 	for si, pt := range parts {
-		if err := accounting.Canceled(ctx); err != nil {
+		if err := pldFFTWork(ctx, n); err != nil {
 			return nil, err
 		}
 		for i := range buf {
@@ -320,7 +322,7 @@ func pldCompose(ctx context.Context, parts []pldPart, h float64, wantTop bool, l
 		// z^n by binary exponentiation, then one product into z.
 		powRound += pldPowRound(pt.count) + 3
 	}
-	if err := accounting.Canceled(ctx); err != nil {
+	if err := pldFFTWork(ctx, n); err != nil {
 		return nil, err
 	}
 	twRound := pldInverse(fft, buf, z)
@@ -475,6 +477,18 @@ func (c *pldComposed) logWAt(i int) float64 {
 // pldExactAmpParts is the most parts for which the FFT error amplification
 // is computed with all factors (quadratic in the number of parts).
 const pldExactAmpParts = 8
+
+// pldFFTWork checks ctx before an FFT of n points and reports its work: one
+// unit per pldCheckEvery points (see internal/work), as grid loops do.
+func pldFFTWork(ctx context.Context, n int) error {
+	if err := accounting.Canceled(ctx); err != nil {
+		return err
+	}
+	if err := work.Add(ctx, int64(n/pldCheckEvery)); err != nil {
+		return fmt.Errorf("accounting: stopped: %w", err)
+	}
+	return nil
+}
 
 // pldFFTPlans caches FFT plans (their twiddle factors cost as much as a
 // transform) per length; a plan is used by one goroutine at a time.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/internal/testenv"
 )
 
 // pldCurveStep is the DP-SGD step of the curve tests.
@@ -24,10 +25,7 @@ func pldCurveStep(sigma, q float64) accounting.Event {
 // non-decreasing in T.
 func TestPLDEpsilonCurveBracket(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 3))
-	cases := 6
-	if testing.Short() {
-		cases = 2
-	}
+	cases := testenv.Size(2, 6)
 	for c := 0; c < cases; c++ {
 		sigma := 0.7 + 5*rng.Float64()          // [0.7, 5.7]
 		q := math.Pow(10, -3+2.5*rng.Float64()) // [1e-3, 0.3]

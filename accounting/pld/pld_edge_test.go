@@ -9,6 +9,7 @@ import (
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/moments"
+	"github.com/dpcalc/dpcalc/internal/testenv"
 )
 
 // step returns count steps of σ sampled at q (q = 1: unsampled).
@@ -93,7 +94,7 @@ func TestPLDHugeSigma(t *testing.T) {
 	sigmas := []float64{1e100, accounting.SigmaCeiling, 1e308}
 	qs := []float64{1, 0.5, 0.01, 1e-9}
 	steps := []int{1, 1e6, 1e12}
-	if testing.Short() {
+	if !testenv.Long() {
 		sigmas, steps = sigmas[1:], []int{1, 1e12}
 	}
 	for _, sigma := range sigmas {
@@ -202,10 +203,7 @@ func TestPLDEpsilonIsBoundsUpper(t *testing.T) {
 // Delta(Epsilon(δ)) ≤ δ still holds exactly.
 func TestPLDUpperBelowRDP(t *testing.T) {
 	rng := rand.New(rand.NewPCG(10, 5))
-	n := 24
-	if testing.Short() {
-		n = 8
-	}
+	n := testenv.Size(8, 24)
 	ctx := t.Context()
 	for i := 0; i < n; i++ {
 		sigma := 0.3 + 10*rng.Float64()

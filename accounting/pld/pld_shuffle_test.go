@@ -7,10 +7,11 @@ import (
 	"math"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/internal/testenv"
 	"github.com/dpcalc/dpcalc/internal/testref"
+	"github.com/dpcalc/dpcalc/internal/work"
 )
 
 // TestShuffledLowerAgainstMpmath checks one epoch against the exact ε of
@@ -86,7 +87,10 @@ func TestShuffledLowerMonotone(t *testing.T) {
 }
 
 // TestShuffledLowerEdges: bad input is a ParamError naming it; extremes
-// answer a finite value ≥ 0 quickly.
+// answer a finite value ≥ 0 quickly: within shuffledEdgeWork units of work
+// (internal/work) each, on any machine. The default run checks every σ,
+// batch count, epoch count and δ of the table several times; the long test
+// step checks the whole cross product.
 func TestShuffledLowerEdges(t *testing.T) {
 	var pe *accounting.ParamError
 	for _, c := range []struct {
@@ -104,22 +108,43 @@ func TestShuffledLowerEdges(t *testing.T) {
 			t.Errorf("%+v: %v, want a ParamError naming %s", c, err, c.name)
 		}
 	}
-	for _, sigma := range []float64{5e-324, 1e-150, 1e-6, 0.01, 1, 1e3, 1e150, math.MaxFloat64} {
-		for _, b := range []int{1, 7, 1 << 20, 1 << 31} {
-			for _, e := range []int{1, 1000, 1 << 40} {
-				for _, d := range []float64{5e-324, 1e-12, 0.5} {
+	sigmas := []float64{5e-324, 1e-150, 1e-6, 0.01, 1, 1e3, 1e150, math.MaxFloat64}
+	bs := []int{1, 7, 1 << 20, 1 << 31}
+	es := []int{1, 1000, 1 << 40}
+	ds := []float64{5e-324, 1e-12, 0.5}
+	var most int64
+	mostAt := ""
+	n := 0
+	for i, sigma := range sigmas {
+		for j, b := range bs {
+			for k, e := range es {
+				for l, d := range ds {
+					// Default: a cover with every value of each factor
+					// (46 of the 288 points, about 1/25 of the cost).
+					if !testenv.Long() && (i+j+k+l)%6 != 0 {
+						continue
+					}
+					n++
 					name := fmt.Sprintf("σ %g b %d E %d δ %g", sigma, b, e, d)
-					ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-					got, err := ShuffledLowerEpsilon(ctx, sigma, b, e, 0.01, d)
-					cancel()
+					m := work.NewMeter(shuffledEdgeWork)
+					got, err := ShuffledLowerEpsilon(work.With(t.Context(), m), sigma, b, e, 0.01, d)
 					if err != nil || !(got >= 0) || math.IsInf(got, 0) {
-						t.Errorf("%s: %v, %v", name, got, err)
+						t.Errorf("%s: %v, %v (%d units of work)", name, got, err, m.Count())
+					}
+					if m.Count() > most {
+						most, mostAt = m.Count(), name
 					}
 				}
 			}
 		}
 	}
+	t.Logf("%d points; the most work %d units (limit %d) at %s", n, most, shuffledEdgeWork, mostAt)
 }
+
+// shuffledEdgeWork bounds the work of one ShuffledLowerEpsilon call of
+// TestShuffledLowerEdges: 3× the most of the whole table (31,875 units at
+// σ 1, b 2^20, E 1000; about 2.5 s on an idle core).
+const shuffledEdgeWork = 100000
 
 func ExampleShuffledLowerEpsilon() {
 	// MNIST-sized training: N = 60,000, B = 600 (100 batches per epoch),

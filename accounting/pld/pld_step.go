@@ -87,9 +87,21 @@ func newPLDGrid(ctx context.Context, pair pldDominating, h, eta float64) (*pldGr
 	return newPLDGridOffset(ctx, pair, h, eta, 0)
 }
 
-// pldCheckEvery is how many grid points or cells a loop handles between
-// checks of its context.
+// pldCheckEvery is how many grid points, cells or pair evaluations (each
+// weighted by pldTailsCost) a loop handles between checks of its context;
+// each check counts one unit of work (accounting.Canceled), and an FFT of n
+// points counts n/pldCheckEvery more.
 const pldCheckEvery = 1024
+
+// pldTailsCost is the cost of one evaluation of pair's tails in evaluations
+// of the Gaussian pair's (about 0.3 µs): 1 unless the pair says otherwise
+// with a tailsCost method.
+func pldTailsCost(pair pldDominating) int {
+	if c, ok := pair.(interface{ tailsCost() int }); ok {
+		return c.tailsCost()
+	}
+	return 1
+}
 
 // newPLDGridOffset is newPLDGrid on the shifted grid {k·h + off}.
 func newPLDGridOffset(ctx context.Context, pair pldDominating, h, eta, off float64) (*pldGrid, error) {
@@ -111,12 +123,16 @@ func newPLDGridSpan(ctx context.Context, pair pldDominating, h, eta, off, fLo, f
 		return nil, errPLDTooLarge // also NaN or overflowed ends
 	}
 	tl := make([]pldTails, n+1)
+	cost := pldTailsCost(pair)
+	evals := pldCheckEvery // check before the first point
 	for i := range tl {
-		if i%pldCheckEvery == 0 {
+		if evals >= pldCheckEvery {
+			evals = 0
 			if err := accounting.Canceled(ctx); err != nil {
 				return nil, err
 			}
 		}
+		evals += cost
 		tl[i] = pair.tails(float64(kLo+i)*h + off)
 	}
 	return &pldGrid{pair: pair, h: h, kLo: kLo, kHi: kHi, off: off, tl: tl, logEta: math.Log(eta)}, nil
@@ -289,8 +305,14 @@ func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
 		putLoss(math.Max(loss-pldRelSlack*(1+math.Abs(loss)), a), math.Exp(ta.pT)*(1-pldRelSlack))
 	}
 	j := 1 // next grid index (into tl) above a
-	for cells := 1; ; cells++ {
-		if cells%pldCheckEvery == 0 {
+	// evals counts cells and pair evaluations (weighted by their cost)
+	// since the last check of ctx: a check (one unit of work, see
+	// accounting.Canceled) every pldCheckEvery of them, however many
+	// evaluations a cell takes.
+	evals, cost := 0, pldTailsCost(pair)
+	for {
+		if evals++; evals >= pldCheckEvery {
+			evals = 0
 			if err := accounting.Canceled(ctx); err != nil {
 				return low, err
 			}
@@ -382,6 +404,7 @@ func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
 			if kt <= kHi {
 				fl, _ = phi(tl[kt-kLo]) // t is grid point kt > kLo
 			} else {
+				evals += cost
 				fl, _ = phi(pair.tails(t)) // a reached the top point
 			}
 		}
@@ -399,6 +422,7 @@ func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
 			if !(c > left && c < lb) {
 				break
 			}
+			evals += cost
 			tc := pair.tails(c)
 			fc, _ := phi(tc)
 			if fc >= 0 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/gaussian"
+	"github.com/dpcalc/dpcalc/internal/testenv"
 	"github.com/dpcalc/dpcalc/internal/testref"
 )
 
@@ -283,10 +284,7 @@ func TestPLDDeltaBounds(t *testing.T) {
 // parameters 25% apart the brackets are strictly ordered.
 func TestPLDProperties(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	n := 12
-	if testing.Short() {
-		n = 4
-	}
+	n := testenv.Size(4, 12)
 	eps := func(sigma, q float64, steps int) (float64, float64) {
 		a := newPLDFor(t, accounting.SubsampledGaussian(sigma, q, steps), Options{})
 		lo, up, err := a.EpsilonBounds(t.Context(), 1e-5)
@@ -416,12 +414,12 @@ func TestPLDEdgeCases(t *testing.T) {
 		{"small sigma", accounting.SubsampledGaussian(0.2, 0.3, 10), false, false},
 		{"small sigma tiny q", accounting.SubsampledGaussian(0.3, 1e-4, 1000), false, false},
 		{"q near 1", accounting.SubsampledGaussian(1, 0.999, 20), false, false},
-		{"T=1e7", accounting.SubsampledGaussian(20, 0.001, 10000000), false, false}, // skipped in -short
+		{"T=1e7", accounting.SubsampledGaussian(20, 0.001, 10000000), false, false}, // long test step only
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if testing.Short() && strings.HasPrefix(tt.name, "T=") {
-				t.Skip("long composition")
+			if strings.HasPrefix(tt.name, "T=") {
+				testenv.SkipUnlessLong(t, "long composition")
 			}
 			a := newPLDFor(t, tt.e, Options{})
 			lo, up, err := a.EpsilonBounds(t.Context(), 1e-5)

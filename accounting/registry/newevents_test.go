@@ -1,14 +1,16 @@
 package registry
 
 import (
-	"context"
 	"errors"
+	"fmt"
 	"math"
+	"sync"
 	"testing"
-	"time"
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/zcdp"
+	"github.com/dpcalc/dpcalc/internal/testenv"
+	"github.com/dpcalc/dpcalc/internal/work"
 )
 
 // TestNewEventsRefused: until a method bounds them, Laplace (in ma),
@@ -182,53 +184,85 @@ func TestFixedSizeAC(t *testing.T) {
 // TestNewEventsEdges: Laplace, fixed-size and shuffled steps from the
 // smallest to the largest double σ, sizes from 1 to 2^53 and counts up to
 // 1e12 either answer with a finite ε ≥ 0 or +Inf (no finite bound) or
-// return an error; never NaN, a negative ε or a panic, and quickly.
+// return an error; never NaN, a negative ε or a panic, and quickly: within
+// newEventsWork units of work (internal/work) for the seven questions of a
+// case, on any machine. The default run takes one case in 24: for every
+// method and σ, 5 of the 120 size × count × adjacency × event cases,
+// shifted from one σ and method to the next so that every value comes up;
+// the long test step takes all of them (about 5 minutes of work).
 func TestNewEventsEdges(t *testing.T) {
 	sigmas := []float64{5e-324, 1e-300, 1e-150, 1e-3, 0.5, 4, 1e6, 1e150, 1e300, math.MaxFloat64}
 	sizes := [][2]int{{1, 1}, {2, 1}, {60000, 600}, {1 << 40, 1}, {1 << 53, 1 << 52}}
 	counts := []int{1, 1000, 1e12}
-	for _, k := range accounting.Kinds {
-		if k.Procedural() {
-			continue
-		}
-		for _, s := range sigmas {
-			for _, nm := range sizes {
-				for _, c := range counts {
-					for _, adj := range []accounting.Adjacency{accounting.AddRemove, accounting.ReplaceOne} {
-						for _, e := range []accounting.Event{
-							accounting.Laplace{NoiseMultiplier: s},
-							accounting.PoissonSampled{SamplingRate: float64(nm[1]) / float64(nm[0]), Event: accounting.Laplace{NoiseMultiplier: s}},
-							accounting.SampledWithoutReplacement{SourceDatasetSize: nm[0], SampleSize: nm[1], Event: accounting.Gaussian{NoiseMultiplier: s}},
-							accounting.Shuffled{DatasetSize: nm[0], BatchSize: nm[1], Event: accounting.Gaussian{NoiseMultiplier: s}},
-						} {
-							m, err := New(k, Options{Adjacency: adj})
-							if err != nil {
-								t.Fatal(err)
-							}
-							if m.Compose(e, c) != nil {
-								continue
-							}
-							ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-							for _, d := range []float64{5e-324, 1e-10, 0.5} {
-								eps, err := m.Epsilon(ctx, d)
-								if err == nil && (math.IsNaN(eps) || eps < 0) {
-									t.Errorf("%s %v %#v ×%d: ε(%g) = %v", k, adj, e, c, d, eps)
+	var mu sync.Mutex
+	var most int64
+	mostAt := ""
+	// One parallel subtest per σ: the whole table takes minutes of pld.
+	t.Run("sigma", func(t *testing.T) {
+		for is, s := range sigmas {
+			t.Run(fmt.Sprint(s), func(t *testing.T) {
+				t.Parallel()
+				for ik, k := range accounting.Kinds {
+					if k.Procedural() {
+						continue
+					}
+					for in, nm := range sizes {
+						for ic, c := range counts {
+							for ia, adj := range []accounting.Adjacency{accounting.AddRemove, accounting.ReplaceOne} {
+								for ie, e := range []accounting.Event{
+									accounting.Laplace{NoiseMultiplier: s},
+									accounting.PoissonSampled{SamplingRate: float64(nm[1]) / float64(nm[0]), Event: accounting.Laplace{NoiseMultiplier: s}},
+									accounting.SampledWithoutReplacement{SourceDatasetSize: nm[0], SampleSize: nm[1], Event: accounting.Gaussian{NoiseMultiplier: s}},
+									accounting.Shuffled{DatasetSize: nm[0], BatchSize: nm[1], Event: accounting.Gaussian{NoiseMultiplier: s}},
+								} {
+									// Default: 5 of the 120 cases of each method and σ,
+									// shifted with both so that every size, count,
+									// adjacency and event comes up.
+									if j := ((in*3+ic)*2+ia)*4 + ie; !testenv.Long() && j%24 != (is*5+ik)%24 {
+										continue
+									}
+									m, err := New(k, Options{Adjacency: adj})
+									if err != nil {
+										t.Fatal(err)
+									}
+									if m.Compose(e, c) != nil {
+										continue
+									}
+									meter := work.NewMeter(newEventsWork)
+									ctx := work.With(t.Context(), meter)
+									for _, d := range []float64{5e-324, 1e-10, 0.5} {
+										eps, err := m.Epsilon(ctx, d)
+										if err == nil && (math.IsNaN(eps) || eps < 0) {
+											t.Errorf("%s %v %#v ×%d: ε(%g) = %v", k, adj, e, c, d, eps)
+										}
+									}
+									for _, x := range []float64{0, 1e-300, 1, 1e300} {
+										dl, err := m.Delta(ctx, x)
+										if err == nil && (math.IsNaN(dl) || dl < 0 || dl > 1) {
+											t.Errorf("%s %v %#v ×%d: δ(%g) = %v", k, adj, e, c, x, dl)
+										}
+									}
+									w := meter.Count()
+									if w > newEventsWork {
+										t.Errorf("%s %v %#v ×%d: more than %d units of work", k, adj, e, c, newEventsWork)
+									}
+									mu.Lock()
+									if w > most {
+										most, mostAt = w, fmt.Sprintf("%s %v %#v ×%d", k, adj, e, c)
+									}
+									mu.Unlock()
 								}
 							}
-							for _, x := range []float64{0, 1e-300, 1, 1e300} {
-								dl, err := m.Delta(ctx, x)
-								if err == nil && (math.IsNaN(dl) || dl < 0 || dl > 1) {
-									t.Errorf("%s %v %#v ×%d: δ(%g) = %v", k, adj, e, c, x, dl)
-								}
-							}
-							if ctx.Err() != nil {
-								t.Errorf("%s %v %#v ×%d: over 20 s", k, adj, e, c)
-							}
-							cancel()
 						}
 					}
 				}
-			}
+			})
 		}
-	}
+	})
+	t.Logf("the most work: %d units (limit %d) at %s", most, newEventsWork, mostAt)
 }
+
+// newEventsWork bounds the work of one case of TestNewEventsEdges: 4× the
+// most of the whole table (73,691 units: pld, Laplace steps at σ ≥ 1e150,
+// 1e12 times, under replace-one).
+const newEventsWork = 300000

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/internal/testenv"
 	"github.com/dpcalc/dpcalc/internal/testref"
 )
 
@@ -79,9 +80,9 @@ func loadPeerRows(t *testing.T) []peerRow {
 //     PRV's interval lies above dp_accounting's pessimistic ε, a sign of
 //     PRV's float64 round-off at δ near 1e-12.
 //
-// Every row is checked (about 10 s on 2 cores); with -short, pld only on
-// settings whose recorded dpcalc pld time is under 0.25 s (the §4 tiny-q
-// corners take seconds each).
+// Every row is checked in the long test step (internal/testenv); by
+// default pld only on settings whose recorded dpcalc pld time is under
+// 0.25 s (the §4 tiny-q corners take seconds each).
 // knownPLDGaps are settings where pld's certified upper bound is known to
 // be looser than PRV's: tightness gaps of issue 11 still open, never
 // soundness. TestPeers logs them while they last and fails once one closes,
@@ -90,7 +91,7 @@ var knownPLDGaps = map[string]string{}
 
 func TestPeers(t *testing.T) {
 	rows := loadPeerRows(t)
-	full := !testing.Short()
+	full := testenv.Long()
 	slow := map[string]bool{} // settings whose dpcalc pld took ≥ 0.25 s in the script
 	settings := map[string]bool{}
 	for _, r := range rows {

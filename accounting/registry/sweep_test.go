@@ -15,6 +15,7 @@ import (
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
+	"github.com/dpcalc/dpcalc/internal/testenv"
 )
 
 // sweepParams is one randomized parameter set of the soundness sweep.
@@ -161,7 +162,7 @@ type violation struct {
 // Only accountants are swept (sweepKinds); every violation fails the test,
 // none is turned into a skip.
 func TestSoundnessSweep(t *testing.T) {
-	n, long := 200, os.Getenv("DPCALC_LONG") != ""
+	n, long := 200, testenv.Long()
 	if long {
 		n = 10000
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/dpcalc/dpcalc/internal/killtest"
+	"github.com/dpcalc/dpcalc/internal/testenv"
 	"github.com/dpcalc/dpcalc/trainer"
 )
 
@@ -224,10 +225,7 @@ func TestTrainKillResumeKeepsLogAndPays(t *testing.T) {
 	}
 	dir := t.TempDir()
 	logPath := filepath.Join(dir, "log.jsonl")
-	rounds := 1
-	if os.Getenv("DPCALC_LONG") != "" {
-		rounds = 5
-	}
+	rounds := testenv.Size(1, 5)
 	for r := 0; r < rounds; r++ {
 		// A fresh run: a new run refuses a path that has a ledger.
 		os.Remove(logPath)

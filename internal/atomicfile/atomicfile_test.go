@@ -181,14 +181,11 @@ func TestKilledWriterLeavesOldFile(t *testing.T) {
 		close(lines)
 	}()
 	// Wait until the child has written several MiB, then kill it.
+	// No timer: how fast the helper writes is no verdict (a helper that
+	// hangs is caught by the test binary's -timeout).
 	for n := 0; n < 8; n++ {
-		select {
-		case _, ok := <-lines:
-			if !ok {
-				t.Fatal("helper exited before writing")
-			}
-		case <-time.After(20 * time.Second):
-			t.Fatal("helper did not report progress")
+		if _, ok := <-lines; !ok {
+			t.Fatal("helper exited before writing")
 		}
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -246,7 +243,10 @@ func TestHelperSlowWriter(t *testing.T) {
 		os.Stdout.WriteString("written " + strings.Repeat("#", i%10) + "\n")
 		time.Sleep(5 * time.Millisecond)
 	}
-	t.Fatal("helper was not killed")
+	// Not killed yet (a parent slow to read, on a busy machine): wait for
+	// the kill without committing, so that how fast the parent runs
+	// decides nothing.
+	time.Sleep(time.Hour)
 }
 
 func assertContent(t *testing.T, p, want string) {

@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
-	"time"
+
+	"github.com/dpcalc/dpcalc/internal/testenv"
+	"github.com/dpcalc/dpcalc/internal/work"
 )
 
 // cliBin is the dpcalc binary TestMain builds, the reference every Result
@@ -187,7 +189,7 @@ var queries = []string{
 	"cmd=curve-epochs&sigma=1&q=0.01&points=3&accountant=rdp,all",
 	"cmd=curve-epochs&sigma=1&q=0.01&points=3&accountant=rdp,,pld",
 	"cmd=curve-epochs&sigma=1&q=0.01&points=3&accountant=+rdp",
-	"cmd=curve-sigma&q=0.01&epochs=10&eps=1:4",
+	"cmd=curve-sigma&q=0.01&epochs=10&eps=1:4&points=3", // the default points: longQueries
 	// Issue 12: schedules, batch and n, sampling, adjacency.
 	"cmd=eps&schedule=sigma%3D1,q%3D0.01,steps%3D5000%3Bsigma%3D2,q%3D0.02,steps%3D3000&accountant=all",
 	"cmd=delta&eps=5&schedule=sigma%3D1,q%3D0.01,steps%3D5000%3Bsigma%3D2,q%3D0.02,steps%3D3000&accountant=pld",
@@ -218,8 +220,19 @@ var queries = []string{
 	"cmd=eps&schedule=sigma%3D1,batch%3D100,steps%3D15&n=1000&sampling=shuffle",
 }
 
+// longQueries are checked against the CLI in the long test step only
+// (internal/testenv): each takes tens of seconds, and queries has a cheaper
+// one of the same form.
+var longQueries = []string{
+	"cmd=curve-sigma&q=0.01&epochs=10&eps=1:4",
+}
+
 func TestMatchesCLI(t *testing.T) {
-	for _, qs := range queries {
+	qss := queries
+	if testenv.Long() {
+		qss = append(qss[:len(qss):len(qss)], longQueries...)
+	}
+	for _, qs := range qss {
 		t.Run(qs, func(t *testing.T) {
 			t.Parallel()
 			req, err := Parse(qs)
@@ -245,7 +258,8 @@ func TestMatchesCLI(t *testing.T) {
 
 // FuzzParseRun: any query string gets a Result that encodes as JSON (no
 // panic, no NaN or Inf) and an error names a flag. Runs are bounded by a
-// context deadline; a run cut short reports "interrupted".
+// work limit (internal/work), the same on every machine; a run cut short
+// reports an error.
 func FuzzParseRun(f *testing.F) {
 	for _, qs := range queries {
 		f.Add(qs)
@@ -255,9 +269,7 @@ func FuzzParseRun(f *testing.F) {
 		if err != nil {
 			return
 		}
-		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
-		defer cancel()
-		res := Run(ctx, req)
+		res := Run(work.With(t.Context(), work.NewMeter(fuzzWork)), req)
 		if _, err := json.Marshal(res); err != nil {
 			t.Fatalf("%s: %v", qs, err)
 		}
@@ -266,6 +278,10 @@ func FuzzParseRun(f *testing.F) {
 		}
 	})
 }
+
+// fuzzWork bounds the work of one FuzzParseRun run, in units of
+// internal/work: a few seconds of pld on an idle core.
+const fuzzWork = 20000
 
 func TestParseAndCommandLine(t *testing.T) {
 	tests := []struct {

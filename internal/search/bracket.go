@@ -3,7 +3,18 @@ package search
 import (
 	"context"
 	"math"
+
+	"github.com/dpcalc/dpcalc/internal/work"
 )
+
+// check reports one step to ctx's work meter and returns the meter's or
+// ctx's error, if any.
+func check(ctx context.Context) error {
+	if err := work.Add(ctx, 1); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
 
 // BisectLog narrows a bracket on u = log x in which meets(e^lo) is false
 // (or e^lo is the domain's lower end) and meets(e^hi) is true, halving it
@@ -11,11 +22,12 @@ import (
 // holds there (it was evaluated at exactly that x, or given): for a
 // predicate true from its root upwards, such as ε(δ) ≤ target or
 // ε(σ) ≤ target, the answer is never a point where the target was missed,
-// which is the safe side. ctx is checked before each evaluation; on
-// cancellation BisectLog returns ctx.Err().
+// which is the safe side. ctx is checked before each evaluation (and each
+// counts one unit of work, see [work.Add]); on cancellation BisectLog
+// returns ctx.Err().
 func BisectLog(ctx context.Context, meets func(x float64) bool, lo, hi float64, done func(lo, hi float64) bool) (float64, error) {
 	for i := 0; i < 200 && !done(lo, hi); i++ {
-		if err := ctx.Err(); err != nil {
+		if err := check(ctx); err != nil {
 			return 0, err
 		}
 		mid := lo + (hi-lo)/2
@@ -52,7 +64,7 @@ func SmallestLog(ctx context.Context, f func(float64) float64, target, lo, hi fl
 		const step = 5 * math.Ln10
 		found := false
 		for u := l + step; u < h; u += step {
-			if err := ctx.Err(); err != nil {
+			if err := check(ctx); err != nil {
 				return 0, false, err
 			}
 			if f(math.Exp(u)) <= target {

@@ -47,6 +47,17 @@ type FetchOptions struct {
 	// compressed file's name (e.g. "train-images-idx3-ubyte.gz"), the bytes
 	// so far and the total, or -1 if the server did not say.
 	Progress func(file string, done, total int64)
+
+	// stallTimer starts the stall watchdog (time.AfterFunc when nil); tests
+	// replace it by one that fires when their server has stalled, not by
+	// the clock.
+	stallTimer func(d time.Duration, f func()) stopResetter
+}
+
+// stopResetter is the part of *time.Timer the stall watchdog uses.
+type stopResetter interface {
+	Stop() bool
+	Reset(d time.Duration) bool
 }
 
 // Fetch downloads the four gzip-compressed idx files of the named data set
@@ -231,7 +242,11 @@ func download(ctx context.Context, opt *FetchOptions, url, part, file string, li
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stalled := fmt.Errorf("no data for %v", opt.StallTimeout)
-	watchdog := time.AfterFunc(opt.StallTimeout, func() { cancel(stalled) })
+	afterFunc := opt.stallTimer
+	if afterFunc == nil {
+		afterFunc = func(d time.Duration, f func()) stopResetter { return time.AfterFunc(d, f) }
+	}
+	watchdog := afterFunc(opt.StallTimeout, func() { cancel(stalled) })
 	defer watchdog.Stop()
 	defer func() {
 		if err != nil && context.Cause(actx) == stalled {

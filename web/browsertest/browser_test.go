@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/dpcalc/dpcalc/internal/query"
+	"github.com/dpcalc/dpcalc/internal/testenv"
 )
 
 // chromiumArgs are what headless Chromium needs as root on a machine whose
@@ -726,8 +727,6 @@ func median(xs []float64) float64 {
 	return s[len(s)/2]
 }
 
-// measure times the same ε queries in the page's worker (wasm), in
-// internal/query natively and as a dpcalc process, in this one run.
 // checkDocSize compares the size docs/web.md gives for main.wasm (raw and
 // gzip -9, in bytes and as the MB figures elsewhere on the page) with the
 // size built: within 5%, so that the page is updated as the code grows.
@@ -765,6 +764,10 @@ func checkDocSize(t *testing.T, raw, gz int) {
 	}
 }
 
+// measure times the same ε queries in the page's worker (wasm), in
+// internal/query natively and as a dpcalc process, in this one run: medians
+// of 15 runs in the long test step (internal/testenv), of 3 by default (the
+// times are logged, not checked).
 func (h *harness) measure() {
 	t := h.t
 	wasm, err := os.ReadFile(filepath.Join(h.site, "main.wasm"))
@@ -778,7 +781,7 @@ func (h *harness) measure() {
 	t.Logf("main.wasm: %d bytes raw, %d bytes gzip -9", len(wasm), gz.Len())
 	checkDocSize(t, len(wasm), gz.Len())
 
-	const n = 15
+	n := testenv.Size(3, 15)
 	for _, qs := range []string{
 		"cmd=eps&sigma=4&q=0.01&epochs=100&delta=1e-5",
 		"cmd=eps&sigma=1.2&q=0.00256&epochs=50&delta=1e-10&accountant=pld",
