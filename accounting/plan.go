@@ -404,15 +404,19 @@ func (p Plan) Compose(e Event, count int, supports func(Step) error) (merged, ad
 	return merged, added, nil
 }
 
-// planBuilder merges steps into a plan in O(1) each: an index of the
-// plan's steps by key, built on the first add, keeps a plan of n distinct
-// steps at O(n) rather than the O(n²) of a scan per step (100,000
-// phases in one event took minutes). Steps stay in order of first
-// appearance, as before; the index only finds them.
+// planBuilder merges steps into a plan: by a scan while the plan is short,
+// then through an index of its steps by key, built once it holds
+// planIndexAt steps, so that a plan of n distinct steps costs O(n) rather
+// than the O(n²) of a scan per step (100,000 phases in one event took
+// minutes). Steps stay in order of first appearance; the index only finds
+// them. Short plans, the common case, allocate no index.
 type planBuilder struct {
 	p   *Plan
 	idx map[stepKey]int
 }
+
+// planIndexAt is the plan length from which planBuilder indexes the steps.
+const planIndexAt = 16
 
 // planProbes counts the step keys planBuilder compares or indexes (tests
 // bound the work of normalising an event by it).
@@ -421,22 +425,36 @@ var planProbes atomic.Int64
 // add merges s into the plan (the caller has checked the total).
 func (b *planBuilder) add(s Step) {
 	k := s.key()
-	if b.idx == nil {
-		b.idx = make(map[stepKey]int, len(b.p.Steps)+1)
-		for i := range b.p.Steps {
-			if _, ok := b.idx[b.p.Steps[i].key()]; !ok {
-				b.idx[b.p.Steps[i].key()] = i
+	steps := b.p.Steps
+	if b.idx == nil && len(steps) < planIndexAt {
+		planProbes.Add(int64(len(steps)))
+		for i := range steps {
+			if steps[i].key() == k {
+				steps[i].Count += s.Count
+				return
 			}
 		}
-		planProbes.Add(int64(len(b.p.Steps)))
+		b.p.Steps = append(steps, s)
+		return
+	}
+	if b.idx == nil {
+		b.idx = make(map[stepKey]int, 2*len(steps))
+		for i := range steps {
+			// Keys are distinct in a plan built by merging; the first wins
+			// all the same.
+			if _, ok := b.idx[steps[i].key()]; !ok {
+				b.idx[steps[i].key()] = i
+			}
+		}
+		planProbes.Add(int64(len(steps)))
 	}
 	planProbes.Add(1)
 	if i, ok := b.idx[k]; ok {
-		b.p.Steps[i].Count += s.Count
+		steps[i].Count += s.Count
 		return
 	}
-	b.idx[k] = len(b.p.Steps)
-	b.p.Steps = append(b.p.Steps, s)
+	b.idx[k] = len(steps)
+	b.p.Steps = append(steps, s)
 }
 
 // Normalize validates e completely and returns the plan of count adaptive
