@@ -110,6 +110,9 @@ func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, u
 	if err := accounting.Canceled(ctx); err != nil {
 		return 0, 0, accounting.KindPLD, err
 	}
+	if g := a.grouped(); g != nil {
+		return g.epsilonBounds(ctx, delta)
+	}
 	lv, err := a.resultFor(ctx, delta)
 	var r *pldResult
 	if err == nil {
@@ -230,6 +233,9 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 	}
 	if err := accounting.Canceled(ctx); err != nil {
 		return 0, 0, accounting.KindPLD, err
+	}
+	if g := a.grouped(); g != nil {
+		return g.deltaBounds(ctx, eps)
 	}
 	// The δ the truncation is cut for (see pldSetup.eta): an upper bound
 	// on δ(eps) from RDP, which only matters when the tails set the grid.
