@@ -3,6 +3,7 @@ package pld
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/bits"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/internal/logmath"
 	"github.com/dpcalc/dpcalc/internal/search"
+	"github.com/dpcalc/dpcalc/internal/sysmem"
 	"gonum.org/v1/gonum/dsp/fourier"
 )
 
@@ -232,6 +234,9 @@ func pldCompose(ctx context.Context, parts []pldPart, h float64, wantTop bool, l
 	out.tailTop = pldTailBound(kPos, lams, h, kTop+1, maxK)
 	out.tailBot = pldTailBound(kNeg, lams, -h, kBot-1, -minK)
 
+	if err := pldMemCheck(n, len(parts)); err != nil {
+		return nil, err
+	}
 	out.c = make([]float64, n)
 	if len(parts) == 1 && parts[0].count == 1 {
 		pm := &parts[0].pmf
@@ -370,6 +375,20 @@ func pldCompose(ctx context.Context, parts []pldPart, h float64, wantTop bool, l
 	out.e2 = u*(10*lg*fwd+(10*lg+powRound+4+twRound)*l2)*1.01 + math.Sqrt(2*skipped/float64(n))*pldSkipAmp
 	out.buildSums()
 	return out, nil
+}
+
+// pldMemCheck refuses a composition of length n whose arrays would not
+// fit in the memory available (see sysmem.Check): the masses, the FFT
+// buffer, plan, spectrum and running product, the suffix sums, and the
+// error amplification of up to pldExactAmpParts parts (one reused array
+// beyond), about 8·n·(8 + parts/2) bytes.
+func pldMemCheck(n, parts int) error {
+	if parts > pldExactAmpParts {
+		parts = 1
+	}
+	need := 8 * float64(n) * (8 + float64(parts)/2)
+	return sysmem.Check(need, fmt.Sprintf("pld: a composition on %d grid points", n),
+		"the number of steps or distinct phases (or set a coarser --pld-grid), or use --accountant rdp")
 }
 
 // pldAmpSum returns Σ w_i·amp_i over a half spectrum of an n-point real

@@ -13,6 +13,7 @@ import (
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/calibrate"
 	"github.com/dpcalc/dpcalc/internal/query"
+	"github.com/dpcalc/dpcalc/internal/sysmem"
 )
 
 // lengthFlags give the training length, as epochs or steps. Exactly one is
@@ -254,6 +255,14 @@ func (f *eventFlags) request(e *env, r query.Request) (query.Request, error) {
 	if f.Events == "-" {
 		b, err = io.ReadAll(e.stdin)
 	} else {
+		if fi, err := os.Stat(f.Events); err == nil {
+			// The decoded events and their plan take about 8 bytes per
+			// byte of JSON (100,000 phases: 23 MB of JSON, 170 MB).
+			if err := sysmem.Check(8*float64(fi.Size()), "--events "+f.Events+": decoding it",
+				"the number of events in the file (repeated phases can be one SelfComposedDpEvent with a count)"); err != nil {
+				return r, usageError("%v", err)
+			}
+		}
 		b, err = os.ReadFile(f.Events)
 	}
 	if err != nil {
