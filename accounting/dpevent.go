@@ -2,6 +2,7 @@ package accounting
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -183,6 +184,16 @@ func (e *dpEventError) Unwrap() error { return e.Err }
 // are refused; ranges (σ ≥ 0, q ∈ [0, 1], counts ≥ 1, ...) are checked by
 // [Normalize], which callers run under their neighbouring relation.
 func UnmarshalEvent(data []byte) (Event, error) {
+	return UnmarshalEventContext(context.Background(), data)
+}
+
+// UnmarshalEventContext is [UnmarshalEvent] that returns ctx's error when
+// ctx is done, checked every 1024 elements of a ComposedDpEvent (a file
+// of a million phases takes tens of seconds to decode).
+func UnmarshalEventContext(ctx context.Context, data []byte) (Event, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var raw json.RawMessage
@@ -192,7 +203,7 @@ func UnmarshalEvent(data []byte) (Event, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, &dpEventError{Path: "$", Msg: fmt.Sprintf("data after the event at byte %d", dec.InputOffset())}
 	}
-	return decodeEvent(raw, "$", 0)
+	return decodeEvent(ctx, raw, "$", 0)
 }
 
 func jsonErr(path, class string, err error, n int) error {
@@ -261,7 +272,7 @@ func kindOf(raw json.RawMessage) string {
 	return "a number"
 }
 
-func decodeEvent(raw json.RawMessage, path string, depth int) (Event, error) {
+func decodeEvent(ctx context.Context, raw json.RawMessage, path string, depth int) (Event, error) {
 	if depth > maxEventDepth {
 		return nil, &dpEventError{Path: path, Msg: fmt.Sprintf("events nested deeper than %d", maxEventDepth)}
 	}
@@ -295,7 +306,7 @@ func decodeEvent(raw json.RawMessage, path string, depth int) (Event, error) {
 			return nil, &dpEventError{Path: path, Class: class, Msg: fmt.Sprintf("unknown field %q (%s has %s)", k, class, want)}
 		}
 	}
-	d := fieldDecoder{m: m, path: path, class: class, depth: depth}
+	d := fieldDecoder{ctx: ctx, m: m, path: path, class: class, depth: depth}
 	var e Event
 	switch class {
 	case "GaussianDpEvent":
@@ -354,6 +365,7 @@ func str(m map[string]json.RawMessage, key, path string, out *string) error {
 // fieldDecoder decodes the fields of one event object, keeping the first
 // error.
 type fieldDecoder struct {
+	ctx         context.Context
 	m           map[string]json.RawMessage
 	path, class string
 	depth       int
@@ -432,7 +444,7 @@ func (d *fieldDecoder) event(field string) Event {
 	if !ok {
 		return nil
 	}
-	e, err := decodeEvent(raw, d.path+"."+field, d.depth+1)
+	e, err := decodeEvent(d.ctx, raw, d.path+"."+field, d.depth+1)
 	if err != nil && d.err == nil {
 		d.err = err
 	}
@@ -451,7 +463,15 @@ func (d *fieldDecoder) events(field string) []Event {
 	}
 	out := make([]Event, len(list))
 	for i, r := range list {
-		e, err := decodeEvent(r, fmt.Sprintf("%s.%s[%d]", d.path, field, i), d.depth+1)
+		if i%1024 == 1023 {
+			if err := d.ctx.Err(); err != nil {
+				if d.err == nil {
+					d.err = err
+				}
+				return nil
+			}
+		}
+		e, err := decodeEvent(d.ctx, r, fmt.Sprintf("%s.%s[%d]", d.path, field, i), d.depth+1)
 		if err != nil {
 			if d.err == nil {
 				d.err = err

@@ -1,6 +1,10 @@
 package accounting
 
-import "testing"
+import (
+	"context"
+	"errors"
+	"testing"
+)
 
 // ManyPhases returns the composition of n distinct Poisson-sampled
 // Gaussian phases (q = 0.01, σ = 1 + i·1e-6, count 1 each), repeated once
@@ -52,5 +56,38 @@ func TestNormalizeManyPhasesLinear(t *testing.T) {
 	}
 	if m.Steps[0].Path != "Composed[0]/PoissonSampled/Gaussian" {
 		t.Errorf("path of the first step %q", m.Steps[0].Path)
+	}
+}
+
+// stopAfter is a context whose Err reports cancellation after n calls.
+type stopAfter struct {
+	context.Context
+	n int
+}
+
+func (c *stopAfter) Err() error {
+	if c.n--; c.n < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestUnmarshalManyPhasesCancel: decoding a long ComposedDpEvent checks
+// its context every 1024 elements (a file of a million phases took a
+// minute to decode, deaf to SIGINT).
+func TestUnmarshalManyPhasesCancel(t *testing.T) {
+	b, err := MarshalEvent(manyPhases(5000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := UnmarshalEventContext(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	ctx := &stopAfter{Context: context.Background(), n: 2} // the entry check and the first 1024 elements
+	if _, err := UnmarshalEventContext(ctx, b); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled during the decoding: err %v, want context.Canceled", err)
+	}
+	if ctx.n != -1 {
+		t.Errorf("Err called %d times after the cancellation, want once", -1-ctx.n)
 	}
 }

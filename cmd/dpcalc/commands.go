@@ -268,7 +268,10 @@ func (f *eventFlags) request(e *env, r query.Request) (query.Request, error) {
 	if err != nil {
 		return r, usageError("--events: %v", err)
 	}
-	ev, err := accounting.UnmarshalEvent(b)
+	ev, err := accounting.UnmarshalEventContext(e.ctx, b)
+	if err != nil && e.ctx.Err() != nil && errors.Is(err, e.ctx.Err()) {
+		return r, err // interrupted (exit 130)
+	}
 	if err != nil {
 		return r, usageError("--events %s: %s", f.Events, strings.TrimPrefix(err.Error(), "accounting: "))
 	}
