@@ -113,7 +113,9 @@ func (s pldSumStat) scan(ctx context.Context, g func(t float64) float64) (float6
 	}
 	mu := m / w / s.sd
 	best, bx := math.Inf(-1), mu
-	for x := mu - 8; x <= mu+40; x += 0.25 {
+	for i := 0; i <= 192; i++ {
+		// By index: at |mu| ≥ 2^51 (σ near its floor) mu + 0.25 == mu.
+		x := mu - 8 + 0.25*float64(i)
 		if v := g(x * s.sd); v > best {
 			best, bx = v, x
 		}
