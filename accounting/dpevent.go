@@ -2,6 +2,7 @@ package accounting
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -186,6 +187,17 @@ func (e *dpEventError) Unwrap() error { return e.Err }
 // [MaxEventJSONDepth] deep): a file past a limit is refused at the first
 // byte that breaks it, naming the limit, without being decoded.
 func UnmarshalEvent(data []byte) (Event, error) {
+	return UnmarshalEventContext(context.Background(), data)
+}
+
+// UnmarshalEventContext is [UnmarshalEvent] that returns ctx's error when
+// ctx is done, checked before and after parsing and every 1024 elements of
+// a ComposedDpEvent while decoding (a file of a million phases takes
+// seconds to decode).
+func UnmarshalEventContext(ctx context.Context, data []byte) (Event, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := scanEventLimits(data); err != nil {
 		return nil, err
 	}
@@ -197,7 +209,10 @@ func UnmarshalEvent(data []byte) (Event, error) {
 	if ps.skipSpace(); ps.pos < len(data) {
 		return nil, &dpEventError{Path: "$", Msg: fmt.Sprintf("data after the event at byte %d", ps.pos)}
 	}
-	return decodeEvent(root, "$", 0)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return decodeEvent(ctx, root, "$", 0)
 }
 
 // jsonValue is one JSON value of an event file, parsed once: kind is '{',
@@ -482,7 +497,7 @@ func kindOf(v *jsonValue) string {
 	return "a number"
 }
 
-func decodeEvent(raw *jsonValue, path string, depth int) (Event, error) {
+func decodeEvent(ctx context.Context, raw *jsonValue, path string, depth int) (Event, error) {
 	if depth > maxEventDepth {
 		return nil, &dpEventError{Path: path, Msg: fmt.Sprintf("events nested deeper than %d", maxEventDepth)}
 	}
@@ -516,7 +531,7 @@ func decodeEvent(raw *jsonValue, path string, depth int) (Event, error) {
 			return nil, &dpEventError{Path: path, Class: class, Msg: fmt.Sprintf("unknown field %q (%s has %s)", k, class, want)}
 		}
 	}
-	d := fieldDecoder{m: m, path: path, class: class, depth: depth}
+	d := fieldDecoder{ctx: ctx, m: m, path: path, class: class, depth: depth}
 	var e Event
 	switch class {
 	case "GaussianDpEvent":
@@ -576,6 +591,7 @@ func str(m map[string]*jsonValue, key, path string, out *string) error {
 // fieldDecoder decodes the fields of one event object, keeping the first
 // error.
 type fieldDecoder struct {
+	ctx         context.Context
 	m           map[string]*jsonValue
 	path, class string
 	depth       int
@@ -692,7 +708,7 @@ func (d *fieldDecoder) event(field string) Event {
 	if !ok {
 		return nil
 	}
-	e, err := decodeEvent(raw, d.path+"."+field, d.depth+1)
+	e, err := decodeEvent(d.ctx, raw, d.path+"."+field, d.depth+1)
 	if err != nil && d.err == nil {
 		d.err = err
 	}
@@ -711,7 +727,15 @@ func (d *fieldDecoder) events(field string) []Event {
 	list := raw.vals
 	out := make([]Event, len(list))
 	for i, r := range list {
-		e, err := decodeEvent(r, fmt.Sprintf("%s.%s[%d]", d.path, field, i), d.depth+1)
+		if i%1024 == 1023 {
+			if err := d.ctx.Err(); err != nil {
+				if d.err == nil {
+					d.err = err
+				}
+				return nil
+			}
+		}
+		e, err := decodeEvent(d.ctx, r, fmt.Sprintf("%s.%s[%d]", d.path, field, i), d.depth+1)
 		if err != nil {
 			if d.err == nil {
 				d.err = err

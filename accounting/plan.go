@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"strconv"
+	"sync/atomic"
 )
 
 // Mechanism names what one step of a [Plan] releases.
@@ -227,6 +228,7 @@ func (s Step) PureEpsilon() (float64, bool) {
 // another batch; Bounded returns an *UnsupportedEventError naming the step.
 func (p Plan) Bounded() (Plan, error) {
 	out := Plan{Unbounded: p.Unbounded, UnboundedPath: p.UnboundedPath, Adjacency: p.Adjacency}
+	b := planBuilder{p: &out}
 	for _, s := range p.Steps {
 		if s.Sampling == SamplingShuffle {
 			if s.Adjacency != ReplaceOne {
@@ -235,7 +237,7 @@ func (p Plan) Bounded() (Plan, error) {
 			}
 			s.Sampling, s.Rate, s.DatasetSize, s.SampleSize = SamplingNone, 1, 0, 0
 		}
-		out.add(s)
+		b.add(s)
 	}
 	return out, nil
 }
@@ -367,12 +369,13 @@ func (p Plan) Merge(o Plan) (Plan, error) {
 		out.Unbounded, out.UnboundedPath = true, o.UnboundedPath
 	}
 	total := p.Total()
+	b := planBuilder{p: &out}
 	for _, s := range o.Steps {
 		if s.Count > MaxCount-total {
 			return Plan{}, tooManySteps(total, s.Count, 1, s.Path)
 		}
 		total += s.Count
-		out.add(s)
+		b.add(s)
 	}
 	return out, nil
 }
@@ -402,16 +405,57 @@ func (p Plan) Compose(e Event, count int, supports func(Step) error) (merged, ad
 	return merged, added, nil
 }
 
+// planBuilder merges steps into a plan: by a scan while the plan is short,
+// then through an index of its steps by key, built once it holds
+// planIndexAt steps, so that a plan of n distinct steps costs O(n) rather
+// than the O(n²) of a scan per step (100,000 phases in one event took
+// minutes). Steps stay in order of first appearance; the index only finds
+// them. Short plans, the common case, allocate no index.
+type planBuilder struct {
+	p   *Plan
+	idx map[stepKey]int
+}
+
+// planIndexAt is the plan length from which planBuilder indexes the steps.
+const planIndexAt = 16
+
+// planProbes counts the step keys planBuilder compares or indexes (tests
+// bound the work of normalising an event by it).
+var planProbes atomic.Int64
+
 // add merges s into the plan (the caller has checked the total).
-func (p *Plan) add(s Step) {
+func (b *planBuilder) add(s Step) {
 	k := s.key()
-	for i := range p.Steps {
-		if p.Steps[i].key() == k {
-			p.Steps[i].Count += s.Count
-			return
+	steps := b.p.Steps
+	if b.idx == nil && len(steps) < planIndexAt {
+		planProbes.Add(int64(len(steps)))
+		for i := range steps {
+			if steps[i].key() == k {
+				steps[i].Count += s.Count
+				return
+			}
 		}
+		b.p.Steps = append(steps, s)
+		return
 	}
-	p.Steps = append(p.Steps, s)
+	if b.idx == nil {
+		b.idx = make(map[stepKey]int, 2*len(steps))
+		for i := range steps {
+			// Keys are distinct in a plan built by merging; the first wins
+			// all the same.
+			if _, ok := b.idx[steps[i].key()]; !ok {
+				b.idx[steps[i].key()] = i
+			}
+		}
+		planProbes.Add(int64(len(steps)))
+	}
+	planProbes.Add(1)
+	if i, ok := b.idx[k]; ok {
+		steps[i].Count += s.Count
+		return
+	}
+	b.idx[k] = len(steps)
+	b.p.Steps = append(steps, s)
 }
 
 // Normalize validates e completely and returns the plan of count adaptive
@@ -452,7 +496,7 @@ func NormalizeUnder(adj Adjacency, e Event, count int) (Plan, error) {
 	}
 	p := Plan{Adjacency: adj}
 	total := 0
-	err := normalize(e, "", count, sampler{kind: SamplingNone, q: 1, adj: adj}, &p, &total)
+	err := normalize(e, "", count, sampler{kind: SamplingNone, q: 1, adj: adj}, &planBuilder{p: &p}, &total)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -476,7 +520,8 @@ func join(path, seg string) string {
 }
 
 // normalize adds e, repeated mult times and sampled by smp, to p.
-func normalize(e Event, path string, mult int, smp sampler, p *Plan, total *int) error {
+func normalize(e Event, path string, mult int, smp sampler, b *planBuilder, total *int) error {
+	p := b.p
 	unbounded := func(at string) {
 		if !p.Unbounded {
 			p.Unbounded, p.UnboundedPath = true, at
@@ -488,7 +533,7 @@ func normalize(e Event, path string, mult int, smp sampler, p *Plan, total *int)
 		}
 		*total += mult
 		s.Sampling, s.Rate, s.DatasetSize, s.SampleSize, s.Adjacency = smp.kind, smp.q, smp.n, smp.m, smp.adj
-		p.add(s)
+		b.add(s)
 		return nil
 	}
 	// noise validates a noise multiplier: ok is false when the step is free
@@ -611,9 +656,9 @@ func normalize(e Event, path string, mult int, smp sampler, p *Plan, total *int)
 			}
 		}
 		if nq == 1 {
-			return normalize(ev.Event, at, mult, sampler{kind: SamplingNone, q: 1, adj: smp.adj}, p, total)
+			return normalize(ev.Event, at, mult, sampler{kind: SamplingNone, q: 1, adj: smp.adj}, b, total)
 		}
-		return normalize(ev.Event, at, mult, sampler{kind: SamplingPoisson, q: nq, adj: smp.adj}, p, total)
+		return normalize(ev.Event, at, mult, sampler{kind: SamplingPoisson, q: nq, adj: smp.adj}, b, total)
 	case SampledWithoutReplacement:
 		at := join(path, "SampledWithoutReplacement")
 		if err := sized(ev.SourceDatasetSize, ev.SampleSize, "source_dataset_size", "sample_size", at); err != nil {
@@ -631,7 +676,7 @@ func normalize(e Event, path string, mult int, smp sampler, p *Plan, total *int)
 		if ev.SampleSize == 0 {
 			return validateOnly(ev.Event, at, smp.adj)
 		}
-		return normalize(ev.Event, at, mult, sampler{kind: SamplingWithoutReplacement, q: sizeRate(ev.SampleSize, ev.SourceDatasetSize), n: ev.SourceDatasetSize, m: ev.SampleSize, adj: smp.adj}, p, total)
+		return normalize(ev.Event, at, mult, sampler{kind: SamplingWithoutReplacement, q: sizeRate(ev.SampleSize, ev.SourceDatasetSize), n: ev.SourceDatasetSize, m: ev.SampleSize, adj: smp.adj}, b, total)
 	case Shuffled:
 		at := join(path, "Shuffled")
 		if err := sized(ev.DatasetSize, ev.BatchSize, "dataset_size", "batch_size", at); err != nil {
@@ -646,7 +691,7 @@ func normalize(e Event, path string, mult int, smp sampler, p *Plan, total *int)
 		if ev.BatchSize == 0 {
 			return validateOnly(ev.Event, at, smp.adj)
 		}
-		return normalize(ev.Event, at, mult, sampler{kind: SamplingShuffle, q: sizeRate(ev.BatchSize, ev.DatasetSize), n: ev.DatasetSize, m: ev.BatchSize, adj: smp.adj}, p, total)
+		return normalize(ev.Event, at, mult, sampler{kind: SamplingShuffle, q: sizeRate(ev.BatchSize, ev.DatasetSize), n: ev.DatasetSize, m: ev.BatchSize, adj: smp.adj}, b, total)
 	case SelfComposed:
 		at := join(path, "SelfComposed")
 		if ev.Count < 1 {
@@ -655,10 +700,10 @@ func normalize(e Event, path string, mult int, smp sampler, p *Plan, total *int)
 		if mult > MaxCount/ev.Count {
 			return tooManySteps(0, mult, ev.Count, at)
 		}
-		return normalize(ev.Event, at, mult*ev.Count, smp, p, total)
+		return normalize(ev.Event, at, mult*ev.Count, smp, b, total)
 	case Composed:
 		for i, sub := range ev.Events {
-			if err := normalize(sub, join(path, fmt.Sprintf("Composed[%d]", i)), mult, smp, p, total); err != nil {
+			if err := normalize(sub, join(path, fmt.Sprintf("Composed[%d]", i)), mult, smp, b, total); err != nil {
 				return err
 			}
 		}
@@ -682,7 +727,7 @@ func tooManySteps(before, mult, count int, path string) error {
 func validateOnly(e Event, at string, adj Adjacency) error {
 	var scratch Plan
 	n := 0
-	return normalize(e, at, 1, sampler{kind: SamplingNone, q: 1, adj: adj}, &scratch, &n)
+	return normalize(e, at, 1, sampler{kind: SamplingNone, q: 1, adj: adj}, &planBuilder{p: &scratch}, &n)
 }
 
 // sizeRate returns m/n rounded up (1 ≤ m ≤ n).

@@ -45,3 +45,10 @@ func LargestInt(ok func(n int) (bool, error), max int) (n int, evaluations int, 
 	n, evaluations, err = search.LargestInt(ok, max)
 	return n, evaluations, search.Prefix("calibrate", err)
 }
+
+// LargestIntFrom is [search.LargestIntFrom]: [LargestInt] from a known lo
+// with ok(lo) true, to a relative tolerance relTol (0: exactly).
+func LargestIntFrom(ok func(n int) (bool, error), lo, max int, relTol float64) (n int, evaluations int, err error) {
+	n, evaluations, err = search.LargestIntFrom(ok, lo, max, relTol)
+	return n, evaluations, search.Prefix("calibrate", err)
+}

@@ -1,11 +1,9 @@
 package trainer
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
+
+	"github.com/dpcalc/dpcalc/internal/sysmem"
 )
 
 // maxParams bounds the trainable parameters whatever the memory: offsets
@@ -41,7 +39,7 @@ func checkMemory(c *Config, d, classes int) error {
 	if params > maxParams {
 		return &FieldError{"hidden", c.Hidden, fmt.Sprintf("layers with at most %d parameters in all (these have %.3g)", maxParams, params)}
 	}
-	avail, ok := availableMemory()
+	avail, ok := sysmem.Available()
 	if !ok || need <= float64(avail) {
 		return nil
 	}
@@ -51,26 +49,4 @@ func checkMemory(c *Config, d, classes int) error {
 		return &FieldError{"hidden", c.Hidden, want}
 	}
 	return &FieldError{"batch_size", c.BatchSize, want}
-}
-
-// availableMemory returns MemAvailable from /proc/meminfo (Linux); ok is
-// false where that is not known, and then only maxParams is checked.
-func availableMemory() (uint64, bool) {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if len(fs) >= 2 && fs[0] == "MemAvailable:" {
-			kb, err := strconv.ParseUint(fs[1], 10, 64)
-			if err != nil {
-				return 0, false
-			}
-			return kb << 10, true
-		}
-	}
-	return 0, false
 }

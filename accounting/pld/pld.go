@@ -111,6 +111,9 @@ type Accountant struct {
 	// twoScales holds the two-scale bounds of the remove direction per
 	// truncation (pldTwoScale; nil where the composition does not qualify).
 	twoScales map[float64]*pldTwoScaleSet
+	// groups holds the grouped compositions that answer for more than
+	// pldMaxKeys distinct steps (see grouped).
+	groups *pldGrouped
 }
 
 // pldLevels is one composition on its first and its refined grids.
@@ -447,7 +450,7 @@ func (a *Accountant) Compose(e accounting.Event, count int) error {
 	if unbounded {
 		a.private = false
 	}
-	a.setup, a.levels, a.rdp, a.twoScales = nil, nil, nil, nil
+	a.setup, a.levels, a.rdp, a.twoScales, a.groups = nil, nil, nil, nil, nil
 	return nil
 }
 

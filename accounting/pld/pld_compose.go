@@ -11,6 +11,7 @@ import (
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/internal/logmath"
 	"github.com/dpcalc/dpcalc/internal/search"
+	"github.com/dpcalc/dpcalc/internal/sysmem"
 	"github.com/dpcalc/dpcalc/internal/work"
 	"gonum.org/v1/gonum/dsp/fourier"
 )
@@ -234,6 +235,9 @@ func pldCompose(ctx context.Context, parts []pldPart, h float64, wantTop bool, l
 	out.tailTop = pldTailBound(kPos, lams, h, kTop+1, maxK)
 	out.tailBot = pldTailBound(kNeg, lams, -h, kBot-1, -minK)
 
+	if err := pldMemCheck(n, len(parts)); err != nil {
+		return nil, err
+	}
 	out.c = make([]float64, n)
 	if len(parts) == 1 && parts[0].count == 1 {
 		pm := &parts[0].pmf
@@ -259,8 +263,14 @@ func pldCompose(ctx context.Context, parts []pldPart, h float64, wantTop bool, l
 	// amp[s][f] = |z_s,f|^{n_s−1}·Π_{r≠s}|z_r,f|^{n_r}: how an error in
 	// z_s,f reaches Z_f (first order). With more than pldExactAmpParts
 	// parts the factors of the later parts (each ≤ 1) are left out, which
-	// only enlarges the bound and keeps the cost linear in the parts.
+	// only enlarges the bound and keeps the cost linear in the parts; each
+	// part's amp is then final once computed, and is reduced to its
+	// weighted sum of squares (ss[s], see below) at once, so that the
+	// memory does not grow with the number of parts.
+	exact := len(parts) <= pldExactAmpParts
 	amp := make([][]float64, len(parts))
+	ss := make([]float64, len(parts))
+	var ampBuf []float64
 	var skipped float64 // how many powers were set to 0 (see pldSkipLog)
 	for si, pt := range parts {
 		if err := pldFFTWork(ctx, n); err != nil {
@@ -278,7 +288,15 @@ func pldCompose(ctx context.Context, parts []pldPart, h float64, wantTop bool, l
 				z[i] = 1
 			}
 		}
-		amp[si] = make([]float64, len(coef))
+		if exact {
+			amp[si] = make([]float64, len(coef))
+		} else {
+			if ampBuf == nil {
+				ampBuf = make([]float64, len(coef))
+			}
+			clear(ampBuf)
+			amp[si] = ampBuf
+		}
 		// |v|² ≤ skip2 means |v^count| ≤ e^{−pldSkipLog} (and, for count ≥
 		// 2, |v|^{2(count−1)} ≤ e^{−pldSkipLog}): the power is set to 0.
 		skip2 := 0.0
@@ -291,7 +309,7 @@ func pldCompose(ctx context.Context, parts []pldPart, h float64, wantTop bool, l
 			}
 			if v2 := pldAbs2(v); v2 <= skip2 {
 				amp[si][i] = pldSkipAmp * pldAbs2(z[i])
-				if len(parts) <= pldExactAmpParts {
+				if exact {
 					for r := 0; r < si; r++ {
 						amp[r][i] *= pldSkipAmp
 					}
@@ -312,7 +330,7 @@ func pldCompose(ctx context.Context, parts []pldPart, h float64, wantTop bool, l
 				}
 			}
 			amp[si][i] = a2 * pldAbs2(z[i]) // × the parts before s
-			if len(parts) <= pldExactAmpParts {
+			if exact {
 				for r := 0; r < si; r++ {
 					amp[r][i] *= pw2 // × this part, for the earlier ones
 				}
@@ -321,6 +339,10 @@ func pldCompose(ctx context.Context, parts []pldPart, h float64, wantTop bool, l
 		}
 		// z^n by binary exponentiation, then one product into z.
 		powRound += pldPowRound(pt.count) + 3
+		if !exact {
+			ss[si] = pldAmpSum(amp[si], n)
+			amp[si] = nil
+		}
 	}
 	if err := pldFFTWork(ctx, n); err != nil {
 		return nil, err
@@ -344,21 +366,45 @@ func pldCompose(ctx context.Context, parts []pldPart, h float64, wantTop bool, l
 	// spectrum: the inner frequencies count twice).
 	var fwd float64
 	for si, pt := range parts {
-		var ss float64
-		for i, a := range amp[si] {
-			w := 2.0
-			if i == 0 || (n%2 == 0 && i == len(amp[si])-1) {
-				w = 1
-			}
-			ss += w * a
+		if exact {
+			ss[si] = pldAmpSum(amp[si], n)
 		}
-		fwd += float64(pt.count) * math.Sqrt(ss/float64(n))
+		fwd += float64(pt.count) * math.Sqrt(ss[si]/float64(n))
 	}
 	// A power set to 0 was at most e^{−pldSkipLog} in modulus: at most
 	// √2·e^{−pldSkipLog}/√n per frequency in ‖c‖₂ (Parseval).
 	out.e2 = u*(10*lg*fwd+(10*lg+powRound+4+twRound)*l2)*1.01 + math.Sqrt(2*skipped/float64(n))*pldSkipAmp
 	out.buildSums()
 	return out, nil
+}
+
+// pldMemCheck refuses a composition of length n whose arrays would not
+// fit in the memory available (see sysmem.Check): the masses, the FFT
+// buffer, plan, spectrum and running product, the suffix sums, and the
+// error amplification of up to pldExactAmpParts parts (one reused array
+// beyond), about 8·n·(8 + parts/2) bytes.
+func pldMemCheck(n, parts int) error {
+	if parts > pldExactAmpParts {
+		parts = 1
+	}
+	need := 8 * float64(n) * (8 + float64(parts)/2)
+	return sysmem.Check(need, fmt.Sprintf("pld: a composition on %d grid points", n),
+		"the number of steps or distinct phases (or set a coarser --pld-grid), or use --accountant rdp")
+}
+
+// pldAmpSum returns Σ w_i·amp_i over a half spectrum of an n-point real
+// FFT: the inner frequencies count twice (w = 2), the zero frequency and,
+// for even n, the last once.
+func pldAmpSum(amp []float64, n int) float64 {
+	var ss float64
+	for i, a := range amp {
+		w := 2.0
+		if i == 0 || (n%2 == 0 && i == len(amp)-1) {
+			w = 1
+		}
+		ss += w * a
+	}
+	return ss
 }
 
 // pldTilt returns the parts with their finite masses tilted by e^{lambda·l}

@@ -18,8 +18,8 @@ import (
 // [Accountant.EpsilonBoundsFrom]); it is +Inf only when both are. Its
 // upper bound is what [Accountant.Epsilon] returns.
 func (a *Accountant) EpsilonBounds(ctx context.Context, delta float64) (lower, upper float64, err error) {
-	lower, upper, _, err = a.epsilonBounds(ctx, delta)
-	return lower, upper, a.public(err)
+	lower, upper, _, err = a.EpsilonBoundsFrom(ctx, delta)
+	return lower, upper, err
 }
 
 // EpsilonBoundsFrom is [Accountant.EpsilonBounds] that also names the
@@ -30,6 +30,9 @@ func (a *Accountant) EpsilonBounds(ctx context.Context, delta float64) (lower, u
 // approach δ, and where the composition is too large for the PLD grid.
 func (a *Accountant) EpsilonBoundsFrom(ctx context.Context, delta float64) (lower, upper float64, from accounting.Kind, err error) {
 	lower, upper, from, err = a.epsilonBounds(ctx, delta)
+	if err == nil {
+		lower, err = a.sumLower(ctx, lower, upper, func(s pldSumStat) (float64, error) { return s.epsilonLower(ctx, delta) })
+	}
 	return lower, upper, from, a.public(err)
 }
 
@@ -47,8 +50,8 @@ func (a *Accountant) Epsilon(ctx context.Context, delta float64) (float64, error
 // step has been composed (a Gaussian is never pure DP: an underflowed δ
 // rounds up to the smallest float64).
 func (a *Accountant) DeltaBounds(ctx context.Context, eps float64) (lower, upper float64, err error) {
-	lower, upper, _, err = a.deltaBounds(ctx, eps)
-	return lower, upper, a.public(err)
+	lower, upper, _, err = a.DeltaBoundsFrom(ctx, eps)
+	return lower, upper, err
 }
 
 // DeltaBoundsFrom is [Accountant.DeltaBounds] that also names the
@@ -56,7 +59,28 @@ func (a *Accountant) DeltaBounds(ctx context.Context, eps float64) (lower, upper
 // accounting.KindRDP), as [Accountant.EpsilonBoundsFrom] does.
 func (a *Accountant) DeltaBoundsFrom(ctx context.Context, eps float64) (lower, upper float64, from accounting.Kind, err error) {
 	lower, upper, from, err = a.deltaBounds(ctx, eps)
+	if err == nil {
+		lower, err = a.sumLower(ctx, lower, upper, func(s pldSumStat) (float64, error) { return s.deltaLower(ctx, eps) })
+	}
 	return lower, upper, from, a.public(err)
+}
+
+// sumLower raises a lower bound that is weak (below 1 − pldSumWide of the
+// upper one) to the sum statistic's (see pldSumStat), where that applies
+// (one Poisson-sampled Gaussian step, repeated).
+func (a *Accountant) sumLower(ctx context.Context, lower, upper float64, f func(s pldSumStat) (float64, error)) (float64, error) {
+	if !(upper-lower > pldSumWide*upper) || math.IsInf(upper, 1) {
+		return lower, nil
+	}
+	s, ok := a.sumStat()
+	if !ok {
+		return lower, nil
+	}
+	lo, err := f(s)
+	if err != nil {
+		return 0, err
+	}
+	return math.Min(math.Max(lower, lo), upper), nil
 }
 
 // Delta returns the upper bound of [Accountant.DeltaBounds], exactly.
@@ -109,6 +133,9 @@ func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, u
 	}
 	if err := accounting.Canceled(ctx); err != nil {
 		return 0, 0, accounting.KindPLD, err
+	}
+	if g := a.grouped(); g != nil {
+		return g.epsilonBounds(ctx, delta)
 	}
 	lv, err := a.resultFor(ctx, delta)
 	var r *pldResult
@@ -230,6 +257,9 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 	}
 	if err := accounting.Canceled(ctx); err != nil {
 		return 0, 0, accounting.KindPLD, err
+	}
+	if g := a.grouped(); g != nil {
+		return g.deltaBounds(ctx, eps)
 	}
 	// The δ the truncation is cut for (see pldSetup.eta): an upper bound
 	// on δ(eps) from RDP, which only matters when the tails set the grid.

@@ -13,6 +13,7 @@ import (
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/calibrate"
 	"github.com/dpcalc/dpcalc/internal/query"
+	"github.com/dpcalc/dpcalc/internal/sysmem"
 )
 
 // lengthFlags give the training length, as epochs or steps. Exactly one is
@@ -268,7 +269,10 @@ func (f *eventFlags) request(e *env, r query.Request) (query.Request, error) {
 	if err != nil {
 		return r, err
 	}
-	ev, err := accounting.UnmarshalEvent(b)
+	ev, err := accounting.UnmarshalEventContext(e.ctx, b)
+	if err != nil && e.ctx.Err() != nil && errors.Is(err, e.ctx.Err()) {
+		return r, err // interrupted (exit 130)
+	}
 	if err != nil {
 		return r, usageError("--events %s: %s", f.Events, strings.TrimPrefix(err.Error(), "accounting: "))
 	}
@@ -298,8 +302,16 @@ func readEvents(name string, stdin io.Reader) ([]byte, error) {
 			return nil, usageError("--events: %v", err)
 		}
 		defer f.Close()
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > max {
-			return nil, tooBig(fmt.Sprintf("%d bytes", fi.Size()))
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			if fi.Size() > max {
+				return nil, tooBig(fmt.Sprintf("%d bytes", fi.Size()))
+			}
+			// The decoded events and their plan take about 8 bytes per
+			// byte of JSON (100,000 phases: 23 MB of JSON, 170 MB).
+			if err := sysmem.Check(8*float64(fi.Size()), "--events "+name+": decoding it",
+				"the number of events in the file (repeated phases can be one SelfComposedDpEvent with a count)"); err != nil {
+				return nil, usageError("%v", err)
+			}
 		}
 		r = f
 	}

@@ -247,12 +247,26 @@ func LargestInt(ok func(n int) (bool, error), max int) (n int, evaluations int, 
 	if max < 1 {
 		return 0, 0, &Error{Msg: fmt.Sprintf("max = %d, want >= 1", max)}
 	}
-	call := func(n int) (bool, error) { evaluations++; return ok(n) }
-	good, err := call(1)
+	good, err := ok(1)
 	if err != nil || !good {
-		return 0, evaluations, err
+		return 0, 1, err
 	}
-	lo, hi := 1, 0 // ok(lo) true; ok(hi) false, or hi == 0 if none seen
+	n, evaluations, err = LargestIntFrom(ok, 1, max, 0)
+	return n, evaluations + 1, err
+}
+
+// LargestIntFrom is [LargestInt] from a known lo ≥ 1 with ok(lo) true
+// (not called again): it doubles n from lo and then bisects until the
+// bracket is at most max(1, relTol·lo) wide, and returns its lower end,
+// where ok is true (so with relTol = 0 the largest n exactly). Seeded by a
+// cheaper bound that implies ok, it skips the doubling below it; a
+// relTol > 0 bounds the calls to about log2(n*/lo) + log2(1/relTol) + 1.
+func LargestIntFrom(ok func(n int) (bool, error), lo, max int, relTol float64) (n int, evaluations int, err error) {
+	if lo < 1 || max < lo {
+		return 0, 0, &Error{Msg: fmt.Sprintf("lo = %d, max = %d, want 1 <= lo <= max", lo, max)}
+	}
+	call := func(n int) (bool, error) { evaluations++; return ok(n) }
+	hi := 0 // ok(lo) true; ok(hi) false, or hi == 0 if none seen
 	for {
 		next := lo * 2
 		if next > max || next < lo {
@@ -271,7 +285,7 @@ func LargestInt(ok func(n int) (bool, error), max int) (n int, evaluations int, 
 		}
 		lo = next
 	}
-	for hi-lo > 1 {
+	for hi-lo > 1 && float64(hi-lo) > relTol*float64(lo) {
 		mid := lo + (hi-lo)/2
 		good, err := call(mid)
 		if err != nil {
