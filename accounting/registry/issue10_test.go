@@ -50,7 +50,7 @@ func within(t *testing.T, d time.Duration, what string, f func(ctx context.Conte
 func allMethods(t *testing.T) map[accounting.Kind]accounting.Method {
 	t.Helper()
 	ms := map[accounting.Kind]accounting.Method{}
-	for _, k := range accounting.Kinds {
+	for _, k := range registry.Kinds() {
 		m, err := registry.New(k, registry.Options{})
 		if err != nil {
 			t.Fatal(err)

@@ -25,7 +25,7 @@ func TestNewEventsRefused(t *testing.T) {
 		{accounting.PoissonSampled{SamplingRate: 0.1, Event: accounting.Laplace{NoiseMultiplier: 1}}, "PoissonSampled/Laplace"},
 		{accounting.Shuffled{DatasetSize: 100, BatchSize: 10, Event: g}, "Shuffled/Gaussian"},
 	} {
-		for _, k := range accounting.Kinds {
+		for _, k := range Kinds() {
 			if _, lap := laplaceKinds[k]; (lap || k == accounting.KindPLD || k == accounting.KindRDP) && e.path != "Shuffled/Gaussian" {
 				continue // pld and rdp bound Laplace steps too (TestLaplaceReferences, TestLaplaceAlpha)
 			}
@@ -53,9 +53,9 @@ func TestReplaceOneShuffle(t *testing.T) {
 	g := accounting.Gaussian{NoiseMultiplier: 2}
 	shuffled := accounting.SelfComposed{Event: accounting.Shuffled{DatasetSize: 60000, BatchSize: 600, Event: g}, Count: 100}
 	plain := accounting.SelfComposed{Event: g, Count: 100}
-	for _, k := range accounting.Kinds {
+	for _, k := range Kinds() {
 		ro, err := New(k, Options{Adjacency: accounting.ReplaceOne})
-		if k.Procedural() {
+		if Procedural(k, Options{}) {
 			if err == nil {
 				t.Errorf("%s: New under replace-one succeeded", k)
 			}
@@ -187,8 +187,8 @@ func TestNewEventsEdges(t *testing.T) {
 	sigmas := []float64{5e-324, 1e-300, 1e-150, 1e-3, 0.5, 4, 1e6, 1e150, 1e300, math.MaxFloat64}
 	sizes := [][2]int{{1, 1}, {2, 1}, {60000, 600}, {1 << 40, 1}, {1 << 53, 1 << 52}}
 	counts := []int{1, 1000, 1e12}
-	for _, k := range accounting.Kinds {
-		if k.Procedural() {
+	for _, k := range Kinds() {
+		if Procedural(k, Options{}) {
 			continue
 		}
 		for _, s := range sigmas {

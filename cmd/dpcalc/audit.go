@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
 	"github.com/dpcalc/dpcalc/internal/query"
 )
@@ -60,7 +61,7 @@ func (c *AuditCmd) Run(e *env) error {
 		Verdict: res.Verdict, Version: versionString(),
 	}
 	af := accountantFlags{PLDGrid: c.PLDGrid}
-	for _, k := range accounting.Kinds {
+	for _, k := range registry.Kinds() {
 		r := af.newRow(k, c.Q, steps)
 		r.Sigma = c.Sigma
 		r.Fill(e.ctx, af.factory(k), c.Delta, 0)

@@ -35,9 +35,9 @@ func (o *curveOutput) kinds() ([]accounting.Kind, error) {
 	var ks []accounting.Kind
 	for _, s := range o.Accountant { // kong has checked the names (enum)
 		if s == "all" {
-			return accounting.Kinds, nil
+			return registry.Kinds(), nil
 		}
-		k, err := accounting.ParseKind(s)
+		k, err := registry.ParseKind(s)
 		if err != nil {
 			return nil, usageError("invalid --accountant: %q, want a comma-separated list of ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld, or all", s)
 		}

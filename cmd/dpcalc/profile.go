@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate/profile"
 	"github.com/dpcalc/dpcalc/internal/plotting"
 	"github.com/dpcalc/dpcalc/internal/query"
@@ -55,7 +56,7 @@ type profileResult struct {
 
 // Run implements the command.
 func (c *ProfileCmd) Run(e *env) error {
-	k, err := accounting.ParseKind(c.Accountant)
+	k, err := registry.ParseKind(c.Accountant)
 	if err != nil {
 		return usageError("invalid --accountant: %q, want one of ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld", c.Accountant)
 	}

@@ -498,7 +498,7 @@ func (c *TrainCmd) Run(e *env) error {
 	rc := res.Config
 	out := trainOutput{Dataset: c.Dataset, Accountant: rc.Accountant, Calibrated: calibrated, Result: res, Epsilons: map[string]*float64{}, Kernel: gemm.Kernel(), Version: versionString()}
 	if rc.Method.Private() {
-		for _, k := range accounting.Kinds {
+		for _, k := range registry.Kinds() {
 			a, err := registry.New(k, registry.Options{Adjacency: rc.Adjacency()})
 			if err != nil {
 				continue
@@ -544,7 +544,7 @@ func (c *TrainCmd) Run(e *env) error {
 	if res.TestAccuracy != nil {
 		t.Append("test accuracy", fmt.Sprintf("%.4f", *res.TestAccuracy))
 	}
-	for _, k := range accounting.Kinds {
+	for _, k := range registry.Kinds() {
 		if v, ok := out.Epsilons[string(k)]; ok {
 			t.Append(fmt.Sprintf("ε at δ=%g (%s)", reportDelta, k), fmtPtr(v))
 		}

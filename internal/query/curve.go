@@ -28,9 +28,9 @@ func (o curveFlags) kinds() ([]accounting.Kind, error) {
 	var ks []accounting.Kind
 	for _, s := range strings.Split(o.accountant, ",") { // decode checked the names
 		if s == "all" {
-			return accounting.Kinds, nil
+			return registry.Kinds(), nil
 		}
-		k, err := accounting.ParseKind(s)
+		k, err := registry.ParseKind(s)
 		if err != nil {
 			return nil, bad("accountant", "invalid --accountant: %q, want a comma-separated list of ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld, or all", s)
 		}

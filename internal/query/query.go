@@ -616,9 +616,9 @@ func (a Accountants) Check() error {
 // Kinds returns the kinds --accountant names, in display order.
 func (a Accountants) Kinds() ([]accounting.Kind, error) {
 	if a.Name == "all" {
-		return accounting.Kinds, nil
+		return registry.Kinds(), nil
 	}
-	k, err := accounting.ParseKind(a.Name)
+	k, err := registry.ParseKind(a.Name)
 	if err != nil {
 		return nil, bad("accountant", "invalid --accountant: %q, want one of ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld, all", a.Name)
 	}
@@ -652,10 +652,7 @@ func (a Accountants) Note(k accounting.Kind) string {
 			return c
 		}
 	}
-	if k == accounting.KindZCDP {
-		return "no amplification by sampling in zCDP: sound, loose when q < 1"
-	}
-	return ""
+	return registry.Note(k)
 }
 
 // NewRow starts k's row for steps steps at rate q.
@@ -860,7 +857,7 @@ func runAudit(ctx context.Context, v vals, res *Result) error {
 		Claimed: eps, Delta: delta, EpsilonLower: FinitePtr(ar.Lower), EpsilonUpper: FinitePtr(ar.Upper),
 		Verdict: ar.Verdict, Version: Version(),
 	}
-	for _, k := range accounting.Kinds {
+	for _, k := range registry.Kinds() {
 		r := a.NewRow(k, q, steps)
 		r.Sigma = sigma
 		r.Fill(ctx, a.Factory(k), delta, 0)

@@ -201,7 +201,7 @@ func TestTwoPhaseSameNumbers(t *testing.T) {
 func TestFixedRows(t *testing.T) {
 	res := Run(t.Context(), Request{Cmd: "eps", Flags: map[string]string{"sigma": "1", "batch": "256", "n": "60000", "epochs": "1",
 		"sampling": "fixed", "adjacency": "replace-one", "accountant": "all"}})
-	if res.Error != "" || len(res.Rows) != len(accounting.Kinds) || res.Exit != 0 {
+	if res.Error != "" || len(res.Rows) != len(registry.Kinds()) || res.Exit != 0 {
 		t.Fatalf("result %+v", res)
 	}
 	for _, r := range res.Rows {
