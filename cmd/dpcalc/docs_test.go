@@ -18,6 +18,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/dpcalc/dpcalc/internal/cli"
 )
 
 var updateDocs = flag.Bool("update", false, "rewrite the outputs of the `$ dpcalc` examples in README.md and docs/*.md")
@@ -475,7 +477,7 @@ func TestJSONSchemaDocumented(t *testing.T) {
 		}
 	}
 	var fields []string
-	rt := reflect.TypeOf(row{})
+	rt := reflect.TypeOf(cli.Row{})
 	for i := 0; i < rt.NumField(); i++ {
 		if !rt.Field(i).IsExported() {
 			continue

@@ -6,6 +6,9 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/dpcalc/dpcalc/internal/cli"
+	"github.com/dpcalc/dpcalc/internal/render"
 )
 
 // runJSON runs the CLI with --json and decodes stdout into v.
@@ -52,7 +55,7 @@ func TestEdgeReproductions(t *testing.T) {
 	})
 	t.Run("no noise is not perfect privacy: pld eps at the float64 edge", func(t *testing.T) {
 		for _, sigma := range []string{"7e-155", "7.2e-155", "7.5e-155", "1e-150", "1e-140"} {
-			var r row
+			var r cli.Row
 			runJSON(t, &r, "eps", "--sigma", sigma, "--q", "1", "--steps", "1", "--accountant", "pld")
 			if r.Epsilon != nil && !(*r.Epsilon > 1e200) {
 				t.Errorf("σ = %s: ε = %g, want no finite bound or ε > 1e200 (was 0)", sigma, *r.Epsilon)
@@ -60,7 +63,7 @@ func TestEdgeReproductions(t *testing.T) {
 		}
 	})
 	t.Run("no noise is not perfect privacy: epochs", func(t *testing.T) {
-		var rows []row
+		var rows []cli.Row
 		runJSON(t, &rows, "epochs", "--sigma", "1e-200", "--q", "0.01", "--eps", "0.1", "--accountant", "all")
 		for _, r := range rows {
 			if r.Steps != 0 && r.Error == "" {
@@ -69,7 +72,7 @@ func TestEdgeReproductions(t *testing.T) {
 		}
 	})
 	t.Run("tiny sigma with q < 1 answers", func(t *testing.T) {
-		var r row
+		var r cli.Row
 		runJSON(t, &r, "eps", "--sigma", "1e-160", "--q", "0.01", "--steps", "1000", "--accountant", "pld")
 		if r.Epsilon != nil {
 			t.Errorf("ε = %g, want no finite bound", *r.Epsilon)
@@ -92,7 +95,7 @@ func TestEdgeReproductions(t *testing.T) {
 		}
 	})
 	t.Run("a Gaussian is never pure DP", func(t *testing.T) {
-		var rows []row
+		var rows []cli.Row
 		runJSON(t, &rows, "delta", "--sigma", "1e6", "--q", "1", "--steps", "1", "--eps", "1e4", "--accountant", "all")
 		for _, r := range rows {
 			if r.Error != "" || !(r.Delta > 0) {
@@ -114,11 +117,11 @@ func TestEdgeReproductions(t *testing.T) {
 		// Both now go through accounting.Normalize; the CLI cannot spell them,
 		// so accounting/registry's tests cover the library side. Here: the
 		// smallest positive σ is unbounded for every accountant alike.
-		var rows []row
+		var rows []cli.Row
 		runJSON(t, &rows, "eps", "--sigma", "5e-324", "--q", "0.5", "--steps", "3", "--accountant", "all")
 		for _, r := range rows {
 			if r.Error != "" || r.Epsilon != nil {
-				t.Errorf("%s: ε = %v, error %q; want no finite bound", r.Accountant, fmtPtr(r.Epsilon), r.Error)
+				t.Errorf("%s: ε = %v, error %q; want no finite bound", r.Accountant, render.Ptr(r.Epsilon, render.G), r.Error)
 			}
 		}
 	})

@@ -50,7 +50,7 @@ type flagSpec struct {
 }
 
 var (
-	accountantEnum = []string{"ma", "rdp", "zcdp", "ac", "dpd-ac", "dpd-zcdp", "pld", "all"}
+	accountantEnum = append(registry.Names(), "all")
 	samplingEnum   = []string{"log", "linear"}
 	adjacencyEnum  = []string{"add-remove", "replace-one"}
 )

@@ -1,17 +1,16 @@
-package main
+package cli
 
 import (
-	"encoding/csv"
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/advcomp"
 	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
-	"github.com/dpcalc/dpcalc/internal/plotting"
-	"github.com/dpcalc/dpcalc/internal/query"
+	"github.com/dpcalc/dpcalc/internal/render"
 )
 
 // CurveCmd groups the curve commands.
@@ -22,13 +21,11 @@ type CurveCmd struct {
 
 // curveOutput are the output flags shared by the curve commands.
 type curveOutput struct {
-	Accountant []string `name:"accountant" default:"ma,ac,pld" enum:"ma,rdp,zcdp,ac,dpd-ac,dpd-zcdp,pld,all" placeholder:"NAME" help:"Comma-separated accountants (ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld) or all."`
+	Accountant []string `name:"accountant" default:"${curve_accountants}" enum:"${accountants},all" placeholder:"NAME" help:"Comma-separated accountants (${accountant_list}) or all."`
 	PLDGrid    float64  `name:"pld-grid" placeholder:"WIDTH" help:"Discretisation width of the pld accountant (default: adaptive)."`
 	ACSampling string   `name:"ac-sampling" default:"log" enum:"log,linear" help:"How ac amplifies by sampling: log (proven, default) or linear (Abadi's reading, used for his Figure 2; not a proven bound)."`
 	CSV        bool     `name:"csv" help:"Print CSV instead of a table."`
 	Plot       string   `name:"plot" placeholder:"FILE" help:"Also draw the curve to FILE.png or FILE.svg."`
-
-	points int // set by the command from its own --points flag
 }
 
 func (o *curveOutput) kinds() ([]accounting.Kind, error) {
@@ -39,26 +36,21 @@ func (o *curveOutput) kinds() ([]accounting.Kind, error) {
 		}
 		k, err := registry.ParseKind(s)
 		if err != nil {
-			return nil, usageError("invalid --accountant: %q, want a comma-separated list of ma, rdp, zcdp, ac, dpd-ac, dpd-zcdp, pld, or all", s)
+			return nil, usageAt("accountant", "invalid --accountant: %q, want a comma-separated list of %s, or all", s, strings.Join(registry.Names(), ", "))
 		}
 		ks = append(ks, k)
 	}
 	return ks, nil
 }
 
-func (o *curveOutput) check() error {
-	if o.points < 2 || o.points > 10000 {
-		return usageError("invalid --points: %d, want 2..10000", o.points)
+func (o *curveOutput) check(e *Env, points int) error {
+	if points < 2 || points > 10000 {
+		return usageAt("points", "invalid --points: %d, want 2..10000", points)
 	}
 	if o.PLDGrid != 0 && (!(o.PLDGrid > 0) || o.PLDGrid > 1) {
-		return usageError("invalid --pld-grid: %s, want in (0, 1]", accounting.FormatValue(o.PLDGrid))
+		return usageAt("pld-grid", "invalid --pld-grid: %s, want in (0, 1]", accounting.FormatValue(o.PLDGrid))
 	}
-	if o.Plot != "" {
-		if _, err := plotting.Format(o.Plot); err != nil {
-			return usageError("invalid --plot: %q, want a file name ending in .png or .svg", o.Plot)
-		}
-	}
-	return nil
+	return e.checkPlot(o.Plot)
 }
 
 func (o *curveOutput) factory(k accounting.Kind) calibrate.Factory {
@@ -74,12 +66,48 @@ func (o *curveOutput) seriesName(k accounting.Kind) string {
 	return string(k)
 }
 
-// The curve JSON types are internal/query's, shared with the web page.
-type (
-	curvePoint  = query.CurvePoint
-	curveSeries = query.CurveSeries
-	curveResult = query.Curve
-)
+// CurvePoint is one point of a curve.
+type CurvePoint struct {
+	Epochs  float64  `json:"epochs"`
+	Steps   int      `json:"steps"`
+	Epsilon *float64 `json:"epsilon"`
+	Sigma   float64  `json:"sigma,omitempty"`
+}
+
+// CurveSeries is one accountant's curve.
+type CurveSeries struct {
+	Accountant string       `json:"accountant"`
+	Points     []CurvePoint `json:"points,omitempty"`
+	Error      string       `json:"error,omitempty"`
+}
+
+// Curve is the answer of dpcalc curve epochs (Curve "epochs": ε against
+// epochs at σ) and dpcalc curve sigma (Curve "sigma": σ against the target
+// ε at a length).
+type Curve struct {
+	Curve   string        `json:"curve"`
+	Sigma   float64       `json:"sigma,omitempty"`
+	Q       float64       `json:"q"`
+	Delta   float64       `json:"delta"`
+	Steps   int           `json:"steps,omitempty"`
+	Epochs  float64       `json:"epochs,omitempty"`
+	Series  []CurveSeries `json:"series"`
+	Version string        `json:"version"`
+
+	// Chart is the curve as a plot.
+	Chart render.Chart `json:"-"`
+	csv   bool
+}
+
+// Fail is the exit-1 error of the first accountant whose curve failed.
+func (c *Curve) Fail() error {
+	for _, s := range c.Series {
+		if s.Error != "" {
+			return Failed("%s: %s", s.Accountant, s.Error)
+		}
+	}
+	return nil
+}
 
 // CurveEpochsCmd prints ε against epochs.
 type CurveEpochsCmd struct {
@@ -93,20 +121,21 @@ type CurveEpochsCmd struct {
 }
 
 // Run implements the command.
-func (c *CurveEpochsCmd) Run(e *env) error {
-	c.points = c.Points
-	for _, chk := range []error{
+func (c *CurveEpochsCmd) Run(e *Env) error {
+	if err := firstErr(
 		checkFlag("sigma", accounting.CheckNoiseMultiplier(c.Sigma)),
 		checkFlag("q", accounting.CheckSamplingRate(c.Q)),
 		checkFlag("delta", accounting.CheckDelta(c.Delta)),
-		c.check(),
-	} {
-		if chk != nil {
-			return chk
-		}
+		c.check(e, c.Points),
+	); err != nil {
+		return err
 	}
 	if !(c.From > 0) || math.IsInf(c.From, 0) || !(c.To >= c.From) || math.IsInf(c.To, 0) {
-		return usageError("invalid --from/--to: %s..%s, want 0 < from <= to, finite", accounting.FormatValue(c.From), accounting.FormatValue(c.To))
+		flag := "to"
+		if !(c.From > 0) || math.IsInf(c.From, 0) {
+			flag = "from"
+		}
+		return usageAt(flag, "invalid --from/--to: %s..%s, want 0 < from <= to, finite", accounting.FormatValue(c.From), accounting.FormatValue(c.To))
 	}
 	kinds, err := c.kinds()
 	if err != nil {
@@ -115,8 +144,8 @@ func (c *CurveEpochsCmd) Run(e *env) error {
 	// Evenly spaced epochs; steps are the integer counts, deduplicated.
 	var steps []int
 	var epochs []float64
-	for i := 0; i < c.points; i++ {
-		ep := c.From + (c.To-c.From)*float64(i)/float64(c.points-1)
+	for i := 0; i < c.Points; i++ {
+		ep := c.From + (c.To-c.From)*float64(i)/float64(c.Points-1)
 		s, err := calibrate.StepsForEpochs(ep, c.Q)
 		if err != nil {
 			return flagErr(err)
@@ -127,26 +156,26 @@ func (c *CurveEpochsCmd) Run(e *env) error {
 		steps = append(steps, s)
 		epochs = append(epochs, calibrate.EpochsForSteps(s, c.Q))
 	}
-	res := curveResult{Curve: "epochs", Sigma: c.Sigma, Q: c.Q, Delta: c.Delta, Version: versionString()}
-	chart := &plotting.Chart{
+	res := &Curve{Curve: "epochs", Sigma: c.Sigma, Q: c.Q, Delta: c.Delta, Version: Version(), csv: c.CSV}
+	res.Chart = render.Chart{
 		Title:  fmt.Sprintf("ε vs epochs (σ = %g, q = %g, δ = %g)", c.Sigma, c.Q, c.Delta),
 		XLabel: "epochs E (passes over the data)", YLabel: fmt.Sprintf("ε at δ = %g", c.Delta), LogY: true,
 		LegendBottomRight: true,
 	}
 	for _, k := range kinds {
-		s := curveSeries{Accountant: string(k)}
-		eps, err := calibrate.EpsilonCurve(e.ctx, c.factory(k), c.Sigma, c.Q, steps, c.Delta)
+		s := CurveSeries{Accountant: string(k)}
+		eps, err := calibrate.EpsilonCurve(e.Ctx, c.factory(k), c.Sigma, c.Q, steps, c.Delta)
 		if err != nil {
 			s.Error = err.Error()
 		} else {
 			for i := range steps {
-				s.Points = append(s.Points, curvePoint{Epochs: epochs[i], Steps: steps[i], Epsilon: query.FinitePtr(eps[i])})
+				s.Points = append(s.Points, CurvePoint{Epochs: epochs[i], Steps: steps[i], Epsilon: FinitePtr(eps[i])})
 			}
-			chart.Series = append(chart.Series, plotting.Series{Name: c.seriesName(k), X: epochs, Y: eps})
+			res.Chart.Series = append(res.Chart.Series, render.Series{Name: c.seriesName(k), Key: string(k), X: epochs, Y: eps})
 		}
 		res.Series = append(res.Series, s)
 	}
-	return e.printCurve(res, chart, c.curveOutput, "epsilon")
+	return e.printCurve(res, c.Plot)
 }
 
 // CurveSigmaCmd prints σ against target ε.
@@ -159,47 +188,44 @@ type CurveSigmaCmd struct {
 }
 
 // Run implements the command.
-func (c *CurveSigmaCmd) Run(e *env) error {
-	c.points = c.Points
+func (c *CurveSigmaCmd) Run(e *Env) error {
 	steps, err := c.steps()
 	if err != nil {
 		return err
 	}
-	for _, chk := range []error{checkFlag("delta", accounting.CheckDelta(c.Delta)), c.check()} {
-		if chk != nil {
-			return chk
-		}
+	if err := firstErr(checkFlag("delta", accounting.CheckDelta(c.Delta)), c.check(e, c.Points)); err != nil {
+		return err
 	}
-	targets, err := query.ParseRange(c.Eps, c.points)
+	targets, err := ParseRange(c.Eps, c.Points)
 	if err != nil {
-		return usageError("%v", err)
+		return err
 	}
 	kinds, err := c.kinds()
 	if err != nil {
 		return err
 	}
-	res := curveResult{Curve: "sigma", Q: c.Q, Delta: c.Delta, Steps: steps, Epochs: calibrate.EpochsForSteps(steps, c.Q), Version: versionString()}
-	chart := &plotting.Chart{
+	res := &Curve{Curve: "sigma", Q: c.Q, Delta: c.Delta, Steps: steps, Epochs: calibrate.EpochsForSteps(steps, c.Q), Version: Version(), csv: c.CSV}
+	res.Chart = render.Chart{
 		Title:  fmt.Sprintf("σ vs ε (q = %g, T = %d steps, δ = %g)", c.Q, steps, c.Delta),
 		XLabel: fmt.Sprintf("target ε at δ = %g", c.Delta), YLabel: "add/remove σ (noise std / sensitivity)", LogX: true, LogY: true,
 	}
 	tr := calibrate.Training{SamplingRate: c.Q, Steps: steps}
 	for _, k := range kinds {
-		s := curveSeries{Accountant: string(k)}
-		rs, err := calibrate.SigmaCurve(e.ctx, c.factory(k), tr, targets, c.Delta, calibrate.Options{RelTol: 1e-4})
+		s := CurveSeries{Accountant: string(k)}
+		rs, err := calibrate.SigmaCurve(e.Ctx, c.factory(k), tr, targets, c.Delta, calibrate.Options{RelTol: 1e-4})
 		if err != nil {
 			s.Error = err.Error()
 		} else {
 			ys := make([]float64, len(rs))
 			for i, r := range rs {
 				ys[i] = r.X
-				s.Points = append(s.Points, curvePoint{Epochs: res.Epochs, Steps: steps, Epsilon: ptr(targets[i]), Sigma: r.X})
+				s.Points = append(s.Points, CurvePoint{Epochs: res.Epochs, Steps: steps, Epsilon: ptr(targets[i]), Sigma: r.X})
 			}
-			chart.Series = append(chart.Series, sigmaSeries(c.seriesName(k), k, targets, ys))
+			res.Chart.Series = append(res.Chart.Series, sigmaSeries(c.seriesName(k), k, targets, ys))
 		}
 		res.Series = append(res.Series, s)
 	}
-	return e.printCurve(res, chart, c.curveOutput, "sigma")
+	return e.printCurve(res, c.Plot)
 }
 
 // sigmaSeries is k's σ curve on the plot's one scale, the add/remove σ
@@ -207,91 +233,53 @@ func (c *CurveSigmaCmd) Run(e *env) error {
 // the replace-one scale (noise 2Cσ for a sum whose add/remove sensitivity
 // is C), which is half the add/remove σ, so their curves are doubled and
 // say so; tables, CSV and JSON keep each accountant's own σ.
-func sigmaSeries(name string, k accounting.Kind, x, y []float64) plotting.Series {
+func sigmaSeries(name string, k accounting.Kind, x, y []float64) render.Series {
 	if k != accounting.KindDPDAC && k != accounting.KindDPDZCDP {
-		return plotting.Series{Name: name, X: x, Y: y}
+		return render.Series{Name: name, Key: string(k), X: x, Y: y}
 	}
 	y2 := make([]float64, len(y))
 	for i, v := range y {
 		y2[i] = 2 * v
 	}
-	return plotting.Series{Name: name + " (papers' σ ×2)", X: x, Y: y2}
+	return render.Series{Name: name + " (papers' σ ×2)", Key: string(k), X: x, Y: y2}
 }
 
-func (e *env) printCurve(res curveResult, chart *plotting.Chart, o curveOutput, y string) error {
-	if o.Plot != "" {
-		if err := chart.Save(o.Plot); err != nil {
+// printCurve draws the --plot, if any, and prints the curve.
+func (e *Env) printCurve(res *Curve, plot string) error {
+	if plot != "" {
+		if err := e.savePlot(plot, res.Chart); err != nil {
 			return err
 		}
 	}
-	switch {
-	case e.json:
-		if err := writeJSON(e.stdout, res); err != nil {
-			return err
-		}
-	case o.CSV:
-		w := csv.NewWriter(e.stdout)
-		w.Write([]string{"accountant", "epochs", "steps", "epsilon", "sigma", "error"})
-		for _, s := range res.Series {
-			if s.Error != "" {
-				w.Write([]string{s.Accountant, "", "", "", "", s.Error})
-			}
-			for _, p := range s.Points {
-				sig := fmtG(res.Sigma)
-				if y == "sigma" {
-					sig = strconv.FormatFloat(p.Sigma, 'g', 8, 64)
-				}
-				w.Write([]string{s.Accountant, fmtG(p.Epochs), strconv.Itoa(p.Steps), fmtPtr(p.Epsilon), sig, ""})
-			}
-		}
-		w.Flush()
-		if err := w.Error(); err != nil {
-			return err
-		}
-	default:
-		// One row per point, one column per accountant.
-		t := newTable(e.stdout)
-		header := []any{"epochs", "steps"}
-		if y == "sigma" {
-			header = []any{"ε"}
-		}
-		for _, s := range res.Series {
-			header = append(header, s.Accountant)
-		}
-		t.Header(header...)
-		// The x values come from the first series that has points.
-		var xs []curvePoint
-		for _, s := range res.Series {
-			if len(s.Points) > 0 {
-				xs = s.Points
-				break
-			}
-		}
-		for i, p := range xs {
-			cells := []any{fmtG(p.Epochs), strconv.Itoa(p.Steps)}
-			if y == "sigma" {
-				cells = []any{fmtPtr(p.Epsilon)}
-			}
-			for _, s := range res.Series {
-				switch {
-				case s.Error != "":
-					cells = append(cells, "error")
-				case y == "sigma":
-					cells = append(cells, fmtG(s.Points[i].Sigma))
-				default:
-					cells = append(cells, fmtPtr(s.Points[i].Epsilon))
-				}
-			}
-			t.Append(cells...)
-		}
-		if err := t.Render(); err != nil {
-			return err
-		}
-	}
-	for _, s := range res.Series {
-		if s.Error != "" {
-			return &exitError{code: 1, err: fmt.Errorf("%s: %s", s.Accountant, s.Error)}
-		}
-	}
+	e.Print(res)
 	return nil
+}
+
+// ParseRange parses --eps of curve sigma: "lo:hi" (n log-spaced values) or
+// "a,b,c".
+func ParseRange(s string, n int) ([]float64, error) {
+	fail := func() error {
+		return usageAt("eps", "invalid --eps: %q, want lo:hi with 0 < lo < hi or a comma-separated list of values > 0", s)
+	}
+	var out []float64
+	if lo, hi, ok := strings.Cut(s, ":"); ok {
+		a, err1 := strconv.ParseFloat(lo, 64)
+		b, err2 := strconv.ParseFloat(hi, 64)
+		if err1 != nil || err2 != nil || !(a > 0) || !(b > a) || math.IsInf(b, 0) {
+			return nil, fail()
+		}
+		for i := 0; i < n; i++ {
+			out = append(out, a*math.Pow(b/a, float64(i)/float64(n-1)))
+		}
+		out[n-1] = b
+		return out, nil
+	}
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return nil, fail()
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }

@@ -1,0 +1,628 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/calibrate"
+)
+
+// unknownReps marks the repetitions of the phase whose length is solved for.
+const unknownReps = -1
+
+// Phase is one phase of a training plan: Steps (or Epochs) steps of the
+// Gaussian mechanism with noise multiplier Sigma on batches drawn at rate Q
+// (or Batch of N records). Sigma is DP-SGD's noise multiplier: the noise
+// standard deviation over the clipping norm C (see [Plan.Event] for how it
+// becomes an event's noise multiplier). A field is 0 when not given;
+// Unknown names the field given as "?" ("sigma", "steps" or "epochs"),
+// which the command solves for.
+type Phase struct {
+	Sigma   float64
+	Q       float64
+	Batch   int
+	N       int
+	Steps   int
+	Epochs  float64
+	Unknown string
+}
+
+// The largest --schedule ParseSchedule reads: a plan with a phase per
+// epoch of a long training fits many times over.
+const (
+	MaxScheduleBytes  = 64 << 10
+	MaxSchedulePhases = 1000
+)
+
+var phaseKeys = []string{"sigma", "q", "batch", "n", "steps", "epochs"}
+
+// ParseSchedule parses a --schedule value: phases separated by ";", each a
+// comma-separated list of key=value with the keys sigma, q, batch, n, steps
+// and epochs, e.g. "sigma=1,q=0.01,steps=5000; sigma=2,q=0.02,steps=3000".
+// sigma, steps and epochs may be "?" (Phase.Unknown). It checks the syntax only
+// (unknown and duplicate keys, malformed numbers, q with batch, steps with
+// epochs); [NewPlan] checks the values. Errors are one line naming the
+// phase (from 1) and the key.
+func ParseSchedule(s string) ([]Phase, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("--schedule is empty: give phases such as \"sigma=1,q=0.01,steps=5000; sigma=2,q=0.02,steps=3000\"")
+	}
+	if len(s) > MaxScheduleBytes {
+		return nil, fmt.Errorf("--schedule is %d bytes; it takes at most %d (64 KiB)", len(s), MaxScheduleBytes)
+	}
+	parts := strings.Split(s, ";")
+	if n := len(parts); n > MaxSchedulePhases+1 || n == MaxSchedulePhases+1 && strings.TrimSpace(parts[n-1]) != "" {
+		return nil, fmt.Errorf("--schedule has %d phases; it takes at most %d", n, MaxSchedulePhases)
+	}
+	var out []Phase
+	for i, part := range parts {
+		at := fmt.Sprintf("--schedule phase %d", i+1)
+		if strings.TrimSpace(part) == "" {
+			if i == len(parts)-1 && i > 0 {
+				continue // a trailing ";"
+			}
+			return nil, fmt.Errorf("%s is empty", at)
+		}
+		var p Phase
+		seen := map[string]bool{}
+		for _, kv := range strings.Split(part, ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+			if !ok || k == "" {
+				return nil, fmt.Errorf("%s: %q is not key=value (keys: %s)", at, strings.TrimSpace(kv), strings.Join(phaseKeys, ", "))
+			}
+			known := false
+			for _, pk := range phaseKeys {
+				known = known || pk == k
+			}
+			if !known {
+				return nil, fmt.Errorf("%s: unknown key %q (keys: %s)", at, k, strings.Join(phaseKeys, ", "))
+			}
+			if seen[k] {
+				return nil, fmt.Errorf("%s: %s given twice", at, k)
+			}
+			seen[k] = true
+			if v == "?" {
+				switch k {
+				case "sigma", "steps", "epochs":
+					if p.Unknown != "" {
+						return nil, fmt.Errorf("%s: %s=? and %s=?: a phase has at most one unknown", at, p.Unknown, k)
+					}
+					p.Unknown = k
+				default:
+					return nil, fmt.Errorf("%s: %s=? is not allowed; only sigma, steps or epochs can be the unknown", at, k)
+				}
+				continue
+			}
+			if !plainNumber(v) {
+				if x, err := strconv.ParseFloat(v, 64); err == nil && !accounting.Finite(x) {
+					return nil, fmt.Errorf("%s: %s: not a finite number; want a plain decimal number such as 0.5 or 2e-3", at, k)
+				}
+				return nil, fmt.Errorf("%s: %s: invalid value %q; want a plain decimal number such as 0.5 or 2e-3 (no underscores, hex, inf or nan)", at, k, v)
+			}
+			var err error
+			n := 0
+			switch k {
+			case "sigma":
+				p.Sigma, err = parsePhaseFloat(v)
+			case "q":
+				p.Q, err = parsePhaseFloat(v)
+			case "epochs":
+				p.Epochs, err = parsePhaseFloat(v)
+			case "batch":
+				p.Batch, err = ParseCount(v)
+				n = p.Batch
+			case "n":
+				p.N, err = ParseCount(v)
+				n = p.N
+			case "steps":
+				p.Steps, err = ParseCount(v)
+				n = p.Steps
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s: invalid value %q; %v", at, k, v, err)
+			}
+			if (k == "batch" || k == "n" || k == "steps") && n < 1 {
+				return nil, fmt.Errorf("%s: %s: invalid value %q, want a whole number >= 1", at, k, v)
+			}
+		}
+		if seen["q"] && seen["batch"] {
+			return nil, fmt.Errorf("%s: give q or batch (with n), not both", at)
+		}
+		if seen["q"] && seen["n"] {
+			return nil, fmt.Errorf("%s: q and n conflict: n is the dataset size of batch (q = batch/n); give q, or batch and n", at)
+		}
+		if seen["steps"] && seen["epochs"] {
+			return nil, fmt.Errorf("%s: give steps or epochs, not both", at)
+		}
+		if !seen["steps"] && !seen["epochs"] {
+			return nil, fmt.Errorf("%s: missing steps or epochs", at)
+		}
+		if !seen["sigma"] {
+			return nil, fmt.Errorf("%s: missing sigma", at)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func parsePhaseFloat(v string) (float64, error) {
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return 0, errors.New("out of the float64 range")
+	}
+	return x, nil
+}
+
+// Samplings are the values of --sampling.
+var Samplings = []string{"poisson", "fixed", "shuffle"}
+
+// Plan is a training run of one or more phases, all with one way of
+// drawing batches and one neighbouring relation.
+type Plan struct {
+	Phases    []Phase
+	Sampling  string // "poisson", "fixed" or "shuffle"
+	Adjacency accounting.Adjacency
+	// steps[i] is phase i's number of steps (shuffle: epochs·⌊N/B⌋), and
+	// reps[i] its number of repetitions of the phase's event (shuffle:
+	// epochs, else steps); unknownReps for the phase whose length is
+	// solved for.
+	steps, reps []int
+}
+
+// NewPlan validates phases under sampling and adjacency and resolves their
+// lengths: q = batch/n when batch is given (n from the phase, else n);
+// steps = ⌈epochs/q⌉ for Poisson and fixed-size batches; for shuffled
+// batches a repetition is an epoch of ⌊n/batch⌋ steps, so epochs must be a
+// whole number and steps a multiple of ⌊n/batch⌋. Fixed-size batches need
+// replace-one adjacency (sampling without replacement is defined for
+// datasets of one public size). unknown says which field may be unknown
+// ("sigma", "length" for steps or epochs, or ""): exactly one phase must
+// have it.
+func NewPlan(phases []Phase, sampling string, adjacency accounting.Adjacency, n int, unknown string) (Plan, error) {
+	p := Plan{Phases: append([]Phase(nil), phases...), Sampling: sampling, Adjacency: adjacency}
+	switch sampling {
+	case "poisson":
+	case "fixed":
+		if adjacency != accounting.ReplaceOne {
+			return Plan{}, fmt.Errorf("--sampling fixed needs --adjacency replace-one: a fixed-size batch is defined for a dataset of known size, where neighbours replace a record rather than add or remove one")
+		}
+	case "shuffle":
+		if adjacency != accounting.ReplaceOne {
+			return Plan{}, fmt.Errorf("--sampling shuffle needs --adjacency replace-one: adding a record to a shuffled epoch moves every later record to another batch, so only replace-one has a bound")
+		}
+	default:
+		return Plan{}, fmt.Errorf("invalid --sampling: %q, want poisson, fixed or shuffle", sampling)
+	}
+	unknowns := 0
+	for i := range p.Phases {
+		ph := &p.Phases[i]
+		at := "phase " + strconv.Itoa(i+1) + ": "
+		if ph.N == 0 {
+			ph.N = n
+		}
+		if ph.Unknown == "sigma" {
+			if unknown != "sigma" {
+				return Plan{}, fmt.Errorf("%ssigma=? is only for dpcalc sigma", at)
+			}
+			unknowns++
+		} else if err := accounting.CheckNoiseMultiplier(ph.Sigma); err != nil {
+			return Plan{}, fmt.Errorf("%sinvalid sigma: %s, want finite and > 0", at, accounting.FormatValue(ph.Sigma))
+		}
+		if ph.Unknown == "steps" || ph.Unknown == "epochs" {
+			if unknown != "length" {
+				return Plan{}, fmt.Errorf("%ssteps=? and epochs=? are only for dpcalc epochs", at)
+			}
+			unknowns++
+		}
+		switch {
+		case ph.Batch != 0 || (sampling != "poisson" && ph.Q == 0):
+			if ph.Batch < 1 {
+				return Plan{}, fmt.Errorf("%s--sampling %s needs the batch size (batch, with n): invalid batch %d, want >= 1", at, sampling, ph.Batch)
+			}
+			if ph.N < ph.Batch {
+				return Plan{}, fmt.Errorf("%sinvalid n: %d, want the dataset size, >= batch = %d (give n in the phase or --n)", at, ph.N, ph.Batch)
+			}
+			ph.Q = float64(ph.Batch) / float64(ph.N)
+		case sampling != "poisson":
+			return Plan{}, fmt.Errorf("%s--sampling %s needs batch and n, not q (q = batch/n)", at, sampling)
+		default:
+			if err := accounting.CheckSamplingRate(ph.Q); err != nil {
+				return Plan{}, fmt.Errorf("%sinvalid q: %s, want in (0, 1]", at, accounting.FormatValue(ph.Q))
+			}
+		}
+		steps, reps := ph.Steps, ph.Steps
+		switch {
+		case ph.Unknown == "steps" || ph.Unknown == "epochs":
+			steps, reps = unknownReps, unknownReps
+		case sampling == "shuffle":
+			per := ph.N / ph.Batch
+			if ph.Steps != 0 {
+				if ph.Steps < 1 || ph.Steps%per != 0 {
+					return Plan{}, fmt.Errorf("%sinvalid steps: %d, want a positive multiple of n/batch = %d (--sampling shuffle counts whole epochs)", at, ph.Steps, per)
+				}
+				reps = ph.Steps / per
+			} else {
+				if !(ph.Epochs >= 1) || ph.Epochs != math.Trunc(ph.Epochs) || ph.Epochs > accounting.MaxCount {
+					return Plan{}, fmt.Errorf("%sinvalid epochs: %s, want a whole number >= 1 (--sampling shuffle counts whole epochs)", at, accounting.FormatValue(ph.Epochs))
+				}
+				reps = int(ph.Epochs)
+				if reps > accounting.MaxCount/per {
+					return Plan{}, fmt.Errorf("%sinvalid epochs: %s, want at most 2^53 steps", at, accounting.FormatValue(ph.Epochs))
+				}
+			}
+			steps = reps * per
+		case ph.Steps != 0:
+			if ph.Steps < 1 {
+				return Plan{}, fmt.Errorf("%sinvalid steps: %d, want an integer >= 1", at, ph.Steps)
+			}
+		default:
+			t, err := calibrate.StepsForEpochs(ph.Epochs, ph.Q)
+			if err != nil {
+				return Plan{}, fmt.Errorf("%sinvalid epochs: %s, want finite and > 0 (at most 2^53 steps)", at, accounting.FormatValue(ph.Epochs))
+			}
+			steps, reps = t, t
+		}
+		p.steps = append(p.steps, steps)
+		p.reps = append(p.reps, reps)
+	}
+	if unknown != "" && unknowns != 1 {
+		what := "sigma=?"
+		if unknown == "length" {
+			what = "steps=? or epochs=?"
+		}
+		return Plan{}, fmt.Errorf("--schedule needs exactly one phase with %s (it has %d)", what, unknowns)
+	}
+	// The event's own checks (the total of all phases at most 2^53 steps),
+	// with 1 for the unknown.
+	if _, err := accounting.NormalizeUnder(adjacency, p.Event(1), 1); err != nil {
+		return Plan{}, fmt.Errorf("total of the phases: %s", strings.TrimPrefix(err.Error(), "accounting: "))
+	}
+	return p, nil
+}
+
+// Event returns the plan's event with x for the unknown (σ for sigma=?, a
+// number of repetitions for steps=?/epochs=?; ignored when nothing is
+// unknown). Under add-remove a phase's Gaussian has noise multiplier σ;
+// under replace-one it has σ/2, because the sum of gradients clipped to
+// norm C has L2 sensitivity 2C when one record is replaced, and an event's
+// noise multiplier is relative to the sensitivity under the plan's
+// relation (dp_accounting's convention; [accounting.ReplaceOne]).
+func (p Plan) Event(x float64) accounting.Event {
+	evs := make([]accounting.Event, len(p.Phases))
+	for i, ph := range p.Phases {
+		sigma, reps := ph.Sigma, p.reps[i]
+		if ph.Unknown == "sigma" {
+			sigma = x
+		}
+		if reps == unknownReps {
+			reps = int(x)
+		}
+		if p.Adjacency == accounting.ReplaceOne {
+			sigma /= 2
+		}
+		g := accounting.Gaussian{NoiseMultiplier: sigma}
+		switch p.Sampling {
+		case "fixed":
+			evs[i] = accounting.SelfComposed{Event: accounting.SampledWithoutReplacement{SourceDatasetSize: ph.N, SampleSize: ph.Batch, Event: g}, Count: reps}
+		case "shuffle":
+			evs[i] = accounting.SelfComposed{Event: accounting.Shuffled{DatasetSize: ph.N, BatchSize: ph.Batch, Event: g}, Count: reps}
+		default:
+			evs[i] = accounting.SubsampledGaussian(sigma, ph.Q, reps)
+		}
+	}
+	if len(evs) == 1 {
+		return evs[0]
+	}
+	return accounting.Composed{Events: evs}
+}
+
+// unknownPhase returns the index of the phase with an unknown, or -1.
+func (p Plan) unknownPhase() int {
+	for i, ph := range p.Phases {
+		if ph.Unknown != "" {
+			return i
+		}
+	}
+	return -1
+}
+
+// stepsPerRep is the number of steps one repetition of phase i's event is.
+func (p Plan) stepsPerRep(i int) int {
+	if p.Sampling == "shuffle" {
+		return p.Phases[i].N / p.Phases[i].Batch
+	}
+	return 1
+}
+
+// PhaseRow is one phase in a row's JSON (rows of plans of two or more
+// phases).
+type PhaseRow struct {
+	Sigma  float64 `json:"sigma"`
+	Q      float64 `json:"q"`
+	Batch  int     `json:"batch,omitempty"`
+	N      int     `json:"n,omitempty"`
+	Steps  int     `json:"steps"`
+	Epochs float64 `json:"epochs"`
+}
+
+// NewPlanRow starts k's row for the plan with x for the unknown.
+func (a Accountants) NewPlanRow(k accounting.Kind, p Plan, x float64) Row {
+	r := a.NewRow(k, 0, 0)
+	r.Sampling, r.Adjacency = p.Sampling, p.Adjacency.String()
+	r.event = p.Event(x)
+	r.Epochs = 0
+	for i, ph := range p.Phases {
+		sigma, steps := ph.Sigma, p.steps[i]
+		if ph.Unknown == "sigma" {
+			sigma = x
+		}
+		if steps == unknownReps {
+			steps = int(x) * p.stepsPerRep(i)
+		}
+		pr := PhaseRow{Sigma: sigma, Q: ph.Q, Steps: steps, Epochs: calibrate.EpochsForSteps(steps, ph.Q)}
+		if ph.Batch != 0 {
+			pr.Batch, pr.N = ph.Batch, ph.N
+		}
+		if p.Sampling == "shuffle" {
+			pr.Epochs = float64(steps / p.stepsPerRep(i))
+		}
+		r.Phases = append(r.Phases, pr)
+		r.Steps += pr.Steps
+		r.Epochs += pr.Epochs
+	}
+	r.Sigma, r.Q = r.Phases[0].Sigma, r.Phases[0].Q
+	for _, pr := range r.Phases[1:] {
+		if pr.Sigma != r.Sigma {
+			r.Sigma = 0
+		}
+		if pr.Q != r.Q {
+			r.Q = 0
+		}
+	}
+	if len(r.Phases) == 1 {
+		r.Phases = nil
+	}
+	if p.Adjacency == accounting.ReplaceOne {
+		r.Note = JoinNotes(r.Note, "replace-one: σ is the noise over the clipping norm C; the events have σ/2 (sensitivity 2C)")
+	}
+	return r
+}
+
+// NewEventRow starts k's row for a training given as an event: Steps is
+// the number of mechanism applications in it, Sampling the samplings its
+// steps use (joined by "+"; "" when it has none); σ, q and epochs are 0.
+func (a Accountants) NewEventRow(k accounting.Kind, e accounting.Event) Row {
+	r := a.NewRow(k, 0, 0)
+	r.event, r.Sampling = e, ""
+	if p, err := accounting.NormalizeUnder(a.Adjacency, e, 1); err == nil {
+		r.Steps = p.Total()
+		var kinds []string
+		for _, st := range p.Steps {
+			if s := st.Sampling.String(); !slices.Contains(kinds, s) {
+				kinds = append(kinds, s)
+			}
+		}
+		sort.Strings(kinds)
+		r.Sampling = strings.Join(kinds, "+")
+	}
+	return r
+}
+
+// given is what the training flags of one command line hold (nil: not
+// given), with the training's σ (--sigma) and --events file.
+type given struct {
+	trainingFlags
+	sigma *float64
+	event accounting.Event
+}
+
+func deref[T float64 | Count](p *T) T {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// check says what kong cannot: which flags exclude each other and which
+// are missing, with kong's messages. cmd is the command ("sigma", "eps",
+// "delta" or "epochs"); required are its own required flags with whether
+// they were given, in command-line order.
+func (g *given) check(cmd string, required ...any) error {
+	planned := g.Schedule != nil || g.event != nil
+	if planned {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"sigma", g.sigma != nil}, {"q", g.Q != nil}, {"batch", g.Batch != nil}, {"epochs", g.Epochs != nil}, {"steps", g.Steps != nil}} {
+			if !f.set {
+				continue
+			}
+			if g.event != nil {
+				return usageAt(f.name, "--events replaces --sigma, --q, --batch, --epochs, --steps and --schedule: the file describes the training")
+			}
+			return usageAt(f.name, "--schedule replaces --%s: give sigma, q or batch, and steps or epochs in each phase", f.name)
+		}
+		if g.event != nil && g.Schedule != nil {
+			return usageAt("schedule", "--events and --schedule can't be used together")
+		}
+	}
+	if g.Q != nil && g.Batch != nil {
+		return usageAt("batch", "--q and --batch can't be used together: q = batch/n")
+	}
+	// kong's missing-flag message: each flag as --name=NAME, the
+	// epochs/steps group as one entry, sorted.
+	var missing []string
+	first := ""
+	add := func(name, entry string) {
+		missing = append(missing, entry)
+		if first == "" {
+			first = name
+		}
+	}
+	for i := 0; i+1 < len(required); i += 2 {
+		name, set := required[i].(string), required[i+1].(bool)
+		switch {
+		case set, planned && (name == "sigma" || name == "q"), name == "q" && g.Batch != nil:
+		default:
+			add(name, "--"+name+"="+strings.ToUpper(name))
+		}
+		if name == "q" && cmd != "epochs" && !planned && g.Epochs == nil && g.Steps == nil {
+			add("epochs", "--epochs=EPOCHS or --steps=STEPS")
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return usageAt(first, "missing flags: %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// plan is the training of eps, delta, sigma (unknown "sigma") and epochs
+// (unknown "length"): the --schedule, or one phase from --sigma, --q or
+// --batch and --n, --epochs or --steps. The single-phase flags are checked
+// in the order and with the messages the command line always had.
+func (g *given) plan(unknown string) (Plan, error) {
+	sampling := g.Sampling
+	adj, err := accounting.ParseAdjacency(g.Adjacency)
+	if err != nil {
+		return Plan{}, usageAt("adjacency", "invalid --adjacency: %q, want add-remove or replace-one", g.Adjacency)
+	}
+	n := int(deref(g.N))
+	if n < 0 || (g.N != nil && n < 1) {
+		return Plan{}, usageAt("n", "invalid --n: %d, want the dataset size, >= 1", n)
+	}
+	if g.Schedule != nil {
+		sched := *g.Schedule
+		if sched == "" {
+			sched = " " // given but empty: ParseSchedule's message
+		}
+		phases, err := ParseSchedule(sched)
+		if err != nil {
+			return Plan{}, usageAt("schedule", "%v", err)
+		}
+		p, err := NewPlan(phases, sampling, adj, n, unknown)
+		if err != nil {
+			return Plan{}, usageAt("schedule", "--schedule %s", strings.TrimPrefix(err.Error(), "--schedule "))
+		}
+		return p, nil
+	}
+	batchSet := g.Batch != nil
+	ph := Phase{Sigma: deref(g.sigma), Q: deref(g.Q), Batch: int(deref(g.Batch)), Steps: int(deref(g.Steps)), Epochs: deref(g.Epochs)}
+	if batchSet && ph.Batch < 1 {
+		return Plan{}, usageAt("batch", "invalid --batch: %d, want an integer >= 1", ph.Batch)
+	}
+	if batchSet && g.N == nil {
+		return Plan{}, usageAt("n", "--batch needs --n, the dataset size (q = batch/n)")
+	}
+	if batchSet && n < ph.Batch {
+		return Plan{}, usageAt("n", "invalid --n: %d, want the dataset size, >= --batch %d", n, ph.Batch)
+	}
+	if sampling != "poisson" && !batchSet {
+		return Plan{}, usageAt("batch", "--sampling %s needs --batch and --n (q = batch/n)", sampling)
+	}
+	if sampling == "fixed" && adj != accounting.ReplaceOne {
+		return Plan{}, usageAt("sampling", "--sampling fixed needs --adjacency replace-one: a fixed-size batch is defined for a dataset of known size, where neighbours replace a record rather than add or remove one")
+	}
+	if sampling == "shuffle" && adj != accounting.ReplaceOne {
+		return Plan{}, usageAt("sampling", "--sampling shuffle needs --adjacency replace-one: adding a record to a shuffled epoch moves every later record to another batch, so only replace-one has a bound")
+	}
+	checkSigma := func() error {
+		return checkFlag("sigma", accounting.CheckNoiseMultiplier(ph.Sigma))
+	}
+	if unknown == "length" {
+		if err := checkSigma(); err != nil {
+			return Plan{}, err
+		}
+		ph.Unknown = "steps"
+	}
+	if !batchSet {
+		if err := flagErr(accounting.CheckSamplingRate(ph.Q)); err != nil {
+			return Plan{}, err
+		}
+	}
+	if unknown != "length" {
+		switch {
+		case g.Steps != nil:
+			if ph.Steps < 1 {
+				return Plan{}, usageAt("steps", "invalid --steps: %d, want an integer >= 1", ph.Steps)
+			}
+		case g.Epochs != nil:
+			q := ph.Q
+			if batchSet {
+				q = float64(ph.Batch) / float64(n)
+			}
+			if _, err := calibrate.StepsForEpochs(ph.Epochs, q); err != nil {
+				return Plan{}, flagErr(err)
+			}
+		default:
+			return Plan{}, usageAt("epochs", "missing --epochs or --steps: give the training length")
+		}
+	}
+	if unknown == "sigma" {
+		ph.Unknown = "sigma"
+	} else if unknown == "" {
+		if err := checkSigma(); err != nil {
+			return Plan{}, err
+		}
+	}
+	p, err := NewPlan([]Phase{ph}, sampling, adj, n, unknown)
+	if err != nil {
+		msg := strings.TrimPrefix(err.Error(), "phase 1: ")
+		flag := "batch"
+		if strings.Contains(msg, "epochs") || strings.Contains(msg, "steps") {
+			flag = "epochs"
+		}
+		return Plan{}, usageAt(flag, "%s", msg)
+	}
+	return p, nil
+}
+
+// training decodes the training of an eps command line (its flags, or
+// g.event for an --events file) for commands that take the same training
+// flags, such as dpcalc profile: it returns the training's event and kind's
+// row with the training's σ, q, steps, sampling and adjacency filled (no
+// answer yet). Bad flags are an error naming the flag.
+func (g *given) training(a Accountants, kind accounting.Kind) (accounting.Event, Row, error) {
+	if err := g.check("eps", "sigma", g.sigma != nil, "q", g.Q != nil); err != nil {
+		return nil, Row{}, err
+	}
+	if err := a.Check(); err != nil {
+		return nil, Row{}, err
+	}
+	if g.event != nil {
+		return g.event, a.NewEventRow(kind, g.event), nil
+	}
+	p, err := g.plan("")
+	if err != nil {
+		return nil, Row{}, err
+	}
+	return p.Event(0), a.NewPlanRow(kind, p, 0), nil
+}
+
+// PoissonReading returns, for a plan of shuffled batches, the plan that the
+// usual practice accounts instead: every phase Poisson-sampled at q = B/N
+// for the same number of steps, under add-remove with the same σ. No
+// amplification bound of this kind is proven for shuffled batches (Chua et
+// al., "How Private are DP-SGD Implementations?", ICML 2024, show the true
+// ε can be far larger); dpcalc shows it beside the certified rows, labelled.
+// ok is false for other plans.
+func (p Plan) PoissonReading() (Plan, bool) {
+	if p.Sampling != "shuffle" || p.unknownPhase() >= 0 {
+		return Plan{}, false
+	}
+	out := Plan{Sampling: "poisson", Adjacency: accounting.AddRemove}
+	for i, ph := range p.Phases {
+		ph.Steps, ph.Epochs = p.steps[i], 0
+		out.Phases = append(out.Phases, ph)
+		out.steps = append(out.steps, p.steps[i])
+		out.reps = append(out.reps, p.steps[i])
+	}
+	return out, true
+}
