@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/alecthomas/kong"
 
@@ -231,13 +233,54 @@ type Outcome struct {
 
 type exitSentinel struct{}
 
-// Execute parses args, runs the command, prints its result to io.Stdout
-// and its error as one line on io.Stderr ("dpcalc: …"; with --json an
-// {"error": …} object also goes to stdout when nothing else did), and
-// returns the outcome: exit code 0 success, 1 a computation that could not
-// be completed (or a negative verdict), 2 bad input, 130 stopped by ctx
-// (SIGINT or SIGTERM).
-func Execute(ctx context.Context, args []string, io IO, hooks Hooks) (o Outcome) {
+// parser is a built command tree and its parser. Building one interpolates
+// every help text (milliseconds; tens in the browser), so Execute takes
+// one from a pool and makes it as new: the command tree's values zero,
+// and kong's record of what the last command line set and walked (the
+// Set and Active marks of the model) cleared.
+type parser struct {
+	k   *kong.Kong
+	cli *CLI
+}
+
+var parsers sync.Pool
+
+// freshParsers makes getParser build every parser (tests compare).
+var freshParsers = false
+
+func getParser() (*parser, error) {
+	if p, ok := parsers.Get().(*parser); ok && !freshParsers {
+		*p.cli = CLI{}
+		kong.Visit(p.k.Model, func(n kong.Visitable, next kong.Next) error {
+			switch v := n.(type) {
+			case *kong.Application:
+				v.Active = false
+			case *kong.Node:
+				v.Active = false
+			case *kong.Value:
+				v.Set, v.Active = false, false
+			}
+			return next(nil)
+		})
+		return p, nil
+	}
+	p := &parser{cli: &CLI{}}
+	k, err := New(p.cli, os.Stdout, os.Stderr, os.Exit)
+	if err != nil {
+		return nil, err
+	}
+	p.k = k
+	return p, nil
+}
+
+// Execute parses args, runs the command, prints its result to
+// streams.Stdout and its error as one line on streams.Stderr ("dpcalc:
+// …"; with --json an {"error": …} object also goes to stdout when nothing
+// else did), and returns the outcome: exit code 0 success, 1 a
+// computation that could not be completed (or a negative verdict), 2 bad
+// input, 130 stopped by ctx (SIGINT or SIGTERM). It is safe for concurrent
+// use.
+func Execute(ctx context.Context, args []string, streams IO, hooks Hooks) (o Outcome) {
 	wantJSON := false
 	for i, a := range args {
 		// --format json (profile) asks for JSON as --json does, errors too.
@@ -252,10 +295,19 @@ func Execute(ctx context.Context, args []string, io IO, hooks Hooks) (o Outcome)
 	// already printed its JSON result (whose rows carry their own "error")
 	// must not get a second JSON value appended, or stdout stops being one
 	// JSON document.
-	out := &countingWriter{w: io.Stdout}
-	io.Stdout = out
-	var cli CLI
-	e := &Env{Ctx: ctx, IO: io, hooks: hooks}
+	out := &countingWriter{w: streams.Stdout}
+	streams.Stdout = out
+	p, err := getParser()
+	if err != nil {
+		fmt.Fprintf(streams.Stderr, "dpcalc: %s\n", err)
+		return Outcome{Code: ExitFailed, Err: err}
+	}
+	defer func() {
+		p.k.Stdout, p.k.Stderr = io.Discard, io.Discard // keep no caller's buffer alive
+		parsers.Put(p)
+	}()
+	cli := p.cli
+	e := &Env{Ctx: ctx, IO: streams, hooks: hooks}
 	fail := func(err error) Outcome {
 		o.Code, o.Err, o.Flag = Code(ctx, err), err, FlagOf(err)
 		msg := err.Error()
@@ -264,17 +316,16 @@ func Execute(ctx context.Context, args []string, io IO, hooks Hooks) (o Outcome)
 		}
 		msg = strings.TrimPrefix(msg, "dpcalc: ")
 		msg = strings.ReplaceAll(msg, "\n", " ")
-		fmt.Fprintf(io.Stderr, "dpcalc: %s\n", msg)
+		fmt.Fprintf(streams.Stderr, "dpcalc: %s\n", msg)
 		if (wantJSON || cli.JSON || e.JSON) && out.n == 0 {
 			render.JSON(out, map[string]string{"error": msg})
 		}
 		return o
 	}
 	exited := -1
-	parser, err := New(&cli, out, io.Stderr, func(c int) { exited = c; panic(exitSentinel{}) })
-	if err != nil {
-		return fail(Exit(ExitFailed, err))
-	}
+	parser := p.k
+	parser.Stdout, parser.Stderr = out, streams.Stderr
+	parser.Exit = func(c int) { exited = c; panic(exitSentinel{}) }
 	defer func() {
 		if r := recover(); r != nil {
 			if _, ok := r.(exitSentinel); ok {
@@ -295,7 +346,10 @@ func Execute(ctx context.Context, args []string, io IO, hooks Hooks) (o Outcome)
 		return fail(err)
 	}
 	if n := kctx.Selected(); n != nil && n.Target.CanAddr() {
-		o.Command = n.Target.Addr().Interface()
+		// A copy: the parser and its command tree go back to the pool.
+		c := reflect.New(n.Target.Type())
+		c.Elem().Set(n.Target)
+		o.Command = c.Interface()
 	}
 	e.JSON = cli.JSON
 	err = kctx.Run(e)

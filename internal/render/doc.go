@@ -4,9 +4,8 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
+	"strings"
+	"unicode"
 )
 
 // Doc is a result as people read it: lines of text and tables, in order,
@@ -69,25 +68,124 @@ func Text(w io.Writer, d Doc) error {
 	return nil
 }
 
-// writeTable prints t with headers as given (tablewriter's default
-// upper-cases them, which turns σ into Σ) and rows unwrapped.
+// writeTable prints t boxed with Unicode lines, as dpcalc always has (the
+// layout of github.com/olekukonko/tablewriter's default, which this
+// replaces so that the web page's engine does not carry it): one space of
+// padding each side, headers centred, cells left-aligned and trimmed of
+// surrounding space, a cell with line breaks on several lines. Widths are
+// display widths (wide East Asian characters count two, combining marks
+// none), the same in every locale.
 func writeTable(w io.Writer, t *Table) error {
-	tb := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRowAutoWrap(tw.WrapNone))
-	tb.Header(anys(t.Header)...)
+	n := len(t.Header)
 	for _, r := range t.Rows {
-		if err := tb.Append(anys(r.Cells)...); err != nil {
-			return err
+		n = max(n, len(r.Cells))
+	}
+	lines := func(cells []string) [][]string {
+		out := make([][]string, n)
+		for i := range out {
+			c := ""
+			if i < len(cells) {
+				c = cells[i]
+			}
+			for _, l := range strings.Split(strings.TrimSpace(c), "\n") {
+				out[i] = append(out[i], strings.TrimSpace(l))
+			}
+		}
+		return out
+	}
+	header := lines(t.Header)
+	rows := make([][][]string, len(t.Rows))
+	widths := make([]int, n)
+	for i, r := range t.Rows {
+		rows[i] = lines(r.Cells)
+	}
+	for _, cells := range append([][][]string{header}, rows...) {
+		for i, c := range cells {
+			for _, l := range c {
+				widths[i] = max(widths[i], Width(l))
+			}
 		}
 	}
-	return tb.Render()
+	var b strings.Builder
+	rule := func(left, mid, right string) {
+		b.WriteString(left)
+		for i, wd := range widths {
+			if i > 0 {
+				b.WriteString(mid)
+			}
+			b.WriteString(strings.Repeat("─", wd+2))
+		}
+		b.WriteString(right + "\n")
+	}
+	row := func(cells [][]string, centre bool) {
+		height := 1
+		for _, c := range cells {
+			height = max(height, len(c))
+		}
+		for k := 0; k < height; k++ {
+			b.WriteString("│")
+			for i, c := range cells {
+				l := ""
+				if k < len(c) {
+					l = c[k]
+				}
+				gap := widths[i] - Width(l)
+				left := 0
+				if centre {
+					left = gap / 2
+				}
+				b.WriteString(" " + strings.Repeat(" ", left) + l + strings.Repeat(" ", gap-left) + " │")
+			}
+			b.WriteString("\n")
+		}
+	}
+	rule("┌", "┬", "┐")
+	row(header, true)
+	if len(rows) > 0 {
+		rule("├", "┼", "┤")
+	}
+	for _, r := range rows {
+		row(r, false)
+	}
+	rule("└", "┴", "┘")
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
-func anys(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
+// Width is the display width of s in a terminal: wide East Asian
+// characters count two columns, combining marks and zero-width characters
+// none, every other character one.
+func Width(s string) int {
+	n := 0
+	for _, r := range s {
+		switch {
+		case unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf) || r == 0x200B:
+		case wide(r):
+			n += 2
+		default:
+			n++
+		}
 	}
-	return out
+	return n
+}
+
+// wide reports whether r is an East Asian wide or fullwidth character
+// (Unicode's EastAsianWidth W or F), or an emoji shown wide.
+func wide(r rune) bool {
+	switch {
+	case r < 0x1100:
+		return false
+	case r <= 0x115F, r == 0x2329, r == 0x232A,
+		r >= 0x231A && r <= 0x231B, r >= 0x23E9 && r <= 0x23EC, r == 0x23F0, r == 0x23F3,
+		r >= 0x25FD && r <= 0x25FE, r >= 0x2614 && r <= 0x2615, r >= 0x2648 && r <= 0x2653,
+		r >= 0x2E80 && r <= 0x303E, r >= 0x3041 && r <= 0x33FF, r >= 0x3400 && r <= 0x4DBF,
+		r >= 0x4E00 && r <= 0x9FFF, r >= 0xA000 && r <= 0xA4CF, r >= 0xA960 && r <= 0xA97F,
+		r >= 0xAC00 && r <= 0xD7A3, r >= 0xF900 && r <= 0xFAFF, r >= 0xFE10 && r <= 0xFE19,
+		r >= 0xFE30 && r <= 0xFE6F, r >= 0xFF00 && r <= 0xFF60, r >= 0xFFE0 && r <= 0xFFE6,
+		r >= 0x1F300 && r <= 0x1F64F, r >= 0x1F900 && r <= 0x1F9FF, r >= 0x20000 && r <= 0x3FFFD:
+		return true
+	}
+	return false
 }
 
 // CSV prints records as CSV.
