@@ -495,7 +495,7 @@ func (c *trainCmd) Run(e *cli.Env) error {
 	}
 	t := out.view.Table("quantity", "value")
 	t.Append("dataset / method", fmt.Sprintf("%s / %s", c.Dataset, rc.Method))
-	t.Append("σ (noise multiplier)", fmt.Sprintf("%s%s", render.G(res.NoiseMultiplier), map[bool]string{true: " (calibrated)"}[calibrated]))
+	t.Append("σ (noise multiplier)", fmt.Sprintf("%s%s", render.Up(res.NoiseMultiplier), map[bool]string{true: " (calibrated)"}[calibrated]))
 	t.Append("σ_eff reported to the accountant", render.G(res.EffectiveNoiseMultiplier))
 	t.Append("q, steps", fmt.Sprintf("%s, %d of %d", render.G(res.SamplingRate), res.Steps, res.TotalSteps))
 	if rc.Adjacency() == accounting.ReplaceOne {
@@ -516,11 +516,11 @@ func (c *trainCmd) Run(e *cli.Env) error {
 	}
 	for _, k := range registry.Kinds() {
 		if v, ok := out.Epsilons[string(k)]; ok {
-			t.Append(fmt.Sprintf("ε at δ=%g (%s)", reportDelta, k), render.Ptr(v, render.G))
+			t.Append(fmt.Sprintf("ε at δ=%g (%s)", reportDelta, k), render.Ptr(v, render.Up))
 		}
 	}
 	if out.ShuffleLower != nil {
-		t.Append(fmt.Sprintf("true ε at δ=%g is at least (shuffled lots; Chua et al. 2024)", reportDelta), render.Ptr(out.ShuffleLower, render.G))
+		t.Append(fmt.Sprintf("true ε at δ=%g is at least (shuffled lots; Chua et al. 2024)", reportDelta), render.Ptr(out.ShuffleLower, render.Down))
 	}
 	if res.StoppedByBudget {
 		t.Append("stopped", "before a step would exceed the budget")
@@ -654,7 +654,7 @@ func (b *progressBar) update(p trainer.Progress) {
 		test = fmt.Sprintf("%.4f", *p.TestAccuracy)
 	}
 	if p.Epsilon != nil {
-		eps = render.G(*p.Epsilon)
+		eps = render.Up(*p.Epsilon)
 	}
 	line := fmt.Sprintf("\r[%s%s] epoch %d/%d step %d/%d loss %.4f train %.4f test %s ε %s ETA %s",
 		strings.Repeat("#", n), strings.Repeat(".", 20-n), p.Epoch, p.Epochs, p.Step, p.MaxSteps, p.Loss, p.TrainAccuracy, test, eps, eta)

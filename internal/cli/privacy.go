@@ -61,6 +61,7 @@ func (c *SigmaCmd) Run(e *Env) error {
 			continue
 		}
 		r := a.NewPlanRow(k, p, s.X)
+		r.solved = "sigma"
 		r.Fill(e.Ctx, a.Factory(k), delta, 0)
 		res.Rows = append(res.Rows, r)
 		if res.Event == nil {
@@ -261,6 +262,7 @@ func (c *EpochsCmd) Run(e *Env) error {
 		}
 		n, _, err := calibrate.LargestInt(ok, max(limit/per, 1))
 		r := a.NewPlanRow(k, p, float64(n))
+		r.solved = "steps"
 		switch {
 		case err != nil:
 			r.setError(err)

@@ -46,6 +46,10 @@ type Row struct {
 	Version    string   `json:"version"`
 
 	event accounting.Event // what Fill composes; nil: SubsampledGaussian(Sigma, Q, Steps)
+	// answer says which of ε and δ Fill computed ("epsilon", "delta"), and
+	// solved which part of the training the command solved for ("sigma",
+	// "steps"): the view rounds those the safe way.
+	answer, solved string
 }
 
 // Accountants are the accountant flags: --accountant, --pld-grid and
@@ -177,7 +181,7 @@ func (r *Row) Fill(ctx context.Context, newAcc calibrate.Factory, delta, eps flo
 		return
 	}
 	if delta > 0 {
-		r.Delta = delta
+		r.Delta, r.answer = delta, "epsilon"
 		var e float64
 		switch a := acc.(type) {
 		case accounting.BoundsReporter:
@@ -205,7 +209,7 @@ func (r *Row) Fill(ctx context.Context, newAcc calibrate.Factory, delta, eps flo
 		}
 		return
 	}
-	r.Epsilon = ptr(eps)
+	r.Epsilon, r.answer = ptr(eps), "delta"
 	var d float64
 	switch a := acc.(type) {
 	case accounting.OrderReporter:

@@ -18,12 +18,26 @@ import (
 func rowsTable(d *render.Doc, rows []Row) {
 	t := d.Table("accountant", "σ", "q", "steps", "epochs", "sampling", "adjacency", "ε", "δ", "λ", "note")
 	for _, r := range rows {
-		eps := render.Ptr(r.Epsilon, render.G)
+		// The answer is an upper bound, printed rounded up; a lower bound
+		// rounded down; what was given as it was. A solved σ is the
+		// smallest that meets the budget (up), a solved length the
+		// longest (down).
+		epsFmt, deltaFmt, sigmaFmt, epochsFmt := render.Up, render.G, render.G, render.G
+		if r.answer == "delta" {
+			epsFmt, deltaFmt = render.G, render.Up
+		}
+		switch r.solved {
+		case "sigma":
+			sigmaFmt = render.Up
+		case "steps":
+			epochsFmt = render.Down
+		}
+		eps := render.Ptr(r.Epsilon, epsFmt)
 		if r.EpsilonLower != nil && r.EpsilonUpper != nil {
-			eps = fmt.Sprintf("%s [%s, %s]", eps, render.G(*r.EpsilonLower), render.G(*r.EpsilonUpper))
+			eps = fmt.Sprintf("%s [%s, %s]", eps, render.Down(*r.EpsilonLower), render.Up(*r.EpsilonUpper))
 		}
 		if r.LowerBound && r.EpsilonLower != nil {
-			eps = "≥ " + render.G(*r.EpsilonLower)
+			eps = "≥ " + render.Down(*r.EpsilonLower)
 		}
 		note := r.Note
 		class := ""
@@ -40,14 +54,14 @@ func rowsTable(d *render.Doc, rows []Row) {
 			eps = "-"
 			class = "unsupported"
 		}
-		sigma, q := render.G(r.Sigma), render.G(r.Q)
+		sigma, q := sigmaFmt(r.Sigma), render.G(r.Q)
 		if r.Sigma == 0 {
 			sigma = "-"
 		}
 		if len(r.Phases) > 0 { // a schedule: each phase's σ and q
 			var ss, qs []string
 			for _, p := range r.Phases {
-				s := render.G(p.Sigma)
+				s := sigmaFmt(p.Sigma)
 				if p.Sigma == 0 {
 					s = "-" // sigma=? not found
 				}
@@ -55,11 +69,11 @@ func rowsTable(d *render.Doc, rows []Row) {
 			}
 			sigma, q = strings.Join(ss, "; "), strings.Join(qs, "; ")
 		}
-		epochs := render.G(r.Epochs)
+		epochs := epochsFmt(r.Epochs)
 		if r.Q == 0 && len(r.Phases) == 0 {
 			q, epochs = "-", "-" // an --events training
 		}
-		delta := render.G(r.Delta)
+		delta := deltaFmt(r.Delta)
 		if r.Error != "" || r.Unsupported != "" {
 			delta = "-"
 		}
@@ -82,13 +96,13 @@ func interval(lo, hi float64) string {
 	if math.IsInf(lo, 1) {
 		return "is unbounded"
 	}
-	end := func(x float64) string {
+	end := func(x float64, f func(float64) string) string {
 		if math.IsInf(x, 1) {
 			return "no finite bound"
 		}
-		return render.G(x)
+		return f(x)
 	}
-	return "lies in [" + end(lo) + ", " + end(hi) + "]"
+	return "lies in [" + end(lo, render.Down) + ", " + end(hi, render.Up) + "]"
 }
 
 // View implements Result.
@@ -131,9 +145,9 @@ func (c *Curve) View() render.Doc {
 			case s.Error != "":
 				cells = append(cells, "error")
 			case sigma:
-				cells = append(cells, render.G(s.Points[i].Sigma))
+				cells = append(cells, render.Up(s.Points[i].Sigma))
 			default:
-				cells = append(cells, render.Ptr(s.Points[i].Epsilon, render.G))
+				cells = append(cells, render.Ptr(s.Points[i].Epsilon, render.Up))
 			}
 		}
 		t.Append(cells...)
@@ -149,11 +163,13 @@ func (c *Curve) CSV() ([][]string, bool) {
 			out = append(out, []string{s.Accountant, "", "", "", "", s.Error})
 		}
 		for _, p := range s.Points {
-			sig := render.G(c.Sigma)
+			// The curve's values: ε (an upper bound) or σ (the smallest
+			// that meets the target), rounded up; the given σ or ε as it is.
+			sig, eps := render.G(c.Sigma), render.Ptr(p.Epsilon, render.Up)
 			if c.Curve == "sigma" {
-				sig = strconv.FormatFloat(p.Sigma, 'g', 8, 64)
+				sig, eps = render.UpDigits(p.Sigma, 8), render.Ptr(p.Epsilon, render.G)
 			}
-			out = append(out, []string{s.Accountant, render.G(p.Epochs), strconv.Itoa(p.Steps), render.Ptr(p.Epsilon, render.G), sig, ""})
+			out = append(out, []string{s.Accountant, render.G(p.Epochs), strconv.Itoa(p.Steps), eps, sig, ""})
 		}
 	}
 	return out, c.csv
@@ -163,8 +179,9 @@ func (c *Curve) CSV() ([][]string, bool) {
 func (g *Gaussian) View() render.Doc {
 	var d render.Doc
 	t := d.Table("calibration", "σ", "exact δ at that σ", "note")
-	t.Append("analytic (Balle–Wang 2018)", render.G(g.SigmaExact), render.G(g.deltaExact), "smallest σ with δ(ε) ≤ target")
-	t.Append("classic (Dwork–Roth A.1)", render.Ptr(g.SigmaClassic, render.G), render.Ptr(g.DeltaClassic, render.G), g.Note)
+	// σ rounded up (more noise), δ up (more privacy loss).
+	t.Append("analytic (Balle–Wang 2018)", render.Up(g.SigmaExact), render.Up(g.deltaExact), "smallest σ with δ(ε) ≤ target")
+	t.Append("classic (Dwork–Roth A.1)", render.Ptr(g.SigmaClassic, render.Up), render.Ptr(g.DeltaClassic, render.Up), g.Note)
 	return d
 }
 
@@ -220,22 +237,23 @@ func (r *Profile) View() render.Doc {
 		kind = "NOT certified: " + r.Caveat
 	}
 	d.Line("%s (%s): %s", r.Accountant, kind, r.training())
-	gInf := func(x float64) string { return render.Inf(x, render.G) }
+	up := func(x float64) string { return render.Inf(x, render.Up) }
+	down := func(x float64) string { return render.Inf(x, render.Down) }
 	t := d.Table("δ", "ε", "ε certified interval")
 	for _, e := range r.Epsilons {
 		interval := "-"
 		if r.Bounded {
-			interval = fmt.Sprintf("[%s, %s]", gInf(e.Lower), gInf(e.Epsilon))
+			interval = fmt.Sprintf("[%s, %s]", down(e.Lower), up(e.Epsilon))
 		}
-		t.Append(render.G(e.Delta), gInf(e.Epsilon), interval)
+		t.Append(render.G(e.Delta), up(e.Epsilon), interval)
 	}
 	t = d.Table("ε", "δ(ε)", "δ certified interval")
 	for _, dl := range r.Deltas {
 		interval := "-"
 		if r.Bounded {
-			interval = fmt.Sprintf("[%s, %s]", render.G(dl.Lower), render.G(dl.Delta))
+			interval = fmt.Sprintf("[%s, %s]", render.Down(dl.Lower), render.Up(dl.Delta))
 		}
-		t.Append(render.G(dl.Epsilon), render.G(dl.Delta), interval)
+		t.Append(render.G(dl.Epsilon), render.Up(dl.Delta), interval)
 	}
 	t = d.Table("false-positive rate", "max true-positive rate", "min false-negative rate")
 	for _, a := range r.Attacks {
