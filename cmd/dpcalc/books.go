@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/internal/cli"
 	"github.com/dpcalc/dpcalc/trainer"
 )
 
@@ -195,12 +196,12 @@ func (c *trainCmd) openBooks() (*books, error) {
 			led, err = accounting.LoadLedger(lp)
 		}
 		if err != nil {
-			return fail(exitErr(2, fmt.Errorf("write-ahead ledger: %w", err)))
+			return fail(exitErr(cli.ExitUsage, fmt.Errorf("write-ahead ledger: %w", err)))
 		}
 	}
 	if ckExists {
 		if b.checkpoint, err = trainer.ReadCheckpointInfo(c.Checkpoint); err != nil {
-			return fail(exitErr(2, err))
+			return fail(exitErr(cli.ExitUsage, err))
 		}
 	} else {
 		b.spent = led
@@ -238,7 +239,7 @@ func (c *trainCmd) openBooks() (*books, error) {
 	for _, l := range b.locks {
 		m, ok, err := l.Mark()
 		if err != nil {
-			return fail(exitErr(2, err))
+			return fail(exitErr(cli.ExitUsage, err))
 		}
 		if !ok {
 			continue
@@ -254,7 +255,7 @@ func (c *trainCmd) openBooks() (*books, error) {
 		// with the model; here only whether it is behind.
 		cm, err := b.checkpoint.Ledger.Mark()
 		if err != nil {
-			return fail(exitErr(2, err))
+			return fail(exitErr(cli.ExitUsage, err))
 		}
 		b.marks = append(b.marks, foundMark{"the checkpoint " + c.Checkpoint, cm})
 	}
@@ -302,7 +303,7 @@ func (c *trainCmd) lockRun(b *books, key string) error {
 	if errors.Is(err, trainer.ErrLocked) {
 		return usageError("--checkpoint %s: its run (%s) is in use by another run: %v; a copy, link or rename of one run's files cannot run twice at once (wait for it)", c.Checkpoint, key, err)
 	}
-	return exitErr(2, err)
+	return exitErr(cli.ExitUsage, err)
 }
 
 // existingRunError is the refusal of a new run whose --checkpoint path

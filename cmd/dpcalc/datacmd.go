@@ -67,7 +67,7 @@ func runDataVerify(e *cli.Env, c *cli.DataVerifyCmd) error {
 		if c.Dir == "" && c.Name != "digits" {
 			err = fmt.Errorf("%w; that is the default directory (%s), give --dir DIR for a copy fetched elsewhere", err, defaultDirRule)
 		}
-		return exitErr(2, err)
+		return exitErr(cli.ExitUsage, err)
 	}
 	if e.JSON {
 		return writeJSON(e.Stdout, map[string]any{"dataset": c.Name, "train": train.N, "test": test.N, "features": train.D, "classes": train.Classes, "status": "verified"})

@@ -68,11 +68,13 @@ func local(e *cli.Env, cmd any) error {
 // plots draws --plot files with internal/plotting.
 type plots struct{}
 
+// Check implements cli.Plotter: a plot is a .png or .svg file.
 func (plots) Check(path string) error {
 	_, err := plotting.Format(path)
 	return err
 }
 
+// Save implements cli.Plotter with internal/plotting.
 func (plots) Save(path string, c render.Chart) error {
 	ch := &plotting.Chart{Title: c.Title, XLabel: c.XLabel, YLabel: c.YLabel, LogX: c.LogX, LogY: c.LogY, LegendBottomRight: c.LegendBottomRight}
 	for _, s := range c.Series {

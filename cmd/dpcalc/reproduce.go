@@ -145,7 +145,7 @@ func runReproduce(e *cli.Env, c *cli.ReproFlags, opt reproduce.Options, plan boo
 	if err != nil {
 		var ie *reproduce.InputError
 		if errors.As(err, &ie) {
-			return exitErr(2, err)
+			return exitErr(cli.ExitUsage, err)
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted; finished cells are cached in %s and the next run resumes: %w", c.Out, err)

@@ -319,7 +319,7 @@ func (c *trainCmd) Run(e *cli.Env) error {
 	}
 	train, test, err := data.Load(c.Dataset, dir)
 	if err != nil {
-		return exitErr(2, err)
+		return exitErr(cli.ExitUsage, err)
 	}
 
 	cfg := c.config(train.N)
@@ -345,7 +345,7 @@ func (c *trainCmd) Run(e *cli.Env) error {
 	}
 	if cfg.Method.Private() {
 		if _, err := newAcc(); err != nil {
-			return exitErr(2, err)
+			return exitErr(cli.ExitUsage, err)
 		}
 	}
 	calibrated := false
@@ -455,7 +455,7 @@ func (c *trainCmd) Run(e *cli.Env) error {
 		if errors.As(err, &fe) {
 			return fieldError(err)
 		}
-		return exitErr(2, err)
+		return exitErr(cli.ExitUsage, err)
 	}
 	res, err := tr.Run(e.Ctx, test)
 	bar.done()
@@ -596,14 +596,14 @@ func fieldError(err error) error {
 	if errors.As(err, &fe) {
 		return usageError("invalid %s: %v, want %s", flagForField(fe.Field), fe.Value, fe.Want)
 	}
-	return exitErr(2, err)
+	return exitErr(cli.ExitUsage, err)
 }
 
 func lockError(flag string, err error) error {
 	if errors.Is(err, trainer.ErrLocked) {
 		return usageError("--%s: %v; another run is using it (wait for it, or use another file)", flag, err)
 	}
-	return exitErr(2, err)
+	return exitErr(cli.ExitUsage, err)
 }
 
 // flagForField maps a trainer config field to its flag.

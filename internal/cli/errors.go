@@ -29,7 +29,10 @@ type Error struct {
 	Err  error
 }
 
+// Error returns the message.
 func (e *Error) Error() string { return e.Err.Error() }
+
+// Unwrap returns the error with no exit code.
 func (e *Error) Unwrap() error { return e.Err }
 
 // Usagef is bad input (exit code 2), in a message that names the flag.
