@@ -4,6 +4,7 @@ import (
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
+	"github.com/dpcalc/dpcalc/internal/render"
 )
 
 // AuditCmd checks a published (σ, q, T) against its claimed (ε, δ).
@@ -75,7 +76,7 @@ func (c *AuditCmd) Run(e *Env) error {
 // Fail is the exit-1 error of a claim that does not hold.
 func (a *Audit) Fail() error {
 	if a.Verdict != calibrate.Holds {
-		return Failed("audit: claim %s: true ε %s, claimed %g", a.Verdict, interval(a.lower, a.upper), a.Claimed)
+		return Failed("audit: claim %s: true ε %s, claimed %s", a.Verdict, interval(a.lower, a.upper), render.Exact(a.Claimed))
 	}
 	return nil
 }

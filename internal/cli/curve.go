@@ -158,8 +158,8 @@ func (c *CurveEpochsCmd) Run(e *Env) error {
 	}
 	res := &Curve{Curve: "epochs", Sigma: c.Sigma, Q: c.Q, Delta: c.Delta, Version: Version(), csv: c.CSV}
 	res.Chart = render.Chart{
-		Title:  fmt.Sprintf("ε vs epochs (σ = %g, q = %g, δ = %g)", c.Sigma, c.Q, c.Delta),
-		XLabel: "epochs E (passes over the data)", YLabel: fmt.Sprintf("ε at δ = %g", c.Delta), LogY: true,
+		Title:  fmt.Sprintf("ε vs epochs (σ = %s, q = %s, δ = %s)", render.Exact(c.Sigma), render.Exact(c.Q), render.Exact(c.Delta)),
+		XLabel: "epochs E (passes over the data)", YLabel: "ε at δ = " + render.Exact(c.Delta), LogY: true,
 		LegendBottomRight: true,
 	}
 	for _, k := range kinds {
@@ -206,8 +206,8 @@ func (c *CurveSigmaCmd) Run(e *Env) error {
 	}
 	res := &Curve{Curve: "sigma", Q: c.Q, Delta: c.Delta, Steps: steps, Epochs: calibrate.EpochsForSteps(steps, c.Q), Version: Version(), csv: c.CSV}
 	res.Chart = render.Chart{
-		Title:  fmt.Sprintf("σ vs ε (q = %g, T = %d steps, δ = %g)", c.Q, steps, c.Delta),
-		XLabel: fmt.Sprintf("target ε at δ = %g", c.Delta), YLabel: "add/remove σ (noise std / sensitivity)", LogX: true, LogY: true,
+		Title:  fmt.Sprintf("σ vs ε (q = %s, T = %d steps, δ = %s)", render.Exact(c.Q), steps, render.Exact(c.Delta)),
+		XLabel: "target ε at δ = " + render.Exact(c.Delta), YLabel: "add/remove σ (noise std / sensitivity)", LogX: true, LogY: true,
 	}
 	tr := calibrate.Training{SamplingRate: c.Q, Steps: steps}
 	for _, k := range kinds {

@@ -108,7 +108,7 @@ func interval(lo, hi float64) string {
 // View implements Result.
 func (a *Audit) View() render.Doc {
 	var d render.Doc
-	d.Line("claim: (ε = %g, δ = %g) for σ = %g, q = %g, T = %d steps (%g epochs)", a.Claimed, a.Delta, a.Sigma, a.Q, a.Steps, a.Epochs)
+	d.Line("claim: (ε = %s, δ = %s) for σ = %s, q = %s, T = %d steps (%s epochs)", render.Exact(a.Claimed), render.Exact(a.Delta), render.Exact(a.Sigma), render.Exact(a.Q), a.Steps, render.Exact(a.Epochs))
 	d.Line("true ε at δ %s (pld, certified)", interval(a.lower, a.upper))
 	d.Line("verdict: %s", a.Verdict)
 	rowsTable(&d, a.Accountants)

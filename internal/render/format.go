@@ -96,6 +96,13 @@ func Order(p *float64) string {
 // float64 (the JSON number), as Go's %g does: 50.001920000000005.
 func Exact(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 
+// ArgDigits is [Arg] of x rounded to the nearest with the given number of
+// significant digits (a range of a curve needs no more than three).
+func ArgDigits(x float64, digits int) string {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', digits, 64), 64)
+	return Arg(v)
+}
+
 // Arg formats x as a command-line argument: [Exact], with the exponent
 // written as one types it (1e-5, not 1e-05). It reads back as x.
 func Arg(x float64) string {

@@ -683,6 +683,9 @@ menu: [...document.getElementById("accountant").options].map((o) => o.value)};`)
 	// was replaced (the log says whether it was). The main thread answers a
 	// script while the long one runs.
 	d.navigate(h.url + "?cmd=sigma&eps=0.5&q=0.00256&epochs=400&delta=1e-10&accountant=pld&tol=1e-5")
+	// The menus are the engine's: the page fills them, and sends the long
+	// query, once the engine has started.
+	d.waitFor("the engine's menus and the long query", `return document.getElementById("accountant").options.length > 1 && window.dpcalcRunners.main.busySince > 0;`)
 	time.Sleep(400 * time.Millisecond)
 	t0 := time.Now()
 	d.exec(nil, `return 1;`)

@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -179,7 +178,4 @@ func Describe() (Model, error) {
 
 // round3 is x to three significant digits, as an argument (curve ranges
 // need no more).
-func round3(x float64) string {
-	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 3, 64), 64)
-	return render.Arg(v)
-}
+func round3(x float64) string { return render.ArgDigits(x, 3) }
