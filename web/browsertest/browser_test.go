@@ -677,6 +677,19 @@ menu: [...document.getElementById("accountant").options].map((o) => o.value)};`)
 	d.call("POST", "/element/"+e+"/value", map[string]string{"text": "0.987654"})
 	h.check("typed fast")
 
+	// A number of a million or more reads as the command line prints it
+	// (1.23457e+06): the page's own formatting used to print 1234570.
+	d.fill("sigma", "0.01")
+	d.fill("q", "1")
+	d.fill("steps", "1000")
+	d.choose("accountant", "zcdp")
+	h.check("a large ε")
+	var cell string
+	d.exec(&cell, `return document.querySelector("#result table.result tbody tr").children[7].textContent;`)
+	if !strings.Contains(cell, "e+06") {
+		t.Errorf("large ε: the page shows %q, want the command line's e+06 form", cell)
+	}
+
 	// A long query (pld calibrating σ at δ = 1e-10: seconds in wasm)
 	// superseded by a quick one: the page shows the quick one's answer; if
 	// the long one was still running 250 ms after it was sent, the worker
