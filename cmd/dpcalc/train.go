@@ -152,7 +152,7 @@ func (c *trainCmd) config(n int) trainer.Config {
 
 func (c *trainCmd) accountant() string {
 	if c.Acct == "" {
-		return string(accounting.KindRDP)
+		return string(registry.Default)
 	}
 	return c.Acct
 }

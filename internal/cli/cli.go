@@ -170,7 +170,7 @@ func Vars() kong.Vars {
 		"datadir":              DataDirRule,
 		"accountants":          strings.Join(registry.Names(), ","),
 		"accountant_list":      strings.Join(registry.Names(), ", "),
-		"default_accountant":   string(accounting.KindRDP),
+		"default_accountant":   string(registry.Default),
 		"certified_accountant": string(accounting.KindPLD),
 		"other_accountants":    strings.Join(accountants, ", "),
 		"procedures":           strings.Join(procedures, ", "),

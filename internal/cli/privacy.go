@@ -58,12 +58,14 @@ func (c *SigmaCmd) Run(e *Env) error {
 		if err != nil {
 			r := a.NewPlanRow(k, p, 0)
 			r.setError(err)
+			a.suggest(&r, k, p.Event(1))
 			res.Rows = append(res.Rows, r)
 			continue
 		}
 		r := a.NewPlanRow(k, p, s.X)
 		r.solved = "sigma"
 		r.Fill(e.Ctx, a.Factory(k), delta, 0)
+		a.suggest(&r, k, p.Event(s.X))
 		res.Rows = append(res.Rows, r)
 		if res.Event == nil {
 			res.Event = p.Event(s.X) // the first accountant's answer
@@ -161,12 +163,15 @@ func privacyAt(ctx context.Context, g *given, af accountantFlags, extra error, d
 	res := &Rows{}
 	for _, k := range kinds {
 		var r Row
+		training := ev
 		if ev != nil {
 			r = a.NewEventRow(k, ev)
 		} else {
 			r = a.NewPlanRow(k, p, 0)
+			training = p.Event(0)
 		}
 		r.Fill(ctx, a.Factory(k), delta, eps)
+		a.suggest(&r, k, training)
 		res.Rows = append(res.Rows, r)
 	}
 	if pp, ok := p.PoissonReading(); ok && ev == nil {
@@ -282,6 +287,7 @@ func (c *EpochsCmd) Run(e *Env) error {
 		switch {
 		case err != nil:
 			r.setError(err)
+			a.suggest(&r, k, p.Event(float64(max(n, 1))))
 		case n == 0:
 			r.Note = "not even one step fits the budget"
 			r.Delta = delta

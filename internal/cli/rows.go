@@ -10,6 +10,7 @@ import (
 	"github.com/dpcalc/dpcalc/accounting/advcomp"
 	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
+	"github.com/dpcalc/dpcalc/internal/sysmem"
 )
 
 // Row is one accountant's answer: its JSON form is the documented schema
@@ -144,10 +145,21 @@ func JoinNotes(a, b string) string {
 	return strings.TrimSuffix(a, ".") + "; " + b
 }
 
+// cannotBound reports whether err says that the accountant cannot bound
+// the training, rather than that a computation failed: an event it does
+// not support, more steps than it composes (a count limit: the command
+// line has checked the counts it was given), or more memory than there is.
+func cannotBound(err error) bool {
+	var pe *accounting.ParamError
+	var me *sysmem.Error
+	return errors.Is(err, accounting.ErrUnsupportedEvent) || errors.As(err, &me) ||
+		errors.As(err, &pe) && (pe.Name == "count" || pe.Name == "steps")
+}
+
 // setError records err: in Unsupported (with ε null) when the accountant
-// cannot bound the training, else in Error.
+// cannot bound the training ([cannotBound]), else in Error.
 func (r *Row) setError(err error) {
-	if errors.Is(err, accounting.ErrUnsupportedEvent) {
+	if cannotBound(err) {
 		msg := err.Error()
 		var ue *accounting.UnsupportedEventError
 		if errors.As(err, &ue) {
@@ -157,11 +169,31 @@ func (r *Row) setError(err error) {
 			}
 		}
 		msg = strings.TrimPrefix(msg, "registry: ")
+		msg = strings.TrimPrefix(msg, "accounting: ")
 		r.Unsupported = strings.TrimPrefix(msg, r.Accountant+": ")
 		r.Epsilon, r.EpsilonLower, r.EpsilonUpper, r.Lambda = nil, nil, nil, nil
 		return
 	}
 	r.Error = err.Error()
+}
+
+// suggest completes a row of kind k that cannot bound the training ev
+// (Unsupported) with the accountant that can: the first of
+// [registry.Alternatives] that composes ev. It is for a single
+// accountant's answer (the default's, or one --accountant named): with
+// --accountant all the other rows are there.
+func (a Accountants) suggest(r *Row, k accounting.Kind, ev accounting.Event) {
+	if a.Name == "all" || r.Unsupported == "" || ev == nil {
+		return
+	}
+	for _, alt := range registry.Alternatives(k) {
+		if m, err := a.Factory(alt)(); err == nil && m.Compose(ev, 1) == nil {
+			if hint := "--accountant " + string(alt); !strings.Contains(r.Unsupported, hint) {
+				r.Unsupported += "; " + hint + " can bound this training"
+			}
+			return
+		}
+	}
 }
 
 // Fill composes the row's training run into a fresh method from newAcc
@@ -200,7 +232,7 @@ func (r *Row) Fill(ctx context.Context, newAcc calibrate.Factory, delta, eps flo
 			e, err = acc.Epsilon(ctx, delta)
 		}
 		if err != nil {
-			r.Error = err.Error()
+			r.setError(err)
 			return
 		}
 		r.Epsilon = FinitePtr(e)
@@ -222,7 +254,7 @@ func (r *Row) Fill(ctx context.Context, newAcc calibrate.Factory, delta, eps flo
 		d, err = acc.Delta(ctx, eps)
 	}
 	if err != nil {
-		r.Error = err.Error()
+		r.setError(err)
 		return
 	}
 	r.Delta = d
