@@ -33,20 +33,19 @@ import (
 // and --resume can tell a changed setting from an omitted one.
 type trainCmd cli.TrainCmd
 
+// trainOutput is what train prints: the run, and its privacy under every
+// accountant.
 type trainOutput struct {
-	Dataset    string              `json:"dataset"`
-	Accountant string              `json:"accountant"`
-	Calibrated bool                `json:"sigma_calibrated"`
-	Result     *trainer.Result     `json:"result"`
-	Epsilons   map[string]*float64 `json:"epsilon_by_accountant"`
-	// ShuffleLower is, for shuffled lots, a certified lower bound on the
-	// true ε at δ (pld.ShuffledLowerEpsilonOf): the honest range is
-	// [ShuffleLower, the certified ε].
-	ShuffleLower *float64 `json:"epsilon_lower_shuffled,omitempty"`
+	Calibrated bool
+	Result     *trainer.Result
+	// Rows are ε at the report's δ under every accountant (pld's with its
+	// certified interval), then, for shuffled lots, a certified lower
+	// bound on the true ε (pld.ShuffledLowerEpsilonOf): the honest range
+	// is [that bound, the certified ε].
+	Rows []cli.Row
 	// Audit is the one-run audit of a run with --canaries.
-	Audit   *auditRunOutput `json:"audit,omitempty"`
-	Kernel  string          `json:"matmul_kernel,omitempty"`
-	Version string          `json:"version"`
+	Audit  *auditRunOutput
+	Kernel string
 
 	view render.Doc // the table
 }
@@ -477,23 +476,27 @@ func (c *trainCmd) Run(e *cli.Env) error {
 		fmt.Fprintf(stderr, "dpcalc: note: ledger %s: %d entries, head %s\n", ledgerPath(c.Checkpoint), res.Ledger.Len(), h)
 	}
 	rc := res.Config
-	out := &trainOutput{Dataset: c.Dataset, Accountant: rc.Accountant, Calibrated: calibrated, Result: res, Epsilons: map[string]*float64{}, Kernel: gemm.Kernel(), Version: versionString()}
+	out := &trainOutput{Calibrated: calibrated, Result: res, Kernel: gemm.Kernel()}
 	if rc.Method.Private() {
+		accts := cli.Accountants{Adjacency: rc.Adjacency()}
+		ev := res.Ledger.Event()
 		for _, k := range registry.Kinds() {
-			a, err := registry.New(k, registry.Options{Adjacency: rc.Adjacency()})
-			if err != nil {
-				continue
+			r := accts.NewEventRow(k, ev)
+			r.Sigma, r.Q, r.Steps = res.NoiseMultiplier, res.SamplingRate, res.Steps
+			r.Epochs = float64(res.EpochsCompleted)
+			r.Fill(e.Ctx, accts.Factory(k), reportDelta, 0)
+			if r.Error != "" || r.Unsupported != "" {
+				continue // as before: every accountant that bounds the run
 			}
-			if err := res.Ledger.Replay(a); err != nil {
-				continue
-			}
-			if eps, err := a.Epsilon(e.Ctx, reportDelta); err == nil {
-				out.Epsilons[string(k)] = cli.FinitePtr(eps)
-			}
+			out.Rows = append(out.Rows, r)
 		}
 		if rc.Sampling == trainer.SamplingShuffle {
-			if lb, ok, err := pld.ShuffledLowerEpsilonOf(e.Ctx, res.Ledger.Event(), reportDelta); err == nil && ok {
-				out.ShuffleLower = cli.FinitePtr(lb)
+			if lb, ok, err := pld.ShuffledLowerEpsilonOf(e.Ctx, ev, reportDelta); err == nil && ok {
+				r := accts.NewEventRow(accounting.KindPLD, ev)
+				r.Sigma, r.Q, r.Steps, r.Epochs = res.NoiseMultiplier, res.SamplingRate, res.Steps, float64(res.EpochsCompleted)
+				r.LowerBound, r.EpsilonLower, r.Delta = true, cli.FinitePtr(lb), reportDelta
+				r.Note = "certified LOWER bound on the true ε of shuffled lots (Chua et al. 2024): no sound accountant can report less"
+				out.Rows = append(out.Rows, r)
 			}
 		}
 		if err := e.Ctx.Err(); err != nil {
@@ -524,13 +527,16 @@ func (c *trainCmd) Run(e *cli.Env) error {
 	if res.TestAccuracy != nil {
 		t.Append("test accuracy", fmt.Sprintf("%.4f", *res.TestAccuracy))
 	}
-	for _, k := range registry.Kinds() {
-		if v, ok := out.Epsilons[string(k)]; ok {
-			t.Append(fmt.Sprintf("ε at δ=%g (%s)", reportDelta, k), render.Ptr(v, render.Up))
+	for _, r := range out.Rows {
+		if r.LowerBound {
+			t.Append(fmt.Sprintf("true ε at δ=%g is at least (shuffled lots; Chua et al. 2024)", reportDelta), render.Ptr(r.EpsilonLower, render.Down))
+			continue
 		}
-	}
-	if out.ShuffleLower != nil {
-		t.Append(fmt.Sprintf("true ε at δ=%g is at least (shuffled lots; Chua et al. 2024)", reportDelta), render.Ptr(out.ShuffleLower, render.Down))
+		eps := render.Ptr(r.Epsilon, render.Up)
+		if r.EpsilonLower != nil && r.EpsilonUpper != nil {
+			eps += fmt.Sprintf(" [%s, %s]", render.Down(*r.EpsilonLower), render.Up(*r.EpsilonUpper))
+		}
+		t.Append(fmt.Sprintf("ε at δ=%g (%s)", reportDelta, r.Accountant), eps)
 	}
 	if res.StoppedByBudget {
 		t.Append("stopped", "before a step would exceed the budget")

@@ -356,7 +356,7 @@ type PhaseRow struct {
 func (a Accountants) NewPlanRow(k accounting.Kind, p Plan, x float64) Row {
 	r := a.NewRow(k, 0, 0)
 	r.Sampling, r.Adjacency = p.Sampling, p.Adjacency.String()
-	r.event = p.Event(x)
+	r.event, r.x = p.Event(x), x
 	r.Epochs = 0
 	for i, ph := range p.Phases {
 		sigma, steps := ph.Sigma, p.steps[i]

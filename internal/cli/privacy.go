@@ -52,11 +52,12 @@ func (c *SigmaCmd) Run(e *Env) error {
 	if err != nil {
 		return err
 	}
-	res := &Rows{All: a.Name == "all"}
+	res := &Rows{Quantity: "sigma"}
 	for _, k := range kinds {
 		s, err := calibrate.SigmaFor(e.Ctx, a.Factory(k), p.Event, eps, delta, calibrate.Options{RelTol: tol})
 		if err != nil {
 			r := a.NewPlanRow(k, p, 0)
+			r.solved = "sigma"
 			r.setError(err)
 			a.suggest(&r, k, p.Event(1))
 			res.Rows = append(res.Rows, r)
@@ -160,7 +161,10 @@ func privacyAt(ctx context.Context, g *given, af accountantFlags, extra error, d
 	if err != nil {
 		return nil, err
 	}
-	res := &Rows{}
+	res := &Rows{Quantity: "epsilon"}
+	if delta == 0 {
+		res.Quantity = "delta"
+	}
 	for _, k := range kinds {
 		var r Row
 		training := ev
@@ -209,7 +213,6 @@ func privacyAt(ctx context.Context, g *given, af accountantFlags, extra error, d
 			res.Rows = append(res.Rows, lr)
 		}
 	}
-	res.All = a.Name == "all" || len(res.Rows) > 1
 	res.Event = ev
 	if ev == nil {
 		res.Event = p.Event(0)
@@ -260,7 +263,7 @@ func (c *EpochsCmd) Run(e *Env) error {
 	}
 	u := p.unknownPhase()
 	per := p.stepsPerRep(u)
-	res := &Rows{All: a.Name == "all"}
+	res := &Rows{Quantity: "steps"}
 	for _, k := range kinds {
 		okFor := func(k accounting.Kind) func(n int) (bool, error) {
 			return func(n int) (bool, error) {

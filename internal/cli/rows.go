@@ -13,9 +13,9 @@ import (
 	"github.com/dpcalc/dpcalc/internal/sysmem"
 )
 
-// Row is one accountant's answer: its JSON form is the documented schema
-// of eps, delta, sigma and epochs. ε is null in JSON when no finite bound
-// exists (Note says so).
+// Row is one accountant's answer to eps, delta, sigma, epochs, audit or
+// train; its --json form is [Row.Output]. Epsilon is nil when no finite
+// bound exists (Note says so).
 //
 // Sampling and Adjacency say how batches are drawn ("poisson", "fixed",
 // "shuffle"; for an event, the samplings its steps use, e.g. "none+poisson")
@@ -51,6 +51,7 @@ type Row struct {
 	// solved which part of the training the command solved for ("sigma",
 	// "steps"): the view rounds those the safe way.
 	answer, solved string
+	x              float64 // the unknown of NewPlanRow (σ, or repetitions)
 }
 
 // Accountants are the accountant flags: --accountant, --pld-grid and
@@ -265,21 +266,59 @@ func (r *Row) Fill(ctx context.Context, newAcc calibrate.Factory, delta, eps flo
 // certified lower bound).
 type Rows struct {
 	Rows []Row
-	// All: --json prints Rows as an array (--accountant all, or more than
-	// one row, as --sampling shuffle adds its Poisson reading), otherwise
-	// as the single object Rows[0].
-	All bool
+	// Quantity is what the command answers: "sigma", "epsilon", "delta" or
+	// "steps" (the rows' quantity in JSON).
+	Quantity string
 	// Event is the training the rows answer for (eps, delta; sigma: at the
 	// first accountant's σ), for --emit-events.
 	Event accounting.Event
 }
 
-// JSONValue is what --json prints.
-func (r *Rows) JSONValue() any {
-	if !r.All && len(r.Rows) > 0 {
-		return r.Rows[0]
+// FillOutput implements [Outputter]: one row per accountant.
+func (r *Rows) FillOutput(o *Output) {
+	for _, row := range r.Rows {
+		o.Rows = append(o.Rows, row.Output(r.Quantity))
 	}
-	return r.Rows
+}
+
+// Output is r as a row of the --json output, answering quantity ("sigma",
+// "epsilon", "delta" or "steps"): Value is that quantity, null when the
+// row failed or has no finite bound. A lower-bound row answers
+// "epsilon_lower".
+func (r Row) Output(quantity string) OutputRow {
+	o := OutputRow{
+		Accountant: r.Accountant, Quantity: quantity,
+		Sigma: nonzero(r.Sigma), Q: nonzero(r.Q), Steps: iptr(r.Steps),
+		Sampling: r.Sampling, Adjacency: r.Adjacency, Phases: r.Phases,
+		Epsilon: r.Epsilon, EpsilonLower: r.EpsilonLower, EpsilonUpper: r.EpsilonUpper,
+		LowerBound: r.LowerBound, Lambda: r.Lambda,
+		Note: r.Note, Unsupported: r.Unsupported, Procedure: r.Procedure, Error: r.Error,
+	}
+	if r.Q != 0 || len(r.Phases) > 0 {
+		o.Epochs = fptr(r.Epochs)
+	}
+	failed := r.Error != "" || r.Unsupported != ""
+	if !failed || r.Delta != 0 {
+		o.Delta = FinitePtr(r.Delta)
+	}
+	if r.LowerBound {
+		o.Quantity, o.Value = "epsilon_lower", r.EpsilonLower
+		return o
+	}
+	if failed {
+		return o
+	}
+	switch quantity {
+	case "sigma":
+		o.Value = nonzero(r.x)
+	case "steps":
+		o.Value = fptr(float64(r.Steps))
+	case "epsilon":
+		o.Value = r.Epsilon
+	case "delta":
+		o.Value = o.Delta
+	}
+	return o
 }
 
 // Fail is the exit-1 error of the first failed row, or of rows none of
