@@ -182,7 +182,12 @@ func TestJSONOneShape(t *testing.T) {
 		}
 		if o.Training != nil {
 			var run trainRun
-			if err := strictJSON(o.Training, &run); err != nil || run.Result == nil {
+			var stopped interruptRun
+			if code == 130 {
+				if err := strictJSON(o.Training, &stopped); err != nil || !stopped.Interrupted {
+					t.Errorf("%s: \"training\" is not the interrupted run: %v", name, err)
+				}
+			} else if err := strictJSON(o.Training, &run); err != nil || run.Result == nil {
 				t.Errorf("%s: \"training\" is not the run: %v", name, err)
 			}
 		}
