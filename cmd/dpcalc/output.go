@@ -34,7 +34,7 @@ func (o *trainOutput) FillOutput(out *cli.Output) {
 		out.Rows = append(out.Rows, r.Output("epsilon"))
 	}
 	if o.Audit != nil {
-		o.Audit.fillRows(out)
+		o.Audit.fillRows(out, false) // pld's row above is the certified interval
 	}
 	b, err := render.MarshalFinite(trainRun{Result: o.Result, SigmaCalibrated: o.Calibrated, MatmulKernel: o.Kernel})
 	if err == nil {
@@ -44,9 +44,11 @@ func (o *trainOutput) FillOutput(out *cli.Output) {
 
 // FillOutput implements cli.Outputter: the empirical lower bounds, then
 // the certified interval.
-func (o *auditRunOutput) FillOutput(out *cli.Output) { o.fillRows(out) }
+func (o *auditRunOutput) FillOutput(out *cli.Output) { o.fillRows(out, true) }
 
-func (o *auditRunOutput) fillRows(out *cli.Output) {
+// fillRows appends the audit's rows: the empirical lower bounds, then,
+// with certified, the certified interval.
+func (o *auditRunOutput) fillRows(out *cli.Output, certified bool) {
 	conf := strconv.FormatFloat(100*o.Confidence, 'g', 6, 64) + "%"
 	bound := func(method string, b onerun.Bound, note string) cli.OutputRow {
 		return cli.OutputRow{
@@ -69,7 +71,7 @@ func (o *auditRunOutput) fillRows(out *cli.Output) {
 		out.Rows = append(out.Rows, bound("fdp", *o.FDP, at+"; Gaussian f-DP curve"))
 	}
 	out.Rows = append(out.Rows, bound("clopper-pearson", o.ClopperPearson, "many-run Clopper–Pearson bound: not a one-run bound"))
-	if c := o.Certified; c != nil {
+	if c := o.Certified; c != nil && certified {
 		out.Rows = append(out.Rows, cli.OutputRow{
 			Accountant: "pld", Quantity: "epsilon", Value: c.Upper, Epsilon: c.Upper, EpsilonLower: c.Lower, EpsilonUpper: c.Upper,
 			Delta: fptr(o.Delta), Note: "certified interval of the run's true ε",

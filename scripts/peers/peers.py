@@ -317,11 +317,12 @@ def run_dpcalc(binary, kind, s, timeout, startup):
         return dict(status=f"error: exit {p.returncode}: {p.stderr.strip()[:200]}", seconds=dt)
     if "error" in out:
         return dict(status="error: " + str(out["error"])[:200], seconds=dt)
-    r = dict(status="ok", eps=out["epsilon"], seconds=dt, seconds_net=max(dt - startup, 1e-6))
-    if "epsilon_lower" in out:
-        r["eps_lower"], r["eps_upper"] = out["epsilon_lower"], out["epsilon_upper"]
-    if "lambda" in out:
-        r["detail"] = f"lambda={out['lambda']:g}"
+    row = out["rows"][0]  # the one accountant asked for (docs/cli.md's JSON schema)
+    r = dict(status="ok", eps=row["value"], seconds=dt, seconds_net=max(dt - startup, 1e-6))
+    if "epsilon_lower" in row:
+        r["eps_lower"], r["eps_upper"] = row["epsilon_lower"], row["epsilon_upper"]
+    if "lambda" in row:
+        r["detail"] = f"lambda={row['lambda']:g}"
     return r
 
 
