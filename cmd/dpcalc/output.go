@@ -70,7 +70,9 @@ func (o *auditRunOutput) fillRows(out *cli.Output, certified bool) {
 	if o.FDP != nil {
 		out.Rows = append(out.Rows, bound("fdp", *o.FDP, at+"; Gaussian f-DP curve"))
 	}
-	out.Rows = append(out.Rows, bound("clopper-pearson", o.ClopperPearson, "many-run Clopper–Pearson bound: not a one-run bound"))
+	cp := bound("clopper-pearson", o.ClopperPearson, "many-run Clopper–Pearson bound: not a one-run bound")
+	cp.Procedure = true // not a proven bound for one run
+	out.Rows = append(out.Rows, cp)
 	if c := o.Certified; c != nil && certified {
 		out.Rows = append(out.Rows, cli.OutputRow{
 			Accountant: "pld", Quantity: "epsilon", Value: c.Upper, Epsilon: c.Upper, EpsilonLower: c.Lower, EpsilonUpper: c.Upper,
