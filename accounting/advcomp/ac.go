@@ -104,14 +104,24 @@ type acSeg struct {
 }
 
 // New returns an empty advanced-composition accountant (AmplificationLog).
-func New() *Accountant {
-	return &Accountant{core{amp: AmplificationLog, segs: map[acSeg]float64{}}}
+// opts set the neighbouring relation (accounting.WithAdjacency; the
+// default is add-remove). Under replace-one it bounds unsampled steps,
+// shuffled epochs (see [accounting.Plan.Bounded]) and steps sampled
+// without replacement, with noise multipliers relative to the replace-one
+// sensitivity. An unknown relation makes every Compose an error.
+func New(opts ...accounting.Option) *Accountant {
+	return &Accountant{newCore(AmplificationLog, opts)}
 }
 
 // NewLinear returns an empty advanced-composition procedure with linear
-// amplification.
-func NewLinear() *Linear {
-	return &Linear{core{amp: AmplificationLinear, segs: map[acSeg]float64{}}}
+// amplification; opts as for [New].
+func NewLinear(opts ...accounting.Option) *Linear {
+	return &Linear{newCore(AmplificationLinear, opts)}
+}
+
+func newCore(amp Amplification, opts []accounting.Option) core {
+	cfg, _ := accounting.NewConfig(opts...) // an unknown relation fails in Compose (NormalizeUnder)
+	return core{amp: amp, segs: map[acSeg]float64{}, plan: cfg.Plan()}
 }
 
 // ParseAmplification returns the Amplification named s ("log" or "linear").
@@ -553,17 +563,3 @@ var (
 
 // up rounds x > 0 up by four ulps (0 stays 0).
 func up(x float64) float64 { return search.Up(x, 4) }
-
-// UseAdjacency makes the method bound under adj (the default is
-// add-remove); it must be called before the first Compose. Under
-// replace-one it bounds unsampled steps and shuffled epochs (see
-// [accounting.Plan.Bounded]), with noise multipliers relative to the
-// replace-one sensitivity.
-func (a *core) UseAdjacency(adj accounting.Adjacency) error {
-	p, err := a.plan.WithAdjacency(adj)
-	if err != nil {
-		return err
-	}
-	a.plan = p
-	return nil
-}

@@ -38,8 +38,12 @@ type state struct {
 const momentCacheSize = 64
 
 // newState validates and sorts orders (nil selects the continuous search,
-// starting from DefaultOrders).
-func newState(kind accounting.Kind, orders []float64) (state, error) {
+// starting from DefaultOrders) and applies opts.
+func newState(kind accounting.Kind, orders []float64, opts []accounting.Option) (state, error) {
+	cfg, err := accounting.NewConfig(opts...)
+	if err != nil {
+		return state{}, err
+	}
 	continuous := orders == nil
 	if continuous {
 		orders = DefaultOrders
@@ -60,7 +64,7 @@ func newState(kind accounting.Kind, orders []float64) (state, error) {
 			uniq = append(uniq, l)
 		}
 	}
-	return state{kind: kind, orders: uniq, cache: make(map[[2]float64][]float64), continuous: continuous}, nil
+	return state{kind: kind, orders: uniq, plan: cfg.Plan(), cache: make(map[[2]float64][]float64), continuous: continuous}, nil
 }
 
 // supports says which steps the moments family bounds: Gaussian steps,
@@ -205,15 +209,4 @@ var (
 // certify is search.CertifyUp with the accountant's log δ(ε).
 func certify(eps, delta float64, logDeltaAt func(float64) float64) float64 {
 	return search.CertifyUp(eps, delta, func(e float64) float64 { return finishDelta(logDeltaAt(e)) })
-}
-
-// useAdjacency sets the relation the accountant bounds under (before the
-// first Compose).
-func (s *state) useAdjacency(adj accounting.Adjacency) error {
-	p, err := s.plan.WithAdjacency(adj)
-	if err != nil {
-		return err
-	}
-	s.plan, s.total, s.extra = p, nil, nil
-	return nil
 }

@@ -47,11 +47,8 @@ func TestFixedSizeRDP(t *testing.T) {
 	for _, r := range testref.CSV(t, "moments/wor_dpaccounting.csv")[1:] {
 		n, m, s, steps, d, want := int(parseF(t, r[0])), int(parseF(t, r[1])), parseF(t, r[2]), int(parseF(t, r[3])), parseF(t, r[4]), parseF(t, r[5])
 		e := accounting.SelfComposed{Event: accounting.SampledWithoutReplacement{SourceDatasetSize: n, SampleSize: m, Event: accounting.Gaussian{NoiseMultiplier: s}}, Count: steps}
-		rdp, err := NewRDP(nil)
+		rdp, err := NewRDP(nil, accounting.WithAdjacency(accounting.ReplaceOne))
 		if err != nil {
-			t.Fatal(err)
-		}
-		if err := rdp.UseAdjacency(accounting.ReplaceOne); err != nil {
 			t.Fatal(err)
 		}
 		if err := rdp.Compose(e, 1); err != nil {
@@ -64,8 +61,8 @@ func TestFixedSizeRDP(t *testing.T) {
 		if got < want*(1-1e-9) || got > want*1.05 {
 			t.Errorf("n=%d m=%d σ=%g T=%d δ=%g: rdp ε = %.10g, dp_accounting %.10g; want within [1, 1.05]×", n, m, s, steps, d, got, want)
 		}
-		ma, _ := NewMA(nil)
-		if err := ma.UseAdjacency(accounting.ReplaceOne); err != nil {
+		ma, err := NewMA(nil, accounting.WithAdjacency(accounting.ReplaceOne))
+		if err != nil {
 			t.Fatal(err)
 		}
 		if err := ma.Compose(e, 1); err != nil {

@@ -384,13 +384,24 @@ func pldTiltedMean(m *pldPMF, h, lambda float64) float64 {
 // maxPLDSteps caps the total number of composed steps.
 const maxPLDSteps = 1 << 40
 
-// New returns an empty accountant, or a *accounting.ParamError when
-// opt.GridWidth is not finite and ≥ 0.
-func New(opt Options) (*Accountant, error) {
+// New returns an empty accountant, a *accounting.ParamError when
+// opt.GridWidth is not finite and ≥ 0, or an error for an unknown
+// neighbouring relation. opts set the relation (accounting.WithAdjacency;
+// the default is add-remove). Under replace-one it bounds unsampled steps,
+// shuffled epochs (see [accounting.Plan.Bounded]) and Gaussian steps
+// sampled without replacement, with noise multipliers relative to the
+// replace-one sensitivity: an unsampled Gaussian's privacy loss is the same
+// under both relations, so the composition and its rdp cross-check are
+// those of add-remove.
+func New(opt Options, opts ...accounting.Option) (*Accountant, error) {
 	if math.IsNaN(opt.GridWidth) || math.IsInf(opt.GridWidth, 0) || opt.GridWidth < 0 {
 		return nil, &accounting.ParamError{Name: "GridWidth", Value: opt.GridWidth, Want: "finite and >= 0"}
 	}
-	return &Accountant{h: opt.GridWidth, counts: map[pldKey]int{}, private: true}, nil
+	cfg, err := accounting.NewConfig(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Accountant{adj: cfg.Adjacency, h: opt.GridWidth, counts: map[pldKey]int{}, private: true}, nil
 }
 
 // Kind returns accounting.KindPLD.
@@ -451,24 +462,6 @@ func (a *Accountant) Compose(e accounting.Event, count int) error {
 		a.private = false
 	}
 	a.setup, a.levels, a.rdp, a.twoScales, a.groups = nil, nil, nil, nil, nil
-	return nil
-}
-
-// UseAdjacency makes the accountant bound under adj (the default is
-// add-remove); it must be called before the first Compose. Under
-// replace-one it bounds unsampled steps and shuffled epochs (see
-// [accounting.Plan.Bounded]), with noise multipliers relative to the
-// replace-one sensitivity: an unsampled Gaussian's privacy loss is the same
-// under both relations, so the composition and its rdp cross-check are
-// those of add-remove.
-func (a *Accountant) UseAdjacency(adj accounting.Adjacency) error {
-	if a.steps > 0 || !a.private {
-		return fmt.Errorf("accounting: the adjacency is set before the first Compose (the accountant holds %d steps)", a.steps)
-	}
-	if adj != accounting.AddRemove && adj != accounting.ReplaceOne {
-		return fmt.Errorf("accounting: unknown adjacency %s", adj)
-	}
-	a.adj = adj
 	return nil
 }
 

@@ -909,11 +909,7 @@ func (a *Accountant) rdpAccountant() (*moments.RDP, error) {
 
 // newRDP returns an empty RDP accountant under a's adjacency.
 func (a *Accountant) newRDP() (*moments.RDP, error) {
-	r, err := moments.NewRDP(nil)
-	if err == nil && a.adj != accounting.AddRemove {
-		err = r.UseAdjacency(a.adj)
-	}
-	return r, err
+	return moments.NewRDP(nil, accounting.WithAdjacency(a.adj))
 }
 
 // empty returns an accountant with a's options and adjacency and no steps.

@@ -13,11 +13,8 @@ import (
 // repetitions of a Gaussian with noise sigma on m of n records.
 func worAccountant(t *testing.T, sigma float64, n, m, steps int) *Accountant {
 	t.Helper()
-	a, err := New(Options{})
+	a, err := New(Options{}, accounting.WithAdjacency(accounting.ReplaceOne))
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.UseAdjacency(accounting.ReplaceOne); err != nil {
 		t.Fatal(err)
 	}
 	e := accounting.SampledWithoutReplacement{SourceDatasetSize: n, SampleSize: m, Event: accounting.Gaussian{NoiseMultiplier: sigma}}
@@ -90,11 +87,8 @@ func TestWORBoundsOthers(t *testing.T) {
 	if lo <= pUp*1.1 {
 		t.Errorf("fixed-size lower %.6f not 10%% above the Poisson add-remove upper %.6f", lo, pUp)
 	}
-	r, err := moments.NewRDP(nil)
+	r, err := moments.NewRDP(nil, accounting.WithAdjacency(accounting.ReplaceOne))
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.UseAdjacency(accounting.ReplaceOne); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Compose(accounting.SampledWithoutReplacement{SourceDatasetSize: n, SampleSize: m, Event: accounting.Gaussian{NoiseMultiplier: sigma}}, steps); err != nil {

@@ -39,45 +39,37 @@ type Options struct {
 // or an [accounting.Procedure] (see [Procedural]). It returns an error for
 // an unknown kind or invalid options; it never panics.
 func New(kind accounting.Kind, opt Options) (accounting.Method, error) {
-	m, err := newMethod(kind, opt)
-	if err != nil || opt.Adjacency == accounting.AddRemove {
-		return m, err
-	}
-	u, ok := m.(interface {
-		UseAdjacency(accounting.Adjacency) error
-	})
-	if !ok {
-		return nil, fmt.Errorf("registry: %s does not bound under %s adjacency", kind, opt.Adjacency)
-	}
-	if err := u.UseAdjacency(opt.Adjacency); err != nil {
+	if err := accounting.CheckAdjacency(opt.Adjacency); err != nil {
 		return nil, err
 	}
-	return m, nil
-}
-
-func newMethod(kind accounting.Kind, opt Options) (accounting.Method, error) {
+	adj := accounting.WithAdjacency(opt.Adjacency)
 	switch kind {
 	case accounting.KindMA:
-		return moments.NewMA(opt.Orders)
+		return moments.NewMA(opt.Orders, adj)
 	case accounting.KindRDP:
-		return moments.NewRDP(opt.Orders)
+		return moments.NewRDP(opt.Orders, adj)
 	case accounting.KindZCDP:
-		return zcdp.New(), nil
+		return zcdp.New(adj), nil
 	case accounting.KindAC:
 		switch opt.ACAmplification {
 		case "", advcomp.AmplificationLog:
-			return advcomp.New(), nil
+			return advcomp.New(adj), nil
 		case advcomp.AmplificationLinear:
-			return advcomp.NewLinear(), nil
+			return advcomp.NewLinear(adj), nil
 		}
 		_, err := advcomp.ParseAmplification(string(opt.ACAmplification))
 		return nil, err
-	case accounting.KindDPDAC:
-		return procedure.NewDPDAC(), nil
-	case accounting.KindDPDZCDP:
+	case accounting.KindDPDAC, accounting.KindDPDZCDP:
+		// The DPD paper's procedures are stated under add-remove only.
+		if opt.Adjacency != accounting.AddRemove {
+			return nil, fmt.Errorf("registry: %s does not bound under %s adjacency", kind, opt.Adjacency)
+		}
+		if kind == accounting.KindDPDAC {
+			return procedure.NewDPDAC(), nil
+		}
 		return procedure.NewDPDZCDP(), nil
 	case accounting.KindPLD:
-		return pld.New(pld.Options{GridWidth: opt.PLDGridWidth})
+		return pld.New(pld.Options{GridWidth: opt.PLDGridWidth}, adj)
 	}
 	return nil, fmt.Errorf("registry: accountant %q is not available in this build", kind)
 }

@@ -43,8 +43,16 @@ type Accountant struct {
 	plan    accounting.Plan
 }
 
-// New returns an empty zCDP accountant (ρ = ξ = 0).
-func New() *Accountant { return &Accountant{} }
+// New returns an empty zCDP accountant (ρ = ξ = 0). opts set the
+// neighbouring relation (accounting.WithAdjacency; the default is
+// add-remove). Under replace-one it bounds unsampled steps, shuffled
+// epochs (see [accounting.Plan.Bounded]) and steps sampled without
+// replacement, with noise multipliers relative to the replace-one
+// sensitivity. An unknown relation makes every Compose an error.
+func New(opts ...accounting.Option) *Accountant {
+	cfg, _ := accounting.NewConfig(opts...) // an unknown relation fails in Compose (NormalizeUnder)
+	return &Accountant{plan: cfg.Plan()}
+}
 
 // Kind returns accounting.KindZCDP.
 func (a *Accountant) Kind() accounting.Kind { return accounting.KindZCDP }
@@ -237,17 +245,3 @@ var _ accounting.Accountant = (*Accountant)(nil)
 // up rounds x > 0 up by four ulps (0 stays 0), covering the rounding error
 // of the few floating-point operations in a closed-form bound.
 func up(x float64) float64 { return search.Up(x, 4) }
-
-// UseAdjacency makes the accountant bound under adj (the default is
-// add-remove); it must be called before the first Compose. Under
-// replace-one it bounds unsampled steps and shuffled epochs (see
-// [accounting.Plan.Bounded]), with noise multipliers relative to the
-// replace-one sensitivity.
-func (a *Accountant) UseAdjacency(adj accounting.Adjacency) error {
-	p, err := a.plan.WithAdjacency(adj)
-	if err != nil {
-		return err
-	}
-	a.plan = p
-	return nil
-}
