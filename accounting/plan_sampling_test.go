@@ -190,4 +190,3 @@ func TestPlanBounded(t *testing.T) {
 		t.Error("NewConfig accepted an unknown relation")
 	}
 }
-
