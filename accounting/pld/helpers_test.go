@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/mechanism"
 )
 
 // Shorthands for the events of the tests.
@@ -33,4 +34,33 @@ func (a *Accountant) res0(t testing.TB) *pldResult {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// pldOf returns the privacy-loss pairs of the one step e normalises to
+// under adj.
+func pldOf(t testing.TB, e accounting.Event, adj accounting.Adjacency) *mechanism.PLD {
+	t.Helper()
+	p, err := accounting.NormalizeUnder(adj, e, 1)
+	if err != nil || len(p.Steps) != 1 {
+		t.Fatalf("%v: %d steps, %v", e, len(p.Steps), err)
+	}
+	m, err := mechanism.Of(p.Steps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := m.PLD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pl
+}
+
+// gaussRemove returns the remove pair of a Gaussian with noise sigma
+// Poisson-sampled at q.
+func gaussRemove(t testing.TB, sigma, q float64) mechanism.Pair {
+	t.Helper()
+	if q == 1 {
+		return pldOf(t, gauss(sigma), accounting.AddRemove).Remove
+	}
+	return pldOf(t, sampled(q, gauss(sigma)), accounting.AddRemove).Remove
 }

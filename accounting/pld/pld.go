@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/mechanism"
 	"github.com/dpcalc/dpcalc/accounting/moments"
 )
 
@@ -96,8 +97,9 @@ const pldDefaultGridFactor = 0.07
 type Accountant struct {
 	adj     accounting.Adjacency
 	h       float64 // user grid width, 0 = adaptive
-	counts  map[pldKey]int
-	private bool // false once NonPrivate was composed
+	counts  map[mechanism.Mechanism]int
+	plds    map[mechanism.Mechanism]*mechanism.PLD // each step's pairs, made once
+	private bool                                   // false once NonPrivate was composed
 	steps   int
 
 	// setup holds the pairs of the recorded steps; levels[eta] the
@@ -139,7 +141,7 @@ type pldResult struct {
 
 // pldDir is one direction (remove or add) of all segments.
 type pldDir struct {
-	pairs   []pldDominating
+	pairs   []mechanism.Pair
 	counts  []int
 	grids   []*pldGrid
 	up, low *pldComposed
@@ -401,7 +403,7 @@ func New(opt Options, opts ...accounting.Option) (*Accountant, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Accountant{adj: cfg.Adjacency, h: opt.GridWidth, counts: map[pldKey]int{}, private: true}, nil
+	return &Accountant{adj: cfg.Adjacency, h: opt.GridWidth, counts: map[mechanism.Mechanism]int{}, private: true}, nil
 }
 
 // Kind returns accounting.KindPLD.
@@ -410,36 +412,37 @@ func (a *Accountant) Kind() accounting.Kind { return accounting.KindPLD }
 // UpperBound marks Accountant as an [accounting.Accountant].
 func (a *Accountant) UpperBound() {}
 
-// Supports accepts Gaussian steps, unsampled or Poisson-sampled.
+// Supports accepts the steps whose mechanism states a privacy-loss pair
+// ([mechanism.Mechanism.PLD]): Gaussian steps unsampled, Poisson-sampled
+// under add-remove or fixed-size-sampled under replace-one, Laplace steps
+// unsampled or Poisson-sampled under add-remove.
 func (a *Accountant) Supports(s accounting.Step) error {
-	wor := s.Sampling == accounting.SamplingWithoutReplacement && s.Adjacency == accounting.ReplaceOne
-	switch {
-	case s.Mechanism == accounting.MechGaussian && (s.Classic() || wor):
-		return nil
-	case s.Mechanism == accounting.MechLaplace && (s.Sampling == accounting.SamplingNone ||
-		s.Sampling == accounting.SamplingPoisson && s.Adjacency == accounting.AddRemove):
-		return nil
+	m, err := mechanism.Of(s)
+	if err != nil {
+		return err
 	}
-	return s.Unsupported(accounting.KindPLD, "pld supports Gaussian steps (unsampled, Poisson-sampled under add-remove, or fixed-size-sampled under replace-one) and Laplace steps (unsampled or Poisson-sampled under add-remove) only")
+	if _, err := m.PLD(); err != nil {
+		return s.Unsupported(accounting.KindPLD, err.Error())
+	}
+	return nil
 }
 
-// pldKey identifies the steps the accountant composes alike: a Gaussian
-// with noise sigma (or a Laplace with scale sigma), Poisson-sampled at rate
-// (1: unsampled) or, when n > 0, sampled m of n without replacement (rate
-// = m/n rounded up).
-type pldKey struct {
-	sigma, rate float64
-	n, m        int
-	laplace     bool // a Laplace mechanism of scale sigma (pldLaplacePair)
+// pld returns the privacy-loss pairs of a recorded step's mechanism (made
+// once per accountant).
+func (a *Accountant) pld(m mechanism.Mechanism) *mechanism.PLD {
+	if p, ok := a.plds[m]; ok {
+		return p
+	}
+	p, err := m.PLD()
+	if err != nil {
+		panic("pld: a recorded step has no pairs: " + err.Error()) // Supports accepted it
+	}
+	if a.plds == nil {
+		a.plds = map[mechanism.Mechanism]*mechanism.PLD{}
+	}
+	a.plds[m] = p
+	return p
 }
-
-// wor reports whether k is a fixed-size-sampled step.
-func (k pldKey) wor() bool { return k.n > 0 }
-
-// symmetric reports whether k's step has one dominating pair for both
-// orders of the neighbouring data sets (unsampled, or fixed-size under
-// replace-one, see pldWORPair), so that one direction suffices.
-func (k pldKey) symmetric() bool { return k.rate == 1 || k.wor() }
 
 // Compose adds count adaptive repetitions of e. It validates e completely
 // before changing any state.
@@ -465,8 +468,8 @@ func (a *Accountant) Compose(e accounting.Event, count int) error {
 	return nil
 }
 
-// stepsOf normalises count repetitions of e and returns (σ, q) → count.
-func (a *Accountant) stepsOf(e accounting.Event, count int) (map[pldKey]int, bool, error) {
+// stepsOf normalises count repetitions of e and returns mechanism → count.
+func (a *Accountant) stepsOf(e accounting.Event, count int) (map[mechanism.Mechanism]int, bool, error) {
 	p, err := accounting.NormalizeUnder(a.adj, e, count)
 	if err == nil {
 		p, err = p.Bounded()
@@ -474,7 +477,7 @@ func (a *Accountant) stepsOf(e accounting.Event, count int) (map[pldKey]int, boo
 	if err != nil {
 		return nil, false, err
 	}
-	add := map[pldKey]int{}
+	add := map[mechanism.Mechanism]int{}
 	for _, s := range p.Steps {
 		if err := a.Supports(s); err != nil {
 			return nil, false, err
@@ -482,9 +485,9 @@ func (a *Accountant) stepsOf(e accounting.Event, count int) (map[pldKey]int, boo
 		if s.Count > maxPLDSteps {
 			return nil, false, &accounting.ParamError{Name: "count", Value: float64(s.Count), Path: s.Path, Want: fmt.Sprintf("a total of at most %d (2^40) steps", maxPLDSteps)}
 		}
-		k := pldKey{sigma: s.Sigma, rate: s.Rate, laplace: s.Mechanism == accounting.MechLaplace}
-		if s.Sampling == accounting.SamplingWithoutReplacement {
-			k.n, k.m = s.DatasetSize, s.SampleSize
+		k, err := mechanism.Of(s)
+		if err != nil {
+			return nil, false, err
 		}
 		add[k] += s.Count
 	}
@@ -508,7 +511,8 @@ const (
 // largest mean) does not depend on their schedule.
 func pldLowerBestOffset(ctx context.Context, g *pldGrid, count int, eta float64, offsets int) (pldPMF, error) {
 	best, err := g.lower(ctx)
-	at, hasAtoms := g.pair.(interface{ atoms() []float64 })
+	atoms := gridAtoms(g.pair)
+	hasAtoms := atoms != nil
 	if err != nil || best.fallback*float64(count) < 1e-6 && !hasAtoms {
 		return best, err
 	}
@@ -525,7 +529,7 @@ func pldLowerBestOffset(ctx context.Context, g *pldGrid, count int, eta float64,
 	}
 	if hasAtoms {
 		// Grids through the loss's atoms (Laplace): no rounding there.
-		for _, a := range at.atoms() {
+		for _, a := range atoms {
 			offs = append(offs, a-math.Floor(a/g.h)*g.h)
 		}
 	}
@@ -591,21 +595,32 @@ func pldEta(steps int, delta float64) float64 {
 	return eta
 }
 
-// composePLD discretises and composes both directions. delta is the
-// query's δ, or 0 (see pldSetup.eta).
-func composePLD(ctx context.Context, keys []pldKey, counts map[pldKey]int, h, delta float64) (*pldResult, error) {
-	st := newPLDSetup(keys, counts)
+// composePLD discretises and composes both directions of the steps with
+// pairs plds[i], repeated counts[i] times. delta is the query's δ, or 0
+// (see pldSetup.eta).
+func composePLD(ctx context.Context, plds []*mechanism.PLD, counts []int, h, delta float64) (*pldResult, error) {
+	st := newPLDSetup(plds, counts)
 	return st.compose(ctx, h, st.eta(h, delta))
+}
+
+// gridAtoms returns the atoms of a pair's loss that grids are aligned with
+// (nil: none): those its Support lists, except for a pair whose truncation
+// is cut at a query's δ, whose grids are not aligned.
+func gridAtoms(p mechanism.Pair) []float64 {
+	if _, cut := p.(*pldCutPair); cut {
+		return nil
+	}
+	return p.Support().Atoms
 }
 
 // pldSetup holds the dominating pairs of a composition per direction, with
 // what the choice of grid needs.
 type pldSetup struct {
-	keys   []pldKey
-	counts map[pldKey]int
+	plds   []*mechanism.PLD // the steps' pairs (nil for a setup made of pairs)
+	counts []int            // the steps' counts
 	steps  int
 	dirs   []bool
-	pairs  [][]pldDominating
+	pairs  [][]mechanism.Pair
 	vTot   float64
 	// probed and tooFine: whether a set GridWidth has been tried on the
 	// whole per-step range (the default truncation), and found too fine
@@ -613,38 +628,32 @@ type pldSetup struct {
 	probed, tooFine bool
 }
 
-func newPLDSetup(keys []pldKey, counts map[pldKey]int) *pldSetup {
-	st := &pldSetup{keys: keys, counts: counts}
-	for _, k := range keys {
-		st.steps += counts[k]
+func newPLDSetup(plds []*mechanism.PLD, counts []int) *pldSetup {
+	st := &pldSetup{plds: plds, counts: counts}
+	for _, n := range counts {
+		st.steps += n
 	}
 	st.dirs = []bool{false, true}
 	allSym := true
-	for _, k := range keys {
-		if !k.symmetric() {
+	for _, p := range plds {
+		if !p.Symmetric {
 			allSym = false
 		}
 	}
 	if allSym {
 		st.dirs = st.dirs[:1] // both directions have the same loss distribution
 	}
-	st.pairs = make([][]pldDominating, len(st.dirs))
+	st.pairs = make([][]mechanism.Pair, len(st.dirs))
 	for d, add := range st.dirs {
 		var v float64
-		for _, k := range keys {
-			var p pldDominating
-			switch {
-			case k.laplace:
-				p = newPLDLaplacePair(k.sigma, k.rate, add)
-			case k.wor() && k.rate < 1:
-				p = newPLDWORPair(k.sigma, k.rate)
-			default:
-				pp := newPLDPair(k.sigma, k.rate, add)
-				p = &pp
+		for i, pl := range plds {
+			p := pl.Remove
+			if add {
+				p = pl.Add
 			}
 			st.pairs[d] = append(st.pairs[d], p)
-			_, vk := p.moments()
-			v += float64(counts[k]) * vk
+			_, vk := p.Moments()
+			v += float64(counts[i]) * vk
 		}
 		st.vTot = math.Max(st.vTot, v)
 	}
@@ -657,7 +666,7 @@ func (st *pldSetup) rangeAt(eta float64, exact bool) float64 {
 	var m float64
 	for d := range st.pairs {
 		for _, p := range st.pairs[d] {
-			lo, hi := p.truncation(eta)
+			lo, hi := p.Truncation(eta)
 			if exact {
 				lo, hi = pldCut(p, eta)
 			}
@@ -697,11 +706,11 @@ func (st *pldSetup) eta(h, delta float64) float64 {
 // compose discretises and composes both directions with per-step
 // truncation mass eta, on grid width h (0: the default).
 func (st *pldSetup) compose(ctx context.Context, h, eta float64) (*pldResult, error) {
-	keys, counts, steps, dirs, pairs, vTot := st.keys, st.counts, st.steps, st.dirs, st.pairs, st.vTot
+	counts, steps, dirs, pairs, vTot := st.counts, st.steps, st.dirs, st.pairs, st.vTot
 	cut := eta > pldEta(steps, 0)
 	rangeMax := st.rangeAt(eta, cut)
 	if cut {
-		wrapped := make([][]pldDominating, len(pairs))
+		wrapped := make([][]mechanism.Pair, len(pairs))
 		for d := range pairs {
 			for _, p := range pairs[d] {
 				wrapped[d] = append(wrapped[d], &pldCutPair{p})
@@ -736,13 +745,13 @@ func (st *pldSetup) compose(ctx context.Context, h, eta float64) (*pldResult, er
 			h0 := rangeMax / 4096
 			for d, add := range dirs {
 				var parts []pldPart
-				for i, k := range keys {
+				for i, n := range counts {
 					_ = add
 					g, err := newPLDGrid(ctx, pairs[d][i], h0, eta)
 					if err != nil {
 						return nil, err
 					}
-					parts = append(parts, pldPart{g.upper(), counts[k]})
+					parts = append(parts, pldPart{g.upper(), n})
 				}
 				_, _, _, top, bot := pldChernoffWindow(parts, h0)
 				h = math.Max(h, (top-bot)/pldAutoFFT)
@@ -753,21 +762,17 @@ func (st *pldSetup) compose(ctx context.Context, h, eta float64) (*pldResult, er
 		return nil, errPLDTooLarge
 	}
 	r := &pldResult{h: h, eta: eta, auto: auto, cut: cut}
-	if auto && len(keys) == 1 {
+	if auto && len(counts) == 1 {
 		// A loss with two atoms (Laplace): a width dividing their distance
 		// puts both on one grid (pldLowerBestOffset aligns it).
-		if at, ok := pairs[0][0].(interface{ atoms() []float64 }); ok {
-			if a := at.atoms(); len(a) == 2 && a[0] != a[1] {
-				r.span = math.Abs(a[0] - a[1])
-				r.h = r.span / math.Ceil(r.span/h)
-			}
+		if a := gridAtoms(pairs[0][0]); len(a) == 2 && a[0] != a[1] {
+			r.span = math.Abs(a[0] - a[1])
+			r.h = r.span / math.Ceil(r.span/h)
 		}
 	}
 	for d := range dirs {
 		dir := &pldDir{pairs: pairs[d]}
-		for _, k := range keys {
-			dir.counts = append(dir.counts, counts[k])
-		}
+		dir.counts = append(dir.counts, counts...)
 		r.dirs = append(r.dirs, dir)
 	}
 	return r, nil

@@ -3,6 +3,7 @@ package pld
 import (
 	"context"
 	"errors"
+	"github.com/dpcalc/dpcalc/accounting/mechanism"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -65,13 +66,13 @@ func TestPLDCancel(t *testing.T) {
 
 // countingPair counts the evaluations of its pair's tails.
 type countingPair struct {
-	pldDominating
+	mechanism.Pair
 	n atomic.Int64
 }
 
-func (c *countingPair) tails(l float64) pldTails {
+func (c *countingPair) Tails(l float64) mechanism.Tails {
 	c.n.Add(1)
-	return c.pldDominating.tails(l)
+	return c.Pair.Tails(l)
 }
 
 // TestPLDCancelPrompt: the grid and merge loops check their context every
@@ -82,8 +83,7 @@ func (c *countingPair) tails(l float64) pldTails {
 // Epsilon returned only after the whole grid, about 1 s at h = 1e-5).
 func TestPLDCancelPrompt(t *testing.T) {
 	const h, k = 1e-4, 3
-	pair := newPLDPair(1, 0.5, false)
-	cp := &countingPair{pldDominating: &pair}
+	cp := &countingPair{Pair: gaussRemove(t, 1, 0.5)}
 	ctx, _ := cancelAfter(t, k)
 	_, err := newPLDGrid(ctx, cp, h, 1e-20)
 	if !errors.Is(err, context.Canceled) {

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/mechanism"
 	"gonum.org/v1/gonum/dsp/fourier"
 )
 
@@ -66,7 +67,7 @@ func (a *Accountant) epsilonCurve(ctx context.Context, step accounting.Event, st
 	}
 	if len(a.counts) == 0 && a.private && !nonPrivate && len(add) == 1 {
 		for k, n := range add {
-			if k.rate < 1 {
+			if k.Rate() < 1 {
 				ts := make([]int, len(steps))
 				for i, s := range steps {
 					ts[i] = n * s
@@ -152,12 +153,12 @@ func (a *Accountant) incrementalCurve(ctx context.Context, step accounting.Event
 }
 
 // fastCurve is the fast path of EpsilonCurve for ts[i] steps of the single
-// pair key = (σ, q), q < 1, on an empty accountant.
-func (a *Accountant) fastCurve(ctx context.Context, key pldKey, ts []int, delta float64) (out []float64, noisy []bool, err error) {
+// mechanism key, sampled (rate < 1), on an empty accountant.
+func (a *Accountant) fastCurve(ctx context.Context, key mechanism.Mechanism, ts []int, delta float64) (out []float64, noisy []bool, err error) {
 	tMax := ts[len(ts)-1]
 	// The grid width and per-step truncation the pointwise computation
 	// would use for tMax steps.
-	r, err := composePLD(ctx, []pldKey{key}, map[pldKey]int{key: tMax}, a.h, delta)
+	r, err := composePLD(ctx, []*mechanism.PLD{a.pld(key)}, []int{tMax}, a.h, delta)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -191,7 +192,7 @@ func (a *Accountant) fastCurve(ctx context.Context, key pldKey, ts []int, delta 
 
 // pldCurveDirection returns the upper bounds on ε(delta) of one direction
 // at each T in ts.
-func pldCurveDirection(ctx context.Context, pair pldDominating, h, eta float64, auto bool, ts []int, delta float64) ([]float64, []bool, error) {
+func pldCurveDirection(ctx context.Context, pair mechanism.Pair, h, eta float64, auto bool, ts []int, delta float64) ([]float64, []bool, error) {
 	cd, err := newPLDCurveDir(ctx, pair, h, eta, auto, ts)
 	if err != nil {
 		return nil, nil, err
@@ -260,7 +261,7 @@ var pldCurveLamStep = math.Pow(2, 0.25)
 // newPLDCurveDir discretises pair on the grid of width h (coarsened like
 // pldResult.get when a window does not fit and auto is set) and finds the
 // Chernoff window of every T in ts.
-func newPLDCurveDir(ctx context.Context, pair pldDominating, h, eta float64, auto bool, ts []int) (*pldCurveDir, error) {
+func newPLDCurveDir(ctx context.Context, pair mechanism.Pair, h, eta float64, auto bool, ts []int) (*pldCurveDir, error) {
 	tMin, tMax := ts[0], ts[len(ts)-1]
 	for {
 		if err := accounting.Canceled(ctx); err != nil {

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/mechanism"
 )
 
 // pldMaxKeys is the most distinct steps the accountant discretises and
@@ -45,18 +46,21 @@ type pldGrouped [2]*Accountant
 // composition's ε(δ) and δ(ε) are at least the true ones, and lo's at
 // most: the upper bound of hi and the lower bound of lo bracket the
 // truth. The groups depend only on the set of steps, not on map order.
-func pldGroups(keys []pldKey, counts map[pldKey]int) (hi, lo map[pldKey]int) {
+func pldGroups(keys []mechanism.Mechanism, counts map[mechanism.Mechanism]int, pld func(mechanism.Mechanism) *mechanism.PLD) (hi, lo map[mechanism.Mechanism]int) {
 	pldGroupCalls.Add(1)
-	hi, lo = map[pldKey]int{}, map[pldKey]int{}
+	hi, lo = map[mechanism.Mechanism]int{}, map[mechanism.Mechanism]int{}
 	var inv float64
 	gauss := 0
-	var rest []pldKey
+	var gaussian *mechanism.Family // an unsampled Gaussian's family
+	var rest []mechanism.Mechanism
 	for _, k := range keys {
+		p := pld(k)
 		switch {
-		case k.rate == 1 && !k.laplace && !k.wor() && k.sigma > 1e-100:
-			inv += float64(counts[k]) / (k.sigma * k.sigma)
+		case p.GaussianSigma > 1e-100 && p.Family != nil:
+			inv += float64(counts[k]) / (p.GaussianSigma * p.GaussianSigma)
 			gauss += counts[k]
-		case k.wor():
+			gaussian = p.Family
+		case p.Family == nil:
 			hi[k] += counts[k]
 			lo[k] += counts[k]
 		default:
@@ -67,16 +71,17 @@ func pldGroups(keys []pldKey, counts map[pldKey]int) (hi, lo map[pldKey]int) {
 		// σ ≥ 1e-100 and at most 2^53 steps: Σ n/σ² stays finite. s is a
 		// few ulps off; 1e-14 covers them.
 		s := 1 / math.Sqrt(inv)
-		hi[pldKey{sigma: s * (1 - 1e-14), rate: 1}] += 1
-		lo[pldKey{sigma: s * (1 + 1e-14), rate: 1}] += 1
+		hi[gaussian.With(s*(1-1e-14), 1)] += 1
+		lo[gaussian.With(s*(1+1e-14), 1)] += 1
 	}
 	type cell struct {
-		laplace bool
-		s, q    int64
+		family string
+		s, q   int64
 	}
 	type group struct {
 		sMin, sMax, qMin, qMax float64
 		n                      int
+		with                   func(scale, rate float64) mechanism.Mechanism
 	}
 	room := max(1, pldMaxKeys-len(hi))
 	var groups map[cell]*group
@@ -84,23 +89,24 @@ func pldGroups(keys []pldKey, counts map[pldKey]int) (hi, lo map[pldKey]int) {
 		width := math.Exp2(float64(w) / 4)
 		groups = map[cell]*group{}
 		for _, k := range rest {
-			c := cell{k.laplace, int64(math.Floor(math.Log2(k.sigma) / width)), int64(math.Floor(math.Log2(k.rate) / width))}
+			f := pld(k).Family
+			c := cell{f.Name, int64(math.Floor(math.Log2(f.Scale) / width)), int64(math.Floor(math.Log2(f.Rate) / width))}
 			g := groups[c]
 			if g == nil {
-				g = &group{sMin: k.sigma, sMax: k.sigma, qMin: k.rate, qMax: k.rate}
+				g = &group{sMin: f.Scale, sMax: f.Scale, qMin: f.Rate, qMax: f.Rate, with: f.With}
 				groups[c] = g
 			}
-			g.sMin, g.sMax = math.Min(g.sMin, k.sigma), math.Max(g.sMax, k.sigma)
-			g.qMin, g.qMax = math.Min(g.qMin, k.rate), math.Max(g.qMax, k.rate)
+			g.sMin, g.sMax = math.Min(g.sMin, f.Scale), math.Max(g.sMax, f.Scale)
+			g.qMin, g.qMax = math.Min(g.qMin, f.Rate), math.Max(g.qMax, f.Rate)
 			g.n += counts[k]
 		}
 		if len(groups) <= room || w > 48 {
 			break
 		}
 	}
-	for c, g := range groups {
-		hi[pldKey{sigma: g.sMin, rate: g.qMax, laplace: c.laplace}] += g.n
-		lo[pldKey{sigma: g.sMax, rate: g.qMin, laplace: c.laplace}] += g.n
+	for _, g := range groups {
+		hi[g.with(g.sMin, g.qMax)] += g.n
+		lo[g.with(g.sMax, g.qMin)] += g.n
 	}
 	return hi, lo
 }
@@ -115,7 +121,7 @@ func (a *Accountant) grouped() *pldGrouped {
 	}
 	plain := true
 	for k := range a.counts {
-		if k.rate != 1 || k.laplace || k.wor() {
+		if p := a.pld(k); p.GaussianSigma == 0 || p.Family == nil {
 			plain = false
 			break
 		}
@@ -123,9 +129,9 @@ func (a *Accountant) grouped() *pldGrouped {
 	if plain && !pldNoClosedForm {
 		return nil
 	}
-	hi, lo := pldGroups(a.keys(), a.counts)
+	hi, lo := pldGroups(a.keys(), a.counts, a.pld)
 	var g pldGrouped
-	for i, c := range []map[pldKey]int{hi, lo} {
+	for i, c := range []map[mechanism.Mechanism]int{hi, lo} {
 		g[i] = a.empty()
 		g[i].counts, g[i].steps = c, a.steps
 	}

@@ -67,8 +67,7 @@ func TestLaplacePure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := newPLDLaplacePair(2, 0.1, false)
-	exact := 50 * p.lMax
+	exact := 50 * pldOf(t, sampled(0.1, accounting.Laplace{NoiseMultiplier: 2}), accounting.AddRemove).MaxLoss
 	if e < exact || e > exact*(1+1e-11) {
 		t.Errorf("ε(0) = %.15g, want %.15g rounded up", e, exact)
 	}

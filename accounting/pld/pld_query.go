@@ -7,6 +7,7 @@ import (
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/gaussian"
+	"github.com/dpcalc/dpcalc/accounting/mechanism"
 	"github.com/dpcalc/dpcalc/accounting/moments"
 	"github.com/dpcalc/dpcalc/internal/logmath"
 	"github.com/dpcalc/dpcalc/internal/search"
@@ -31,7 +32,7 @@ func (a *Accountant) EpsilonBounds(ctx context.Context, delta float64) (lower, u
 func (a *Accountant) EpsilonBoundsFrom(ctx context.Context, delta float64) (lower, upper float64, from accounting.Kind, err error) {
 	lower, upper, from, err = a.epsilonBounds(ctx, delta)
 	if err == nil {
-		lower, err = a.sumLower(ctx, lower, upper, func(s pldSumStat) (float64, error) { return s.epsilonLower(ctx, delta) })
+		lower, err = a.sumLower(ctx, lower, upper, func(s mechanism.CompositionLower) (float64, error) { return s.EpsilonLower(ctx, delta) })
 	}
 	return lower, upper, from, a.public(err)
 }
@@ -60,19 +61,24 @@ func (a *Accountant) DeltaBounds(ctx context.Context, eps float64) (lower, upper
 func (a *Accountant) DeltaBoundsFrom(ctx context.Context, eps float64) (lower, upper float64, from accounting.Kind, err error) {
 	lower, upper, from, err = a.deltaBounds(ctx, eps)
 	if err == nil {
-		lower, err = a.sumLower(ctx, lower, upper, func(s pldSumStat) (float64, error) { return s.deltaLower(ctx, eps) })
+		lower, err = a.sumLower(ctx, lower, upper, func(s mechanism.CompositionLower) (float64, error) { return s.DeltaLower(ctx, eps) })
 	}
 	return lower, upper, from, a.public(err)
 }
 
+// pldSumWide is how wide (relative to its upper end) a bracket must be for
+// a mechanism's composition lower bound to be tried.
+const pldSumWide = 0.05
+
 // sumLower raises a lower bound that is weak (below 1 − pldSumWide of the
-// upper one) to the sum statistic's (see pldSumStat), where that applies
-// (one Poisson-sampled Gaussian step, repeated).
-func (a *Accountant) sumLower(ctx context.Context, lower, upper float64, f func(s pldSumStat) (float64, error)) (float64, error) {
+// upper one) to the one the mechanism states for its repetitions
+// (mechanism.PLD.Lower; the sum statistic of a Poisson-sampled Gaussian),
+// where that applies (one step, repeated).
+func (a *Accountant) sumLower(ctx context.Context, lower, upper float64, f func(s mechanism.CompositionLower) (float64, error)) (float64, error) {
 	if !(upper-lower > pldSumWide*upper) || math.IsInf(upper, 1) {
 		return lower, nil
 	}
-	s, ok := a.sumStat()
+	s, ok := a.compositionLower()
 	if !ok {
 		return lower, nil
 	}
@@ -185,7 +191,7 @@ func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, u
 		// The RDP value itself, so that the result is never above
 		// moments.RDP's for the same steps, to the bit.
 		if rdp == nil {
-			// No cross-check (Laplace).
+			// No cross-check: a step has no Rényi curve.
 		} else if e, err := rdp.Epsilon(ctx, delta); err == nil && e < upper {
 			upper, from = e, accounting.KindRDP
 			upper0 = math.Min(upper0, e)
@@ -205,19 +211,34 @@ func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, u
 	return math.Min(lower, upper), upper, from, nil
 }
 
-// pureEpsilon returns the ε at δ = 0 when every step is a Laplace
-// mechanism: the sum of the steps' largest losses in either direction,
-// rounded up (+Inf when a step is Gaussian).
+// pureEpsilon returns the ε at δ = 0 when every step's loss is bounded
+// (Laplace): the sum of the steps' largest losses in either direction,
+// rounded up (+Inf when a step's loss is unbounded, as a Gaussian's).
 func (a *Accountant) pureEpsilon() float64 {
 	var e float64
 	for _, k := range a.keys() {
-		if !k.laplace {
+		m := a.pld(k).MaxLoss
+		if math.IsInf(m, 1) {
 			return math.Inf(1)
 		}
-		p := newPLDLaplacePair(k.sigma, k.rate, false)
-		e += float64(a.counts[k]) * math.Max(p.lMax, -p.lMin) * (1 + 1e-12)
+		e += float64(a.counts[k]) * m * (1 + 1e-12)
 	}
 	return e
+}
+
+// compositionLower returns the lower bound a's steps' mechanism states for
+// their repetitions (mechanism.PLD.Lower), when a holds one kind of step
+// and it has one (ok false otherwise).
+func (a *Accountant) compositionLower() (mechanism.CompositionLower, bool) {
+	if len(a.counts) != 1 {
+		return nil, false
+	}
+	for k, n := range a.counts {
+		if f := a.pld(k).Lower; f != nil {
+			return f(n)
+		}
+	}
+	return nil, false
 }
 
 // certifyEpsilon returns the smallest of e, e raised by 1e-12 relative
@@ -884,10 +905,16 @@ func (r *pldResult) bounds(ctx context.Context, f func(c *pldComposed, upper boo
 }
 
 // rdpAccountant returns an RDP accountant holding the same steps (cached
-// until the next Compose). (Callers also accept nil: no cross-check.)
+// until the next Compose), or nil when a step's mechanism has no Rényi
+// curve (no cross-check).
 func (a *Accountant) rdpAccountant() (*moments.RDP, error) {
 	if a.rdp != nil {
 		return a.rdp, nil
+	}
+	for k := range a.counts {
+		if _, err := k.RDP(); err != nil {
+			return nil, nil
+		}
 	}
 	r, err := a.newRDP()
 	if err != nil {
@@ -899,7 +926,7 @@ func (a *Accountant) rdpAccountant() (*moments.RDP, error) {
 		}
 	}
 	for _, k := range a.keys() {
-		if err := r.Compose(pldStepEvent(k), a.counts[k]); err != nil {
+		if err := r.Compose(k.Event(), a.counts[k]); err != nil {
 			return nil, err
 		}
 	}
@@ -914,47 +941,26 @@ func (a *Accountant) newRDP() (*moments.RDP, error) {
 
 // empty returns an accountant with a's options and adjacency and no steps.
 func (a *Accountant) empty() *Accountant {
-	return &Accountant{adj: a.adj, h: a.h, counts: map[pldKey]int{}, private: true}
+	return &Accountant{adj: a.adj, h: a.h, counts: map[mechanism.Mechanism]int{}, private: true}
 }
 
-// keys returns the recorded (σ, q) in a fixed order.
-func (a *Accountant) keys() []pldKey {
-	keys := make([]pldKey, 0, len(a.counts))
+// keys returns the recorded mechanisms in a fixed order (mechanism.Compare).
+func (a *Accountant) keys() []mechanism.Mechanism {
+	keys := make([]mechanism.Mechanism, 0, len(a.counts))
 	for k := range a.counts {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.sigma != b.sigma {
-			return a.sigma < b.sigma
-		}
-		if a.rate != b.rate {
-			return a.rate < b.rate
-		}
-		if a.n != b.n {
-			return a.n < b.n
-		}
-		if a.m != b.m {
-			return a.m < b.m
-		}
-		return !a.laplace && b.laplace
-	})
+	sort.Slice(keys, func(i, j int) bool { return mechanism.Compare(keys[i], keys[j]) < 0 })
 	return keys
 }
 
-// pldStepEvent is the event of one step with key k.
-func pldStepEvent(k pldKey) accounting.Event {
-	var e accounting.Event = accounting.Gaussian{NoiseMultiplier: k.sigma}
-	if k.laplace {
-		e = accounting.Laplace{NoiseMultiplier: k.sigma}
+// plds returns the pairs and counts of keys.
+func (a *Accountant) pldsOf(keys []mechanism.Mechanism) ([]*mechanism.PLD, []int) {
+	plds, counts := make([]*mechanism.PLD, len(keys)), make([]int, len(keys))
+	for i, k := range keys {
+		plds[i], counts[i] = a.pld(k), a.counts[k]
 	}
-	if k.wor() {
-		return accounting.SampledWithoutReplacement{SourceDatasetSize: k.n, SampleSize: k.m, Event: e}
-	}
-	if k.rate < 1 {
-		e = accounting.PoissonSampled{SamplingRate: k.rate, Event: e}
-	}
-	return e
+	return plds, counts
 }
 
 // pldGaussianEpsilon returns a bracket [lo, hi] around the ε at which the
@@ -991,9 +997,9 @@ func (a *Accountant) result(ctx context.Context) (*pldResult, error) {
 // (see pldSetup.eta).
 func (a *Accountant) tailsCut(ctx context.Context) bool {
 	for _, k := range a.keys() {
-		if k.rate != 1 || k.laplace || pldNoClosedForm {
+		if a.pld(k).GaussianSigma == 0 || pldNoClosedForm {
 			if a.setup == nil {
-				a.setup = newPLDSetup(a.keys(), a.counts)
+				a.setup = newPLDSetup(a.pldsOf(a.keys()))
 			}
 			a.probeWidth(ctx)
 			return a.setup.eta(a.h, 1) > pldEta(a.setup.steps, 0)
@@ -1009,10 +1015,11 @@ func (a *Accountant) resultFor(ctx context.Context, delta float64) (*pldLevels, 
 	allGaussian := true
 	var inv float64
 	for _, k := range keys {
-		if k.rate != 1 || k.laplace {
+		s := a.pld(k).GaussianSigma
+		if s == 0 {
 			allGaussian = false
 		}
-		inv += float64(a.counts[k]) / (k.sigma * k.sigma)
+		inv += float64(a.counts[k]) / (s * s)
 	}
 	if a.levels == nil {
 		a.levels = map[float64]*pldLevels{}
@@ -1026,7 +1033,7 @@ func (a *Accountant) resultFor(ctx context.Context, delta float64) (*pldLevels, 
 		return lv, nil
 	}
 	if a.setup == nil {
-		a.setup = newPLDSetup(keys, a.counts)
+		a.setup = newPLDSetup(a.pldsOf(keys))
 	}
 	a.probeWidth(ctx)
 	return a.levelAt(ctx, a.setup.eta(a.h, delta))

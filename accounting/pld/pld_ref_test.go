@@ -62,7 +62,6 @@ func TestGeneratePLDReference(t *testing.T) {
 // pldFineGrid returns 0.01·√(V/T) for the remove direction.
 func pldFineGrid(t *testing.T, sigma, q float64, steps int) float64 {
 	t.Helper()
-	p := newPLDPair(sigma, q, false)
-	_, v := p.moments()
+	_, v := gaussRemove(t, sigma, q).Moments()
 	return 0.01 * math.Sqrt(v)
 }

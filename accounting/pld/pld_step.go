@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/mechanism"
+	"github.com/dpcalc/dpcalc/internal/logmath"
 	"github.com/dpcalc/dpcalc/internal/search"
 )
 
@@ -28,8 +30,26 @@ type pldPMF struct {
 const pldMergeScan = 8
 
 // pldRelSlack is the relative rounding slack allowed for a log-space mass or
-// tail computed from erfc, log and exp (a few hundred ulps).
-const pldRelSlack = 1e-13
+// tail computed from erfc, log and exp (a few hundred ulps): the error
+// within which every pair states its tails.
+const pldRelSlack = mechanism.TailsRelError
+
+// pldBinMass returns log of the mass of (a, b] given the log tails and heads at
+// its ends, differencing whichever of the two is smaller so that the
+// subtraction does not cancel, and logRef, the log of the larger operand of
+// the difference (its rounding error is a few ulps of that operand).
+func pldBinMass(tA, tB, hA, hB float64) (logMass, logRef float64) {
+	if hB < -math.Ln2 {
+		if hB <= hA {
+			return math.Inf(-1), hB
+		}
+		return logmath.Sub(hB, hA), hB
+	}
+	if tA <= tB {
+		return math.Inf(-1), tA
+	}
+	return logmath.Sub(tA, tB), tA
+}
 
 // pldDiscretise returns the per-step privacy loss distributions of pair on the
 // grid of width h: an upper one (dominating) and a lower one (dominated).
@@ -56,7 +76,7 @@ const pldRelSlack = 1e-13
 // containing the upper tail is merged whole, and the P-mass below the lowest
 // truncation point is dropped. Both steps only lower δ(ε) for every ε, for
 // one step and (coupling the per-step losses) for any composition.
-func pldDiscretise(ctx context.Context, pair pldDominating, h, eta float64) (up, low pldPMF, err error) {
+func pldDiscretise(ctx context.Context, pair mechanism.Pair, h, eta float64) (up, low pldPMF, err error) {
 	g, err := newPLDGrid(ctx, pair, h, eta)
 	if err != nil {
 		return up, low, err
@@ -67,11 +87,11 @@ func pldDiscretise(ctx context.Context, pair pldDominating, h, eta float64) (up,
 
 // pldGrid holds the log tails of one pair at the grid points kLo..kHi.
 type pldGrid struct {
-	pair     pldDominating
+	pair     mechanism.Pair
 	h        float64
 	kLo, kHi int
 	off      float64 // grid point k is at loss k·h + off
-	tl       []pldTails
+	tl       []mechanism.Tails
 	logEta   float64 // log of the truncation mass eta
 	// dropTop makes lower drop the P-mass above the last merged cell
 	// instead of merging it into one atom (the two-scale lower bound,
@@ -83,34 +103,24 @@ type pldGrid struct {
 // at returns the loss of grid point k.
 func (gr *pldGrid) at(k int) float64 { return float64(k)*gr.h + gr.off }
 
-func newPLDGrid(ctx context.Context, pair pldDominating, h, eta float64) (*pldGrid, error) {
+func newPLDGrid(ctx context.Context, pair mechanism.Pair, h, eta float64) (*pldGrid, error) {
 	return newPLDGridOffset(ctx, pair, h, eta, 0)
 }
 
 // pldCheckEvery is how many grid points, cells or pair evaluations (each
-// weighted by pldTailsCost) a loop handles between checks of its context;
+// weighted by its TailsCost) a loop handles between checks of its context;
 // each check counts one unit of work (accounting.Canceled), and an FFT of n
 // points counts n/pldCheckEvery more.
 const pldCheckEvery = 1024
 
-// pldTailsCost is the cost of one evaluation of pair's tails in evaluations
-// of the Gaussian pair's (about 0.3 µs): 1 unless the pair says otherwise
-// with a tailsCost method.
-func pldTailsCost(pair pldDominating) int {
-	if c, ok := pair.(interface{ tailsCost() int }); ok {
-		return c.tailsCost()
-	}
-	return 1
-}
-
 // newPLDGridOffset is newPLDGrid on the shifted grid {k·h + off}.
-func newPLDGridOffset(ctx context.Context, pair pldDominating, h, eta, off float64) (*pldGrid, error) {
-	lLo, lHi := pair.truncation(eta)
+func newPLDGridOffset(ctx context.Context, pair mechanism.Pair, h, eta, off float64) (*pldGrid, error) {
+	lLo, lHi := pair.Truncation(eta)
 	return newPLDGridSpan(ctx, pair, h, eta, off, math.Floor((lLo-off)/h), math.Ceil((lHi-off)/h))
 }
 
 // newPLDGridSpan is the grid {k·h + off : kLo ≤ k ≤ kHi} of pair.
-func newPLDGridSpan(ctx context.Context, pair pldDominating, h, eta, off, fLo, fHi float64) (*pldGrid, error) {
+func newPLDGridSpan(ctx context.Context, pair mechanism.Pair, h, eta, off, fLo, fHi float64) (*pldGrid, error) {
 	if !(math.Abs(fLo) < 1<<53 && math.Abs(fHi) < 1<<53) {
 		return nil, errPLDTooLarge // also NaN
 	}
@@ -122,8 +132,8 @@ func newPLDGridSpan(ctx context.Context, pair pldDominating, h, eta, off, fLo, f
 	if !(n > 0 && n <= pldMaxGrid) {
 		return nil, errPLDTooLarge // also NaN or overflowed ends
 	}
-	tl := make([]pldTails, n+1)
-	cost := pldTailsCost(pair)
+	tl := make([]mechanism.Tails, n+1)
+	cost := pair.TailsCost()
 	evals := pldCheckEvery // check before the first point
 	for i := range tl {
 		if evals >= pldCheckEvery {
@@ -133,7 +143,7 @@ func newPLDGridSpan(ctx context.Context, pair pldDominating, h, eta, off, fLo, f
 			}
 		}
 		evals += cost
-		tl[i] = pair.tails(float64(kLo+i)*h + off)
+		tl[i] = pair.Tails(float64(kLo+i)*h + off)
 	}
 	return &pldGrid{pair: pair, h: h, kLo: kLo, kHi: kHi, off: off, tl: tl, logEta: math.Log(eta)}, nil
 }
@@ -144,27 +154,27 @@ func newPLDGridSpan(ctx context.Context, pair pldDominating, h, eta, off, fLo, f
 // q of the mass, so the exact cut can be far narrower (a shorter grid at
 // the same width). Used for truncations cut at a query's δ (see
 // pldSetup.eta), where the truncated mass is charged in full.
-type pldCutPair struct{ pldDominating }
+type pldCutPair struct{ mechanism.Pair }
 
-func (p *pldCutPair) truncation(eta float64) (lLo, lHi float64) {
-	return pldCut(p.pldDominating, eta)
+func (p *pldCutPair) Truncation(eta float64) (lLo, lHi float64) {
+	return pldCut(p.Pair, eta)
 }
 
 // pldCut returns losses lLo < lHi outside which P has mass at most eta on
 // each side, narrowing pair.truncation's by bisection on the exact tails.
-func pldCut(pair pldDominating, eta float64) (lLo, lHi float64) {
-	lLo, lHi = pair.truncation(eta)
+func pldCut(pair mechanism.Pair, eta float64) (lLo, lHi float64) {
+	lLo, lHi = pair.Truncation(eta)
 	if !(lLo < lHi) || math.IsInf(lLo, 0) || math.IsInf(lHi, 0) || !(eta > 0) {
 		return lLo, lHi
 	}
 	le := math.Log(eta)
 	// Largest lo with P(L ≤ lo) ≤ eta, smallest hi with P(L > hi) ≤ eta;
 	// the bisections keep those properties at their outer ends.
-	if pair.tails(lLo).pH <= le {
+	if pair.Tails(lLo).PBelow <= le {
 		a, b := lLo, lHi
 		for it := 0; it < 64 && b-a > 1e-9*(math.Abs(a)+math.Abs(b)); it++ {
 			m := a + (b-a)/2
-			if pair.tails(m).pH <= le {
+			if pair.Tails(m).PBelow <= le {
 				a = m
 			} else {
 				b = m
@@ -172,11 +182,11 @@ func pldCut(pair pldDominating, eta float64) (lLo, lHi float64) {
 		}
 		lLo = a
 	}
-	if pair.tails(lHi).pT <= le {
+	if pair.Tails(lHi).PAbove <= le {
 		a, b := lLo, lHi
 		for it := 0; it < 64 && b-a > 1e-9*(math.Abs(a)+math.Abs(b)); it++ {
 			m := a + (b-a)/2
-			if pair.tails(m).pT <= le {
+			if pair.Tails(m).PAbove <= le {
 				b = m
 			} else {
 				a = m
@@ -185,7 +195,7 @@ func pldCut(pair pldDominating, eta float64) (lLo, lHi float64) {
 		lHi = b
 	}
 	if !(lLo < lHi) {
-		return pair.truncation(eta)
+		return pair.Truncation(eta)
 	}
 	return lLo, lHi
 }
@@ -222,14 +232,14 @@ func (gr *pldGrid) upperSpan(below, above bool) (up pldPMF) {
 	// not the absolute 2^−52 per step that reassigning the deficit
 	// 1 − Σ p to +∞ would cost (a floor of T·2e-16 on δ).
 	if below {
-		add(0, math.Exp(tl[0].pH)*(1+pldRelSlack)) // mass below the grid, moved up
+		add(0, math.Exp(tl[0].PBelow)*(1+pldRelSlack)) // mass below the grid, moved up
 	}
 	for i := 0; i < n; i++ {
-		lp, refP := pldBinMass(tl[i].pT, tl[i+1].pT, tl[i].pH, tl[i+1].pH)
+		lp, refP := pldBinMass(tl[i].PAbove, tl[i+1].PAbove, tl[i].PBelow, tl[i+1].PBelow)
 		if math.IsInf(lp, -1) {
 			continue
 		}
-		lq, refQ := pldBinMass(tl[i].qT, tl[i+1].qT, tl[i].qH, tl[i+1].qH)
+		lq, refQ := pldBinMass(tl[i].QAbove, tl[i+1].QAbove, tl[i].QBelow, tl[i+1].QBelow)
 		b := gr.at(kLo + i + 1)
 		pm := math.Exp(lp) + 2*pldRelSlack*math.Exp(refP)
 		// P-mass at the lower end: (e^{b}·Q(cell) − P(cell))/(e^h − 1).
@@ -248,7 +258,7 @@ func (gr *pldGrid) upperSpan(below, above bool) (up pldPMF) {
 	}
 	// Mass above the top grid point goes to +∞.
 	if above {
-		up.inf = math.Min(1, math.Exp(tl[n].pT)*(1+pldRelSlack))
+		up.inf = math.Min(1, math.Exp(tl[n].PAbove)*(1+pldRelSlack))
 	}
 
 	return up
@@ -295,21 +305,21 @@ func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
 	// putTail merges the whole P-mass above a (tail values ta) into one
 	// atom at its smallest possible loss, at least a.
 	putTail := func() {
-		if math.IsInf(ta.pT, -1) {
+		if math.IsInf(ta.PAbove, -1) {
 			return
 		}
-		loss := ta.pT - ta.qT
-		if math.IsInf(ta.qT, -1) || loss < a {
+		loss := ta.PAbove - ta.QAbove
+		if math.IsInf(ta.QAbove, -1) || loss < a {
 			loss = a
 		}
-		putLoss(math.Max(loss-pldRelSlack*(1+math.Abs(loss)), a), math.Exp(ta.pT)*(1-pldRelSlack))
+		putLoss(math.Max(loss-pldRelSlack*(1+math.Abs(loss)), a), math.Exp(ta.PAbove)*(1-pldRelSlack))
 	}
 	j := 1 // next grid index (into tl) above a
 	// evals counts cells and pair evaluations (weighted by their cost)
 	// since the last check of ctx: a check (one unit of work, see
 	// accounting.Canceled) every pldCheckEvery of them, however many
 	// evaluations a cell takes.
-	evals, cost := 0, pldTailsCost(pair)
+	evals, cost := 0, pair.TailsCost()
 	for {
 		if evals++; evals >= pldCheckEvery {
 			evals = 0
@@ -317,11 +327,11 @@ func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
 				return low, err
 			}
 		}
-		if gr.dropTop && (ta.pT <= gr.logEta || a >= at(kHi)) {
+		if gr.dropTop && (ta.PAbove <= gr.logEta || a >= at(kHi)) {
 			low.stop = a
 			break
 		}
-		if ta.pT <= gr.logEta {
+		if ta.PAbove <= gr.logEta {
 			// The P-mass above a is at most eta: merge it whole (as at
 			// the top of the grid below). The grid's top point bounds
 			// the q-weighted component of the remove direction only
@@ -336,12 +346,12 @@ func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
 		t := at(kt)
 		// φ(b) = (merged loss of (a, b] less its rounding error) − t; it
 		// is negative for b ≤ t and increasing beyond.
-		phi := func(tb pldTails) (float64, float64) {
-			lp, refP := pldBinMass(ta.pT, tb.pT, ta.pH, tb.pH)
+		phi := func(tb mechanism.Tails) (float64, float64) {
+			lp, refP := pldBinMass(ta.PAbove, tb.PAbove, ta.PBelow, tb.PBelow)
 			if math.IsInf(lp, -1) {
 				return math.Inf(-1), lp
 			}
-			lq, refQ := pldBinMass(ta.qT, tb.qT, ta.qH, tb.qH)
+			lq, refQ := pldBinMass(ta.QAbove, tb.QAbove, ta.QBelow, tb.QBelow)
 			if math.IsInf(lq, -1) {
 				return math.Inf(1), pldLowMass(lp, refP)
 			}
@@ -390,12 +400,12 @@ func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
 		}
 		if !found {
 			// Merge the whole upper tail (a, ∞).
-			if !math.IsInf(ta.pT, -1) {
-				loss := ta.pT - ta.qT
-				if math.IsInf(ta.qT, -1) {
+			if !math.IsInf(ta.PAbove, -1) {
+				loss := ta.PAbove - ta.QAbove
+				if math.IsInf(ta.QAbove, -1) {
 					loss = at(kHi) // Q-mass 0: loss +∞; any value is lower
 				}
-				putLoss(math.Max(loss-pldRelSlack*(1+math.Abs(loss)), a), math.Exp(ta.pT)*(1-pldRelSlack))
+				putLoss(math.Max(loss-pldRelSlack*(1+math.Abs(loss)), a), math.Exp(ta.PAbove)*(1-pldRelSlack))
 			}
 			break
 		}
@@ -405,7 +415,7 @@ func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
 				fl, _ = phi(tl[kt-kLo]) // t is grid point kt > kLo
 			} else {
 				evals += cost
-				fl, _ = phi(pair.tails(t)) // a reached the top point
+				fl, _ = phi(pair.Tails(t)) // a reached the top point
 			}
 		}
 		// Illinois iteration on φ, keeping a right end with φ ≥ 0, until
@@ -423,7 +433,7 @@ func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
 				break
 			}
 			evals += cost
-			tc := pair.tails(c)
+			tc := pair.Tails(c)
 			fc, _ := phi(tc)
 			if fc >= 0 {
 				tb, lb, fr = tc, c, fc

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/mechanism"
 	"github.com/dpcalc/dpcalc/internal/search"
 )
 
@@ -71,8 +72,8 @@ type pldJumps struct {
 // a with bulk grid hB and jump grid hJ, and composes steps of it for the
 // upper or lower bound, with k up to the first K whose binomial remainder
 // is below restMax.
-func newPLDTwoScale(ctx context.Context, pair pldDominating, steps int, eta, a, hB, hJ, restMax float64, upper bool) (*pldTwoScale, error) {
-	lLo, lHi := pair.truncation(eta)
+func newPLDTwoScale(ctx context.Context, pair mechanism.Pair, steps int, eta, a, hB, hJ, restMax float64, upper bool) (*pldTwoScale, error) {
+	lLo, lHi := pair.Truncation(eta)
 	if !(lLo < a && a < lHi) {
 		return nil, errPLDTooLarge
 	}
@@ -197,8 +198,8 @@ func composeTwoScale(ctx context.Context, beta, gamma pldPMF, hB, hJ float64, st
 // sampling rate, whose loss is at most −log(1 − q)): the P-mass below a
 // (T·P(L ≤ a) small) is moved up to a, which dominates, and the rest is
 // discretised on the fine grid hB and composed as one bulk (pldBulk).
-func newPLDBulkUpper(ctx context.Context, pair pldDominating, steps int, eta, a, hB float64) (*pldTwoScale, error) {
-	_, lHi := pair.truncation(eta)
+func newPLDBulkUpper(ctx context.Context, pair mechanism.Pair, steps int, eta, a, hB float64) (*pldTwoScale, error) {
+	_, lHi := pair.Truncation(eta)
 	if !(a < lHi) {
 		return nil, errPLDTooLarge
 	}
@@ -510,15 +511,17 @@ func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64) (*pl
 		return nil, nil
 	}
 	k := keys[0]
-	if k.laplace || k.wor() || !(k.rate < 1) {
+	// Two directions of a loss with a density and no atoms (a
+	// Poisson-sampled Gaussian): the split below needs both.
+	if p := a.pld(k); p.Symmetric || p.Remove.Support().Atoms != nil || p.Remove.Support().Lattice {
 		return nil, nil
 	}
 	if a.setup == nil {
-		a.setup = newPLDSetup(keys, a.counts)
+		a.setup = newPLDSetup(a.pldsOf(keys))
 	}
 	pair := &pldCutPair{a.setup.pairs[0][0]} // remove
 	steps := a.counts[k]
-	lLo, lHi := pair.truncation(eta)
+	lLo, lHi := pair.Truncation(eta)
 	if !(lLo < lHi) || math.IsInf(lLo, 0) || math.IsInf(lHi, 0) {
 		return nil, nil
 	}
@@ -526,7 +529,7 @@ func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64) (*pl
 	lo, hi := lLo, lHi
 	for it := 0; it < 200 && hi-lo > 1e-3*(hi-lLo)*1e-6; it++ {
 		mid := 0.5 * (lo + hi)
-		if float64(steps)*math.Exp(pair.tails(mid).pT) > pldTwoScaleJump {
+		if float64(steps)*math.Exp(pair.Tails(mid).PAbove) > pldTwoScaleJump {
 			lo = mid
 		} else {
 			hi = mid
@@ -555,12 +558,12 @@ func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64) (*pl
 		// of its long lower tail is moved up to the point below which
 		// T·P(L ≤ a) = pldTwoScaleJump.
 		add := &pldCutPair{a.setup.pairs[1][0]}
-		lLo, lHi := add.truncation(eta)
+		lLo, lHi := add.Truncation(eta)
 		if lLo < lHi && !math.IsInf(lLo, 0) && !math.IsInf(lHi, 0) {
 			lo, hi := lLo, lHi
 			for it := 0; it < 200 && hi-lo > 1e-9*(hi-lLo); it++ {
 				mid := 0.5 * (lo + hi)
-				if float64(steps)*math.Exp(add.tails(mid).pH) > pldTwoScaleJump {
+				if float64(steps)*math.Exp(add.Tails(mid).PBelow) > pldTwoScaleJump {
 					hi = mid
 				} else {
 					lo = mid

@@ -1,15 +1,14 @@
-package pld
+package mechanism
 
 import (
 	"context"
 	"math"
-	"sync/atomic"
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/internal/logmath"
 )
 
-// pldSumStat is a lower bound on the privacy of T Poisson-sampled Gaussian
+// sumStatistic is a lower bound on the privacy of T Poisson-sampled Gaussian
 // steps (noise σ, rate q, remove direction) that costs no grid: it looks at
 // the sum S of the T outputs only. Without the record S ~ N(0, Tσ²) (Q);
 // with it S ~ N(K, Tσ²), K ~ Binomial(T, q) the number of steps that
@@ -26,19 +25,19 @@ import (
 // does not depend on h. It loses the nonlinearity of the per-step loss:
 // for σ = 1 its μ is q√T/σ against the composition's q√(T(e^{1/σ²}−1)),
 // about 0.76 of it; for large σ the two agree.
-type pldSumStat struct {
+type sumStatistic struct {
 	sd float64   // σ√T
 	k0 int       // the first k of b
 	b  []float64 // lower bounds on P(K = k0+i)
 }
 
-// pldSumMaxTerms caps the binomial terms (the cost of each evaluation:
+// sumMaxTerms caps the binomial terms (the cost of each evaluation:
 // about 230 evaluations of this many log-tails, 0.2 s at the cap). It
 // covers T·q(1−q) up to about 10⁴, where the grid's lower bound fails.
-const pldSumMaxTerms = 1 << 13
+const sumMaxTerms = 1 << 13
 
-// newPLDSumStat returns the statistic of T steps, or ok false when the
-// binomial range needs more than pldSumMaxTerms terms.
+// newSumStatistic returns the statistic of T steps, or ok false when the
+// binomial range needs more than sumMaxTerms terms.
 //
 // The masses are computed relative to the mode by the ratio recurrence
 // w_{k+1}/w_k = (T−k)/(k+1)·q/(1−q) in logs (an error below 4 ulps of
@@ -47,14 +46,14 @@ const pldSumMaxTerms = 1 << 13
 // inequality leaves a mass τ ≤ 2·exp(−R²/(2(v + R/3))) of the total; each
 // b_k is lowered by (1 − τ) and by the accumulated rounding, so it is a
 // lower bound on the true mass.
-func newPLDSumStat(sigma, q float64, T int) (pldSumStat, bool) {
+func newSumStatistic(sigma, q float64, T int) (CompositionLower, bool) {
 	tf := float64(T)
 	v := tf * q * (1 - q)
 	r := math.Ceil(40*math.Sqrt(v) + 60)
 	mode := math.Floor((tf + 1) * q)
 	lo, hi := math.Max(0, mode-r), math.Min(tf, mode+r)
-	if hi-lo+1 > pldSumMaxTerms || !(sigma > 0) {
-		return pldSumStat{}, false
+	if hi-lo+1 > sumMaxTerms || !(sigma > 0) {
+		return nil, false
 	}
 	n := int(hi-lo) + 1
 	k0, m := int(lo), int(mode-lo)
@@ -82,12 +81,12 @@ func newPLDSumStat(sigma, q float64, T int) (pldSumStat, bool) {
 	for i := range b {
 		b[i] *= f
 	}
-	return pldSumStat{sd: sigma * math.Sqrt(tf), k0: k0, b: b}, true
+	return sumStatistic{sd: sigma * math.Sqrt(tf), k0: k0, b: b}, true
 }
 
 // tails returns lower bounds on log P(S > t) and an upper bound on
 // log Q(S > t).
-func (s pldSumStat) tails(t float64) (lp, lq float64) {
+func (s sumStatistic) tails(t float64) (lp, lq float64) {
 	lp = math.Inf(-1)
 	for i, bk := range s.b {
 		if bk > 0 {
@@ -105,7 +104,7 @@ func (s pldSumStat) tails(t float64) (lp, lq float64) {
 // scan maximises g(t) over thresholds t = sd·x, x from the mean shift
 // less 8 to 40 above it, on a grid of 1/4 then by golden section (any t
 // gives a certified bound; the search only makes it tight).
-func (s pldSumStat) scan(ctx context.Context, g func(t float64) float64) (float64, error) {
+func (s sumStatistic) scan(ctx context.Context, g func(t float64) float64) (float64, error) {
 	var m, w float64
 	for i, bk := range s.b {
 		m += bk * float64(s.k0+i)
@@ -141,13 +140,9 @@ func (s pldSumStat) scan(ctx context.Context, g func(t float64) float64) (float6
 	return math.Max(best, math.Max(gc, gd)), nil
 }
 
-// pldSumCalls counts the sum-statistic bounds computed (for tests).
-var pldSumCalls atomic.Int64
-
-// epsilonLower returns a certified lower bound on ε(delta) (0 when none
+// EpsilonLower returns a certified lower bound on ε(delta) (0 when none
 // is found).
-func (s pldSumStat) epsilonLower(ctx context.Context, delta float64) (float64, error) {
-	pldSumCalls.Add(1)
+func (s sumStatistic) EpsilonLower(ctx context.Context, delta float64) (float64, error) {
 	ld := logmath.Log(delta)
 	e, err := s.scan(ctx, func(t float64) float64 {
 		lp, lq := s.tails(t)
@@ -163,9 +158,8 @@ func (s pldSumStat) epsilonLower(ctx context.Context, delta float64) (float64, e
 	return e * (1 - 1e-12), nil // the logs and their differences
 }
 
-// deltaLower returns a certified lower bound on δ(eps).
-func (s pldSumStat) deltaLower(ctx context.Context, eps float64) (float64, error) {
-	pldSumCalls.Add(1)
+// DeltaLower returns a certified lower bound on δ(eps).
+func (s sumStatistic) DeltaLower(ctx context.Context, eps float64) (float64, error) {
 	d, err := s.scan(ctx, func(t float64) float64 {
 		lp, lq := s.tails(t)
 		if !(lp > eps+lq) {
@@ -179,22 +173,3 @@ func (s pldSumStat) deltaLower(ctx context.Context, eps float64) (float64, error
 	}
 	return math.Exp(d) * (1 - 1e-12), nil
 }
-
-// sumStat returns the sum statistic of a's steps when they are one
-// Poisson-sampled Gaussian under add-remove (ok false otherwise).
-func (a *Accountant) sumStat() (pldSumStat, bool) {
-	if len(a.counts) != 1 || a.adj != accounting.AddRemove {
-		return pldSumStat{}, false
-	}
-	for k, n := range a.counts {
-		if k.laplace || k.wor() || !(k.rate < 1) {
-			return pldSumStat{}, false
-		}
-		return newPLDSumStat(k.sigma, k.rate, n)
-	}
-	return pldSumStat{}, false
-}
-
-// pldSumWide is how wide (relative to its upper end) a bracket must be for
-// the sum statistic's lower bound to be tried.
-const pldSumWide = 0.05

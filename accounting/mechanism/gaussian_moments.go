@@ -1,4 +1,4 @@
-package moments
+package mechanism
 
 import (
 	"context"
@@ -13,10 +13,10 @@ import (
 	"github.com/dpcalc/dpcalc/internal/logmath"
 )
 
-// Moment is the log moment generating function of the privacy loss of one
+// GaussianMoment is the log moment generating function of the privacy loss of one
 // step of the Poisson-subsampled Gaussian mechanism at moment order Lambda
 // (Abadi et al. 2016, §3.2, eqs. 3–4).
-type Moment struct {
+type GaussianMoment struct {
 	// Lambda is the moment order λ ≥ [MinOrder] (Rényi order λ+1).
 	Lambda float64
 	// LogE1 is log E1 = log E_{z∼μ0}[(μ0(z)/μ(z))^λ] (eq. 3).
@@ -28,14 +28,14 @@ type Moment struct {
 	// AbsError bounds |Alpha − α(λ)|: quadrature error estimate, bounds on
 	// the truncated tails and skipped panels, and a rounding allowance.
 	// Alpha+AbsError is the value the accountants use. Where α is bounded
-	// in closed form instead (see [LogMoments]), LogE1 and LogE2 are upper
+	// in closed form instead (see [GaussianLogMoments]), LogE1 and LogE2 are upper
 	// bounds, Alpha is the midpoint of a bracket on α(λ) and AbsError its
 	// half-width. An order with no finite bound has Alpha = AbsError = +Inf.
 	AbsError float64
 }
 
 // Upper returns Alpha + AbsError, the rounded-up α(λ) used for accounting.
-func (m Moment) Upper() float64 { return m.Alpha + m.AbsError }
+func (m GaussianMoment) Upper() float64 { return m.Alpha + m.AbsError }
 
 // The partition and truncation constants of the shared-node integrator.
 const (
@@ -66,7 +66,7 @@ const (
 	momentSkip = 45.0
 )
 
-// LogMoments returns α(λ) = log max(E1, E2) of Abadi et al. (2016) §3.2,
+// GaussianLogMoments returns α(λ) = log max(E1, E2) of Abadi et al. (2016) §3.2,
 // eqs. 3–4, for the sampled Gaussian mechanism with noise multiplier sigma
 // and sampling rate q, at every real order λ ≥ [MinOrder] in lambdas, each
 // with an error bound. Orders below 1 (Rényi orders in (1, 2); Mironov,
@@ -83,7 +83,7 @@ const (
 // q = 1, α(λ) = λ(λ+1)/(2σ²) exactly.
 //
 // Where the integrator cannot work, α is bounded in closed form instead
-// (see [Moment] for how Alpha and AbsError then read): for σ > 2^32, for
+// (see [GaussianMoment] for how Alpha and AbsError then read): for σ > 2^32, for
 // α below about 1e-261 (q²λ(λ+1)/(2σ²) < e^-600, where its nodes would
 // underflow), for σ below about 0.012 (the partition would exceed its cap)
 // and for single orders the partition cannot reach. The bound uses the
@@ -94,14 +94,9 @@ const (
 // value, which subsampling never exceeds. An order whose bound overflows
 // gets Alpha = AbsError = +Inf. No input panics; the work is
 // O(panels·orders), or O(λ) per order in closed form.
-func LogMoments(sigma, q float64, lambdas []float64) ([]Moment, error) {
+func GaussianLogMoments(sigma, q float64, lambdas []float64) ([]GaussianMoment, error) {
 	return logMoments(context.Background(), sigma, q, lambdas)
 }
-
-// MinOrder is the smallest moment order λ that [LogMoments] and the
-// accountants accept (Rényi order 1 + 2⁻¹⁰). Below it the conversions to
-// (ε, δ) divide log(1/δ) by λ and give no useful bound.
-const MinOrder = 0x1p-10
 
 // The switches between the integrator and the closed-form bounds.
 const (
@@ -111,15 +106,15 @@ const (
 	// order, every order is bounded in closed form.
 	momentTinyLog = -600.0
 	// momentBinomialMax is the largest order the binomial sum evaluates
-	// inside LogMoments.
+	// inside GaussianLogMoments.
 	momentBinomialMax = 1e4
-	// maxBinomialOrder is the largest order LogMomentBinomial accepts.
+	// maxBinomialOrder is the largest order GaussianLogMomentBinomial accepts.
 	maxBinomialOrder = 1_000_000
 )
 
-// logMoments is LogMoments; it returns accounting.Canceled(ctx) when ctx
+// logMoments is GaussianLogMoments; it returns accounting.Canceled(ctx) when ctx
 // is done between orders or refinement rounds.
-func logMoments(ctx context.Context, sigma, q float64, lambdas []float64) ([]Moment, error) {
+func logMoments(ctx context.Context, sigma, q float64, lambdas []float64) ([]GaussianMoment, error) {
 	if err := accounting.CheckNoiseMultiplier(sigma); err != nil {
 		return nil, err
 	}
@@ -136,11 +131,11 @@ func logMoments(ctx context.Context, sigma, q float64, lambdas []float64) ([]Mom
 			maxL, anySmall = math.Max(maxL, l), true
 		}
 	}
-	out := make([]Moment, len(lambdas))
+	out := make([]GaussianMoment, len(lambdas))
 	if q == 1 {
 		for i, l := range lambdas {
 			a := halfSquare(l, sigma)
-			out[i] = Moment{Lambda: l, LogE1: a, LogE2: a, Alpha: a, AbsError: 4*0x1p-52*a + 4*math.SmallestNonzeroFloat64}
+			out[i] = GaussianMoment{Lambda: l, LogE1: a, LogE2: a, Alpha: a, AbsError: 4*0x1p-52*a + 4*math.SmallestNonzeroFloat64}
 		}
 		return out, nil
 	}
@@ -172,7 +167,7 @@ func logMoments(ctx context.Context, sigma, q float64, lambdas []float64) ([]Mom
 	if len(small) == len(lambdas) {
 		return out, g.moments(ctx, lambdas, out)
 	}
-	ms := make([]Moment, len(small))
+	ms := make([]GaussianMoment, len(small))
 	if err := g.moments(ctx, small, ms); err != nil {
 		return nil, err
 	}
@@ -182,9 +177,6 @@ func logMoments(ctx context.Context, sigma, q float64, lambdas []float64) ([]Mom
 	return out, nil
 }
 
-// gridCacheSize caps the initial partitions kept by logMomentOne.
-const gridCacheSize = 64
-
 // logMomentOne is logMoments for the single order l (a valid σ, q and
 // order), with the partition laid out for the top of l's octave, 2^⌈log2 l⌉
 // (at least 1, at most 10⁴), instead of for l itself: every order of an
@@ -192,11 +184,11 @@ const gridCacheSize = 64
 // octave) and kept in grids (a copy is refined for each order). The value
 // depends on σ, q and l only. The continuous order search evaluates orders
 // one at a time through it.
-func logMomentOne(ctx context.Context, sigma, q, l float64, grids map[[3]float64]*momentGrid) (Moment, error) {
+func logMomentOne(ctx context.Context, sigma, q, l float64, grids map[[3]float64]*momentGrid) (GaussianMoment, error) {
 	if q == 1 || l > momentBinomialMax {
 		ms, err := logMoments(ctx, sigma, q, []float64{l})
 		if err != nil {
-			return Moment{}, err
+			return GaussianMoment{}, err
 		}
 		return ms[0], nil
 	}
@@ -209,10 +201,10 @@ func logMomentOne(ctx context.Context, sigma, q, l float64, grids map[[3]float64
 	base, ok := grids[key]
 	if !ok {
 		if err := accounting.Canceled(ctx); err != nil {
-			return Moment{}, err
+			return GaussianMoment{}, err
 		}
 		base = newMomentGrid(sigma, q, top)
-		if len(grids) >= gridCacheSize {
+		if len(grids) >= partsCacheSize {
 			clear(grids)
 		}
 		grids[key] = base
@@ -220,11 +212,11 @@ func logMomentOne(ctx context.Context, sigma, q, l float64, grids map[[3]float64
 	if base == nil {
 		return boundMoment(sigma, q, l), nil
 	}
-	out := make([]Moment, 1)
+	out := make([]GaussianMoment, 1)
 	g := base.clone()
 	g.exactE2 = l == math.Trunc(l)
 	if err := g.moments(ctx, []float64{l}, out); err != nil {
-		return Moment{}, err
+		return GaussianMoment{}, err
 	}
 	return out[0], nil
 }
@@ -240,16 +232,16 @@ func (g *momentGrid) clone() *momentGrid {
 	return &c
 }
 
-// LogMoment returns the [Moment] at a single order λ; see [LogMoments].
-func LogMoment(sigma, q, lambda float64) (Moment, error) {
-	m, err := LogMoments(sigma, q, []float64{lambda})
+// GaussianLogMoment returns the [GaussianMoment] at a single order λ; see [GaussianLogMoments].
+func GaussianLogMoment(sigma, q, lambda float64) (GaussianMoment, error) {
+	m, err := GaussianLogMoments(sigma, q, []float64{lambda})
 	if err != nil {
-		return Moment{}, err
+		return GaussianMoment{}, err
 	}
 	return m[0], nil
 }
 
-// LogMomentBinomial returns log E2 at an integer order λ ≥ 1 by the exact
+// GaussianLogMomentBinomial returns log E2 at an integer order λ ≥ 1 by the exact
 // binomial expansion (Abadi et al. 2016, proof of Lemma 3; Mironov, Talwar,
 // Zhang 2019, §3.3, with Rényi order λ+1):
 //
@@ -259,7 +251,7 @@ func LogMoment(sigma, q, lambda float64) (Moment, error) {
 // whose terms are all positive, in log space and returns log1p of it, so a
 // tiny α keeps its digits. Cost O(λ) time and memory, so λ is at most
 // 10⁶.
-func LogMomentBinomial(sigma, q float64, lambda int) (float64, error) {
+func GaussianLogMomentBinomial(sigma, q float64, lambda int) (float64, error) {
 	if err := accounting.CheckNoiseMultiplier(sigma); err != nil {
 		return 0, err
 	}
@@ -272,7 +264,7 @@ func LogMomentBinomial(sigma, q float64, lambda int) (float64, error) {
 	return logMomentBinomial(sigma, q, lambda), nil
 }
 
-// logMomentBinomial is LogMomentBinomial without validation.
+// logMomentBinomial is GaussianLogMomentBinomial without validation.
 func logMomentBinomial(sigma, q float64, lambda int) float64 {
 	if q == 1 {
 		return halfSquare(float64(lambda), sigma)
@@ -282,7 +274,7 @@ func logMomentBinomial(sigma, q float64, lambda int) float64 {
 }
 
 // binomialLogE2 returns log E2 at the integer order λ by the binomial sum
-// of [LogMomentBinomial] (q < 1), and a lower and an upper bound covering
+// of [GaussianLogMomentBinomial] (q < 1), and a lower and an upper bound covering
 // its rounding. x = (k²−k)/(2σ²) enters through its log, so neither σ² nor
 // a tiny E2 − 1 overflows or underflows on the way.
 func binomialLogE2(sigma, q float64, lambda int) (v, lo, up float64) {
@@ -353,11 +345,11 @@ func halfSquare(l, sigma float64) float64 {
 	return search.Up(v, 4)
 }
 
-// boundMoment bounds α(λ) in closed form (see [LogMoments]), for q < 1:
+// boundMoment bounds α(λ) in closed form (see [GaussianLogMoments]), for q < 1:
 // log E1 ≤ qλ(λ+1)/(2σ²) and log E2(⌊λ⌋) ≤ log E2(λ) ≤ log E2(⌈λ⌉). Alpha
 // is the midpoint of the bracket [lower, upper] on α(λ) and AbsError its
 // half-width, so Upper() is the upper end.
-func boundMoment(sigma, q, l float64) Moment {
+func boundMoment(sigma, q, l float64) GaussianMoment {
 	e1 := q * halfSquare(l, sigma)
 	if e1 < 0x1p-1022 {
 		e1 += 2 * math.SmallestNonzeroFloat64
@@ -375,14 +367,14 @@ func boundMoment(sigma, q, l float64) Moment {
 	}
 	up := math.Max(e1, e2)
 	if math.IsInf(up, 1) || math.IsNaN(up) {
-		return Moment{Lambda: l, LogE1: e1, LogE2: e2, Alpha: math.Inf(1), AbsError: math.Inf(1)}
+		return GaussianMoment{Lambda: l, LogE1: e1, LogE2: e2, Alpha: math.Inf(1), AbsError: math.Inf(1)}
 	}
 	alpha := lo + (up-lo)/2
 	abs := up - alpha
 	for alpha+abs < up {
 		abs = math.Nextafter(abs, math.Inf(1))
 	}
-	return Moment{Lambda: l, LogE1: e1, LogE2: e2, Alpha: alpha, AbsError: abs}
+	return GaussianMoment{Lambda: l, LogE1: e1, LogE2: e2, Alpha: alpha, AbsError: abs}
 }
 
 // logExpm1 returns log(e^x − 1) for x > 0.
@@ -401,11 +393,11 @@ func log1pExp(x float64) float64 {
 	return math.Log1p(math.Exp(x))
 }
 
-// MomentBound returns the asymptotic bound q²λ(λ+1)/((1−q)σ²) on α(λ) from
+// GaussianMomentBound returns the asymptotic bound q²λ(λ+1)/((1−q)σ²) on α(λ) from
 // the proof of Abadi et al. (2016) Theorem 1 (Lemma 3), which holds for
 // q < 1/(16σ), σ ≥ 1 and λ ≤ σ² log(1/(qσ)). It is for comparison only and
 // returns NaN outside its validity conditions or for invalid input.
-func MomentBound(sigma, q, lambda float64) float64 {
+func GaussianMomentBound(sigma, q, lambda float64) float64 {
 	if accounting.CheckNoiseMultiplier(sigma) != nil || accounting.CheckSamplingRate(q) != nil || accounting.CheckOrder(lambda, 1) != nil ||
 		sigma < 1 || q >= 1/(16*sigma) || lambda > sigma*sigma*math.Log(1/(q*sigma)) {
 		return math.NaN()
@@ -796,7 +788,7 @@ func (g *momentGrid) tailHigh(b, Z float64) float64 {
 }
 
 // moments fills out for the orders lambdas (q < 1).
-func (g *momentGrid) moments(ctx context.Context, lambdas []float64, out []Moment) error {
+func (g *momentGrid) moments(ctx context.Context, lambdas []float64, out []GaussianMoment) error {
 	type job struct {
 		b, zmax float64
 		logX    float64
@@ -892,7 +884,7 @@ func (g *momentGrid) moments(ctx context.Context, lambdas []float64, out []Momen
 	}
 	for i, l := range lambdas {
 		e1, e2 := jobs[2*i], jobs[2*i+1]
-		m := Moment{Lambda: l}
+		m := GaussianMoment{Lambda: l}
 		var up1, up2 float64
 		m.LogE1, up1 = logOnePlus(e1.logX, e1.logErr)
 		m.LogE2, up2 = logOnePlus(e2.logX, e2.logErr)

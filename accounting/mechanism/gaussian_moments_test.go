@@ -1,4 +1,4 @@
-package moments
+package mechanism
 
 import (
 	"bufio"
@@ -36,7 +36,7 @@ func TestLogMomentsAgainstBinomial(t *testing.T) {
 	worst := 0.0
 	for _, s := range sigmas {
 		for _, q := range qs {
-			ms, err := LogMoments(s, q, lambdas)
+			ms, err := GaussianLogMoments(s, q, lambdas)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,16 +72,18 @@ func TestLogMomentsReference(t *testing.T) {
 		file string
 		min  int
 	}{{"moments/reference.csv", 30}, {"moments/reference_fractional.csv", 20}} {
-		t.Run(c.file, func(t *testing.T) { checkMomentsReference(t, c.file, c.min, LogMoment) })
+		t.Run(c.file, func(t *testing.T) { checkMomentsReference(t, c.file, c.min, GaussianLogMoment) })
 		// The continuous search's path: one order, the partition laid out
 		// for its octave and shared through the cache.
 		grids := make(map[[3]float64]*momentGrid)
-		one := func(sigma, q, l float64) (Moment, error) { return logMomentOne(t.Context(), sigma, q, l, grids) }
+		one := func(sigma, q, l float64) (GaussianMoment, error) {
+			return logMomentOne(t.Context(), sigma, q, l, grids)
+		}
 		t.Run(c.file+"/one", func(t *testing.T) { checkMomentsReference(t, c.file, c.min, one) })
 	}
 }
 
-func checkMomentsReference(t *testing.T, file string, minRows int, logMoment func(sigma, q, l float64) (Moment, error)) {
+func checkMomentsReference(t *testing.T, file string, minRows int, logMoment func(sigma, q, l float64) (GaussianMoment, error)) {
 	f, err := os.Open(testref.Path(file))
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +145,7 @@ func TestLogMomentsClosedForms(t *testing.T) {
 		{"lambda one", 4, 0.01, 1, math.Log1p(1e-4 * math.Expm1(1.0/16)), 1e-13},
 	}
 	for _, tt := range tests {
-		m, err := LogMoment(tt.sigma, tt.q, tt.lam)
+		m, err := GaussianLogMoment(tt.sigma, tt.q, tt.lam)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,8 +154,8 @@ func TestLogMomentsClosedForms(t *testing.T) {
 		}
 	}
 	// The binomial form at q = 1 agrees too.
-	if got, err := LogMomentBinomial(3, 1, 7); err != nil || relDiff(got, 7*8/18.0) > 1e-15 {
-		t.Errorf("LogMomentBinomial(3, 1, 7) = %v, %v", got, err)
+	if got, err := GaussianLogMomentBinomial(3, 1, 7); err != nil || relDiff(got, 7*8/18.0) > 1e-15 {
+		t.Errorf("GaussianLogMomentBinomial(3, 1, 7) = %v, %v", got, err)
 	}
 }
 
@@ -165,7 +167,7 @@ func TestLogMomentsClosedForms(t *testing.T) {
 // e^-40000 smaller): (λ+1)λ/(2σ²) + (λ+1)·log q.
 func TestLogMomentsLargeAlpha(t *testing.T) {
 	t.Parallel()
-	m, err := LogMoment(0.5, 0.01, 256)
+	m, err := GaussianLogMoment(0.5, 0.01, 256)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +175,7 @@ func TestLogMomentsLargeAlpha(t *testing.T) {
 	if want < 1e5 || relDiff(m.Alpha, want) > 1e-12 {
 		t.Errorf("α = %.17g, want %.17g", m.Alpha, want)
 	}
-	m, err = LogMoment(0.005, 0.01, 2.5)
+	m, err = GaussianLogMoment(0.005, 0.01, 2.5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,18 +201,18 @@ func TestMomentBound(t *testing.T) {
 			if l > lmax {
 				continue
 			}
-			m, err := LogMoment(c.sigma, c.q, l)
+			m, err := GaussianLogMoment(c.sigma, c.q, l)
 			if err != nil {
 				t.Fatal(err)
 			}
-			b := MomentBound(c.sigma, c.q, l)
+			b := GaussianMomentBound(c.sigma, c.q, l)
 			if !(m.Upper() <= b) {
 				t.Errorf("σ=%g q=%g λ=%g: α = %g above the Lemma 3 bound %g", c.sigma, c.q, l, m.Upper(), b)
 			}
 		}
 	}
-	if b := MomentBound(4, 0.1, 2); !math.IsNaN(b) {
-		t.Errorf("MomentBound outside q < 1/(16σ) = %v, want NaN", b)
+	if b := GaussianMomentBound(4, 0.1, 2); !math.IsNaN(b) {
+		t.Errorf("GaussianMomentBound outside q < 1/(16σ) = %v, want NaN", b)
 	}
 }
 
@@ -232,7 +234,7 @@ func TestLogMomentsBadInput(t *testing.T) {
 		{"nan order", 1, 0.1, []float64{math.NaN()}, "lambda"},
 	}
 	for _, tt := range tests {
-		_, err := LogMoments(tt.sigma, tt.q, tt.lambdas)
+		_, err := GaussianLogMoments(tt.sigma, tt.q, tt.lambdas)
 		var pe *accounting.ParamError
 		if !errors.As(err, &pe) || pe.Name != tt.param {
 			t.Errorf("%s: err = %v, want accounting.ParamError on %s", tt.name, err, tt.param)
@@ -241,12 +243,12 @@ func TestLogMomentsBadInput(t *testing.T) {
 	// λ = 0, and λ so large that the O(λ) sum would not fit in memory
 	// (a3c3c5f tried to allocate it).
 	for _, l := range []int{0, -1, 1_000_001, math.MaxInt} {
-		if _, err := LogMomentBinomial(1, 0.1, l); !errors.Is(err, accounting.ErrInvalidParameter) {
-			t.Errorf("LogMomentBinomial λ=%d: err = %v", l, err)
+		if _, err := GaussianLogMomentBinomial(1, 0.1, l); !errors.Is(err, accounting.ErrInvalidParameter) {
+			t.Errorf("GaussianLogMomentBinomial λ=%d: err = %v", l, err)
 		}
 	}
-	if v, err := LogMomentBinomial(1, 0.1, 1_000_000); err != nil || !(v > 0) || math.IsInf(v, 0) {
-		t.Errorf("LogMomentBinomial λ=1e6 = %g, %v", v, err)
+	if v, err := GaussianLogMomentBinomial(1, 0.1, 1_000_000); err != nil || !(v > 0) || math.IsInf(v, 0) {
+		t.Errorf("GaussianLogMomentBinomial λ=1e6 = %g, %v", v, err)
 	}
 }
 
@@ -255,17 +257,32 @@ var benchResultFloat64 float64
 // BenchmarkLogMomentOne is α at one fractional order, σ = 4, q = 0.01.
 func BenchmarkLogMomentOne(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		m, _ := LogMoment(4, 0.01, 8.5)
+		m, _ := GaussianLogMoment(4, 0.01, 8.5)
 		benchResultFloat64 = m.Alpha
 	}
 }
 
-// BenchmarkLogMomentsGrid is α over DefaultOrders for a fresh σ.
+// benchOrders is the moments accountant's default grid (moments.DefaultOrders).
+var benchOrders = func() []float64 {
+	var o []float64
+	for l := 1.0; l <= 4; l += 0.25 {
+		o = append(o, l)
+	}
+	for l := 4.5; l <= 10; l += 0.5 {
+		o = append(o, l)
+	}
+	for l := 11.0; l <= 24; l++ {
+		o = append(o, l)
+	}
+	return append(o, 26, 28, 30, 32, 36, 40, 48, 56, 64, 80, 96, 128, 192, 256)
+}()
+
+// BenchmarkLogMomentsGrid is α over the default grid for a fresh σ.
 func BenchmarkLogMomentsGrid(b *testing.B) {
 	for _, sigma := range []float64{1, 4, 50} {
 		b.Run("sigma="+strconv.FormatFloat(sigma, 'g', -1, 64), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				ms, _ := LogMoments(sigma, 0.01, DefaultOrders)
+				ms, _ := GaussianLogMoments(sigma, 0.01, benchOrders)
 				benchResultFloat64 = ms[0].Alpha
 			}
 		})
@@ -275,8 +292,8 @@ func BenchmarkLogMomentsGrid(b *testing.B) {
 // BenchmarkLogMomentBinomial is the closed form at λ = 32 and 256.
 func BenchmarkLogMomentBinomial(b *testing.B) {
 	for i := 0; i < b.N; i++ {
-		v, _ := LogMomentBinomial(4, 0.01, 32)
-		w, _ := LogMomentBinomial(4, 0.01, 256)
+		v, _ := GaussianLogMomentBinomial(4, 0.01, 32)
+		w, _ := GaussianLogMomentBinomial(4, 0.01, 256)
 		benchResultFloat64 = v + w
 	}
 }
@@ -290,7 +307,7 @@ func TestLogMomentsIntegrateOracle(t *testing.T) {
 	for _, c := range []struct{ sigma, q, lambda float64 }{
 		{4, 0.01, 8.5}, {1, 0.1, 20.5}, {10, 0.3, 100.25}, {0.7, 0.05, 3.75}, {30, 0.001, 1.5},
 	} {
-		m, err := LogMoment(c.sigma, c.q, c.lambda)
+		m, err := GaussianLogMoment(c.sigma, c.q, c.lambda)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -342,7 +359,7 @@ func TestLogMomentsSweep(t *testing.T) {
 			ls = append(ls, l)
 		}
 		sort.Float64s(ls)
-		ms, err := LogMoments(s, q, ls)
+		ms, err := GaussianLogMoments(s, q, ls)
 		if err != nil {
 			t.Fatal(err)
 		}
