@@ -27,7 +27,7 @@ func epsDelta(eps, delta float64) accounting.Event {
 
 // res0 returns the composition on the first grid with the default
 // truncation (the one every query uses unless the tails are cut at its δ).
-func (a *Accountant) res0(t testing.TB) *pldResult {
+func (a *Accountant) res0(t testing.TB) *result {
 	t.Helper()
 	r, err := a.result(t.Context())
 	if err != nil {
@@ -36,9 +36,9 @@ func (a *Accountant) res0(t testing.TB) *pldResult {
 	return r
 }
 
-// pldOf returns the privacy-loss pairs of the one step e normalises to
+// pairsOf returns the privacy-loss pairs of the one step e normalises to
 // under adj.
-func pldOf(t testing.TB, e accounting.Event, adj accounting.Adjacency) *mechanism.PLD {
+func pairsOf(t testing.TB, e accounting.Event, adj accounting.Adjacency) *mechanism.PLD {
 	t.Helper()
 	p, err := accounting.NormalizeUnder(adj, e, 1)
 	if err != nil || len(p.Steps) != 1 {
@@ -60,7 +60,7 @@ func pldOf(t testing.TB, e accounting.Event, adj accounting.Adjacency) *mechanis
 func gaussRemove(t testing.TB, sigma, q float64) mechanism.Pair {
 	t.Helper()
 	if q == 1 {
-		return pldOf(t, gauss(sigma), accounting.AddRemove).Remove
+		return pairsOf(t, gauss(sigma), accounting.AddRemove).Remove
 	}
-	return pldOf(t, sampled(q, gauss(sigma)), accounting.AddRemove).Remove
+	return pairsOf(t, sampled(q, gauss(sigma)), accounting.AddRemove).Remove
 }

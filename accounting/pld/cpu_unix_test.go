@@ -4,9 +4,9 @@ package pld
 
 import "syscall"
 
-// pldCPUSeconds returns the process's user + system CPU time, for
+// cpuSeconds returns the process's user + system CPU time, for
 // benchmarks on a shared machine where wall time is noisy.
-func pldCPUSeconds() float64 {
+func cpuSeconds() float64 {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0

@@ -50,7 +50,7 @@ func TestPLDCancel(t *testing.T) {
 	}
 	for name, call := range calls {
 		for _, k := range []int64{1, 40} {
-			a := newPLDFor(t, ev, Options{})
+			a := accountantFor(t, ev, Options{})
 			ctx, m := cancelAfter(t, k)
 			err := call(ctx, a)
 			if !errors.Is(err, context.Canceled) {
@@ -76,24 +76,24 @@ func (c *countingPair) Tails(l float64) mechanism.Tails {
 }
 
 // TestPLDCancelPrompt: the grid and merge loops check their context every
-// pldCheckEvery points, cells or evaluations, so that a fine grid (h = 1e-4
+// checkEvery points, cells or evaluations, so that a fine grid (h = 1e-4
 // at σ = 1, q = 0.5: 2e5 grid points) cancelled after k units of work stops
-// after about (k+1)·pldCheckEvery evaluations of the pair, not after all of
+// after about (k+1)·checkEvery evaluations of the pair, not after all of
 // them (before the grid and merge loops checked the context, cancelled
 // Epsilon returned only after the whole grid, about 1 s at h = 1e-5).
 func TestPLDCancelPrompt(t *testing.T) {
 	const h, k = 1e-4, 3
 	cp := &countingPair{Pair: gaussRemove(t, 1, 0.5)}
 	ctx, _ := cancelAfter(t, k)
-	_, err := newPLDGrid(ctx, cp, h, 1e-20)
+	_, err := newGrid(ctx, cp, h, 1e-20)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("grid: err = %v, want one wrapping context.Canceled", err)
 	}
-	if n := cp.n.Load(); n > (k+1)*pldCheckEvery {
-		t.Errorf("grid cancelled after %d units of work evaluated the pair %d times, want at most %d", k, n, (k+1)*pldCheckEvery)
+	if n := cp.n.Load(); n > (k+1)*checkEvery {
+		t.Errorf("grid cancelled after %d units of work evaluated the pair %d times, want at most %d", k, n, (k+1)*checkEvery)
 	}
 
-	gr, err := newPLDGrid(t.Context(), cp, h, 1e-20)
+	gr, err := newGrid(t.Context(), cp, h, 1e-20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,8 +103,8 @@ func TestPLDCancelPrompt(t *testing.T) {
 	if _, err := gr.lower(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("merge: err = %v, want one wrapping context.Canceled", err)
 	}
-	if n := cp.n.Load(); n > (k+1)*pldCheckEvery {
-		t.Errorf("merge cancelled after %d units of work evaluated the pair %d times, want at most %d", k, n, (k+1)*pldCheckEvery)
+	if n := cp.n.Load(); n > (k+1)*checkEvery {
+		t.Errorf("merge cancelled after %d units of work evaluated the pair %d times, want at most %d", k, n, (k+1)*checkEvery)
 	}
 	// Uncancelled, the merge evaluates the pair far more often: the bound
 	// above is a real one.
@@ -112,7 +112,7 @@ func TestPLDCancelPrompt(t *testing.T) {
 	if _, err := gr.lower(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if n := cp.n.Load(); n < 10*(k+1)*pldCheckEvery {
+	if n := cp.n.Load(); n < 10*(k+1)*checkEvery {
 		t.Errorf("an uncancelled merge evaluates the pair %d times: too few for the bound above to tell", n)
 	}
 }

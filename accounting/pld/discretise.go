@@ -10,10 +10,10 @@ import (
 	"github.com/dpcalc/dpcalc/internal/search"
 )
 
-// pldPMF is a privacy loss distribution on the grid {k·h}: mass p[i] at loss
+// pmf is a privacy loss distribution on the grid {k·h}: mass p[i] at loss
 // (lo+i)·h, plus mass inf at loss +∞. The finite part may be a
 // sub-probability (mass dropped for a lower bound).
-type pldPMF struct {
+type pmf struct {
 	lo  int
 	off float64 // losses are (lo+i)·h + off
 	p   []float64
@@ -21,24 +21,24 @@ type pldPMF struct {
 	// fallback is the P-mass the lower-bound merge had to round down.
 	fallback float64
 	// stop is the loss above which a lower merge on a grid with dropTop
-	// dropped the P-mass (see pldGrid.dropTop).
+	// dropped the P-mass (see grid.dropTop).
 	stop float64
 }
 
-// pldMergeScan is how many grid cells beyond its target the lower-bound
+// mergeScan is how many grid cells beyond its target the lower-bound
 // merge may extend a cell before it falls back to rounding down.
-const pldMergeScan = 8
+const mergeScan = 8
 
-// pldRelSlack is the relative rounding slack allowed for a log-space mass or
+// relSlack is the relative rounding slack allowed for a log-space mass or
 // tail computed from erfc, log and exp (a few hundred ulps): the error
 // within which every pair states its tails.
-const pldRelSlack = mechanism.TailsRelError
+const relSlack = mechanism.TailsRelError
 
-// pldBinMass returns log of the mass of (a, b] given the log tails and heads at
+// binMass returns log of the mass of (a, b] given the log tails and heads at
 // its ends, differencing whichever of the two is smaller so that the
 // subtraction does not cancel, and logRef, the log of the larger operand of
 // the difference (its rounding error is a few ulps of that operand).
-func pldBinMass(tA, tB, hA, hB float64) (logMass, logRef float64) {
+func binMass(tA, tB, hA, hB float64) (logMass, logRef float64) {
 	if hB < -math.Ln2 {
 		if hB <= hA {
 			return math.Inf(-1), hB
@@ -51,7 +51,7 @@ func pldBinMass(tA, tB, hA, hB float64) (logMass, logRef float64) {
 	return logmath.Sub(tA, tB), tA
 }
 
-// pldDiscretise returns the per-step privacy loss distributions of pair on the
+// discretise returns the per-step privacy loss distributions of pair on the
 // grid of width h: an upper one (dominating) and a lower one (dominated).
 // Losses beyond the truncation points (P-mass at most eta on each side)
 // are treated as described below.
@@ -76,8 +76,8 @@ func pldBinMass(tA, tB, hA, hB float64) (logMass, logRef float64) {
 // containing the upper tail is merged whole, and the P-mass below the lowest
 // truncation point is dropped. Both steps only lower δ(ε) for every ε, for
 // one step and (coupling the per-step losses) for any composition.
-func pldDiscretise(ctx context.Context, pair mechanism.Pair, h, eta float64) (up, low pldPMF, err error) {
-	g, err := newPLDGrid(ctx, pair, h, eta)
+func discretise(ctx context.Context, pair mechanism.Pair, h, eta float64) (up, low pmf, err error) {
+	g, err := newGrid(ctx, pair, h, eta)
 	if err != nil {
 		return up, low, err
 	}
@@ -85,8 +85,8 @@ func pldDiscretise(ctx context.Context, pair mechanism.Pair, h, eta float64) (up
 	return g.upper(), low, err
 }
 
-// pldGrid holds the log tails of one pair at the grid points kLo..kHi.
-type pldGrid struct {
+// grid holds the log tails of one pair at the grid points kLo..kHi.
+type grid struct {
 	pair     mechanism.Pair
 	h        float64
 	kLo, kHi int
@@ -96,47 +96,47 @@ type pldGrid struct {
 	// dropTop makes lower drop the P-mass above the last merged cell
 	// instead of merging it into one atom (the two-scale lower bound,
 	// whose jumps above are discretised on their own grid); the loss it
-	// stopped at is returned in pldPMF.stop.
+	// stopped at is returned in pmf.stop.
 	dropTop bool
 }
 
 // at returns the loss of grid point k.
-func (gr *pldGrid) at(k int) float64 { return float64(k)*gr.h + gr.off }
+func (gr *grid) at(k int) float64 { return float64(k)*gr.h + gr.off }
 
-func newPLDGrid(ctx context.Context, pair mechanism.Pair, h, eta float64) (*pldGrid, error) {
-	return newPLDGridOffset(ctx, pair, h, eta, 0)
+func newGrid(ctx context.Context, pair mechanism.Pair, h, eta float64) (*grid, error) {
+	return newGridOffset(ctx, pair, h, eta, 0)
 }
 
-// pldCheckEvery is how many grid points, cells or pair evaluations (each
+// checkEvery is how many grid points, cells or pair evaluations (each
 // weighted by its TailsCost) a loop handles between checks of its context;
 // each check counts one unit of work (accounting.Canceled), and an FFT of n
-// points counts n/pldCheckEvery more.
-const pldCheckEvery = 1024
+// points counts n/checkEvery more.
+const checkEvery = 1024
 
-// newPLDGridOffset is newPLDGrid on the shifted grid {k·h + off}.
-func newPLDGridOffset(ctx context.Context, pair mechanism.Pair, h, eta, off float64) (*pldGrid, error) {
+// newGridOffset is newGrid on the shifted grid {k·h + off}.
+func newGridOffset(ctx context.Context, pair mechanism.Pair, h, eta, off float64) (*grid, error) {
 	lLo, lHi := pair.Truncation(eta)
-	return newPLDGridSpan(ctx, pair, h, eta, off, math.Floor((lLo-off)/h), math.Ceil((lHi-off)/h))
+	return newGridSpan(ctx, pair, h, eta, off, math.Floor((lLo-off)/h), math.Ceil((lHi-off)/h))
 }
 
-// newPLDGridSpan is the grid {k·h + off : kLo ≤ k ≤ kHi} of pair.
-func newPLDGridSpan(ctx context.Context, pair mechanism.Pair, h, eta, off, fLo, fHi float64) (*pldGrid, error) {
+// newGridSpan is the grid {k·h + off : kLo ≤ k ≤ kHi} of pair.
+func newGridSpan(ctx context.Context, pair mechanism.Pair, h, eta, off, fLo, fHi float64) (*grid, error) {
 	if !(math.Abs(fLo) < 1<<53 && math.Abs(fHi) < 1<<53) {
-		return nil, errPLDTooLarge // also NaN
+		return nil, errTooLarge // also NaN
 	}
 	kLo, kHi := int(fLo), int(fHi)
 	if kHi <= kLo {
 		kHi = kLo + 1
 	}
 	n := kHi - kLo
-	if !(n > 0 && n <= pldMaxGrid) {
-		return nil, errPLDTooLarge // also NaN or overflowed ends
+	if !(n > 0 && n <= maxGrid) {
+		return nil, errTooLarge // also NaN or overflowed ends
 	}
 	tl := make([]mechanism.Tails, n+1)
 	cost := pair.TailsCost()
-	evals := pldCheckEvery // check before the first point
+	evals := checkEvery // check before the first point
 	for i := range tl {
-		if evals >= pldCheckEvery {
+		if evals >= checkEvery {
 			evals = 0
 			if err := accounting.Canceled(ctx); err != nil {
 				return nil, err
@@ -145,24 +145,24 @@ func newPLDGridSpan(ctx context.Context, pair mechanism.Pair, h, eta, off, fLo, 
 		evals += cost
 		tl[i] = pair.Tails(float64(kLo+i)*h + off)
 	}
-	return &pldGrid{pair: pair, h: h, kLo: kLo, kHi: kHi, off: off, tl: tl, logEta: math.Log(eta)}, nil
+	return &grid{pair: pair, h: h, kLo: kLo, kHi: kHi, off: off, tl: tl, logEta: math.Log(eta)}, nil
 }
 
-// pldCutPair is a pair whose truncation is narrowed by bisection on its
+// cutPair is a pair whose truncation is narrowed by bisection on its
 // exact tails: pair.truncation bounds each mixture component on its own,
 // and for a small sampling rate the sampled component's tail carries only
 // q of the mass, so the exact cut can be far narrower (a shorter grid at
 // the same width). Used for truncations cut at a query's δ (see
-// pldSetup.eta), where the truncated mass is charged in full.
-type pldCutPair struct{ mechanism.Pair }
+// setup.eta), where the truncated mass is charged in full.
+type cutPair struct{ mechanism.Pair }
 
-func (p *pldCutPair) Truncation(eta float64) (lLo, lHi float64) {
-	return pldCut(p.Pair, eta)
+func (p *cutPair) Truncation(eta float64) (lLo, lHi float64) {
+	return cutRange(p.Pair, eta)
 }
 
-// pldCut returns losses lLo < lHi outside which P has mass at most eta on
+// cutRange returns losses lLo < lHi outside which P has mass at most eta on
 // each side, narrowing pair.truncation's by bisection on the exact tails.
-func pldCut(pair mechanism.Pair, eta float64) (lLo, lHi float64) {
+func cutRange(pair mechanism.Pair, eta float64) (lLo, lHi float64) {
 	lLo, lHi = pair.Truncation(eta)
 	if !(lLo < lHi) || math.IsInf(lLo, 0) || math.IsInf(lHi, 0) || !(eta > 0) {
 		return lLo, lHi
@@ -200,17 +200,17 @@ func pldCut(pair mechanism.Pair, eta float64) (lLo, lHi float64) {
 	return lLo, lHi
 }
 
-// pldMaxGrid caps the grid points of one step's discretisation.
-const pldMaxGrid = 1 << 24
+// maxGrid caps the grid points of one step's discretisation.
+const maxGrid = 1 << 24
 
-// upper returns the dominating per-step distribution (see pldDiscretise).
-func (gr *pldGrid) upper() (up pldPMF) { return gr.upperSpan(true, true) }
+// upper returns the dominating per-step distribution (see discretise).
+func (gr *grid) upper() (up pmf) { return gr.upperSpan(true, true) }
 
 // upperSpan is upper restricted to the grid's cells: the P-mass below the
 // lowest point is moved up to it only when below is set, and the mass
 // above the highest goes to +∞ only when above is set (the two-scale
 // split discretises each side on its own grid).
-func (gr *pldGrid) upperSpan(below, above bool) (up pldPMF) {
+func (gr *grid) upperSpan(below, above bool) (up pmf) {
 	h, kLo, tl := gr.h, gr.kLo, gr.tl
 	n := gr.kHi - gr.kLo
 
@@ -225,23 +225,23 @@ func (gr *pldGrid) upperSpan(below, above bool) (up pldPMF) {
 		up.p[i] += m
 		sum, comp = search.Neumaier(sum, comp, m)
 	}
-	// Every mass is raised by its rounding error bound (2·pldRelSlack of
-	// the larger operand of its difference, see pldBinMass), so that each
+	// Every mass is raised by its rounding error bound (2·relSlack of
+	// the larger operand of its difference, see binMass), so that each
 	// is at least the exact mass it stands for: a dominating distribution
 	// may carry more mass than 1, never less, and the excess is relative,
 	// not the absolute 2^−52 per step that reassigning the deficit
 	// 1 − Σ p to +∞ would cost (a floor of T·2e-16 on δ).
 	if below {
-		add(0, math.Exp(tl[0].PBelow)*(1+pldRelSlack)) // mass below the grid, moved up
+		add(0, math.Exp(tl[0].PBelow)*(1+relSlack)) // mass below the grid, moved up
 	}
 	for i := 0; i < n; i++ {
-		lp, refP := pldBinMass(tl[i].PAbove, tl[i+1].PAbove, tl[i].PBelow, tl[i+1].PBelow)
+		lp, refP := binMass(tl[i].PAbove, tl[i+1].PAbove, tl[i].PBelow, tl[i+1].PBelow)
 		if math.IsInf(lp, -1) {
 			continue
 		}
-		lq, refQ := pldBinMass(tl[i].QAbove, tl[i+1].QAbove, tl[i].QBelow, tl[i+1].QBelow)
+		lq, refQ := binMass(tl[i].QAbove, tl[i+1].QAbove, tl[i].QBelow, tl[i+1].QBelow)
 		b := gr.at(kLo + i + 1)
-		pm := math.Exp(lp) + 2*pldRelSlack*math.Exp(refP)
+		pm := math.Exp(lp) + 2*relSlack*math.Exp(refP)
 		// P-mass at the lower end: (e^{b}·Q(cell) − P(cell))/(e^h − 1).
 		var mLo float64
 		if !math.IsInf(lq, -1) {
@@ -249,7 +249,7 @@ func (gr *pldGrid) upperSpan(below, above bool) (up pldPMF) {
 			// for a cell of losses above a = b − h, so this cannot overflow.
 			a := b - h
 			mLo = (math.Exp(a+lq) - pm*emh) / omh
-			errLo := pldRelSlack * (math.Exp(refP-h) + math.Exp(a+refQ) + pm*emh) / omh
+			errLo := relSlack * (math.Exp(refP-h) + math.Exp(a+refQ) + pm*emh) / omh
 			mLo -= errLo
 		}
 		mLo = math.Max(0, math.Min(mLo, pm))
@@ -258,27 +258,27 @@ func (gr *pldGrid) upperSpan(below, above bool) (up pldPMF) {
 	}
 	// Mass above the top grid point goes to +∞.
 	if above {
-		up.inf = math.Min(1, math.Exp(tl[n].PAbove)*(1+pldRelSlack))
+		up.inf = math.Min(1, math.Exp(tl[n].PAbove)*(1+relSlack))
 	}
 
 	return up
 }
 
-// pldLowMass returns the log of a cell's P-mass e^{lp} lowered by its
-// rounding error bound (2·pldRelSlack of the larger operand e^{refP} of its
-// difference, see pldBinMass), so that a dominated distribution never
+// lowMass returns the log of a cell's P-mass e^{lp} lowered by its
+// rounding error bound (2·relSlack of the larger operand e^{refP} of its
+// difference, see binMass), so that a dominated distribution never
 // carries more mass than the exact one: its δ is then a lower bound with
 // no absolute floor.
-func pldLowMass(lp, refP float64) float64 {
-	r := pldRelSlack * (1 + 2*math.Exp(refP-lp))
+func lowMass(lp, refP float64) float64 {
+	r := relSlack * (1 + 2*math.Exp(refP-lp))
 	if !(r < 0.5) {
 		return math.Inf(-1) // the mass is below its own error bound: drop it
 	}
 	return lp + math.Log1p(-r)
 }
 
-// lower returns the dominated per-step distribution (see pldDiscretise).
-func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
+// lower returns the dominated per-step distribution (see discretise).
+func (gr *grid) lower(ctx context.Context) (low pmf, err error) {
 	h, kLo, kHi, tl, pair, at := gr.h, gr.kLo, gr.kHi, gr.tl, gr.pair, gr.at
 	n := kHi - kLo
 	var ks []int
@@ -312,16 +312,16 @@ func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
 		if math.IsInf(ta.QAbove, -1) || loss < a {
 			loss = a
 		}
-		putLoss(math.Max(loss-pldRelSlack*(1+math.Abs(loss)), a), math.Exp(ta.PAbove)*(1-pldRelSlack))
+		putLoss(math.Max(loss-relSlack*(1+math.Abs(loss)), a), math.Exp(ta.PAbove)*(1-relSlack))
 	}
 	j := 1 // next grid index (into tl) above a
 	// evals counts cells and pair evaluations (weighted by their cost)
 	// since the last check of ctx: a check (one unit of work, see
-	// accounting.Canceled) every pldCheckEvery of them, however many
+	// accounting.Canceled) every checkEvery of them, however many
 	// evaluations a cell takes.
 	evals, cost := 0, pair.TailsCost()
 	for {
-		if evals++; evals >= pldCheckEvery {
+		if evals++; evals >= checkEvery {
 			evals = 0
 			if err := accounting.Canceled(ctx); err != nil {
 				return low, err
@@ -347,17 +347,17 @@ func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
 		// φ(b) = (merged loss of (a, b] less its rounding error) − t; it
 		// is negative for b ≤ t and increasing beyond.
 		phi := func(tb mechanism.Tails) (float64, float64) {
-			lp, refP := pldBinMass(ta.PAbove, tb.PAbove, ta.PBelow, tb.PBelow)
+			lp, refP := binMass(ta.PAbove, tb.PAbove, ta.PBelow, tb.PBelow)
 			if math.IsInf(lp, -1) {
 				return math.Inf(-1), lp
 			}
-			lq, refQ := pldBinMass(ta.QAbove, tb.QAbove, ta.QBelow, tb.QBelow)
+			lq, refQ := binMass(ta.QAbove, tb.QAbove, ta.QBelow, tb.QBelow)
 			if math.IsInf(lq, -1) {
-				return math.Inf(1), pldLowMass(lp, refP)
+				return math.Inf(1), lowMass(lp, refP)
 			}
-			// Relative error of each mass is ≲ pldRelSlack·ref/mass.
-			errL := pldRelSlack * (1 + math.Exp(refP-lp) + math.Exp(refQ-lq))
-			return lp - lq - errL - t, pldLowMass(lp, refP)
+			// Relative error of each mass is ≲ relSlack·ref/mass.
+			errL := relSlack * (1 + math.Exp(refP-lp) + math.Exp(refQ-lq))
+			return lp - lq - errL - t, lowMass(lp, refP)
 		}
 		for j <= n && at(kLo+j) <= t {
 			j++
@@ -366,7 +366,7 @@ func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
 		found := false
 		var fr float64
 		j0 := j
-		for ; j <= n && j < j0+pldMergeScan; j++ {
+		for ; j <= n && j < j0+mergeScan; j++ {
 			f, _ := phi(tl[j])
 			if f >= 0 {
 				fr, found = f, true
@@ -405,7 +405,7 @@ func (gr *pldGrid) lower(ctx context.Context) (low pldPMF, err error) {
 				if math.IsInf(ta.QAbove, -1) {
 					loss = at(kHi) // Q-mass 0: loss +∞; any value is lower
 				}
-				putLoss(math.Max(loss-pldRelSlack*(1+math.Abs(loss)), a), math.Exp(ta.PAbove)*(1-pldRelSlack))
+				putLoss(math.Max(loss-relSlack*(1+math.Abs(loss)), a), math.Exp(ta.PAbove)*(1-relSlack))
 			}
 			break
 		}

@@ -9,14 +9,14 @@ import (
 	"github.com/dpcalc/dpcalc/internal/search"
 )
 
-// pldTwoScale bounds δ(ε) for T identical steps of one direction whose
+// twoScaleBound bounds δ(ε) for T identical steps of one direction whose
 // privacy loss lives on two scales: a bulk of tiny losses and rare large
 // ones (a small sampling rate: with σ = 0.742, q = 2.1e-9, T = 7512 the
 // bulk spreads over 5e-7 while single losses reach 1e-4, and ε ≈ 3.5e-6).
 // One uniform grid fine enough for the bulk cannot span the large losses
 // (issue 11 §4); here each step's loss is split at a point a into a bulk
 // part β (losses ≤ a, a fine grid) and a jump part γ (losses ≥ a, a coarse
-// grid), both discretised as in pldDiscretise (connect the dots above, a
+// grid), both discretised as in discretise (connect the dots above, a
 // merge below; the cells of both grids partition the loss line, so each
 // step stays dominating, resp. dominated). Composing T steps, the number k
 // of steps drawn from γ is binomial:
@@ -26,30 +26,30 @@ import (
 //
 // where g is γ^{*k}/γ̄^k (mass g_j at loss y_j) and D_n(x) = ∫(1 −
 // e^{x−s})₊ dβ^{*n}(s). β^{*n} and the normalised γ^{*k} are composed by
-// FFT (pldCompose, with its certified error terms); k runs to K, the
+// FFT (composeParts, with its certified error terms); k runs to K, the
 // binomial remainder bounds the rest. D is bounded three ways, each sound,
-// and the tightest is used (see pldBulk.d): the FFT sum above x, the
+// and the tightest is used (see bulk.d): the FFT sum above x, the
 // exact totals of β^{*n} less the FFT sum below x (for x below the bulk,
 // where the jumps decide δ), and a Chernoff bound (far above it). This
 // keeps every error term small next to δ where a single grid's FFT
 // round-off would not (δ = 2.6e-12 there).
-type pldTwoScale struct {
+type twoScaleBound struct {
 	steps int
-	bulk  []*pldBulk  // bulk[k]: β^{*(T−k)}, k = 0..K
-	jumps []*pldJumps // jumps[k]: γ^{*k}/γ̄^k, k = 1..K (jumps[0] unused)
-	logW  []float64   // log(C(T,k)·γ̄^k), k = 0..K
-	rest  float64     // upper: the binomial remainder and the +∞ atom
-	upper bool        // an upper (dominating) or lower (dominated) bound
+	bulk  []*bulk   // bulk[k]: β^{*(T−k)}, k = 0..K
+	jumps []*jumps  // jumps[k]: γ^{*k}/γ̄^k, k = 1..K (jumps[0] unused)
+	logW  []float64 // log(C(T,k)·γ̄^k), k = 0..K
+	rest  float64   // upper: the binomial remainder and the +∞ atom
+	upper bool      // an upper (dominating) or lower (dominated) bound
 }
 
-// pldTwoScaleK caps the number of jumps composed.
-const pldTwoScaleK = 12
+// twoScaleK caps the number of jumps composed.
+const twoScaleK = 12
 
-// pldBulk is β^{*n} composed on the fine grid with what D needs. Every
+// bulk is β^{*n} composed on the fine grid with what D needs. Every
 // sum it keeps has nonnegative terms, so its rounding is relative to the
 // sum itself (see d).
-type pldBulk struct {
-	c          *pldComposed
+type bulk struct {
+	c          *composition
 	h, s0      float64   // loss of cell i: s0 + i·h
 	suf0, suf2 []float64 // Σ_{k≥i} c_k, Σ_{k≥i} c_k·(1 − e^{s_i−s_k})
 	pre0, pre2 []float64 // Σ_{k<i} c_k, Σ_{k<i} c_k·(e^{s_{i−1}−s_k} − 1); nil when e^{width} overflows
@@ -60,30 +60,30 @@ type pldBulk struct {
 	logChern   []float64 // log of the Chernoff bound on D at s_i (upper only)
 }
 
-// pldJumps is γ^{*k}/γ̄^k: mass g[j] at loss y0 + j·h, with the FFT's
+// jumps is γ^{*k}/γ̄^k: mass g[j] at loss y0 + j·h, with the FFT's
 // error terms (0 for k = 1, placed exactly).
-type pldJumps struct {
+type jumps struct {
 	g      []float64
 	y0, h  float64
 	errSum float64 // bound on |Σ_j (ĝ_j − g_j)·f_j| for 0 ≤ f ≤ 1, and the mass outside
 }
 
-// newPLDTwoScale discretises pair (one direction, tails cut at eta) split at
+// newTwoScaleBound discretises pair (one direction, tails cut at eta) split at
 // a with bulk grid hB and jump grid hJ, and composes steps of it for the
 // upper or lower bound, with k up to the first K whose binomial remainder
 // is below restMax.
-func newPLDTwoScale(ctx context.Context, pair mechanism.Pair, steps int, eta, a, hB, hJ, restMax float64, upper bool) (*pldTwoScale, error) {
+func newTwoScaleBound(ctx context.Context, pair mechanism.Pair, steps int, eta, a, hB, hJ, restMax float64, upper bool) (*twoScaleBound, error) {
 	lLo, lHi := pair.Truncation(eta)
 	if !(lLo < a && a < lHi) {
-		return nil, errPLDTooLarge
+		return nil, errTooLarge
 	}
 	kA := math.Round(a / hB)
 	a = kA * hB // a point of the bulk grid
-	gb, err := newPLDGridSpan(ctx, pair, hB, eta, 0, math.Floor(lLo/hB), kA)
+	gb, err := newGridSpan(ctx, pair, hB, eta, 0, math.Floor(lLo/hB), kA)
 	if err != nil {
 		return nil, err
 	}
-	var beta, gamma pldPMF
+	var beta, gamma pmf
 	if upper {
 		beta = gb.upperSpan(true, false)
 		offJ := a - math.Floor(a/hJ)*hJ
@@ -91,7 +91,7 @@ func newPLDTwoScale(ctx context.Context, pair mechanism.Pair, steps int, eta, a,
 		for kS*hJ+offJ > a {
 			offJ = math.Nextafter(offJ, math.Inf(-1)) // no gap above a
 		}
-		gj, err := newPLDGridSpan(ctx, pair, hJ, eta, offJ, kS, math.Ceil((lHi-offJ)/hJ))
+		gj, err := newGridSpan(ctx, pair, hJ, eta, offJ, kS, math.Ceil((lHi-offJ)/hJ))
 		if err != nil {
 			return nil, err
 		}
@@ -110,7 +110,7 @@ func newPLDTwoScale(ctx context.Context, pair mechanism.Pair, steps int, eta, a,
 		for kS*hJ+offJ < stop {
 			offJ = math.Nextafter(offJ, math.Inf(1)) // the jump cells start at or above stop
 		}
-		gj, err := newPLDGridSpan(ctx, pair, hJ, eta, offJ, kS, math.Ceil((lHi-offJ)/hJ))
+		gj, err := newGridSpan(ctx, pair, hJ, eta, offJ, kS, math.Ceil((lHi-offJ)/hJ))
 		if err != nil {
 			return nil, err
 		}
@@ -122,18 +122,18 @@ func newPLDTwoScale(ctx context.Context, pair mechanism.Pair, steps int, eta, a,
 }
 
 // composeTwoScale composes steps of β + γ (+ the +∞ atom of γ).
-func composeTwoScale(ctx context.Context, beta, gamma pldPMF, hB, hJ float64, steps int, restMax float64, upper bool) (*pldTwoScale, error) {
-	bBar, gBar := pldMass(beta.p), pldMass(gamma.p)
+func composeTwoScale(ctx context.Context, beta, gamma pmf, hB, hJ float64, steps int, restMax float64, upper bool) (*twoScaleBound, error) {
+	bBar, gBar := totalMass(beta.p), totalMass(gamma.p)
 	if !(gBar > 0 && bBar > 0) {
-		return nil, errPLDTooLarge // one scale only: the grid's bounds serve
+		return nil, errTooLarge // one scale only: the grid's bounds serve
 	}
-	ts := &pldTwoScale{steps: steps, upper: upper}
+	ts := &twoScaleBound{steps: steps, upper: upper}
 	T := float64(steps)
 	// log(C(T,k)·γ̄^k·β̄^{T−k})-free weights: β^{*(T−k)} carries β̄^{T−k}.
 	logG := math.Log(gBar)
 	var logC float64 // log C(T,k)
 	K := 0
-	for k := 0; k <= min(steps, pldTwoScaleK); k++ {
+	for k := 0; k <= min(steps, twoScaleK); k++ {
 		if k > 0 {
 			logC += math.Log((T - float64(k-1)) / float64(k))
 		}
@@ -148,30 +148,30 @@ func composeTwoScale(ctx context.Context, beta, gamma pldPMF, hB, hJ float64, st
 		r := (T - float64(k+1)) / float64(k+2) * gBar / bBar
 		if r < 1 {
 			rest := math.Exp(next) / (1 - r)
-			if rest <= restMax || k == pldTwoScaleK {
+			if rest <= restMax || k == twoScaleK {
 				if upper {
 					ts.rest = rest * (1 + 1e-10)
 				}
 				break
 			}
-		} else if k == pldTwoScaleK {
-			return nil, errPLDTooLarge
+		} else if k == twoScaleK {
+			return nil, errTooLarge
 		}
 	}
 	if upper && gamma.inf > 0 {
-		ts.rest += pldInfPaths(bBar+gBar, gamma.inf, T)
+		ts.rest += infPaths(bBar+gBar, gamma.inf, T)
 	}
 	for k := 0; k <= K; k++ {
 		if err := accounting.Canceled(ctx); err != nil {
 			return nil, err
 		}
-		b, err := newPLDBulk(ctx, beta, hB, steps-k, upper)
+		b, err := newBulk(ctx, beta, hB, steps-k, upper)
 		if err != nil {
 			return nil, err
 		}
 		ts.bulk = append(ts.bulk, b)
 	}
-	ts.jumps = make([]*pldJumps, K+1)
+	ts.jumps = make([]*jumps, K+1)
 	gn := gamma
 	gn.p = make([]float64, len(gamma.p))
 	for i, v := range gamma.p {
@@ -180,54 +180,54 @@ func composeTwoScale(ctx context.Context, beta, gamma pldPMF, hB, hJ float64, st
 	gn.inf = 0
 	for k := 1; k <= K; k++ {
 		if k == 1 {
-			ts.jumps[1] = &pldJumps{g: gn.p, y0: float64(gn.lo)*hJ + gn.off, h: hJ}
+			ts.jumps[1] = &jumps{g: gn.p, y0: float64(gn.lo)*hJ + gn.off, h: hJ}
 			continue
 		}
-		c, err := pldCompose(ctx, []pldPart{{gn, k}}, hJ, false, 0)
+		c, err := composeParts(ctx, []part{{gn, k}}, hJ, false, 0)
 		if err != nil {
 			return nil, err
 		}
-		ts.jumps[k] = &pldJumps{g: c.c, y0: c.loss(0), h: hJ,
+		ts.jumps[k] = &jumps{g: c.c, y0: c.loss(0), h: hJ,
 			errSum: c.e2*math.Sqrt(float64(len(c.c))) + c.tailTop + c.tailBot}
 	}
 	return ts, nil
 }
 
-// newPLDBulkUpper bounds δ(ε) from above for T identical steps of a
+// newBulkUpper bounds δ(ε) from above for T identical steps of a
 // direction with no large losses above (the add direction of a small
 // sampling rate, whose loss is at most −log(1 − q)): the P-mass below a
 // (T·P(L ≤ a) small) is moved up to a, which dominates, and the rest is
-// discretised on the fine grid hB and composed as one bulk (pldBulk).
-func newPLDBulkUpper(ctx context.Context, pair mechanism.Pair, steps int, eta, a, hB float64) (*pldTwoScale, error) {
+// discretised on the fine grid hB and composed as one bulk (bulk).
+func newBulkUpper(ctx context.Context, pair mechanism.Pair, steps int, eta, a, hB float64) (*twoScaleBound, error) {
 	_, lHi := pair.Truncation(eta)
 	if !(a < lHi) {
-		return nil, errPLDTooLarge
+		return nil, errTooLarge
 	}
-	gb, err := newPLDGridSpan(ctx, pair, hB, eta, 0, math.Floor(a/hB), math.Ceil(lHi/hB))
+	gb, err := newGridSpan(ctx, pair, hB, eta, 0, math.Floor(a/hB), math.Ceil(lHi/hB))
 	if err != nil {
 		return nil, err
 	}
 	beta := gb.upperSpan(true, true)
-	ts := &pldTwoScale{steps: steps, upper: true, logW: []float64{0}, jumps: []*pldJumps{nil}}
+	ts := &twoScaleBound{steps: steps, upper: true, logW: []float64{0}, jumps: []*jumps{nil}}
 	if beta.inf > 0 {
-		ts.rest = pldInfPaths(pldMass(beta.p), beta.inf, float64(steps))
+		ts.rest = infPaths(totalMass(beta.p), beta.inf, float64(steps))
 	}
-	b, err := newPLDBulk(ctx, beta, hB, steps, true)
+	b, err := newBulk(ctx, beta, hB, steps, true)
 	if err != nil {
 		return nil, err
 	}
-	ts.bulk = []*pldBulk{b}
+	ts.bulk = []*bulk{b}
 	return ts, nil
 }
 
-// pldInfPaths bounds the mass of the T-step paths through a +∞ atom of
+// infPaths bounds the mass of the T-step paths through a +∞ atom of
 // mass inf beside finite mass s: (s + inf)^T − s^T, rounded up.
-func pldInfPaths(s, inf, T float64) float64 {
+func infPaths(s, inf, T float64) float64 {
 	return math.Exp(T*math.Log(s)) * math.Expm1(T*math.Log1p(inf/s)) * (1 + 1e-10)
 }
 
-// pldMass returns Σ p (compensated).
-func pldMass(p []float64) float64 {
+// totalMass returns Σ p (compensated).
+func totalMass(p []float64) float64 {
 	var s, comp float64
 	for _, v := range p {
 		s, comp = search.Neumaier(s, comp, v)
@@ -236,7 +236,7 @@ func pldMass(p []float64) float64 {
 }
 
 // delta returns the bound on δ(eps).
-func (ts *pldTwoScale) delta(eps float64) float64 {
+func (ts *twoScaleBound) delta(eps float64) float64 {
 	// Relative rounding of a weight e^{logW} (log C summed over k terms,
 	// k·log γ̄) and of the normalised γ.
 	const wRel = 1e-10
@@ -275,23 +275,23 @@ func (ts *pldTwoScale) delta(eps float64) float64 {
 	return math.Max(0, math.Min(1, sum))
 }
 
-// newPLDBulk composes n steps of beta on grid h.
-func newPLDBulk(ctx context.Context, beta pldPMF, h float64, n int, upper bool) (*pldBulk, error) {
-	b := &pldBulk{h: h}
+// newBulk composes n steps of beta on grid h.
+func newBulk(ctx context.Context, beta pmf, h float64, n int, upper bool) (*bulk, error) {
+	b := &bulk{h: h}
 	nn := float64(n)
 	lo := float64(beta.lo)*h + beta.off
 	b.sMin = nn * lo
-	b.logA, b.rhoA = pldLogPowSum(beta.p, nil, n)
+	b.logA, b.rhoA = logPowSum(beta.p, nil, n)
 	em := make([]float64, len(beta.p))
 	for i := range em {
 		em[i] = math.Expm1(-(lo + float64(i)*h))
 	}
-	b.logB, b.rhoB = pldLogPowSum(beta.p, em, n)
+	b.logB, b.rhoB = logPowSum(beta.p, em, n)
 	if n == 0 {
-		b.c = &pldComposed{h: h, c: []float64{1}}
+		b.c = &composition{h: h, c: []float64{1}}
 		b.s0 = 0
 	} else {
-		c, err := pldCompose(ctx, []pldPart{{beta, n}}, h, false, 0)
+		c, err := composeParts(ctx, []part{{beta, n}}, h, false, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -327,12 +327,12 @@ func newPLDBulk(ctx context.Context, beta pldPMF, h float64, n int, upper bool) 
 	return b, nil
 }
 
-// pldLogPowSum returns n·log Σ_i p_i(1 + e_i) (e nil: all 0) and a bound
+// logPowSum returns n·log Σ_i p_i(1 + e_i) (e nil: all 0) and a bound
 // on the relative error of its exponential. The sum less 1 is kept
 // exactly as a compensated pair and passed to log1p, so that the error
 // is relative to the logarithm (n·|log| can be far below n·u for a sum
 // near 1), not to the sum.
-func pldLogPowSum(p, e []float64, n int) (logS, rho float64) {
+func logPowSum(p, e []float64, n int) (logS, rho float64) {
 	const u = 0x1p-53
 	var s, comp, abs float64
 	for i, v := range p {
@@ -360,12 +360,12 @@ func pldLogPowSum(p, e []float64, n int) (logS, rho float64) {
 
 // chernoff fills logChern: D_n(x) ≤ E(S − x)₊ ≤ e^{K(λ) − λx}/(eλ) for
 // every λ > 0 ((z)₊ ≤ e^{λz}/(eλ)), K(λ) = n·log Σ β_i e^{λ s_i}.
-func (b *pldBulk) chernoff(beta pldPMF, h, n float64) {
+func (b *bulk) chernoff(beta pmf, h, n float64) {
 	width := math.Max(b.h*float64(len(b.c.c)), h)
 	var lams, ks []float64
 	for j := 0; j <= 120; j++ {
 		lam := math.Exp2(float64(j)/3) / width
-		k := n * (pldLogMGF(&beta, h, lam) + lam*beta.off)
+		k := n * (logMGF(&beta, h, lam) + lam*beta.off)
 		if math.IsNaN(k) || math.IsInf(k, 0) {
 			break
 		}
@@ -396,7 +396,7 @@ func (b *pldBulk) chernoff(beta pldPMF, h, n float64) {
 // The weights are split so that every sum has nonnegative terms: (i) as
 // (1 − e^{x−s_i})·suf0 + e^{x−s_i}·suf2, (ii) as (e^{x−s_{i−1}} − 1)·pre0 +
 // e^{x−s_{i−1}}·pre2; their rounding is then slack times the value.
-func (b *pldBulk) d(x float64, upper bool) float64 {
+func (b *bulk) d(x float64, upper bool) float64 {
 	const u = 0x1p-53
 	c := b.c
 	m := len(c.c)
@@ -457,18 +457,18 @@ func (b *pldBulk) d(x float64, upper bool) float64 {
 	return math.Max(0, math.Min(up, math.Exp(b.logA)*(1+b.rhoA)))
 }
 
-// pldTwoScaleSet is the two-scale bounds of the remove direction for one
+// twoScaleSet is the two-scale bounds of the remove direction for one
 // per-step truncation, on two bulk grids (their brackets are intersected).
-type pldTwoScaleSet struct {
-	ups, lows []*pldTwoScale
-	// add bounds the add direction from above (newPLDBulkUpper; nil
+type twoScaleSet struct {
+	ups, lows []*twoScaleBound
+	// add bounds the add direction from above (newBulkUpper; nil
 	// where it does not apply).
-	add []*pldTwoScale
+	add []*twoScaleBound
 }
 
 // addDelta returns the upper bound on the add direction's δ(eps), 1
 // where there is none.
-func (s *pldTwoScaleSet) addDelta(eps float64) float64 {
+func (s *twoScaleSet) addDelta(eps float64) float64 {
 	upper := 1.0
 	for _, t := range s.add {
 		upper = math.Min(upper, t.delta(eps))
@@ -476,26 +476,26 @@ func (s *pldTwoScaleSet) addDelta(eps float64) float64 {
 	return upper
 }
 
-// pldTwoScaleJump is T·P(L > a) at the split point a: the expected number
+// twoScaleJump is T·P(L > a) at the split point a: the expected number
 // of steps whose loss falls on the jump grid.
-const pldTwoScaleJump = 1e-3
+const twoScaleJump = 1e-3
 
 // twoScale returns the two-scale bounds of the remove direction, and the
-// one-bulk upper bound of the add direction (newPLDBulkUpper), for the
+// one-bulk upper bound of the add direction (newBulkUpper), for the
 // truncation eta, or nil when the composition does not qualify: the
-// default grid with the tails cut at a query's δ (pldSetup.eta), one
+// default grid with the tails cut at a query's δ (setup.eta), one
 // Poisson-sampled Gaussian step repeated, and a per-step loss whose range
 // above the split exceeds the bulk's by 16 or more. restMax bounds the
 // binomial remainder (a small share of the δ of interest).
-func (a *Accountant) twoScale(ctx context.Context, eta, restMax float64) (*pldTwoScaleSet, error) {
+func (a *Accountant) twoScale(ctx context.Context, eta, restMax float64) (*twoScaleSet, error) {
 	if a.twoScales == nil {
-		a.twoScales = map[float64]*pldTwoScaleSet{}
+		a.twoScales = map[float64]*twoScaleSet{}
 	}
 	if s, ok := a.twoScales[eta]; ok {
 		return s, nil
 	}
 	s, err := a.newTwoScale(ctx, eta, restMax)
-	if err == errPLDTooLarge {
+	if err == errTooLarge {
 		s, err = nil, nil
 	}
 	if err != nil {
@@ -505,9 +505,9 @@ func (a *Accountant) twoScale(ctx context.Context, eta, restMax float64) (*pldTw
 	return s, nil
 }
 
-func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64) (*pldTwoScaleSet, error) {
+func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64) (*twoScaleSet, error) {
 	keys := a.keys()
-	if a.h != 0 || len(keys) != 1 || !(eta > pldEta(a.steps, 0)) {
+	if a.h != 0 || len(keys) != 1 || !(eta > etaFor(a.steps, 0)) {
 		return nil, nil
 	}
 	k := keys[0]
@@ -517,19 +517,19 @@ func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64) (*pl
 		return nil, nil
 	}
 	if a.setup == nil {
-		a.setup = newPLDSetup(a.pldsOf(keys))
+		a.setup = newSetup(a.pldsOf(keys))
 	}
-	pair := &pldCutPair{a.setup.pairs[0][0]} // remove
+	pair := &cutPair{a.setup.pairs[0][0]} // remove
 	steps := a.counts[k]
 	lLo, lHi := pair.Truncation(eta)
 	if !(lLo < lHi) || math.IsInf(lLo, 0) || math.IsInf(lHi, 0) {
 		return nil, nil
 	}
-	// The split: T·P(L > a) = pldTwoScaleJump, by bisection.
+	// The split: T·P(L > a) = twoScaleJump, by bisection.
 	lo, hi := lLo, lHi
 	for it := 0; it < 200 && hi-lo > 1e-3*(hi-lLo)*1e-6; it++ {
 		mid := 0.5 * (lo + hi)
-		if float64(steps)*math.Exp(pair.Tails(mid).PAbove) > pldTwoScaleJump {
+		if float64(steps)*math.Exp(pair.Tails(mid).PAbove) > twoScaleJump {
 			lo = mid
 		} else {
 			hi = mid
@@ -540,14 +540,14 @@ func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64) (*pl
 		return nil, nil
 	}
 	hJ := (lHi - split) / 16384
-	s := &pldTwoScaleSet{}
+	s := &twoScaleSet{}
 	for _, cells := range []float64{512, 1024} {
 		hB := (split - lLo) / cells
-		up, err := newPLDTwoScale(ctx, pair, steps, eta, split, hB, hJ, restMax, true)
+		up, err := newTwoScaleBound(ctx, pair, steps, eta, split, hB, hJ, restMax, true)
 		if err != nil {
 			return nil, err
 		}
-		low, err := newPLDTwoScale(ctx, pair, steps, eta, split, hB, hJ, restMax, false)
+		low, err := newTwoScaleBound(ctx, pair, steps, eta, split, hB, hJ, restMax, false)
 		if err != nil {
 			return nil, err
 		}
@@ -556,22 +556,22 @@ func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64) (*pl
 	if len(a.setup.pairs) == 2 {
 		// The add direction: its losses lie below −log(1 − q); the mass
 		// of its long lower tail is moved up to the point below which
-		// T·P(L ≤ a) = pldTwoScaleJump.
-		add := &pldCutPair{a.setup.pairs[1][0]}
+		// T·P(L ≤ a) = twoScaleJump.
+		add := &cutPair{a.setup.pairs[1][0]}
 		lLo, lHi := add.Truncation(eta)
 		if lLo < lHi && !math.IsInf(lLo, 0) && !math.IsInf(lHi, 0) {
 			lo, hi := lLo, lHi
 			for it := 0; it < 200 && hi-lo > 1e-9*(hi-lLo); it++ {
 				mid := 0.5 * (lo + hi)
-				if float64(steps)*math.Exp(add.Tails(mid).PBelow) > pldTwoScaleJump {
+				if float64(steps)*math.Exp(add.Tails(mid).PBelow) > twoScaleJump {
 					hi = mid
 				} else {
 					lo = mid
 				}
 			}
 			for _, cells := range []float64{512, 1024} {
-				t, err := newPLDBulkUpper(ctx, add, steps, eta, lo, (lHi-lo)/cells)
-				if err == errPLDTooLarge {
+				t, err := newBulkUpper(ctx, add, steps, eta, lo, (lHi-lo)/cells)
+				if err == errTooLarge {
 					continue
 				}
 				if err != nil {
@@ -586,7 +586,7 @@ func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64) (*pl
 
 // deltaBounds returns the intersected bracket on the remove direction's
 // δ(eps).
-func (s *pldTwoScaleSet) deltaBounds(eps float64) (lower, upper float64) {
+func (s *twoScaleSet) deltaBounds(eps float64) (lower, upper float64) {
 	upper = 1
 	for _, t := range s.ups {
 		upper = math.Min(upper, t.delta(eps))
@@ -601,7 +601,7 @@ func (s *pldTwoScaleSet) deltaBounds(eps float64) (lower, upper float64) {
 // within [lo0, up0] (a bracket known already): the smallest ε found by
 // bisection whose upper δ is at most delta, and the largest whose lower
 // δ exceeds it (up0 and lo0 when no point qualifies).
-func (s *pldTwoScaleSet) epsilonBounds(ctx context.Context, delta, lo0, up0 float64) (lower, upper float64, err error) {
+func (s *twoScaleSet) epsilonBounds(ctx context.Context, delta, lo0, up0 float64) (lower, upper float64, err error) {
 	dUp := func(e float64) float64 { _, u := s.deltaBounds(e); return u }
 	dLow := func(e float64) float64 { l, _ := s.deltaBounds(e); return l }
 	upper, lower = up0, lo0
@@ -638,9 +638,9 @@ func (s *pldTwoScaleSet) epsilonBounds(ctx context.Context, delta, lo0, up0 floa
 // dirUpper returns the smallest upper bound f(c, true) over the compositions
 // of direction d cached on the levels of lv (untilted and tilted, every
 // grid): each is a certified bound for that direction.
-func dirUpper(lv *pldLevels, d int, f func(c *pldComposed, upper bool) float64) float64 {
+func dirUpper(lv *levels, d int, f func(c *composition, upper bool) float64) float64 {
 	best := math.Inf(1)
-	for _, r := range append([]*pldResult{lv.res}, lv.finer...) {
+	for _, r := range append([]*result{lv.res}, lv.finer...) {
 		if r == nil || d >= len(r.dirs) {
 			continue
 		}
@@ -658,9 +658,9 @@ func dirUpper(lv *pldLevels, d int, f func(c *pldComposed, upper bool) float64) 
 }
 
 // twoScaleEpsilon tightens the bracket [lower, upper] on ε(delta) with the
-// two-scale bounds of the remove direction (see pldTwoScale), where they
+// two-scale bounds of the remove direction (see twoScaleBound), where they
 // apply: ε ≤ max(min(remove's bounds), add's bound), ε ≥ either lower.
-func (a *Accountant) twoScaleEpsilon(ctx context.Context, lv *pldLevels, delta, lower, upper float64) (float64, float64, error) {
+func (a *Accountant) twoScaleEpsilon(ctx context.Context, lv *levels, delta, lower, upper float64) (float64, float64, error) {
 	s, err := a.twoScale(ctx, lv.res.eta, 1e-6*delta)
 	if err != nil || s == nil || len(lv.res.dirs) != 2 {
 		return lower, upper, err
@@ -681,7 +681,7 @@ func (a *Accountant) twoScaleEpsilon(ctx context.Context, lv *pldLevels, delta, 
 
 // twoScaleDelta is twoScaleEpsilon for δ(eps); dEst sizes the binomial
 // remainder.
-func (a *Accountant) twoScaleDelta(ctx context.Context, lv *pldLevels, eps, dEst, lower, upper float64) (float64, float64, error) {
+func (a *Accountant) twoScaleDelta(ctx context.Context, lv *levels, eps, dEst, lower, upper float64) (float64, float64, error) {
 	s, err := a.twoScale(ctx, lv.res.eta, 1e-6*math.Max(dEst, 1e-300))
 	if err != nil || s == nil || len(lv.res.dirs) != 2 {
 		return lower, upper, err

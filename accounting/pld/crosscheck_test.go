@@ -14,7 +14,7 @@ import (
 // above RDP, and that the PLD's own certificate now holds at small δ: the
 // cases where the untilted PLD's FFT round-off and window tails exceeded δ
 // (its bound was +Inf or looser than RDP's, and RDP answered) are answered
-// by the tilted composition (see pldCompose) with a bracket at most
+// by the tilted composition (see composeParts) with a bracket at most
 // maxWidth wide, with the round trip Delta(Epsilon(δ)) ≤ δ and lower ≤
 // upper throughout.
 func TestPLDRDPFallback(t *testing.T) {
@@ -37,7 +37,7 @@ func TestPLDRDPFallback(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ev := accounting.SubsampledGaussian(c.sigma, c.q, c.steps)
-			a := newPLDFor(t, ev, Options{})
+			a := accountantFor(t, ev, Options{})
 			rdp, err := moments.NewRDP(nil)
 			if err != nil {
 				t.Fatal(err)
@@ -101,7 +101,7 @@ func TestPLDCurveRDPFallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, s := range steps {
-		b := newPLDFor(t, accounting.SubsampledGaussian(1, 0.01, s), Options{})
+		b := accountantFor(t, accounting.SubsampledGaussian(1, 0.01, s), Options{})
 		want, err := b.Epsilon(t.Context(), delta)
 		if err != nil {
 			t.Fatal(err)
@@ -146,7 +146,7 @@ func TestPLDTooLargeFallsBackToRDP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := newPLDFor(t, ev, Options{})
+	a := accountantFor(t, ev, Options{})
 	lo, up, from, err := a.EpsilonBoundsFrom(t.Context(), delta)
 	if err != nil || lo != 0 || from != accounting.KindRDP || !(up >= want && up <= want*(1+1e-9)) {
 		t.Errorf("EpsilonBoundsFrom = [%g, %g] from %s, %v; want [0, rdp %g] from rdp", lo, up, from, err, want)
@@ -154,8 +154,8 @@ func TestPLDTooLargeFallsBackToRDP(t *testing.T) {
 	if d, err := a.Delta(t.Context(), up); err != nil || !(d <= delta) {
 		t.Errorf("Delta(%g) = %g, %v; want ≤ %g", up, d, err, delta)
 	}
-	b := newPLDFor(t, ev, Options{GridWidth: 1e-3})
+	b := accountantFor(t, ev, Options{GridWidth: 1e-3})
 	if _, err := b.Epsilon(t.Context(), delta); err == nil {
-		t.Errorf("GridWidth 1e-3: no error, want %v", errPLDTooLarge)
+		t.Errorf("GridWidth 1e-3: no error, want %v", errTooLarge)
 	}
 }

@@ -21,7 +21,7 @@ func manyPhases(n int, step float64) accounting.Event {
 // TestManyPhasesMemory bounds what pld allocates for ε(δ) of 400 distinct
 // phases: it must not grow with the number of phases (each held its
 // per-step grids and FFT error arrays, about 1 MB apiece; 10,000 phases
-// took 11 GB). The grouped compositions hold at most pldMaxKeys steps.
+// took 11 GB). The grouped compositions hold at most maxDistinctSteps steps.
 func TestManyPhasesMemory(t *testing.T) {
 	a, err := New(Options{})
 	if err != nil {
@@ -60,9 +60,9 @@ func TestGroupedBracketsExact(t *testing.T) {
 		accounting.Gaussian{NoiseMultiplier: 20}, accounting.Gaussian{NoiseMultiplier: 30},
 	}}
 	bounds := func(maxKeys int) (e0, e1, d0, d1 float64) {
-		old := pldMaxKeys
-		pldMaxKeys = maxKeys
-		defer func() { pldMaxKeys = old }()
+		old := maxDistinctSteps
+		maxDistinctSteps = maxKeys
+		defer func() { maxDistinctSteps = old }()
 		a, err := New(Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -70,15 +70,15 @@ func TestGroupedBracketsExact(t *testing.T) {
 		if err := a.Compose(ev, 1); err != nil {
 			t.Fatal(err)
 		}
-		n := pldGroupCalls.Load()
+		n := groupCalls.Load()
 		if e0, e1, err = a.EpsilonBounds(ctx, 1e-6); err != nil {
 			t.Fatal(err)
 		}
 		if d0, d1, err = a.DeltaBounds(ctx, 1); err != nil {
 			t.Fatal(err)
 		}
-		if grouped := pldGroupCalls.Load() > n; grouped != (maxKeys < 23) {
-			t.Fatalf("pldMaxKeys %d: grouped %v", maxKeys, grouped)
+		if grouped := groupCalls.Load() > n; grouped != (maxKeys < 23) {
+			t.Fatalf("maxDistinctSteps %d: grouped %v", maxKeys, grouped)
 		}
 		return
 	}

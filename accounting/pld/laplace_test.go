@@ -16,7 +16,7 @@ func laplaceAccountant(t *testing.T, b, q float64, steps int) *Accountant {
 	if q < 1 {
 		e = accounting.PoissonSampled{SamplingRate: q, Event: e}
 	}
-	return newPLDFor(t, accounting.SelfComposed{Event: e, Count: steps}, Options{})
+	return accountantFor(t, accounting.SelfComposed{Event: e, Count: steps}, Options{})
 }
 
 // TestLaplaceReferences checks the Laplace pair against
@@ -67,7 +67,7 @@ func TestLaplacePure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exact := 50 * pldOf(t, sampled(0.1, accounting.Laplace{NoiseMultiplier: 2}), accounting.AddRemove).MaxLoss
+	exact := 50 * pairsOf(t, sampled(0.1, accounting.Laplace{NoiseMultiplier: 2}), accounting.AddRemove).MaxLoss
 	if e < exact || e > exact*(1+1e-11) {
 		t.Errorf("ε(0) = %.15g, want %.15g rounded up", e, exact)
 	}
@@ -88,8 +88,8 @@ func TestLaplacePure(t *testing.T) {
 func TestLaplaceGaussianSameKey(t *testing.T) {
 	g := accounting.PoissonSampled{SamplingRate: 0.05, Event: accounting.Gaussian{NoiseMultiplier: 1.5}}
 	l := accounting.PoissonSampled{SamplingRate: 0.05, Event: accounting.Laplace{NoiseMultiplier: 1.5}}
-	a := newPLDFor(t, accounting.Composed{Events: []accounting.Event{accounting.SelfComposed{Event: g, Count: 100}, accounting.SelfComposed{Event: l, Count: 50}}}, Options{})
-	b := newPLDFor(t, accounting.Composed{Events: []accounting.Event{accounting.SelfComposed{Event: l, Count: 50}, accounting.SelfComposed{Event: g, Count: 100}}}, Options{})
+	a := accountantFor(t, accounting.Composed{Events: []accounting.Event{accounting.SelfComposed{Event: g, Count: 100}, accounting.SelfComposed{Event: l, Count: 50}}}, Options{})
+	b := accountantFor(t, accounting.Composed{Events: []accounting.Event{accounting.SelfComposed{Event: l, Count: 50}, accounting.SelfComposed{Event: g, Count: 100}}}, Options{})
 	la, ua, err := a.EpsilonBounds(t.Context(), 1e-6)
 	if err != nil {
 		t.Fatal(err)

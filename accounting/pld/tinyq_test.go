@@ -28,7 +28,7 @@ import (
 // n8: a direct composition in float64 on grids of 1e-10, 5e-11 and
 // 2.5e-11 with each cell's mass at its centre (an estimate, converged to
 // 3e-5; testdata/pld/gen_tinyq_fft.py → tinyq_fft.csv) gives 3.48553e-6;
-// the certified bracket (the two-scale bounds, pldTwoScale) must contain
+// the certified bracket (the two-scale bounds, twoScaleBound) must contain
 // it within 1e-4 and be ≤ 0.5% wide. prv_accountant's estimate 9.64e-6
 // (testdata/peers/peers.csv) is 2.8× too large there.
 func TestTinyQCorners(t *testing.T) {
@@ -55,7 +55,7 @@ func TestTinyQCorners(t *testing.T) {
 			if c.long {
 				testenv.SkipUnlessLong(t, "10 s; n7 runs by default")
 			}
-			a := newPLDFor(t, accounting.SelfComposed{Event: sampled(c.q, gauss(c.sigma)), Count: c.steps}, Options{GridWidth: c.grid})
+			a := accountantFor(t, accounting.SelfComposed{Event: sampled(c.q, gauss(c.sigma)), Count: c.steps}, Options{GridWidth: c.grid})
 			lo, up, from, err := a.EpsilonBoundsFrom(t.Context(), c.delta)
 			if err != nil {
 				t.Fatal(err)
@@ -133,19 +133,19 @@ func loadTinyQFFT(t *testing.T) float64 {
 	return eps[2]
 }
 
-// TestTwoScaleAgreesWithGrid checks the two-scale bounds (pldTwoScale)
+// TestTwoScaleAgreesWithGrid checks the two-scale bounds (twoScaleBound)
 // against one fine uniform grid where both are tight: σ 0.6, q 1e-4,
 // T 100, δ 1e-7. The brackets must overlap, and the two-scale one be
 // ≤ 0.1% wide in ε and ≤ 1% in δ.
 func TestTwoScaleAgreesWithGrid(t *testing.T) {
 	const sigma, q, steps, delta = 0.6, 1e-4, 100, 1e-7
 	ev := accounting.SelfComposed{Event: sampled(q, gauss(sigma)), Count: steps}
-	fine := newPLDFor(t, ev, Options{GridWidth: 2.6e-4})
+	fine := accountantFor(t, ev, Options{GridWidth: 2.6e-4})
 	l1, u1, err := fine.EpsilonBounds(t.Context(), delta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := newPLDFor(t, ev, Options{})
+	a := accountantFor(t, ev, Options{})
 	if _, _, err := a.EpsilonBounds(t.Context(), delta); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestTwoScaleAgreesWithGrid(t *testing.T) {
 	if ts == nil {
 		t.Fatal("no two-scale bounds were built")
 	}
-	for _, s := range []*pldTwoScaleSet{ts} {
+	for _, s := range []*twoScaleSet{ts} {
 		l2, u2, err := s.epsilonBounds(t.Context(), delta, 0.9*l1, 1.1*u1)
 		if err != nil {
 			t.Fatal(err)
@@ -202,7 +202,7 @@ func TestCutKeepsUncutBracket(t *testing.T) {
 // width (itself ≤ 0.1% wide), and whose upper end Delta certifies.
 func checkAgainstGrid(t *testing.T, ev accounting.Event, delta, grid float64) {
 	t.Helper()
-	fine := newPLDFor(t, ev, Options{GridWidth: grid})
+	fine := accountantFor(t, ev, Options{GridWidth: grid})
 	l1, u1, err := fine.EpsilonBounds(t.Context(), delta)
 	if err != nil {
 		t.Fatal(err)
@@ -214,7 +214,7 @@ func checkAgainstGrid(t *testing.T, ev accounting.Event, delta, grid float64) {
 // given (what names it).
 func checkAgainstBracket(t *testing.T, ev accounting.Event, delta float64, what string, l1, u1 float64) {
 	t.Helper()
-	a := newPLDFor(t, ev, Options{})
+	a := accountantFor(t, ev, Options{})
 	l2, u2, from, err := a.EpsilonBoundsFrom(t.Context(), delta)
 	if err != nil {
 		t.Fatal(err)

@@ -9,20 +9,20 @@ import (
 	"github.com/dpcalc/dpcalc/accounting/mechanism"
 )
 
-// pldMaxKeys is the most distinct steps the accountant discretises and
+// maxDistinctSteps is the most distinct steps the accountant discretises and
 // composes one by one. Each costs its own per-step grids and one FFT per
 // composition (about 0.1 s and 1 MB apiece; 10,000 distinct phases took
-// 11 GB), so beyond it the steps are grouped (pldGroups).
-var pldMaxKeys = 64 // a variable for tests
+// 11 GB), so beyond it the steps are grouped (groupSteps).
+var maxDistinctSteps = 64 // a variable for tests
 
-// pldGroupCalls counts the groupings computed (tests check that a query
+// groupCalls counts the groupings computed (tests check that a query
 // on many distinct steps is answered by the grouped compositions).
-var pldGroupCalls atomic.Int64
+var groupCalls atomic.Int64
 
-// pldGrouped holds the accountants of pldGroups' hi and lo steps.
-type pldGrouped [2]*Accountant
+// groupBounds holds the accountants of groupSteps' hi and lo steps.
+type groupBounds [2]*Accountant
 
-// pldGroups returns two sets of at most about pldMaxKeys distinct steps,
+// groupSteps returns two sets of at most about maxDistinctSteps distinct steps,
 // dominating (hi) and dominated by (lo) the composition of counts, with
 // the same number of steps in each group:
 //
@@ -31,7 +31,7 @@ type pldGrouped [2]*Accountant
 //     for hi and up for lo;
 //   - the other Gaussian and Laplace steps are grouped by cells of width
 //     w in log2 σ and in log2 q (w the smallest power of 2^{1/4} from
-//     2^{−24} that leaves at most pldMaxKeys cells), and each group is replaced by its
+//     2^{−24} that leaves at most maxDistinctSteps cells), and each group is replaced by its
 //     smallest σ and largest q in hi, by its largest σ and smallest q in
 //     lo;
 //   - steps sampled without replacement are kept as they are in both.
@@ -46,8 +46,8 @@ type pldGrouped [2]*Accountant
 // composition's ε(δ) and δ(ε) are at least the true ones, and lo's at
 // most: the upper bound of hi and the lower bound of lo bracket the
 // truth. The groups depend only on the set of steps, not on map order.
-func pldGroups(keys []mechanism.Mechanism, counts map[mechanism.Mechanism]int, pld func(mechanism.Mechanism) *mechanism.PLD) (hi, lo map[mechanism.Mechanism]int) {
-	pldGroupCalls.Add(1)
+func groupSteps(keys []mechanism.Mechanism, counts map[mechanism.Mechanism]int, pld func(mechanism.Mechanism) *mechanism.PLD) (hi, lo map[mechanism.Mechanism]int) {
+	groupCalls.Add(1)
 	hi, lo = map[mechanism.Mechanism]int{}, map[mechanism.Mechanism]int{}
 	var inv float64
 	gauss := 0
@@ -83,7 +83,7 @@ func pldGroups(keys []mechanism.Mechanism, counts map[mechanism.Mechanism]int, p
 		n                      int
 		with                   func(scale, rate float64) mechanism.Mechanism
 	}
-	room := max(1, pldMaxKeys-len(hi))
+	room := max(1, maxDistinctSteps-len(hi))
 	var groups map[cell]*group
 	for w := -96; ; w++ {
 		width := math.Exp2(float64(w) / 4)
@@ -111,12 +111,12 @@ func pldGroups(keys []mechanism.Mechanism, counts map[mechanism.Mechanism]int, p
 	return hi, lo
 }
 
-// grouped returns the accountants of pldGroups' hi and lo steps when a
-// holds more than pldMaxKeys distinct steps that are not all unsampled
+// grouped returns the accountants of groupSteps' hi and lo steps when a
+// holds more than maxDistinctSteps distinct steps that are not all unsampled
 // Gaussians (whose closed form costs nothing per step), else nil. They
 // are cached until the next Compose.
-func (a *Accountant) grouped() *pldGrouped {
-	if a.groups != nil || len(a.counts) <= pldMaxKeys {
+func (a *Accountant) grouped() *groupBounds {
+	if a.groups != nil || len(a.counts) <= maxDistinctSteps {
 		return a.groups
 	}
 	plain := true
@@ -126,11 +126,11 @@ func (a *Accountant) grouped() *pldGrouped {
 			break
 		}
 	}
-	if plain && !pldNoClosedForm {
+	if plain && !noClosedForm {
 		return nil
 	}
-	hi, lo := pldGroups(a.keys(), a.counts, a.pld)
-	var g pldGrouped
+	hi, lo := groupSteps(a.keys(), a.counts, a.pld)
+	var g groupBounds
 	for i, c := range []map[mechanism.Mechanism]int{hi, lo} {
 		g[i] = a.empty()
 		g[i].counts, g[i].steps = c, a.steps
@@ -142,7 +142,7 @@ func (a *Accountant) grouped() *pldGrouped {
 // epsilonBounds answers EpsilonBounds from the grouped
 // compositions: the lower bound of lo's and the upper bound (and its
 // certificate) of hi's.
-func (g *pldGrouped) epsilonBounds(ctx context.Context, delta float64) (lower, upper float64, from accounting.Kind, err error) {
+func (g *groupBounds) epsilonBounds(ctx context.Context, delta float64) (lower, upper float64, from accounting.Kind, err error) {
 	_, upper, from, err = g[0].epsilonBounds(ctx, delta)
 	if err != nil {
 		return 0, 0, from, err
@@ -155,7 +155,7 @@ func (g *pldGrouped) epsilonBounds(ctx context.Context, delta float64) (lower, u
 }
 
 // deltaBounds is epsilonBounds for δ(eps).
-func (g *pldGrouped) deltaBounds(ctx context.Context, eps float64) (lower, upper float64, from accounting.Kind, err error) {
+func (g *groupBounds) deltaBounds(ctx context.Context, eps float64) (lower, upper float64, from accounting.Kind, err error) {
 	_, upper, from, err = g[0].deltaBounds(ctx, eps)
 	if err != nil {
 		return 0, 0, from, err

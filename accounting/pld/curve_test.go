@@ -12,8 +12,8 @@ import (
 	"github.com/dpcalc/dpcalc/internal/testenv"
 )
 
-// pldCurveStep is the DP-SGD step of the curve tests.
-func pldCurveStep(sigma, q float64) accounting.Event {
+// curveStep is the DP-SGD step of the curve tests.
+func curveStep(sigma, q float64) accounting.Event {
 	return accounting.PoissonSampled{SamplingRate: q, Event: accounting.Gaussian{NoiseMultiplier: sigma}}
 }
 
@@ -39,7 +39,7 @@ func TestPLDEpsilonCurveBracket(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := a.EpsilonCurve(t.Context(), pldCurveStep(sigma, q), steps, delta)
+			got, err := a.EpsilonCurve(t.Context(), curveStep(sigma, q), steps, delta)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -47,7 +47,7 @@ func TestPLDEpsilonCurveBracket(t *testing.T) {
 				if i > 0 && got[i] < got[i-1] {
 					t.Errorf("decreasing: ε(%d) = %g < ε(%d) = %g", s, got[i], steps[i-1], got[i-1])
 				}
-				p := newPLDFor(t, accounting.SelfComposed{Event: pldCurveStep(sigma, q), Count: s}, Options{})
+				p := accountantFor(t, accounting.SelfComposed{Event: curveStep(sigma, q), Count: s}, Options{})
 				lo, up, err := p.EpsilonBounds(t.Context(), delta)
 				if err != nil {
 					t.Fatal(err)
@@ -71,12 +71,12 @@ func TestPLDEpsilonCurveMatchesEpsilon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := a.EpsilonCurve(t.Context(), pldCurveStep(4, 0.01), steps, 1e-5)
+	got, err := a.EpsilonCurve(t.Context(), curveStep(4, 0.01), steps, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, s := range steps {
-		p := newPLDFor(t, accounting.SelfComposed{Event: pldCurveStep(4, 0.01), Count: s}, Options{})
+		p := accountantFor(t, accounting.SelfComposed{Event: curveStep(4, 0.01), Count: s}, Options{})
 		want, err := p.Epsilon(t.Context(), 1e-5)
 		if err != nil {
 			t.Fatal(err)
@@ -102,12 +102,12 @@ func TestPLDEpsilonCurveFallback(t *testing.T) {
 		step  accounting.Event
 		delta float64
 	}{
-		{"non-empty state", pldCurveStep(2, 0.05), pldCurveStep(3, 0.02), 1e-5},
+		{"non-empty state", curveStep(2, 0.05), curveStep(3, 0.02), 1e-5},
 		{"gaussian q=1", nil, accounting.Gaussian{NoiseMultiplier: 5}, 1e-6},
 		{"noop", nil, accounting.NoOp{}, 1e-5},
-		{"noop on state", pldCurveStep(2, 0.05), accounting.NoOp{}, 1e-5},
+		{"noop on state", curveStep(2, 0.05), accounting.NoOp{}, 1e-5},
 		{"non-private", nil, accounting.NonPrivate{}, 1e-5},
-		{"two pairs", nil, composed(pldCurveStep(3, 0.02), pldCurveStep(6, 0.1)), 1e-5},
+		{"two pairs", nil, composed(curveStep(3, 0.02), curveStep(6, 0.1)), 1e-5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, err := New(Options{})
@@ -156,11 +156,11 @@ func TestPLDEpsilonCurveFallback(t *testing.T) {
 // curve at k·T.
 func TestPLDEpsilonCurveSelfComposedStep(t *testing.T) {
 	a, _ := New(Options{})
-	got, err := a.EpsilonCurve(t.Context(), accounting.SelfComposed{Event: pldCurveStep(2, 0.03), Count: 3}, []int{2, 50}, 1e-5)
+	got, err := a.EpsilonCurve(t.Context(), accounting.SelfComposed{Event: curveStep(2, 0.03), Count: 3}, []int{2, 50}, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := a.EpsilonCurve(t.Context(), pldCurveStep(2, 0.03), []int{6, 150}, 1e-5)
+	want, err := a.EpsilonCurve(t.Context(), curveStep(2, 0.03), []int{6, 150}, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestPLDEpsilonCurveSelfComposedStep(t *testing.T) {
 
 func TestPLDEpsilonCurveBadInput(t *testing.T) {
 	a, _ := New(Options{})
-	step := pldCurveStep(2, 0.01)
+	step := curveStep(2, 0.01)
 	for _, tc := range []struct {
 		name  string
 		step  accounting.Event
@@ -187,7 +187,7 @@ func TestPLDEpsilonCurveBadInput(t *testing.T) {
 		{"delta 0", step, []int{1}, 0, accounting.ErrInvalidParameter},
 		{"delta 1", step, []int{1}, 1, accounting.ErrInvalidParameter},
 		{"delta NaN", step, []int{1}, math.NaN(), accounting.ErrInvalidParameter},
-		{"bad q", pldCurveStep(2, 1.5), []int{1}, 1e-5, accounting.ErrInvalidParameter},
+		{"bad q", curveStep(2, 1.5), []int{1}, 1e-5, accounting.ErrInvalidParameter},
 		{"unsupported", sampled(0.1, accounting.ZCDP{Rho: 1}), []int{1}, 1e-5, accounting.ErrUnsupportedEvent},
 		{"too many steps", accounting.SelfComposed{Event: step, Count: 1 << 30}, []int{1 << 20}, 1e-5, accounting.ErrInvalidParameter},
 	} {
@@ -216,13 +216,13 @@ var benchSinkCurve []float64
 // process CPU time per curve (user + system, so it includes the garbage
 // collector), steadier than ns/op on a shared machine.
 func BenchmarkPLDEpsilonCurve(b *testing.B) {
-	step := pldCurveStep(4, 0.01)
+	step := curveStep(4, 0.01)
 	steps := make([]int, 400)
 	for i := range steps {
 		steps[i] = 100 * (i + 1)
 	}
 	b.Run("fast", func(b *testing.B) {
-		defer pldReportCPU(b)()
+		defer reportCPU(b)()
 		for i := 0; i < b.N; i++ {
 			a, _ := New(Options{})
 			out, err := a.EpsilonCurve(b.Context(), step, steps, 1e-5)
@@ -233,7 +233,7 @@ func BenchmarkPLDEpsilonCurve(b *testing.B) {
 		}
 	})
 	b.Run("pointwise", func(b *testing.B) {
-		defer pldReportCPU(b)()
+		defer reportCPU(b)()
 		for i := 0; i < b.N; i++ {
 			a, _ := New(Options{})
 			out := make([]float64, len(steps))
@@ -253,8 +253,8 @@ func BenchmarkPLDEpsilonCurve(b *testing.B) {
 	})
 }
 
-// pldReportCPU starts a CPU clock; the function it returns reports cpu-s/op.
-func pldReportCPU(b *testing.B) func() {
-	start := pldCPUSeconds()
-	return func() { b.ReportMetric((pldCPUSeconds()-start)/float64(b.N), "cpu-s/op") }
+// reportCPU starts a CPU clock; the function it returns reports cpu-s/op.
+func reportCPU(b *testing.B) func() {
+	start := cpuSeconds()
+	return func() { b.ReportMetric((cpuSeconds()-start)/float64(b.N), "cpu-s/op") }
 }

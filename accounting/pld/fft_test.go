@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestInverseBandLimited checks pldInverse's decimated transform against
+// TestInverseBandLimited checks inverseFFT's decimated transform against
 // the n-point inverse on random band-limited spectra, and that it falls
 // back to the n-point transform where the band is too wide.
 func TestInverseBandLimited(t *testing.T) {
@@ -26,10 +26,10 @@ func TestInverseBandLimited(t *testing.T) {
 		z[0] = complex(real(z[0]), 0)
 		want := make([]float64, c.n)
 		got := make([]float64, c.n)
-		fft := pldGetFFT(c.n)
+		fft := getFFT(c.n)
 		fft.Sequence(want, z)
-		tw := pldInverse(fft, got, z)
-		pldPutFFT(fft)
+		tw := inverseFFT(fft, got, z)
+		putFFT(fft)
 		if (tw > 0) != c.pruned {
 			t.Errorf("n %d top %d: pruned %v, want %v", c.n, c.top, tw > 0, c.pruned)
 		}
@@ -48,13 +48,13 @@ func TestInverseBandLimited(t *testing.T) {
 // times (pmfs of Binomial(40000, 1/2) and Binomial(1600, 1/2), exact from
 // big integers) and checks that the FFT's error is within its bound e2
 // in ℓ2. The first composition sets nearly every frequency's power to 0
-// and takes the band-limited inverse (pldSkipLog, pldInverse).
+// and takes the band-limited inverse (skipLog, inverseFFT).
 func TestComposeRoundOffBound(t *testing.T) {
 	const m = 40
 	step := binomialPMF(m)
 	for _, count := range []int{1000, 40} {
-		parts := []pldPart{{pmf: pldPMF{lo: -m / 2, p: step}, count: count}}
-		c, err := pldCompose(t.Context(), parts, 1, false, 0)
+		parts := []part{{pmf: pmf{lo: -m / 2, p: step}, count: count}}
+		c, err := composeParts(t.Context(), parts, 1, false, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

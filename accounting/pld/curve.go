@@ -23,7 +23,7 @@ import (
 // computation chooses for the largest T, and each point costs one
 // frequency-domain product, one inverse FFT and the hockey-stick
 // evaluation. Every point carries its own certificate for its T, as in
-// pldCompose, and is then replaced by RDP's value when that is smaller.
+// composeParts, and is then replaced by RDP's value when that is smaller.
 // The fast path does not refine the grid, so a point can be above what
 // Epsilon returns for the same composition (by the discretisation error
 // that refinement removes, or where the largest T forced a coarser grid),
@@ -60,8 +60,8 @@ func (a *Accountant) epsilonCurve(ctx context.Context, step accounting.Event, st
 	tMax := steps[len(steps)-1]
 	total := a.steps
 	for _, n := range add {
-		if n > (maxPLDSteps-total)/tMax {
-			return nil, &accounting.ParamError{Name: "steps", Value: float64(tMax), Want: fmt.Sprintf("a total of at most %d (2^40) steps", maxPLDSteps)}
+		if n > (maxSteps-total)/tMax {
+			return nil, &accounting.ParamError{Name: "steps", Value: float64(tMax), Want: fmt.Sprintf("a total of at most %d (2^40) steps", maxSteps)}
 		}
 		total += n * tMax
 	}
@@ -158,7 +158,7 @@ func (a *Accountant) fastCurve(ctx context.Context, key mechanism.Mechanism, ts 
 	tMax := ts[len(ts)-1]
 	// The grid width and per-step truncation the pointwise computation
 	// would use for tMax steps.
-	r, err := composePLD(ctx, []*mechanism.PLD{a.pld(key)}, []int{tMax}, a.h, delta)
+	r, err := composeSteps(ctx, []*mechanism.PLD{a.pld(key)}, []int{tMax}, a.h, delta)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -172,7 +172,7 @@ func (a *Accountant) fastCurve(ctx context.Context, key mechanism.Mechanism, ts 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			eps[d], noise[d], errs[d] = pldCurveDirection(ctx, dir.pairs[0], r.h, r.eta, r.auto, ts, delta)
+			eps[d], noise[d], errs[d] = curveDirection(ctx, dir.pairs[0], r.h, r.eta, r.auto, ts, delta)
 		}()
 	}
 	wg.Wait()
@@ -190,10 +190,10 @@ func (a *Accountant) fastCurve(ctx context.Context, key mechanism.Mechanism, ts 
 	return out, noisy, nil
 }
 
-// pldCurveDirection returns the upper bounds on ε(delta) of one direction
+// curveDirection returns the upper bounds on ε(delta) of one direction
 // at each T in ts.
-func pldCurveDirection(ctx context.Context, pair mechanism.Pair, h, eta float64, auto bool, ts []int, delta float64) ([]float64, []bool, error) {
-	cd, err := newPLDCurveDir(ctx, pair, h, eta, auto, ts)
+func curveDirection(ctx context.Context, pair mechanism.Pair, h, eta float64, auto bool, ts []int, delta float64) ([]float64, []bool, error) {
+	cd, err := newCurveDir(ctx, pair, h, eta, auto, ts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -211,12 +211,12 @@ func pldCurveDirection(ctx context.Context, pair mechanism.Pair, h, eta float64,
 	return out, noisy, nil
 }
 
-// pldCurveDir is one direction of a fast curve: the upper discretisation
+// curveDir is one direction of a fast curve: the upper discretisation
 // of one step, its spectrum at the current transform length n, and the
 // running power of the spectrum.
-type pldCurveDir struct {
+type curveDir struct {
 	h   float64
-	pmf pldPMF
+	pmf pmf
 	n   int
 	fft *fourier.FFT
 
@@ -238,44 +238,30 @@ type pldCurveDir struct {
 
 	needs   []int // window length of each point
 	maxNeed int
-	c       pldComposed
+	c       composition
 }
 
-// pldPowRound returns a bound, in units of u = 2^−53, on the relative
-// rounding error of z^n computed by pldCpow, to first order. Each complex
-// multiplication has a relative error of at most √5·u < 3u (Brent,
-// Percival, Zimmermann 2007, "Error bounds on complex floating-point
-// multiplication", Math. Comp. 76, Theorem 1; with fused multiply-adds
-// it is 2u). An error made in z^{2^k} reaches z^n raised to the power of
-// the number of times z^{2^k} enters the product, at most n/2^k, which
-// sums to at most n over the squarings; each of the at most bits(n)
-// accumulating products enters once. The relative error of z^n therefore
-// grows linearly in n, not in log n.
-func pldPowRound(n int) float64 {
-	return 3 * float64(n+bits.Len(uint(n)))
-}
+// curveLamStep is the ratio between consecutive Chernoff λ of a curve.
+var curveLamStep = math.Pow(2, 0.25)
 
-// pldCurveLamStep is the ratio between consecutive Chernoff λ of a curve.
-var pldCurveLamStep = math.Pow(2, 0.25)
-
-// newPLDCurveDir discretises pair on the grid of width h (coarsened like
-// pldResult.get when a window does not fit and auto is set) and finds the
+// newCurveDir discretises pair on the grid of width h (coarsened like
+// result.get when a window does not fit and auto is set) and finds the
 // Chernoff window of every T in ts.
-func newPLDCurveDir(ctx context.Context, pair mechanism.Pair, h, eta float64, auto bool, ts []int) (*pldCurveDir, error) {
+func newCurveDir(ctx context.Context, pair mechanism.Pair, h, eta float64, auto bool, ts []int) (*curveDir, error) {
 	tMin, tMax := ts[0], ts[len(ts)-1]
 	for {
 		if err := accounting.Canceled(ctx); err != nil {
 			return nil, err
 		}
-		cd := &pldCurveDir{h: h}
-		g, err := newPLDGrid(ctx, pair, h, eta)
+		cd := &curveDir{h: h}
+		g, err := newGrid(ctx, pair, h, eta)
 		if err != nil {
 			return nil, err
 		}
 		cd.pmf = g.upper()
 		m := &cd.pmf
 		// Per-step variance of the finite part, for the λ range only (no
-		// bound depends on it), as in pldChernoffWindow.
+		// bound depends on it), as in chernoffWindow.
 		var s, s1, s2 float64
 		for i, v := range m.p {
 			x := float64(m.lo+i) * h
@@ -288,20 +274,20 @@ func newPLDCurveDir(ctx context.Context, pair mechanism.Pair, h, eta float64, au
 			mu := s1 / s
 			vr = math.Max(s2/s-mu*mu, h*h)
 		}
-		// pldChernoffWindow tries λ0·2^{i/2}, i = −16..8, λ0 = √(−2 log η)/√(T·v):
+		// chernoffWindow tries λ0·2^{i/2}, i = −16..8, λ0 = √(−2 log η)/√(T·v):
 		// cover that range for every T in [tMin, tMax].
-		l0 := math.Sqrt(-2*pldLogEta) / math.Sqrt(vr)
+		l0 := math.Sqrt(-2*windowLogEta) / math.Sqrt(vr)
 		lamLo := l0 / math.Sqrt(float64(tMax)) / 256
 		lamHi := l0 / math.Sqrt(float64(tMin)) * 16
 		if !(lamLo > 0 && lamHi < math.Inf(1)) {
 			// The variance underflowed (a grid width far below the loss):
 			// no window can be sized (and the λ loop would not end).
-			return nil, errPLDTooLarge
+			return nil, errTooLarge
 		}
-		for l := lamLo; l <= lamHi*pldCurveLamStep; l *= pldCurveLamStep {
+		for l := lamLo; l <= lamHi*curveLamStep; l *= curveLamStep {
 			cd.lams = append(cd.lams, l)
-			cd.kp = append(cd.kp, pldLogMGF(m, h, l))
-			cd.kn = append(cd.kn, pldLogMGF(m, h, -l))
+			cd.kp = append(cd.kp, logMGF(m, h, l))
+			cd.kn = append(cd.kn, logMGF(m, h, -l))
 		}
 		cd.kpT = make([]float64, len(cd.lams))
 		cd.knT = make([]float64, len(cd.lams))
@@ -316,12 +302,12 @@ func newPLDCurveDir(ctx context.Context, pair mechanism.Pair, h, eta float64, au
 			cd.needs[i] = max(len(m.p), kTop-kBot+1)
 			cd.maxNeed = max(cd.maxNeed, cd.needs[i])
 		}
-		if ok && cd.maxNeed <= pldMaxFFT {
-			cd.alloc(pldGoodSize(cd.maxNeed))
+		if ok && cd.maxNeed <= maxFFT {
+			cd.alloc(goodSize(cd.maxNeed))
 			return cd, nil
 		}
 		if !auto || h > 1e3 {
-			return nil, errPLDTooLarge
+			return nil, errTooLarge
 		}
 		// The window does not fit: coarsen this direction's grid.
 		h *= 2
@@ -331,30 +317,26 @@ func newPLDCurveDir(ctx context.Context, pair mechanism.Pair, h, eta float64, au
 // cumulants fills kpT, knT with the composed log-MGF of t steps at ±lams,
 // rounded up (the composed finite part is the t-fold convolution of the
 // step's finite part, so its log-MGF is exactly t times the step's).
-func (cd *pldCurveDir) cumulants(t int) {
+func (cd *curveDir) cumulants(t int) {
 	for j := range cd.lams {
-		cd.kpT[j] = pldRoundUp(float64(t) * cd.kp[j])
-		cd.knT[j] = pldRoundUp(float64(t) * cd.kn[j])
+		cd.kpT[j] = roundUp(float64(t) * cd.kp[j])
+		cd.knT[j] = roundUp(float64(t) * cd.kn[j])
 	}
 }
 
-// pldRoundUp adds 1e-14·|x| to x, the rounding allowance of a log-MGF (a
-// log of a sum, times a count), in the direction of a larger tail bound.
-func pldRoundUp(x float64) float64 { return x + 1e-14*math.Abs(x) }
-
 // window returns the loss indices [kBot, kTop] that the Chernoff bounds at
-// t steps ask for (mass outside at most e^{pldLogEta} per side, the top
-// extended to keep losses ≥ 0), clipped to the support, as in pldCompose,
+// t steps ask for (mass outside at most e^{windowLogEta} per side, the top
+// extended to keep losses ≥ 0), clipped to the support, as in composeParts,
 // and whether it is representable.
-func (cd *pldCurveDir) window(t int) (kBot, kTop int, ok bool) {
+func (cd *curveDir) window(t int) (kBot, kTop int, ok bool) {
 	cd.cumulants(t)
 	h, m := cd.h, &cd.pmf
 	top, bot := math.Inf(1), math.Inf(-1)
 	for j, l := range cd.lams {
-		top = math.Min(top, (cd.kpT[j]-pldLogEta)/l)
-		bot = math.Max(bot, (pldLogEta-cd.knT[j])/l)
+		top = math.Min(top, (cd.kpT[j]-windowLogEta)/l)
+		bot = math.Max(bot, (windowLogEta-cd.knT[j])/l)
 	}
-	if !(math.Abs(top/h) < pldMaxFFT*4 && math.Abs(bot/h) < 1e15) || top-bot > pldMaxFFT*h {
+	if !(math.Abs(top/h) < maxFFT*4 && math.Abs(bot/h) < 1e15) || top-bot > maxFFT*h {
 		return 0, 0, false
 	}
 	minK, maxK := t*m.lo, t*(m.lo+len(m.p)-1)
@@ -367,7 +349,7 @@ func (cd *pldCurveDir) window(t int) (kBot, kTop int, ok bool) {
 }
 
 // alloc sizes the buffers for transforms of length up to n.
-func (cd *pldCurveDir) alloc(n int) {
+func (cd *curveDir) alloc(n int) {
 	cd.buf = make([]float64, n)
 	cd.c.c = make([]float64, n)
 	cd.z = make([]complex128, n/2+1)
@@ -378,10 +360,10 @@ func (cd *pldCurveDir) alloc(n int) {
 
 // setSize transforms the step at length n (at least the step's length)
 // and restarts the power chain.
-func (cd *pldCurveDir) setSize(n int) {
+func (cd *curveDir) setSize(n int) {
 	cd.release()
 	cd.n = n
-	cd.fft = pldGetFFT(n)
+	cd.fft = getFFT(n)
 	buf := cd.buf[:n]
 	clear(buf)
 	copy(buf, cd.pmf.p)
@@ -399,54 +381,54 @@ func (cd *pldCurveDir) setSize(n int) {
 	}
 }
 
-// pldCurveSlack is the spare length of a transform size: a new size (one
+// curveSlack is the spare length of a transform size: a new size (one
 // forward transform and a fresh power) is chosen when a point's window
 // outgrows the current one, 25% above that window, so that each point's
 // inverse transform is close to its own window and the number of forward
 // transforms grows only like the logarithm of the range of windows.
-const pldCurveSlack = 1.25
+const curveSlack = 1.25
 
 // release returns the FFT plan to the pool.
-func (cd *pldCurveDir) release() {
+func (cd *curveDir) release() {
 	if cd.fft != nil {
-		pldPutFFT(cd.fft)
+		putFFT(cd.fft)
 		cd.fft = nil
 	}
 }
 
 // advance sets zt = z^t (t ≥ cd.t) by multiplying in z^{t − cd.t}, and
 // accumulates the bound on its relative rounding error: that of the
-// previous zt, that of z^{t − cd.t} (pldPowRound) and 3 for the product.
+// previous zt, that of z^{t − cd.t} (powRoundBound) and 3 for the product.
 // (Underflow of |z|^t to subnormals adds absolute errors below 2^−1070
 // per product, far inside the factor 1.01 on e2.)
-func (cd *pldCurveDir) advance(t int) {
+func (cd *curveDir) advance(t int) {
 	d := t - cd.t
 	if d == 0 {
 		return
 	}
 	if d != cd.dPow {
 		for i, v := range cd.z {
-			cd.zd[i] = pldCpow(v, d)
+			cd.zd[i] = cpow(v, d)
 		}
 		cd.dPow = d
 	}
 	for i, v := range cd.zd {
 		cd.zt[i] *= v
 	}
-	cd.powRel += pldPowRound(d) + 3
+	cd.powRel += powRoundBound(d) + 3
 	cd.t = t
 }
 
 // epsilon returns the certified upper bound on ε(delta) of t = ts[i]
 // composed steps of this direction. Calls must come in order of i.
-func (cd *pldCurveDir) epsilon(ctx context.Context, i, t int, delta float64) (float64, bool, error) {
+func (cd *curveDir) epsilon(ctx context.Context, i, t int, delta float64) (float64, bool, error) {
 	if need := cd.needs[i]; need > cd.n {
-		cd.setSize(pldGoodSize(max(need, min(cd.maxNeed, int(pldCurveSlack*float64(need))))))
+		cd.setSize(goodSize(max(need, min(cd.maxNeed, int(curveSlack*float64(need))))))
 	}
 	cd.advance(t)
 	if t == 1 {
-		// pldCompose places a single step exactly (no FFT error).
-		c, err := pldCompose(ctx, []pldPart{{cd.pmf, 1}}, cd.h, true, 0)
+		// composeParts places a single step exactly (no FFT error).
+		c, err := composeParts(ctx, []part{{cd.pmf, 1}}, cd.h, true, 0)
 		if err == nil {
 			return c.epsilon(delta, true), false, nil
 		}
@@ -457,7 +439,7 @@ func (cd *pldCurveDir) epsilon(ctx context.Context, i, t int, delta float64) (fl
 	m, n, h := &cd.pmf, cd.n, cd.h
 	kBot, kTop, ok := cd.window(t) // also fills kpT, knT for t
 	if !ok {
-		return 0, false, errPLDTooLarge // newPLDCurveDir checked every t
+		return 0, false, errTooLarge // newCurveDir checked every t
 	}
 	if kTop-kBot+1 > n {
 		// Cannot happen (n holds every window); keep the top, where δ is
@@ -480,17 +462,17 @@ func (cd *pldCurveDir) epsilon(ctx context.Context, i, t int, delta float64) (fl
 	kTop = kBot + nt - 1
 	minK, maxK := t*m.lo, t*(m.lo+len(m.p)-1)
 	c := &cd.c
-	*c = pldComposed{h: h, shift: float64(t) * m.off, lo: kBot, c: c.c[:nt], sA: c.sA, sB: c.sB}
+	*c = composition{h: h, shift: float64(t) * m.off, lo: kBot, c: c.c[:nt], sA: c.sA, sB: c.sB}
 	// Mass above the window wraps to its bottom, so it is added to the
 	// upper δ; mass below wraps to its top, where it only raises the upper
-	// δ (see pldCompose).
-	c.tailTop = pldTailBound(cd.kpT, cd.lams, h, kTop+1, maxK)
-	c.tailBot = pldTailBound(cd.knT, cd.lams, -h, kBot-1, -minK)
+	// δ (see composeParts).
+	c.tailTop = tailBound(cd.kpT, cd.lams, h, kTop+1, maxK)
+	c.tailBot = tailBound(cd.knT, cd.lams, -h, kBot-1, -minK)
 	c.inf = math.Min(1, -math.Expm1(float64(t)*math.Log1p(-math.Min(m.inf, 1)))*(1+1e-13))
 
 	spec := cd.spec[:nt/2+1]
 	// ‖c₋₁‖₂ by Parseval from |z^{t−1}|² = |z^t|²/|z|² (0 when both vanish),
-	// as in pldCompose; the half spectrum counts the inner frequencies twice.
+	// as in composeParts; the half spectrum counts the inner frequencies twice.
 	var ss float64
 	for i := range spec {
 		v, vt := cd.z[i*stride], cd.zt[i*stride]
@@ -498,8 +480,8 @@ func (cd *pldCurveDir) epsilon(ctx context.Context, i, t int, delta float64) (fl
 		a2 := 1.0
 		if t > 1 {
 			a2 = 0
-			if v2 := pldAbs2(v); v2 > 0 {
-				a2 = pldAbs2(vt) / v2
+			if v2 := abs2(v); v2 > 0 {
+				a2 = abs2(vt) / v2
 			}
 		}
 		w := 2.0
@@ -508,9 +490,9 @@ func (cd *pldCurveDir) epsilon(ctx context.Context, i, t int, delta float64) (fl
 		}
 		ss += w * a2
 	}
-	fft := pldGetFFT(nt)
+	fft := getFFT(nt)
 	buf := fft.Sequence(cd.buf[:nt], spec)
-	pldPutFFT(fft)
+	putFFT(fft)
 	// composed index j ↔ loss index t·lo + j (mod nt)
 	src := ((kBot-t*m.lo)%nt + nt) % nt
 	var l2 float64

@@ -35,7 +35,7 @@ func TestSumStatAgainstGrid(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, ok := pldOf(t, sampled(c.q, gauss(c.sigma)), accounting.AddRemove).Lower(c.steps)
+		s, ok := pairsOf(t, sampled(c.q, gauss(c.sigma)), accounting.AddRemove).Lower(c.steps)
 		if !ok {
 			t.Fatalf("%+v: no sum statistic", c)
 		}

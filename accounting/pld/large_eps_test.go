@@ -15,11 +15,11 @@ import (
 // ε = 696.78; σ = 0.02 gave 1455 for 1462.3). The upper bound must not be
 // below the closed form.
 func TestPLDLargeEpsilon(t *testing.T) {
-	pldNoClosedForm = true
-	defer func() { pldNoClosedForm = false }()
+	noClosedForm = true
+	defer func() { noClosedForm = false }()
 	for _, sigma := range []float64{0.05, 0.03, 0.025, 0.02} {
 		t.Run(fmt.Sprint(sigma), func(t *testing.T) {
-			a := newPLDFor(t, accounting.Gaussian{NoiseMultiplier: sigma}, Options{})
+			a := accountantFor(t, accounting.Gaussian{NoiseMultiplier: sigma}, Options{})
 			up, err := a.Epsilon(t.Context(), 1e-5)
 			if err != nil {
 				t.Fatal(err)
@@ -28,7 +28,7 @@ func TestPLDLargeEpsilon(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lo, _ := pldGaussianEpsilon(sigma, 1e-5)
+			lo, _ := closedEpsilon(sigma, 1e-5)
 			if up < lo || up2 < lo {
 				t.Errorf("upper bounds %.10g, %.10g below the closed form %.10g", up, up2, lo)
 			}
@@ -45,7 +45,7 @@ func TestPLDLargeEpsilon(t *testing.T) {
 // curve's upper bound at least the pointwise lower bound.
 func TestPLDLargeLossMonotone(t *testing.T) {
 	const sigma, q, delta, steps = 0.598, 0.0785, 5.3e-8, 30768
-	a := newPLDFor(t, accounting.SelfComposed{Event: pldCurveStep(sigma, q), Count: steps}, Options{})
+	a := accountantFor(t, accounting.SelfComposed{Event: curveStep(sigma, q), Count: steps}, Options{})
 	if _, err := a.Epsilon(t.Context(), delta); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestPLDLargeLossMonotone(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := New(Options{})
-	curve, err := b.EpsilonCurve(t.Context(), pldCurveStep(sigma, q), []int{steps / 2, steps}, delta)
+	curve, err := b.EpsilonCurve(t.Context(), curveStep(sigma, q), []int{steps / 2, steps}, delta)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func TestPLDEpsilonBackedByDelta(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a := newPLDFor(t, accounting.SubsampledGaussian(c.sigma, c.q, c.steps), Options{})
+			a := accountantFor(t, accounting.SubsampledGaussian(c.sigma, c.q, c.steps), Options{})
 			e, err := a.Epsilon(t.Context(), c.delta)
 			if err != nil {
 				t.Fatal(err)
@@ -72,15 +72,15 @@ func TestPLDEpsilonBackedByDelta(t *testing.T) {
 	}
 }
 
-// TestPLDGoodSizeFactors checks that every FFT length pldGoodSize picks is
+// TestPLDGoodSizeFactors checks that every FFT length goodSize picks is
 // ≥ n, at most the next power of two, 5-smooth, and has at most 13 factors
 // in fftpack's factorisation (4s, then one 2, 3s, 5s; its ifac array holds
 // 13). n = 4251528 = 2^3·3^12 has 14 and made gonum panic.
 func TestPLDGoodSizeFactors(t *testing.T) {
 	check := func(n int) {
-		m := pldGoodSize(n)
+		m := goodSize(n)
 		if m < n || m > 1<<bits.Len(uint(n-1)) {
-			t.Fatalf("pldGoodSize(%d) = %d, want in [n, next power of two]", n, m)
+			t.Fatalf("goodSize(%d) = %d, want in [n, next power of two]", n, m)
 		}
 		r, f := m, 0
 		for r%4 == 0 {
@@ -94,7 +94,7 @@ func TestPLDGoodSizeFactors(t *testing.T) {
 			}
 		}
 		if r != 1 || f > 13 {
-			t.Fatalf("pldGoodSize(%d) = %d: rest %d, %d fftpack factors; want 5-smooth with ≤ 13", n, m, r, f)
+			t.Fatalf("goodSize(%d) = %d: rest %d, %d fftpack factors; want 5-smooth with ≤ 13", n, m, r, f)
 		}
 	}
 	for n := 1; n <= 1<<14; n++ {

@@ -17,7 +17,7 @@ import (
 	"github.com/dpcalc/dpcalc/internal/testref"
 )
 
-type pldRef struct {
+type refRow struct {
 	kind     string
 	sigma, q float64
 	steps    int
@@ -25,12 +25,12 @@ type pldRef struct {
 	eps      float64
 }
 
-// loadPLDRefs reads testdata/pld/pld_ref.csv (testdata/pld/gen_pld.py,
+// loadRefs reads testdata/pld/pld_ref.csv (testdata/pld/gen_pld.py,
 // mpmath at 60 digits).
-func loadPLDRefs(t *testing.T) []pldRef {
+func loadRefs(t *testing.T) []refRow {
 	t.Helper()
 	rows := testref.CSV(t, "pld/pld_ref.csv")
-	var refs []pldRef
+	var refs []refRow
 	for _, r := range rows[1:] {
 		var v [5]float64
 		for i := range v {
@@ -39,7 +39,7 @@ func loadPLDRefs(t *testing.T) []pldRef {
 				t.Fatal(err)
 			}
 		}
-		refs = append(refs, pldRef{r[0], v[0], v[1], int(v[2]), v[3], v[4]})
+		refs = append(refs, refRow{r[0], v[0], v[1], int(v[2]), v[3], v[4]})
 	}
 	if len(refs) < 10 {
 		t.Fatalf("only %d reference rows", len(refs))
@@ -47,7 +47,7 @@ func loadPLDRefs(t *testing.T) []pldRef {
 	return refs
 }
 
-func newPLDFor(t testing.TB, e accounting.Event, opt Options) *Accountant {
+func accountantFor(t testing.TB, e accounting.Event, opt Options) *Accountant {
 	t.Helper()
 	a, err := New(opt)
 	if err != nil {
@@ -59,10 +59,10 @@ func newPLDFor(t testing.TB, e accounting.Event, opt Options) *Accountant {
 	return a
 }
 
-// pldCheckBracket fails unless lo ≤ want ≤ up (with rel slack for the
+// checkBracket fails unless lo ≤ want ≤ up (with rel slack for the
 // reference's own last digit), up − lo ≤ gap·want (or gapAbs) and no value
 // is NaN.
-func pldCheckBracket(t *testing.T, lo, up, want, slack, gap, gapAbs float64) {
+func checkBracket(t *testing.T, lo, up, want, slack, gap, gapAbs float64) {
 	t.Helper()
 	if math.IsNaN(lo) || math.IsNaN(up) || lo > up {
 		t.Fatalf("bounds [%v, %v] malformed", lo, up)
@@ -76,19 +76,19 @@ func pldCheckBracket(t *testing.T, lo, up, want, slack, gap, gapAbs float64) {
 }
 
 func TestPLDGaussianClosedForm(t *testing.T) {
-	for _, r := range loadPLDRefs(t) {
+	for _, r := range loadRefs(t) {
 		if r.kind != "gauss" {
 			continue
 		}
 		t.Run(fmt.Sprintf("sigma=%g,T=%d,delta=%g", r.sigma, r.steps, r.delta), func(t *testing.T) {
-			a := newPLDFor(t, self(gauss(r.sigma), r.steps), Options{})
+			a := accountantFor(t, self(gauss(r.sigma), r.steps), Options{})
 			lo, up, err := a.EpsilonBounds(t.Context(), r.delta)
 			if err != nil {
 				t.Fatal(err)
 			}
 			// The closed form is exact up to the 1e-13 bisection bracket;
 			// the brief asks for 1e-6 relative.
-			pldCheckBracket(t, lo, up, r.eps, 1e-12, 1e-6, 0)
+			checkBracket(t, lo, up, r.eps, 1e-12, 1e-6, 0)
 			if e, _ := a.Epsilon(t.Context(), r.delta); e != up {
 				t.Errorf("Epsilon = %v, EpsilonBounds upper = %v", e, up)
 			}
@@ -99,19 +99,19 @@ func TestPLDGaussianClosedForm(t *testing.T) {
 // TestPLDGaussianFFT runs the FFT path (closed form disabled) on plain and
 // heterogeneous Gaussian compositions, whose ε is known exactly.
 func TestPLDGaussianFFT(t *testing.T) {
-	pldNoClosedForm = true
-	defer func() { pldNoClosedForm = false }()
-	for _, r := range loadPLDRefs(t) {
+	noClosedForm = true
+	defer func() { noClosedForm = false }()
+	for _, r := range loadRefs(t) {
 		if r.kind != "gauss" || r.delta < 1e-12 || r.steps > 10000 {
 			continue
 		}
 		t.Run(fmt.Sprintf("sigma=%g,T=%d,delta=%g", r.sigma, r.steps, r.delta), func(t *testing.T) {
-			a := newPLDFor(t, self(gauss(r.sigma), r.steps), Options{})
+			a := accountantFor(t, self(gauss(r.sigma), r.steps), Options{})
 			lo, up, err := a.EpsilonBounds(t.Context(), r.delta)
 			if err != nil {
 				t.Fatal(err)
 			}
-			pldCheckBracket(t, lo, up, r.eps, 1e-12, 0.01, 1e-4)
+			checkBracket(t, lo, up, r.eps, 1e-12, 0.01, 1e-4)
 			// Upper bound within 0.5% of the exact value.
 			if up > r.eps*1.005+1e-4 {
 				t.Errorf("upper %v more than 0.5%% above exact %v", up, r.eps)
@@ -122,36 +122,36 @@ func TestPLDGaussianFFT(t *testing.T) {
 		// 30 steps of σ=3 and 50 of σ=5 equal one Gaussian with
 		// σ = (30/9 + 50/25)^(−1/2).
 		e := composed(self(gauss(3), 30), self(gauss(5), 50))
-		a := newPLDFor(t, e, Options{})
+		a := accountantFor(t, e, Options{})
 		lo, up, err := a.EpsilonBounds(t.Context(), 1e-6)
 		if err != nil {
 			t.Fatal(err)
 		}
-		elo, ehi := pldGaussianEpsilon(1/math.Sqrt(30.0/9+50.0/25), 1e-6)
+		elo, ehi := closedEpsilon(1/math.Sqrt(30.0/9+50.0/25), 1e-6)
 		want := (elo + ehi) / 2
-		pldCheckBracket(t, lo, up, want, 1e-12, 0.01, 0)
+		checkBracket(t, lo, up, want, 1e-12, 0.01, 0)
 	})
 }
 
 // TestPLDSingleStep checks one subsampled-Gaussian step against the exact
 // hockey-stick divergence of both directions (mpmath).
 func TestPLDSingleStep(t *testing.T) {
-	for _, r := range loadPLDRefs(t) {
+	for _, r := range loadRefs(t) {
 		if r.kind != "step" {
 			continue
 		}
 		t.Run(fmt.Sprintf("sigma=%g,q=%g,delta=%g", r.sigma, r.q, r.delta), func(t *testing.T) {
-			a := newPLDFor(t, sampled(r.q, gauss(r.sigma)), Options{})
+			a := accountantFor(t, sampled(r.q, gauss(r.sigma)), Options{})
 			lo, up, err := a.EpsilonBounds(t.Context(), r.delta)
 			if err != nil {
 				t.Fatal(err)
 			}
-			pldCheckBracket(t, lo, up, r.eps, 1e-12, 0.01, 1e-3)
+			checkBracket(t, lo, up, r.eps, 1e-12, 0.01, 1e-3)
 		})
 	}
 }
 
-func loadPLDSubsampledRefs(t *testing.T) map[string][2]float64 {
+func loadSubsampledRefs(t *testing.T) map[string][2]float64 {
 	t.Helper()
 	b, err := os.ReadFile(testref.Path("pld/subsampled_ref.csv"))
 	if err != nil {
@@ -174,10 +174,10 @@ func loadPLDSubsampledRefs(t *testing.T) map[string][2]float64 {
 // external estimates and against the fine-grid brackets of
 // testdata/pld/subsampled_ref.csv.
 func TestPLDTableCases(t *testing.T) {
-	fine := loadPLDSubsampledRefs(t)
-	for _, c := range pldTableCases {
+	fine := loadSubsampledRefs(t)
+	for _, c := range tableCases {
 		t.Run(fmt.Sprintf("sigma=%g,q=%g,T=%d", c.sigma, c.q, c.steps), func(t *testing.T) {
-			a := newPLDFor(t, accounting.SubsampledGaussian(c.sigma, c.q, c.steps), Options{})
+			a := accountantFor(t, accounting.SubsampledGaussian(c.sigma, c.q, c.steps), Options{})
 			lo, up, err := a.EpsilonBounds(t.Context(), 1e-5)
 			if err != nil {
 				t.Fatal(err)
@@ -213,7 +213,7 @@ func TestPLDLongComposition(t *testing.T) {
 		t.Skip("long composition")
 	}
 	e := accounting.SubsampledGaussian(4, 0.01, 1000000)
-	a := newPLDFor(t, e, Options{})
+	a := accountantFor(t, e, Options{})
 	lo, up, err := a.EpsilonBounds(t.Context(), 1e-5)
 	if err != nil {
 		t.Fatal(err)
@@ -222,7 +222,7 @@ func TestPLDLongComposition(t *testing.T) {
 		t.Errorf("gap %.4f%% > 1%%: [%v, %v]", 100*(up-lo)/up, lo, up)
 	}
 	h := a.res0(t).h
-	f := newPLDFor(t, e, Options{GridWidth: h / 2})
+	f := accountantFor(t, e, Options{GridWidth: h / 2})
 	flo, fup, err := f.EpsilonBounds(t.Context(), 1e-5)
 	if err != nil {
 		t.Fatal(err)
@@ -249,7 +249,7 @@ func TestPLDDeltaBounds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := newPLDFor(t, accounting.SubsampledGaussian(tt.sigma, tt.q, tt.steps), Options{})
+			a := accountantFor(t, accounting.SubsampledGaussian(tt.sigma, tt.q, tt.steps), Options{})
 			lo, up, err := a.EpsilonBounds(t.Context(), tt.delta)
 			if err != nil {
 				t.Fatal(err)
@@ -286,7 +286,7 @@ func TestPLDProperties(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	n := testenv.Size(4, 12)
 	eps := func(sigma, q float64, steps int) (float64, float64) {
-		a := newPLDFor(t, accounting.SubsampledGaussian(sigma, q, steps), Options{})
+		a := accountantFor(t, accounting.SubsampledGaussian(sigma, q, steps), Options{})
 		lo, up, err := a.EpsilonBounds(t.Context(), 1e-5)
 		if err != nil {
 			t.Fatal(err)
@@ -367,7 +367,7 @@ func TestPLDHeterogeneous(t *testing.T) {
 	a := accounting.SubsampledGaussian(2, 0.02, 400)
 	b := accounting.SubsampledGaussian(1, 0.005, 900)
 	epsOf := func(e accounting.Event) (float64, float64) {
-		acc := newPLDFor(t, e, Options{})
+		acc := accountantFor(t, e, Options{})
 		lo, up, err := acc.EpsilonBounds(t.Context(), 1e-5)
 		if err != nil {
 			t.Fatal(err)
@@ -421,7 +421,7 @@ func TestPLDEdgeCases(t *testing.T) {
 			if strings.HasPrefix(tt.name, "T=") {
 				testenv.SkipUnlessLong(t, "long composition")
 			}
-			a := newPLDFor(t, tt.e, Options{})
+			a := accountantFor(t, tt.e, Options{})
 			lo, up, err := a.EpsilonBounds(t.Context(), 1e-5)
 			if err != nil {
 				t.Fatal(err)
@@ -505,7 +505,7 @@ func TestPLDBadInput(t *testing.T) {
 			}
 		})
 	}
-	a := newPLDFor(t, gauss(1), Options{})
+	a := accountantFor(t, gauss(1), Options{})
 	for _, d := range []float64{1, -1, nan, math.Inf(1)} { // δ = 0 is in range (accountingtest)
 		if _, _, err := a.EpsilonBounds(t.Context(), d); !errors.Is(err, accounting.ErrInvalidParameter) {
 			t.Errorf("delta %v: err = %v", d, err)
@@ -519,7 +519,7 @@ func TestPLDBadInput(t *testing.T) {
 }
 
 func TestPLDKind(t *testing.T) {
-	var acc accounting.Accountant = newPLDFor(t, accounting.NoOp{}, Options{})
+	var acc accounting.Accountant = accountantFor(t, accounting.NoOp{}, Options{})
 	if acc.Kind() != accounting.KindPLD {
 		t.Errorf("Kind = %v", acc.Kind())
 	}
@@ -614,9 +614,9 @@ func BenchmarkPLDCalibrate(b *testing.B) {
 // TestPLDGridWidthOption checks that any user grid gives a certified
 // bracket: coarse grids are looser but still contain the fine-grid value.
 func TestPLDGridWidthOption(t *testing.T) {
-	fine := loadPLDSubsampledRefs(t)["4,0.01,10000"]
+	fine := loadSubsampledRefs(t)["4,0.01,10000"]
 	for _, h := range []float64{2e-3, 5e-4, 1e-4} {
-		a := newPLDFor(t, accounting.SubsampledGaussian(4, 0.01, 10000), Options{GridWidth: h})
+		a := accountantFor(t, accounting.SubsampledGaussian(4, 0.01, 10000), Options{GridWidth: h})
 		lo, up, err := a.EpsilonBounds(t.Context(), 1e-5)
 		if err != nil {
 			t.Fatal(err)
@@ -633,7 +633,7 @@ func TestPLDGridWidthOption(t *testing.T) {
 
 // TestPLDComposeInvalidates checks that composing after a query recomputes.
 func TestPLDComposeInvalidates(t *testing.T) {
-	a := newPLDFor(t, accounting.SubsampledGaussian(4, 0.01, 5000), Options{})
+	a := accountantFor(t, accounting.SubsampledGaussian(4, 0.01, 5000), Options{})
 	e1, err := a.Epsilon(t.Context(), 1e-5)
 	if err != nil {
 		t.Fatal(err)
@@ -646,7 +646,7 @@ func TestPLDComposeInvalidates(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 5000 + 5000 steps is the first table case.
-	fine := loadPLDSubsampledRefs(t)["4,0.01,10000"]
+	fine := loadSubsampledRefs(t)["4,0.01,10000"]
 	if !(e1 < lo) || lo > fine[1] || up < fine[0] {
 		t.Errorf("after 2×5000 steps: [%v, %v] (5000 steps: %v), want around [%v, %v]", lo, up, e1, fine[0], fine[1])
 	}
@@ -655,10 +655,10 @@ func TestPLDComposeInvalidates(t *testing.T) {
 // TestPLDDeltaGaussianFFT compares δ(ε) bounds of the FFT path with the
 // exact Gaussian δ (Balle and Wang 2018, Theorem 8).
 func TestPLDDeltaGaussianFFT(t *testing.T) {
-	pldNoClosedForm = true
-	defer func() { pldNoClosedForm = false }()
+	noClosedForm = true
+	defer func() { noClosedForm = false }()
 	for _, eps := range []float64{0.5, 2, 5} {
-		a := newPLDFor(t, self(gauss(8), 50), Options{})
+		a := accountantFor(t, self(gauss(8), 50), Options{})
 		lo, up, err := a.DeltaBounds(t.Context(), eps)
 		if err != nil {
 			t.Fatal(err)

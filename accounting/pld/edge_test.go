@@ -74,7 +74,7 @@ func TestPLDTinySigma(t *testing.T) {
 		{1e-160, 0.01, 1000}, // the issue's > 300 s case: unbounded
 	} {
 		t.Run(fmt.Sprintf("σ=%g,q=%g,T=%d", c.sigma, c.q, c.steps), func(t *testing.T) {
-			a := newPLDFor(t, self(step(c.sigma, c.q), c.steps), Options{})
+			a := accountantFor(t, self(step(c.sigma, c.q), c.steps), Options{})
 			for _, delta := range []float64{1e-5, 1e-300} {
 				lo, up := checkAnswer(t, a, delta)
 				// ε(δ) ≥ 1/(2σ²) at q = 1; at q < 1 the loss is
@@ -101,7 +101,7 @@ func TestPLDHugeSigma(t *testing.T) {
 		for _, q := range qs {
 			for _, n := range steps {
 				t.Run(fmt.Sprintf("σ=%g,q=%g,T=%d", sigma, q, n), func(t *testing.T) {
-					a := newPLDFor(t, self(step(sigma, q), n), Options{})
+					a := accountantFor(t, self(step(sigma, q), n), Options{})
 					_, up := checkAnswer(t, a, 1e-5)
 					// At σ ≥ 1e100 a step's loss is below 1e-99: ε(1e-5) of 1e12
 					// steps is RDP's floor (0.0194) at most.
@@ -124,7 +124,7 @@ func TestPLDHugeSigma(t *testing.T) {
 func TestPLDEpsilonIsBoundsUpper(t *testing.T) {
 	const delta = 1e-5
 	fresh := func(sigma, q float64, n int) *Accountant {
-		return newPLDFor(t, self(step(sigma, q), n), Options{})
+		return accountantFor(t, self(step(sigma, q), n), Options{})
 	}
 	eps := func(sigma, q float64, n int) float64 {
 		e, err := fresh(sigma, q, n).Epsilon(t.Context(), delta)
@@ -214,7 +214,7 @@ func TestPLDUpperBelowRDP(t *testing.T) {
 		steps := 1 + rng.IntN(2000)
 		delta := math.Pow(10, -3-27*rng.Float64())
 		ev := self(step(sigma, q), steps)
-		a := newPLDFor(t, ev, Options{})
+		a := accountantFor(t, ev, Options{})
 		rdp, err := moments.NewRDP(nil)
 		if err != nil {
 			t.Fatal(err)
@@ -265,7 +265,7 @@ func TestPLDDeltaNeverZero(t *testing.T) {
 		{6.55749e-10, 0.448916, 1, 1},
 		{6.55749e-10, 0.448916, 1, 1e300},
 	} {
-		a := newPLDFor(t, self(step(c.sigma, c.q), c.steps), Options{})
+		a := accountantFor(t, self(step(c.sigma, c.q), c.steps), Options{})
 		lo, up, err := a.DeltaBounds(t.Context(), c.eps)
 		if err != nil {
 			t.Fatal(err)
@@ -296,7 +296,7 @@ func TestPLDImpossibleGrid(t *testing.T) {
 			steps    int
 		}{{1, 0.01, 1000}, {1, 1, 10}, {1e-100, 0.5, 1}, {1e100, 0.5, 1e12}, {0.1, 0.9, 1e9}} {
 			name := fmt.Sprintf("h=%g σ=%g q=%g T=%d", h, c.sigma, c.q, c.steps)
-			a := newPLDFor(t, self(step(c.sigma, c.q), c.steps), Options{GridWidth: h})
+			a := accountantFor(t, self(step(c.sigma, c.q), c.steps), Options{GridWidth: h})
 			check := func(what string, err error, vals ...float64) {
 				if err != nil {
 					var pe *accounting.ParamError

@@ -32,7 +32,7 @@ func TestPLDGaussianClosedFormExact(t *testing.T) {
 			}
 		}
 		sigma, steps, delta, want := v[0], int(v[1]), v[2], v[3]
-		a := newPLDFor(t, self(gauss(sigma), steps), Options{})
+		a := accountantFor(t, self(gauss(sigma), steps), Options{})
 		lo, up, err := a.EpsilonBounds(t.Context(), delta)
 		if err != nil {
 			t.Fatal(err)

@@ -38,8 +38,8 @@ func ShuffledLowerEpsilon(ctx context.Context, sigma float64, batches, epochs in
 		return 0, &accounting.ParamError{Name: "sigma", Value: sigma, Want: "finite and > 0"}
 	case batches < 1:
 		return 0, &accounting.ParamError{Name: "batches", Value: float64(batches), Want: ">= 1"}
-	case epochs < 1 || epochs > maxPLDSteps:
-		return 0, &accounting.ParamError{Name: "epochs", Value: float64(epochs), Want: fmt.Sprintf("in [1, %d]", maxPLDSteps)}
+	case epochs < 1 || epochs > maxSteps:
+		return 0, &accounting.ParamError{Name: "epochs", Value: float64(epochs), Want: fmt.Sprintf("in [1, %d]", maxSteps)}
 	case !(unused >= 0 && unused < 1):
 		return 0, &accounting.ParamError{Name: "unused", Value: unused, Want: "in [0, 1)"}
 	}
@@ -57,37 +57,37 @@ func ShuffledLowerEpsilon(ctx context.Context, sigma float64, batches, epochs in
 	}
 	fwd, rev := mechanism.ShuffledMaxPairs(mu, batches, unused)
 	pairs := [][]mechanism.Pair{{fwd}, {rev}}
-	st := &pldSetup{counts: []int{epochs}, steps: epochs, dirs: []bool{false, true}, pairs: pairs}
+	st := &setup{counts: []int{epochs}, steps: epochs, dirs: []bool{false, true}, pairs: pairs}
 	for _, ps := range pairs {
 		_, v := ps[0].Moments()
 		st.vTot = math.Max(st.vTot, float64(epochs)*v)
 	}
-	r, err := st.compose(ctx, 0, pldEta(epochs, 0))
+	r, err := st.compose(ctx, 0, etaFor(epochs, 0))
 	if err != nil {
-		if err == errPLDTooLarge {
+		if err == errTooLarge {
 			return 0, nil
 		}
 		return 0, err
 	}
-	lv := &pldLevels{res: r}
+	lv := &levels{res: r}
 	var best float64
-	for k := 0; k <= pldMaxRefine; k++ {
+	for k := 0; k <= maxRefine; k++ {
 		rk := lv.res
 		if k > 0 {
-			if rk, err = lv.level(k); err == errPLDTooLarge {
+			if rk, err = lv.level(k); err == errTooLarge {
 				break
 			} else if err != nil {
 				return 0, err
 			}
 		}
 		lo, err := rk.lowerOnly(ctx, delta)
-		if err == errPLDTooLarge {
+		if err == errTooLarge {
 			break
 		}
 		if err != nil {
 			return 0, err
 		}
-		if !(lo > best*(1+pldTargetGap)) {
+		if !(lo > best*(1+targetGap)) {
 			best = math.Max(best, lo)
 			break // refining no longer helps
 		}
@@ -115,7 +115,7 @@ func ShuffledLowerEpsilonOf(ctx context.Context, e accounting.Event, delta float
 			continue
 		}
 		// Fewer epochs release less: a lower bound for them is one for all.
-		lo, err := ShuffledLowerEpsilon(ctx, sigma, b, min(s.Count, maxPLDSteps), unused, delta)
+		lo, err := ShuffledLowerEpsilon(ctx, sigma, b, min(s.Count, maxSteps), unused, delta)
 		if err != nil {
 			return 0, false, err
 		}
@@ -126,11 +126,11 @@ func ShuffledLowerEpsilonOf(ctx context.Context, e accounting.Event, delta float
 
 // lowerOnly returns the largest lower bound on ε(delta) over r's
 // directions, from their untilted lower compositions.
-func (r *pldResult) lowerOnly(ctx context.Context, delta float64) (float64, error) {
+func (r *result) lowerOnly(ctx context.Context, delta float64) (float64, error) {
 	var lo float64
 	for d := range r.dirs {
 		c, err := r.get(ctx, d, false, 0)
-		if err == errPLDTooLarge {
+		if err == errTooLarge {
 			continue
 		}
 		if err != nil {

@@ -51,7 +51,7 @@ func TestShuffledLowerOneBatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lo, _ := pldGaussianEpsilon(c.sigma/math.Sqrt(float64(c.epochs)), c.delta)
+		lo, _ := closedEpsilon(c.sigma/math.Sqrt(float64(c.epochs)), c.delta)
 		if got > lo || got < lo*(1-1e-3) {
 			t.Errorf("%+v: lower %.10g, exact %.10g", c, got, lo)
 		}
@@ -67,7 +67,7 @@ func TestShuffledLowerMonotone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		up, _ := pldGaussianEpsilon(1/math.Sqrt(float64(e)), 1e-5)
+		up, _ := closedEpsilon(1/math.Sqrt(float64(e)), 1e-5)
 		if got < prev*(1-1e-9) || got > up {
 			t.Errorf("E %d: lower %g after %g; certified %g", e, got, prev, up)
 		}
