@@ -10,6 +10,7 @@ import (
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/internal/sysmem"
 	"github.com/dpcalc/dpcalc/internal/work"
+	"gonum.org/v1/gonum/dsp/fourier"
 )
 
 // part is count adaptive repetitions of one discretised step.
@@ -110,43 +111,77 @@ func composeParts(ctx context.Context, parts []part, h float64, wantTop bool, la
 		lambda = 0 // placed exactly below: nothing to gain
 	}
 	if lambda > 0 {
-		tp, logW, rho, lost, ok := tiltParts(parts, h, lambda)
-		if !ok {
-			return nil, errTooLarge
-		}
-		out, err := composeParts(ctx, tp, h, wantTop, 0)
-		if err != nil {
-			return nil, err
-		}
-		out.lost = lost
-		out.untilt(lambda, logW, rho)
-		return out, nil
+		return composeTilted(ctx, parts, h, wantTop, lambda)
 	}
-	out := &composition{h: h}
-	// Infinite mass: 1 − Π (1 − inf_s)^{n_s}.
-	var logFin float64
-	var minK, maxK, steps int
-	for _, pt := range parts {
-		logFin += float64(pt.count) * math.Log1p(-math.Min(pt.pmf.inf, 1))
-		out.shift += float64(pt.count) * pt.pmf.off
-		minK += pt.count * pt.pmf.lo
-		maxK += pt.count * (pt.pmf.lo + len(pt.pmf.p) - 1)
-		steps += pt.count
-	}
-	out.inf = math.Min(1, -math.Expm1(logFin)*(1+1e-13))
+	out, minK, maxK := newComposition(parts, h)
 	if len(parts) == 0 {
 		out.c = []float64{1}
 		out.buildSums()
 		return out, nil
 	}
+	n, err := out.window(parts, wantTop, minK, maxK)
+	if err != nil {
+		return nil, err
+	}
+	if err := memCheck(n, len(parts)); err != nil {
+		return nil, err
+	}
+	out.c = make([]float64, n)
+	if len(parts) == 1 && parts[0].count == 1 {
+		out.place(&parts[0].pmf)
+	} else if err := out.convolve(ctx, parts); err != nil {
+		return nil, err
+	}
+	out.buildSums()
+	return out, nil
+}
 
+// composeTilted composes the parts tilted by e^{lambda·loss} and turns the
+// result back into the original measure (see composeParts).
+func composeTilted(ctx context.Context, parts []part, h float64, wantTop bool, lambda float64) (*composition, error) {
+	tp, logW, rho, lost, ok := tiltParts(parts, h, lambda)
+	if !ok {
+		return nil, errTooLarge
+	}
+	out, err := composeParts(ctx, tp, h, wantTop, 0)
+	if err != nil {
+		return nil, err
+	}
+	out.lost = lost
+	out.untilt(lambda, logW, rho)
+	return out, nil
+}
+
+// newComposition returns the composition of the parts with its +∞ mass,
+// 1 − Π (1 − inf_s)^{n_s}, and its loss shift set, and the range
+// [minK, maxK] of its loss indices.
+func newComposition(parts []part, h float64) (out *composition, minK, maxK int) {
+	out = &composition{h: h}
+	var logFin float64
+	for _, pt := range parts {
+		logFin += float64(pt.count) * math.Log1p(-math.Min(pt.pmf.inf, 1))
+		out.shift += float64(pt.count) * pt.pmf.off
+		minK += pt.count * pt.pmf.lo
+		maxK += pt.count * (pt.pmf.lo + len(pt.pmf.p) - 1)
+	}
+	out.inf = math.Min(1, -math.Expm1(logFin)*(1+1e-13))
+	return out, minK, maxK
+}
+
+// window chooses the loss window of the composition by Chernoff bounds
+// (chernoffWindow), keeping losses ≥ 0 when wantTop is set, sets c.lo and
+// the bounds tailTop and tailBot on the mass outside it, and returns its
+// length n (a size the FFT factors, spare room at the top, where δ is
+// decided), or errTooLarge.
+func (c *composition) window(parts []part, wantTop bool, minK, maxK int) (n int, err error) {
+	h := c.h
 	lams, kPos, kNeg, top, bot := chernoffWindow(parts, h)
 	if !(math.Abs(top/h) < maxFFT*4 && math.Abs(bot/h) < 1e15) || top-bot > maxFFT*h {
-		return nil, errTooLarge
+		return 0, errTooLarge
 	}
 	kTop := min(maxK, int(math.Ceil(top/h)))
 	kBot := max(minK, int(math.Floor(bot/h)))
-	if k0 := int(math.Ceil(-out.shift / h)); wantTop && kTop < k0 {
+	if k0 := int(math.Ceil(-c.shift / h)); wantTop && kTop < k0 {
 		kTop = min(maxK, k0) // keep losses ≥ 0 in the window
 	}
 	need := kTop - kBot + 1
@@ -154,156 +189,180 @@ func composeParts(ctx context.Context, parts []part, h float64, wantTop bool, la
 		need = max(need, len(pt.pmf.p))
 	}
 	if need > maxFFT {
-		return nil, errTooLarge
+		return 0, errTooLarge
 	}
-	n := goodSize(need)
+	n = goodSize(need)
 	// Spare room goes to the top, where δ is decided.
 	kTop = kBot + n - 1
-	out.lo = kBot
-	out.tailTop = tailBound(kPos, lams, h, kTop+1, maxK)
-	out.tailBot = tailBound(kNeg, lams, -h, kBot-1, -minK)
+	c.lo = kBot
+	c.tailTop = tailBound(kPos, lams, h, kTop+1, maxK)
+	c.tailBot = tailBound(kNeg, lams, -h, kBot-1, -minK)
+	return n, nil
+}
 
-	if err := memCheck(n, len(parts)); err != nil {
-		return nil, err
-	}
-	out.c = make([]float64, n)
-	if len(parts) == 1 && parts[0].count == 1 {
-		pm := &parts[0].pmf
-		for i, v := range pm.p {
-			// Mass below the window is moved up to its bottom (raises the
-			// upper bound; the lower bound subtracts tailBot ≥ it); mass
-			// above is dropped (tailTop is added to the upper bound).
-			j := max(pm.lo+i-kBot, 0)
-			if j < n {
-				out.c[j] += v
-			}
+// place puts a single step's masses into the window exactly (no FFT).
+func (c *composition) place(pm *pmf) {
+	n := len(c.c)
+	for i, v := range pm.p {
+		// Mass below the window is moved up to its bottom (raises the
+		// upper bound; the lower bound subtracts tailBot ≥ it); mass
+		// above is dropped (tailTop is added to the upper bound).
+		j := max(pm.lo+i-c.lo, 0)
+		if j < n {
+			c.c[j] += v
 		}
-		out.buildSums()
-		return out, nil
 	}
+}
+
+// convolve composes the parts by one real FFT per part and one inverse,
+// powers taken in the frequency domain, into the window c.c, and sets the
+// bound e2 on the ℓ2 norm of its round-off (see composeParts).
+func (c *composition) convolve(ctx context.Context, parts []part) error {
+	n := len(c.c)
 	fft := getFFT(n)
 	defer putFFT(fft)
 	buf := make([]float64, n)
-	var z []complex128
-	coef := make([]complex128, n/2+1)
-	offset := 0 // Σ count·lo: composed index j ↔ loss index offset + j (mod n)
-	var powRound float64
-	// amp[s][f] = |z_s,f|^{n_s−1}·Π_{r≠s}|z_r,f|^{n_r}: how an error in
-	// z_s,f reaches Z_f (first order). With more than exactAmpParts
-	// parts the factors of the later parts (each ≤ 1) are left out, which
-	// only enlarges the bound and keeps the cost linear in the parts; each
-	// part's amp is then final once computed, and is reduced to its
-	// weighted sum of squares (ss[s], see below) at once, so that the
-	// memory does not grow with the number of parts.
-	exact := len(parts) <= exactAmpParts
-	amp := make([][]float64, len(parts))
-	ss := make([]float64, len(parts))
-	var ampBuf []float64
-	var skipped float64 // how many powers were set to 0 (see skipLog)
+	sp := newSpectrum(n, len(parts))
 	for si, pt := range parts {
 		if err := fftWork(ctx, n); err != nil {
-			return nil, err
+			return err
 		}
-		for i := range buf {
-			buf[i] = 0
-		}
-		copy(buf, pt.pmf.p)
-		offset += pt.count * pt.pmf.lo
-		fft.Coefficients(coef, buf)
-		if z == nil {
-			z = make([]complex128, len(coef))
-			for i := range z {
-				z[i] = 1
-			}
-		}
-		if exact {
-			amp[si] = make([]float64, len(coef))
-		} else {
-			if ampBuf == nil {
-				ampBuf = make([]float64, len(coef))
-			}
-			clear(ampBuf)
-			amp[si] = ampBuf
-		}
-		// |v|² ≤ skip2 means |v^count| ≤ e^{−skipLog} (and, for count ≥
-		// 2, |v|^{2(count−1)} ≤ e^{−skipLog}): the power is set to 0.
-		skip2 := 0.0
-		if pt.count >= 2 {
-			skip2 = math.Exp(-2*skipLog/float64(pt.count)) * (1 - 1e-12)
-		}
-		for i, v := range coef {
-			if z[i] == 0 {
-				continue // amp[si][i] = 0: nothing reaches this frequency
-			}
-			if v2 := abs2(v); v2 <= skip2 {
-				amp[si][i] = skipAmp * abs2(z[i])
-				if exact {
-					for r := 0; r < si; r++ {
-						amp[r][i] *= skipAmp
-					}
-				}
-				z[i] = 0
-				skipped++
-				continue
-			}
-			pw := cpow(v, pt.count)
-			// Squared amplitudes: |z|^{2(n−1)} = |z^n|²/|z|², or exactly 0
-			// when both vanish.
-			pw2 := abs2(pw)
-			a2 := 1.0
-			if pt.count > 1 {
-				a2 = 0
-				if v2 := abs2(v); v2 > 0 {
-					a2 = pw2 / v2
-				}
-			}
-			amp[si][i] = a2 * abs2(z[i]) // × the parts before s
-			if exact {
-				for r := 0; r < si; r++ {
-					amp[r][i] *= pw2 // × this part, for the earlier ones
-				}
-			}
-			z[i] *= pw
-		}
-		// z^n by binary exponentiation, then one product into z.
-		powRound += powRoundBound(pt.count) + 3
-		if !exact {
-			ss[si] = ampSum(amp[si], n)
-			amp[si] = nil
-		}
+		sp.multiply(fft, buf, si, pt)
 	}
 	if err := fftWork(ctx, n); err != nil {
-		return nil, err
+		return err
 	}
-	twRound := inverseFFT(fft, buf, z)
+	twRound := inverseFFT(fft, buf, sp.z)
 	var l2 float64
 	for j := 0; j < n; j++ {
-		k := kBot + j // loss index
-		src := ((k-offset)%n + n) % n
+		k := c.lo + j // loss index
+		src := ((k-sp.offset)%n + n) % n
 		v := buf[src] / float64(n)
 		if v < 0 {
 			v = 0
 		}
-		out.c[j] = v
+		c.c[j] = v
 		l2 += v * v
 	}
 	l2 = math.Sqrt(l2)
 	const u = 0x1p-53
 	lg := float64(bits.Len(uint(n)))
-	// ‖c₋₁,s‖₂ = ‖amp_s‖₂/√n by Parseval (the real FFT stores half the
-	// spectrum: the inner frequencies count twice).
-	var fwd float64
-	for si, pt := range parts {
-		if exact {
-			ss[si] = ampSum(amp[si], n)
-		}
-		fwd += float64(pt.count) * math.Sqrt(ss[si]/float64(n))
-	}
+	fwd := sp.forwardNorm(parts)
 	// A power set to 0 was at most e^{−skipLog} in modulus: at most
 	// √2·e^{−skipLog}/√n per frequency in ‖c‖₂ (Parseval).
-	out.e2 = u*(10*lg*fwd+(10*lg+powRound+4+twRound)*l2)*1.01 + math.Sqrt(2*skipped/float64(n))*skipAmp
-	out.buildSums()
-	return out, nil
+	c.e2 = u*(10*lg*fwd+(10*lg+sp.powRound+4+twRound)*l2)*1.01 + math.Sqrt(2*sp.skipped/float64(n))*skipAmp
+	return nil
+}
+
+// spectrum is the running product z = Π_s ẑ_s^{n_s} of the parts'
+// transforms of length n, with what the round-off bound of composeParts
+// needs: amp[s][f] = |z_s,f|^{n_s−1}·Π_{r≠s}|z_r,f|^{n_r}, how an error in
+// z_s,f reaches z_f (first order). With more than exactAmpParts parts the
+// factors of the later parts (each ≤ 1) are left out, which only enlarges
+// the bound and keeps the cost linear in the parts; each part's amp is
+// then final once computed, and is reduced to its weighted sum of squares
+// (ss[s]) at once, so that the memory does not grow with the number of
+// parts.
+type spectrum struct {
+	n        int
+	z, coef  []complex128
+	exact    bool
+	amp      [][]float64
+	ss       []float64
+	ampBuf   []float64
+	offset   int     // Σ count·lo: composed index j ↔ loss index offset + j (mod n)
+	powRound float64 // the rounding of the powers, in units of u
+	skipped  float64 // how many powers were set to 0 (see skipLog)
+}
+
+func newSpectrum(n, parts int) *spectrum {
+	sp := &spectrum{n: n, z: make([]complex128, n/2+1), coef: make([]complex128, n/2+1),
+		exact: parts <= exactAmpParts, amp: make([][]float64, parts), ss: make([]float64, parts)}
+	for i := range sp.z {
+		sp.z[i] = 1
+	}
+	return sp
+}
+
+// multiply transforms part si (pt) and multiplies its count-th power into
+// z, by binary exponentiation, then one product.
+func (sp *spectrum) multiply(fft *fourier.FFT, buf []float64, si int, pt part) {
+	for i := range buf {
+		buf[i] = 0
+	}
+	copy(buf, pt.pmf.p)
+	sp.offset += pt.count * pt.pmf.lo
+	coef := fft.Coefficients(sp.coef, buf)
+	z, amp := sp.z, sp.amp
+	if sp.exact {
+		amp[si] = make([]float64, len(coef))
+	} else {
+		if sp.ampBuf == nil {
+			sp.ampBuf = make([]float64, len(coef))
+		}
+		clear(sp.ampBuf)
+		amp[si] = sp.ampBuf
+	}
+	// |v|² ≤ skip2 means |v^count| ≤ e^{−skipLog} (and, for count ≥
+	// 2, |v|^{2(count−1)} ≤ e^{−skipLog}): the power is set to 0.
+	skip2 := 0.0
+	if pt.count >= 2 {
+		skip2 = math.Exp(-2*skipLog/float64(pt.count)) * (1 - 1e-12)
+	}
+	for i, v := range coef {
+		if z[i] == 0 {
+			continue // amp[si][i] = 0: nothing reaches this frequency
+		}
+		if v2 := abs2(v); v2 <= skip2 {
+			amp[si][i] = skipAmp * abs2(z[i])
+			if sp.exact {
+				for r := 0; r < si; r++ {
+					amp[r][i] *= skipAmp
+				}
+			}
+			z[i] = 0
+			sp.skipped++
+			continue
+		}
+		pw := cpow(v, pt.count)
+		// Squared amplitudes: |z|^{2(n−1)} = |z^n|²/|z|², or exactly 0
+		// when both vanish.
+		pw2 := abs2(pw)
+		a2 := 1.0
+		if pt.count > 1 {
+			a2 = 0
+			if v2 := abs2(v); v2 > 0 {
+				a2 = pw2 / v2
+			}
+		}
+		amp[si][i] = a2 * abs2(z[i]) // × the parts before s
+		if sp.exact {
+			for r := 0; r < si; r++ {
+				amp[r][i] *= pw2 // × this part, for the earlier ones
+			}
+		}
+		z[i] *= pw
+	}
+	// z^n by binary exponentiation, then one product into z.
+	sp.powRound += powRoundBound(pt.count) + 3
+	if !sp.exact {
+		sp.ss[si] = ampSum(amp[si], sp.n)
+		amp[si] = nil
+	}
+}
+
+// forwardNorm returns Σ_s count_s·‖c₋₁,s‖₂, the forward transforms' share
+// of the round-off bound: ‖c₋₁,s‖₂ = ‖amp_s‖₂/√n by Parseval (the real
+// FFT stores half the spectrum: the inner frequencies count twice).
+func (sp *spectrum) forwardNorm(parts []part) float64 {
+	var fwd float64
+	for si, pt := range parts {
+		if sp.exact {
+			sp.ss[si] = ampSum(sp.amp[si], sp.n)
+		}
+		fwd += float64(pt.count) * math.Sqrt(sp.ss[si]/float64(sp.n))
+	}
+	return fwd
 }
 
 // memCheck refuses a composition of length n whose arrays would not

@@ -277,210 +277,260 @@ func lowMass(lp, refP float64) float64 {
 	return lp + math.Log1p(-r)
 }
 
-// lower returns the dominated per-step distribution (see discretise).
-func (gr *grid) lower(ctx context.Context) (low pmf, err error) {
-	h, kLo, kHi, tl, pair, at := gr.h, gr.kLo, gr.kHi, gr.tl, gr.pair, gr.at
-	n := kHi - kLo
-	var ks []int
-	var ms []float64
-	put := func(k int, m float64) {
-		if m > 0 {
-			ks = append(ks, k)
-			ms = append(ms, m)
+// lower returns the dominated per-step distribution (see discretise): a
+// greedy merge of the loss line from the lowest grid point up, one merged
+// cell per step of [lowerMerge].
+func (gr *grid) lower(ctx context.Context) (pmf, error) {
+	m := &lowerMerge{gr: gr, top: gr.at(gr.kHi), a: gr.at(gr.kLo), ta: gr.tl[0], j: 1, cost: gr.pair.TailsCost()}
+	for {
+		if m.evals++; m.evals >= checkEvery {
+			m.evals = 0
+			if err := accounting.Canceled(ctx); err != nil {
+				return m.low, err
+			}
+		}
+		if m.step() {
+			break
 		}
 	}
-	// putLoss puts mass m at floor(loss/h), loss already lowered by its
-	// rounding error bound.
-	putLoss := func(loss, m float64) {
-		if math.IsNaN(loss) {
-			return // dropping mass keeps a lower bound
-		}
-		if loss > at(kHi) {
-			loss = at(kHi) // rounding down further is still a lower bound
-		}
-		put(int(math.Floor((loss-gr.off)/h)), m)
-	}
-	a := at(kLo)
-	ta := tl[0]
-	// putTail merges the whole P-mass above a (tail values ta) into one
-	// atom at its smallest possible loss, at least a.
-	putTail := func() {
-		if math.IsInf(ta.PAbove, -1) {
-			return
-		}
-		loss := ta.PAbove - ta.QAbove
-		if math.IsInf(ta.QAbove, -1) || loss < a {
-			loss = a
-		}
-		putLoss(math.Max(loss-relSlack*(1+math.Abs(loss)), a), math.Exp(ta.PAbove)*(1-relSlack))
-	}
-	j := 1 // next grid index (into tl) above a
+	m.assemble()
+	return m.low, nil
+}
+
+// lowerMerge is the state of the lower discretisation's merge: the masses
+// placed so far, and the left end a of the next merged cell with the tails
+// there.
+type lowerMerge struct {
+	gr  *grid
+	top float64 // the loss of the grid's top point
+	ks  []int   // grid indices of the placed masses
+	ms  []float64
+	low pmf // the result (fallback and stop accumulate here)
+	a   float64
+	ta  mechanism.Tails
+	j   int // next grid index (into gr.tl) above a
 	// evals counts cells and pair evaluations (weighted by their cost)
 	// since the last check of ctx: a check (one unit of work, see
 	// accounting.Canceled) every checkEvery of them, however many
 	// evaluations a cell takes.
-	evals, cost := 0, pair.TailsCost()
-	for {
-		if evals++; evals >= checkEvery {
-			evals = 0
-			if err := accounting.Canceled(ctx); err != nil {
-				return low, err
-			}
+	evals, cost int
+}
+
+// put places mass m at grid index k.
+func (m *lowerMerge) put(k int, mass float64) {
+	if mass > 0 {
+		m.ks = append(m.ks, k)
+		m.ms = append(m.ms, mass)
+	}
+}
+
+// putLoss puts mass at floor(loss/h), loss already lowered by its rounding
+// error bound.
+func (m *lowerMerge) putLoss(loss, mass float64) {
+	if math.IsNaN(loss) {
+		return // dropping mass keeps a lower bound
+	}
+	if loss > m.top {
+		loss = m.top // rounding down further is still a lower bound
+	}
+	m.put(int(math.Floor((loss-m.gr.off)/m.gr.h)), mass)
+}
+
+// mergeTail merges the whole P-mass above a into one atom at its smallest
+// possible loss, at least a; qZero is the loss used when the Q-mass above a
+// is 0 (the loss is +∞ there: any value is lower).
+func (m *lowerMerge) mergeTail(qZero float64) {
+	ta := m.ta
+	if math.IsInf(ta.PAbove, -1) {
+		return
+	}
+	loss := ta.PAbove - ta.QAbove
+	if math.IsInf(ta.QAbove, -1) {
+		loss = qZero
+	} else if loss < m.a {
+		loss = m.a
+	}
+	m.putLoss(math.Max(loss-relSlack*(1+math.Abs(loss)), m.a), math.Exp(ta.PAbove)*(1-relSlack))
+}
+
+// phi returns φ(b) = (the merged loss of (a, b] less its rounding error) −
+// t for the tails tb at b, negative for b ≤ t and increasing beyond, and
+// the log of the cell's P-mass lowered by its error bound.
+func (m *lowerMerge) phi(tb mechanism.Tails, t float64) (float64, float64) {
+	ta := m.ta
+	lp, refP := binMass(ta.PAbove, tb.PAbove, ta.PBelow, tb.PBelow)
+	if math.IsInf(lp, -1) {
+		return math.Inf(-1), lp
+	}
+	lq, refQ := binMass(ta.QAbove, tb.QAbove, ta.QBelow, tb.QBelow)
+	if math.IsInf(lq, -1) {
+		return math.Inf(1), lowMass(lp, refP)
+	}
+	// Relative error of each mass is ≲ relSlack·ref/mass.
+	errL := relSlack * (1 + math.Exp(refP-lp) + math.Exp(refQ-lq))
+	return lp - lq - errL - t, lowMass(lp, refP)
+}
+
+// step merges one cell from a, and reports whether the merge is done.
+func (m *lowerMerge) step() (done bool) {
+	gr := m.gr
+	if gr.dropTop && (m.ta.PAbove <= gr.logEta || m.a >= m.top) {
+		m.low.stop = m.a
+		return true
+	}
+	if m.ta.PAbove <= gr.logEta {
+		// The P-mass above a is at most eta: merge it whole (as at
+		// the top of the grid below). The grid's top point bounds
+		// the q-weighted component of the remove direction only
+		// through Φ̄(z) ≤ eta, so for small q the cells above here
+		// carry far less than eta, and a root search per cell there
+		// (the bulk of the cost) would change δ by less than
+		// count·eta.
+		m.mergeTail(m.a)
+		return true
+	}
+	kt := int(math.Floor((m.a-gr.off)/gr.h)) + 1
+	t := gr.at(kt)
+	n := gr.kHi - gr.kLo
+	for m.j <= n && gr.at(gr.kLo+m.j) <= t {
+		m.j++
+	}
+	j0 := m.j
+	left, fl, fr, found := m.scan(t)
+	switch {
+	case !found && m.j <= n:
+		m.fallback(t, j0)
+		return false
+	case !found && gr.dropTop:
+		m.low.stop = m.a
+		return true
+	case !found:
+		m.mergeTail(m.top) // the whole upper tail (a, ∞)
+		return true
+	}
+	tb, lb := m.illinois(kt, t, left, fl, fr)
+	fr, lp := m.phi(tb, t) // undo Illinois scaling
+	if !math.IsInf(lp, -1) {
+		extra := 0
+		if math.IsInf(fr, 1) {
+			extra = gr.kHi - kt
+		} else if fr >= gr.h {
+			extra = int(math.Floor(fr / gr.h))
 		}
-		if gr.dropTop && (ta.PAbove <= gr.logEta || a >= at(kHi)) {
-			low.stop = a
-			break
+		m.put(min(kt+max(extra, 0), max(gr.kHi, kt)), math.Exp(lp))
+	}
+	m.a, m.ta = lb, tb
+	if m.a >= m.top {
+		if gr.dropTop {
+			m.low.stop = m.a
+			return true
 		}
-		if ta.PAbove <= gr.logEta {
-			// The P-mass above a is at most eta: merge it whole (as at
-			// the top of the grid below). The grid's top point bounds
-			// the q-weighted component of the remove direction only
-			// through Φ̄(z) ≤ eta, so for small q the cells above here
-			// carry far less than eta, and a root search per cell there
-			// (the bulk of the cost) would change δ by less than
-			// count·eta.
-			putTail()
-			break
+		m.mergeTail(m.a) // the remaining tail above the grid
+		return true
+	}
+	return false
+}
+
+// scan looks for the first of the next mergeScan grid points whose cell
+// from a lifts the merged loss to t (φ ≥ 0), leaving m.j there: found, φ
+// there (fr), and the last point below with φ < 0 (left and fl; t and NaN
+// when there is none).
+func (m *lowerMerge) scan(t float64) (left, fl, fr float64, found bool) {
+	gr := m.gr
+	n := gr.kHi - gr.kLo
+	left, fl = t, math.NaN()
+	j0 := m.j
+	for ; m.j <= n && m.j < j0+mergeScan; m.j++ {
+		f, _ := m.phi(gr.tl[m.j], t)
+		if f >= 0 {
+			return left, fl, f, true
 		}
-		kt := int(math.Floor((a-gr.off)/h)) + 1
-		t := at(kt)
-		// φ(b) = (merged loss of (a, b] less its rounding error) − t; it
-		// is negative for b ≤ t and increasing beyond.
-		phi := func(tb mechanism.Tails) (float64, float64) {
-			lp, refP := binMass(ta.PAbove, tb.PAbove, ta.PBelow, tb.PBelow)
-			if math.IsInf(lp, -1) {
-				return math.Inf(-1), lp
-			}
-			lq, refQ := binMass(ta.QAbove, tb.QAbove, ta.QBelow, tb.QBelow)
-			if math.IsInf(lq, -1) {
-				return math.Inf(1), lowMass(lp, refP)
-			}
-			// Relative error of each mass is ≲ relSlack·ref/mass.
-			errL := relSlack * (1 + math.Exp(refP-lp) + math.Exp(refQ-lq))
-			return lp - lq - errL - t, lowMass(lp, refP)
+		left, fl = gr.at(gr.kLo+m.j), f
+	}
+	return left, fl, 0, false
+}
+
+// fallback merges only up to the first grid point j0 above t, when the
+// cells just above t cannot lift the merged loss to t (a concentrated mass
+// well below t, coarse grid), and rounds its loss down to the grid (still
+// a lower bound, but first-order in h; EpsilonBounds refines the grid when
+// the gap shows it).
+func (m *lowerMerge) fallback(t float64, j0 int) {
+	gr := m.gr
+	tb := gr.tl[j0]
+	if f, lp := m.phi(tb, t); !math.IsInf(lp, -1) {
+		// Every outcome in the cell has loss > a, so its merged
+		// loss does too, whatever the rounding of the masses.
+		loss := math.Max(t+f, m.a)
+		if math.IsInf(f, 1) {
+			loss = m.top
 		}
-		for j <= n && at(kLo+j) <= t {
-			j++
-		}
-		left, fl := t, math.NaN()
-		found := false
-		var fr float64
-		j0 := j
-		for ; j <= n && j < j0+mergeScan; j++ {
-			f, _ := phi(tl[j])
-			if f >= 0 {
-				fr, found = f, true
-				break
-			}
-			left, fl = at(kLo+j), f
-		}
-		if !found && j <= n {
-			// The cells just above t cannot lift the merged loss to t
-			// (a concentrated mass well below t, coarse grid): merge
-			// only up to the first grid point above t and round its loss
-			// down to the grid (still a lower bound, but first-order in
-			// h; EpsilonBounds refines the grid when the gap shows it).
-			tb := tl[j0]
-			if f, lp := phi(tb); !math.IsInf(lp, -1) {
-				// Every outcome in the cell has loss > a, so its merged
-				// loss does too, whatever the rounding of the masses.
-				loss := math.Max(t+f, a)
-				if math.IsInf(f, 1) {
-					loss = at(kHi)
-				}
-				putLoss(loss, math.Exp(lp))
-				low.fallback += math.Exp(lp)
-			}
-			a, ta, j = at(kLo+j0), tb, j0
-			continue
-		}
-		if !found && gr.dropTop {
-			low.stop = a
-			break
-		}
-		if !found {
-			// Merge the whole upper tail (a, ∞).
-			if !math.IsInf(ta.PAbove, -1) {
-				loss := ta.PAbove - ta.QAbove
-				if math.IsInf(ta.QAbove, -1) {
-					loss = at(kHi) // Q-mass 0: loss +∞; any value is lower
-				}
-				putLoss(math.Max(loss-relSlack*(1+math.Abs(loss)), a), math.Exp(ta.PAbove)*(1-relSlack))
-			}
-			break
-		}
-		tb, lb := tl[j], at(kLo+j)
-		if math.IsNaN(fl) {
-			if kt <= kHi {
-				fl, _ = phi(tl[kt-kLo]) // t is grid point kt > kLo
-			} else {
-				evals += cost
-				fl, _ = phi(pair.Tails(t)) // a reached the top point
-			}
-		}
-		// Illinois iteration on φ, keeping a right end with φ ≥ 0, until
-		// the merged loss is within 1e-6·h above t.
-		side := 0
-		// (Or within a few ulps of t: a finer target is not representable.)
-		for it := 0; it < 40 && fr > math.Max(1e-6*h, 8e-16*math.Abs(t)) && fl < 0 && !math.IsInf(fr, 1); it++ {
-			var c float64
-			if math.IsInf(fl, -1) {
-				c = left + 0.5*(lb-left)
-			} else {
-				c = left + (lb-left)*(-fl)/(fr-fl)
-			}
-			if !(c > left && c < lb) {
-				break
-			}
-			evals += cost
-			tc := pair.Tails(c)
-			fc, _ := phi(tc)
-			if fc >= 0 {
-				tb, lb, fr = tc, c, fc
-				if side == 1 {
-					fl /= 2
-				}
-				side = 1
-			} else {
-				left, fl = c, fc
-				if side == -1 {
-					fr /= 2
-				}
-				side = -1
-			}
-		}
-		fr, lp := phi(tb) // undo Illinois scaling
-		if !math.IsInf(lp, -1) {
-			extra := 0
-			if math.IsInf(fr, 1) {
-				extra = kHi - kt
-			} else if fr >= h {
-				extra = int(math.Floor(fr / h))
-			}
-			put(min(kt+max(extra, 0), max(kHi, kt)), math.Exp(lp))
-		}
-		a, ta = lb, tb
-		if a >= at(kHi) {
-			if gr.dropTop {
-				low.stop = a
-				break
-			}
-			// Remaining tail above the grid.
-			putTail()
-			break
+		m.putLoss(loss, math.Exp(lp))
+		m.low.fallback += math.Exp(lp)
+	}
+	m.a, m.ta, m.j = gr.at(gr.kLo+j0), tb, j0
+}
+
+// illinois narrows the right end b of the cell (a, b] from the grid point
+// m.j, where φ = fr ≥ 0, toward the root of φ by Illinois steps, keeping
+// φ(b) ≥ 0, until the merged loss is within 1e-6·h above t (or within a
+// few ulps of t: a finer target is not representable). It returns the
+// tails at b and b.
+func (m *lowerMerge) illinois(kt int, t, left, fl, fr float64) (tb mechanism.Tails, lb float64) {
+	gr := m.gr
+	tb, lb = gr.tl[m.j], gr.at(gr.kLo+m.j)
+	if math.IsNaN(fl) {
+		if kt <= gr.kHi {
+			fl, _ = m.phi(gr.tl[kt-gr.kLo], t) // t is grid point kt > kLo
+		} else {
+			m.evals += m.cost
+			fl, _ = m.phi(gr.pair.Tails(t), t) // a reached the top point
 		}
 	}
-	if len(ks) > 0 {
-		kmin, kmax := ks[0], ks[0]
-		for _, k := range ks {
-			kmin = min(kmin, k)
-			kmax = max(kmax, k)
+	side := 0
+	for it := 0; it < 40 && fr > math.Max(1e-6*gr.h, 8e-16*math.Abs(t)) && fl < 0 && !math.IsInf(fr, 1); it++ {
+		var c float64
+		if math.IsInf(fl, -1) {
+			c = left + 0.5*(lb-left)
+		} else {
+			c = left + (lb-left)*(-fl)/(fr-fl)
 		}
-		low.lo, low.off = kmin, gr.off
-		low.p = make([]float64, kmax-kmin+1)
-		for i, k := range ks {
-			low.p[k-kmin] += ms[i]
+		if !(c > left && c < lb) {
+			break
+		}
+		m.evals += m.cost
+		tc := gr.pair.Tails(c)
+		fc, _ := m.phi(tc, t)
+		if fc >= 0 {
+			tb, lb, fr = tc, c, fc
+			if side == 1 {
+				fl /= 2
+			}
+			side = 1
+		} else {
+			left, fl = c, fc
+			if side == -1 {
+				fr /= 2
+			}
+			side = -1
 		}
 	}
-	return low, nil
+	return tb, lb
+}
+
+// assemble lays the placed masses out as the pmf's array.
+func (m *lowerMerge) assemble() {
+	if len(m.ks) == 0 {
+		return
+	}
+	kmin, kmax := m.ks[0], m.ks[0]
+	for _, k := range m.ks {
+		kmin = min(kmin, k)
+		kmax = max(kmax, k)
+	}
+	m.low.lo, m.low.off = kmin, m.gr.off
+	m.low.p = make([]float64, kmax-kmin+1)
+	for i, k := range m.ks {
+		m.low.p[k-kmin] += m.ms[i]
+	}
 }
