@@ -3,7 +3,6 @@ package accounting
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/dpcalc/dpcalc/internal/work"
 )
@@ -61,8 +60,10 @@ type Procedure interface {
 // command line and in JSON.
 type Kind string
 
-// The accounting methods. [KindDPDAC] and [KindDPDZCDP] are procedures; the
-// others are accountants (KindAC with linear amplification is a procedure).
+// The accounting methods of this module. [KindDPDAC] and [KindDPDZCDP] are
+// procedures; the others are accountants (KindAC with linear amplification
+// is a procedure). The list of methods, in display order, is
+// accounting/registry's.
 const (
 	// KindMA is the moments accountant with Abadi et al. (2016) Theorem 2.2's
 	// tail bound, exactly as the paper states it.
@@ -82,26 +83,6 @@ const (
 	// discretisation bounds.
 	KindPLD Kind = "pld"
 )
-
-// Kinds lists every accounting method in display order: the accountants,
-// then the procedures.
-var Kinds = []Kind{KindMA, KindRDP, KindZCDP, KindAC, KindPLD, KindDPDAC, KindDPDZCDP}
-
-// Procedural reports whether k is a procedure rather than an accountant
-// (KindAC is an accountant unless linear amplification is chosen).
-func (k Kind) Procedural() bool { return k == KindDPDAC || k == KindDPDZCDP }
-
-// ParseKind returns the Kind named s.
-func ParseKind(s string) (Kind, error) {
-	names := make([]string, len(Kinds))
-	for i, k := range Kinds {
-		if string(k) == s {
-			return k, nil
-		}
-		names[i] = string(k)
-	}
-	return "", fmt.Errorf("accounting: unknown accountant %q, want one of %s", s, strings.Join(names, ", "))
-}
 
 // OrderReporter is implemented by accountants that minimise over Rényi or
 // moment orders (KindMA, KindRDP): they also report the optimal order λ.

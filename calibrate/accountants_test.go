@@ -19,7 +19,7 @@ func TestSigmaRoundTripEveryAccountant(t *testing.T) {
 	if testing.Short() {
 		n = 1
 	}
-	for _, k := range accounting.Kinds {
+	for _, k := range registry.Kinds() {
 		newAcc := func() (accounting.Method, error) { return registry.New(k, registry.Options{}) }
 		for i := 0; i < n; i++ {
 			eps := math.Exp(rng.Float64()*math.Log(20/0.2)) * 0.2 // [0.2, 20]

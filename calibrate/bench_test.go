@@ -14,7 +14,7 @@ var benchSink float64
 // per calibration are reported as evals/op.
 func BenchmarkSigma(b *testing.B) {
 	tr := Training{SamplingRate: 0.01, Steps: 10000}
-	for _, k := range accounting.Kinds {
+	for _, k := range registry.Kinds() {
 		b.Run(string(k), func(b *testing.B) {
 			newAcc := func() (accounting.Method, error) { return registry.New(k, registry.Options{}) }
 			evals := 0
@@ -35,7 +35,7 @@ func BenchmarkSigma(b *testing.B) {
 // σ = 4, q = 0.01, T = 10,000, δ = 1e-5.
 func BenchmarkEpsilon(b *testing.B) {
 	ev := accounting.SubsampledGaussian(4, 0.01, 10000)
-	for _, k := range accounting.Kinds {
+	for _, k := range registry.Kinds() {
 		b.Run(string(k), func(b *testing.B) {
 			newAcc := func() (accounting.Method, error) { return registry.New(k, registry.Options{}) }
 			for b.Loop() {

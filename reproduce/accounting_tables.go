@@ -39,17 +39,17 @@ func (r *runner) accountingTables(p Paper) ([]*Table, error) {
 // accountants as the paper computed them (claim), then proven and tight
 // bounds for reference.
 var abadiCompare = []struct {
-	label  string
+	label  string // the kind's name unless it needs more words
 	kind   accounting.Kind
 	linear bool // KindAC with AmplificationLinear (Abadi §3.1's reading)
 	claim  bool // carries the paper's number
 }{
-	{"ma", accounting.KindMA, false, true},
+	{string(accounting.KindMA), accounting.KindMA, false, true},
 	{"ac (linear amplification, Abadi §3.1)", accounting.KindAC, true, true},
 	{"ac (log amplification, proven)", accounting.KindAC, false, false},
-	{"rdp", accounting.KindRDP, false, false},
-	{"zcdp", accounting.KindZCDP, false, false},
-	{"pld", accounting.KindPLD, false, false},
+	{string(accounting.KindRDP), accounting.KindRDP, false, false},
+	{string(accounting.KindZCDP), accounting.KindZCDP, false, false},
+	{string(accounting.KindPLD), accounting.KindPLD, false, false},
 }
 
 // within reports whether ours is within relTolNumber of paper.

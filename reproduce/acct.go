@@ -158,7 +158,7 @@ func newAccountants(opt registry.Options, newAcc func(accounting.Kind, registry.
 		newAcc = registry.New
 	}
 	a := &accountants{opt: opt, newAcc: newAcc, built: map[accounting.Kind]bool{}}
-	for _, k := range accounting.Kinds {
+	for _, k := range registry.Kinds() {
 		_, err := newAcc(k, opt)
 		a.built[k] = err == nil
 	}

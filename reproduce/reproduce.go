@@ -390,7 +390,7 @@ func (r *runner) index(rep *Report) []byte {
 		r.opt.Profile, rep.WallTime.Round(time.Second), r.plan.Runs, r.plan.Cached)
 	fmt.Fprintf(&b, "Accountants built: ")
 	first := true
-	for _, k := range accounting.Kinds {
+	for _, k := range registry.Kinds() {
 		if r.acc.built[k] {
 			if !first {
 				b.WriteString(", ")

@@ -49,7 +49,7 @@ func within(t *testing.T, limit int64, what string, f func(ctx context.Context) 
 func allMethods(t *testing.T) map[accounting.Kind]accounting.Method {
 	t.Helper()
 	ms := map[accounting.Kind]accounting.Method{}
-	for _, k := range accounting.Kinds {
+	for _, k := range registry.Kinds() {
 		m, err := registry.New(k, registry.Options{})
 		if err != nil {
 			t.Fatal(err)

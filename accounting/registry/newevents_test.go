@@ -27,7 +27,7 @@ func TestNewEventsRefused(t *testing.T) {
 		{accounting.PoissonSampled{SamplingRate: 0.1, Event: accounting.Laplace{NoiseMultiplier: 1}}, "PoissonSampled/Laplace"},
 		{accounting.Shuffled{DatasetSize: 100, BatchSize: 10, Event: g}, "Shuffled/Gaussian"},
 	} {
-		for _, k := range accounting.Kinds {
+		for _, k := range Kinds() {
 			if _, lap := laplaceKinds[k]; (lap || k == accounting.KindPLD || k == accounting.KindRDP) && e.path != "Shuffled/Gaussian" {
 				continue // pld and rdp bound Laplace steps too (TestLaplaceReferences, TestLaplaceAlpha)
 			}
@@ -56,9 +56,9 @@ func TestReplaceOneShuffle(t *testing.T) {
 	g := accounting.Gaussian{NoiseMultiplier: 2}
 	shuffled := accounting.SelfComposed{Event: accounting.Shuffled{DatasetSize: 60000, BatchSize: 600, Event: g}, Count: 100}
 	plain := accounting.SelfComposed{Event: g, Count: 100}
-	for _, k := range accounting.Kinds {
+	for _, k := range Kinds() {
 		ro, err := New(k, Options{Adjacency: accounting.ReplaceOne})
-		if k.Procedural() {
+		if Procedural(k, Options{}) {
 			if err == nil {
 				t.Errorf("%s: New under replace-one succeeded", k)
 			}
@@ -203,8 +203,8 @@ func TestNewEventsEdges(t *testing.T) {
 		for is, s := range sigmas {
 			t.Run(fmt.Sprint(s), func(t *testing.T) {
 				t.Parallel()
-				for ik, k := range accounting.Kinds {
-					if k.Procedural() {
+				for ik, k := range Kinds() {
+					if Procedural(k, Options{}) {
 						continue
 					}
 					for in, nm := range sizes {

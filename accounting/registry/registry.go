@@ -2,10 +2,16 @@
 // accountants of the moments, pld, zcdp and advcomp packages and the
 // procedures of package procedure. It sits above those packages so that the
 // root accounting package never imports its children.
+//
+// The registry's table ([Kinds]) is the one list of accounting methods in
+// dpcalc: the command line's choices, its help, the web page's menu and
+// every "all accountants" table are read from it. Adding a method is one
+// package that implements [accounting.Method] and one entry in that table.
 package registry
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/advcomp"
@@ -35,6 +41,110 @@ type Options struct {
 	Adjacency accounting.Adjacency
 }
 
+// method is one entry of the table: a kind, what it is in a few words (the
+// web page's menu), the note shown beside its numbers ("" for none), and
+// how to make one.
+type method struct {
+	kind  accounting.Kind
+	title string
+	note  string
+	make  func(Options) (accounting.Method, error)
+}
+
+// methods are every accounting method, in display order: the accountants,
+// then the procedures.
+var methods = []method{
+	{kind: accounting.KindMA, title: "moments accountant",
+		make: func(o Options) (accounting.Method, error) { return moments.NewMA(o.Orders, adj(o)) }},
+	{kind: accounting.KindRDP, title: "Rényi DP",
+		make: func(o Options) (accounting.Method, error) { return moments.NewRDP(o.Orders, adj(o)) }},
+	{kind: accounting.KindZCDP, title: "zero-concentrated DP",
+		note: "no amplification by sampling in zCDP: sound, loose when q < 1",
+		make: func(o Options) (accounting.Method, error) { return zcdp.New(adj(o)), nil }},
+	{kind: accounting.KindAC, title: "advanced composition", make: newAC},
+	{kind: accounting.KindPLD, title: "privacy loss distribution (certified)",
+		make: func(o Options) (accounting.Method, error) {
+			return pld.New(pld.Options{GridWidth: o.PLDGridWidth}, adj(o))
+		}},
+	{kind: accounting.KindDPDAC, title: "DPD procedure (not proven)",
+		make: func(o Options) (accounting.Method, error) { return dpd(o, procedure.NewDPDAC()) }},
+	{kind: accounting.KindDPDZCDP, title: "DPD procedure (not valid)",
+		make: func(o Options) (accounting.Method, error) { return dpd(o, procedure.NewDPDZCDP()) }},
+}
+
+func newAC(o Options) (accounting.Method, error) {
+	switch o.ACAmplification {
+	case "", advcomp.AmplificationLog:
+		return advcomp.New(adj(o)), nil
+	case advcomp.AmplificationLinear:
+		return advcomp.NewLinear(adj(o)), nil
+	}
+	_, err := advcomp.ParseAmplification(string(o.ACAmplification))
+	return nil, err
+}
+
+// adj is o's neighbouring relation as a constructor option.
+func adj(o Options) accounting.Option { return accounting.WithAdjacency(o.Adjacency) }
+
+// dpd returns the DPD paper's procedure m, which is stated under
+// add-remove only.
+func dpd(o Options, m accounting.Method) (accounting.Method, error) {
+	if o.Adjacency != accounting.AddRemove {
+		return nil, fmt.Errorf("registry: %s does not bound under %s adjacency", m.Kind(), o.Adjacency)
+	}
+	return m, nil
+}
+
+func lookup(kind accounting.Kind) (method, bool) {
+	for _, m := range methods {
+		if m.kind == kind {
+			return m, true
+		}
+	}
+	return method{}, false
+}
+
+// Kinds returns every accounting method in display order: the
+// accountants, then the procedures. The slice is the caller's.
+func Kinds() []accounting.Kind {
+	out := make([]accounting.Kind, len(methods))
+	for i, m := range methods {
+		out[i] = m.kind
+	}
+	return out
+}
+
+// Names returns the names of [Kinds], in the same order.
+func Names() []string {
+	out := make([]string, len(methods))
+	for i, m := range methods {
+		out[i] = string(m.kind)
+	}
+	return out
+}
+
+// ParseKind returns the Kind named s.
+func ParseKind(s string) (accounting.Kind, error) {
+	if _, ok := lookup(accounting.Kind(s)); ok {
+		return accounting.Kind(s), nil
+	}
+	return "", fmt.Errorf("accounting: unknown accountant %q, want one of %s", s, strings.Join(Names(), ", "))
+}
+
+// Title says in a few words what kind is ("Rényi DP"); "" for a kind not
+// in the table.
+func Title(kind accounting.Kind) string {
+	m, _ := lookup(kind)
+	return m.title
+}
+
+// Note returns what kind's bound leaves out, to be printed beside its
+// numbers ("" for none); a procedure's caveat is [Caveat]'s.
+func Note(kind accounting.Kind) string {
+	m, _ := lookup(kind)
+	return m.note
+}
+
 // New returns a fresh method of the given kind: an [accounting.Accountant]
 // or an [accounting.Procedure] (see [Procedural]). It returns an error for
 // an unknown kind or invalid options; it never panics.
@@ -42,34 +152,8 @@ func New(kind accounting.Kind, opt Options) (accounting.Method, error) {
 	if err := accounting.CheckAdjacency(opt.Adjacency); err != nil {
 		return nil, err
 	}
-	adj := accounting.WithAdjacency(opt.Adjacency)
-	switch kind {
-	case accounting.KindMA:
-		return moments.NewMA(opt.Orders, adj)
-	case accounting.KindRDP:
-		return moments.NewRDP(opt.Orders, adj)
-	case accounting.KindZCDP:
-		return zcdp.New(adj), nil
-	case accounting.KindAC:
-		switch opt.ACAmplification {
-		case "", advcomp.AmplificationLog:
-			return advcomp.New(adj), nil
-		case advcomp.AmplificationLinear:
-			return advcomp.NewLinear(adj), nil
-		}
-		_, err := advcomp.ParseAmplification(string(opt.ACAmplification))
-		return nil, err
-	case accounting.KindDPDAC, accounting.KindDPDZCDP:
-		// The DPD paper's procedures are stated under add-remove only.
-		if opt.Adjacency != accounting.AddRemove {
-			return nil, fmt.Errorf("registry: %s does not bound under %s adjacency", kind, opt.Adjacency)
-		}
-		if kind == accounting.KindDPDAC {
-			return procedure.NewDPDAC(), nil
-		}
-		return procedure.NewDPDZCDP(), nil
-	case accounting.KindPLD:
-		return pld.New(pld.Options{GridWidth: opt.PLDGridWidth}, adj)
+	if m, ok := lookup(kind); ok {
+		return m.make(opt)
 	}
 	return nil, fmt.Errorf("registry: accountant %q is not available in this build", kind)
 }
@@ -88,9 +172,17 @@ func NewAccountant(kind accounting.Kind, opt Options) (accounting.Accountant, er
 	return a, nil
 }
 
-// Procedural reports whether kind with opt makes a procedure.
+// Procedural reports whether kind with opt makes a procedure (the
+// neighbouring relation aside: a method that cannot bound under
+// opt.Adjacency is still an accountant or a procedure).
 func Procedural(kind accounting.Kind, opt Options) bool {
-	return kind.Procedural() || (kind == accounting.KindAC && opt.ACAmplification == advcomp.AmplificationLinear)
+	opt.Adjacency = accounting.AddRemove
+	m, err := New(kind, opt)
+	if err != nil {
+		return false
+	}
+	_, ok := m.(accounting.Procedure)
+	return ok
 }
 
 // Caveat returns the caveat of a procedure, or "" for an accountant.

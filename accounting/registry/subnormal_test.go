@@ -17,7 +17,7 @@ import (
 // there.
 func TestSubnormalDelta(t *testing.T) {
 	deltas := []float64{1e-300, 2e-308, 1e-310, 1e-315, 1e-320, 5e-324}
-	for _, k := range accounting.Kinds {
+	for _, k := range registry.Kinds() {
 		a, err := registry.New(k, registry.Options{})
 		if err != nil {
 			t.Fatal(err)

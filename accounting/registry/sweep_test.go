@@ -72,7 +72,7 @@ func drawSweep(r *rand.Rand) sweepParams {
 // promise).
 func sweepKinds(t *testing.T) []accounting.Kind {
 	var ks []accounting.Kind
-	for _, k := range accounting.Kinds {
+	for _, k := range registry.Kinds() {
 		if registry.Procedural(k, registry.Options{}) {
 			continue
 		}

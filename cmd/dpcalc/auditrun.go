@@ -23,26 +23,13 @@ import (
 	"github.com/dpcalc/dpcalc/accounting/pld"
 	"github.com/dpcalc/dpcalc/calibrate/onerun"
 	"github.com/dpcalc/dpcalc/internal/atomicfile"
+	"github.com/dpcalc/dpcalc/internal/cli"
+	"github.com/dpcalc/dpcalc/internal/render"
 	"github.com/dpcalc/dpcalc/trainer"
-	"github.com/olekukonko/tablewriter"
 )
 
 // maxScoresBytes bounds what --scores reads (about ten million canaries).
 const maxScoresBytes = 256 << 20
-
-// AuditRunCmd turns the canary scores of one training run into lower
-// bounds on ε (calibrate/onerun), beside the run's certified interval when
-// its parameters or ledger are given.
-type AuditRunCmd struct {
-	Scores     string   `name:"scores" required:"" placeholder:"FILE" help:"Canary scores and inclusion bits: CSV with the header score,member (member 0 or 1), or a JSON array of {\"score\": S, \"member\": 0|1} objects; - reads standard input. Higher scores mean more likely a member."`
-	Guesses    int      `name:"guesses" placeholder:"K" help:"Guess \"member\" for the K highest scores (ties included). Default: try every threshold of the ROC hull, Bonferroni-corrected for their number."`
-	Confidence float64  `name:"confidence" default:"0.95" help:"Confidence of the lower bounds, in (0, 1)."`
-	Delta      float64  `name:"delta" default:"1e-5" help:"δ at which ε is bounded, in [0, 1) (the f-DP bound needs δ > 0)."`
-	Sigma      *float64 `name:"sigma" placeholder:"SIGMA" help:"The run's noise multiplier, for its certified interval (with --q and --steps)."`
-	Q          *float64 `name:"q" placeholder:"Q" help:"The run's sampling rate (the canaries count as data: q = lot/(N + canaries))."`
-	Steps      *int     `name:"steps" placeholder:"STEPS" help:"The run's number of steps."`
-	Ledger     string   `name:"ledger" placeholder:"FILE" help:"The run's ledger (FILE.ledger of train --checkpoint), for its certified interval."`
-}
 
 // certifiedInterval is where the run's true ε at δ lies (pld's optimistic
 // and pessimistic discretisations); Upper is null when no finite bound
@@ -59,26 +46,34 @@ type auditRunOutput struct {
 	DeadInputs int                `json:"dead_inputs,omitempty"`
 	Certified  *certifiedInterval `json:"certified,omitempty"`
 	Version    string             `json:"version,omitempty"`
+
+	view render.Doc // audit-run's table
 }
+
+// View implements cli.Result.
+func (o *auditRunOutput) View() render.Doc { return o.view }
+
+// Fail implements the exit-1 rule of audit-run (see check).
+func (o *auditRunOutput) Fail() error { return o.check() }
 
 // Run implements the command. Exit 0; 1 when the empirical lower bound
 // exceeds the certified upper bound (the implementation or its accounting
 // is wrong, or the confidence failed); 2 bad input.
-func (c *AuditRunCmd) Run(e *env) error {
+func runAuditRun(e *cli.Env, c *cli.AuditRunCmd) error {
 	if !(c.Confidence > 0 && c.Confidence < 1) {
 		return usageError("invalid --confidence: %s, want in (0, 1)", accounting.FormatValue(c.Confidence))
 	}
-	if err := checkFlag("delta", accounting.CheckDeltaQuery(c.Delta)); err != nil {
+	if err := cli.CheckFlag("delta", accounting.CheckDeltaQuery(c.Delta)); err != nil {
 		return err
 	}
 	if c.Guesses < 0 {
 		return usageError("invalid --guesses: %d, want >= 1 (or omit it to try every threshold)", c.Guesses)
 	}
-	ev, err := c.event()
+	ev, err := auditRunEvent(c)
 	if err != nil {
 		return err
 	}
-	sc, err := readScores(c.Scores, e.stdin)
+	sc, err := readScores(c.Scores, e.Stdin)
 	if err != nil {
 		return err
 	}
@@ -87,31 +82,23 @@ func (c *AuditRunCmd) Run(e *env) error {
 	}
 	res, err := onerun.Audit(sc, onerun.Options{Confidence: c.Confidence, Delta: c.Delta, Guesses: c.Guesses})
 	if err != nil {
-		return &exitError{code: 2, err: err}
+		return exitErr(cli.ExitUsage, err)
 	}
 	out := auditRunOutput{Result: *res, Version: versionString()}
 	if ev != nil {
-		if out.Certified, err = certify(e.ctx, ev, c.Delta); err != nil {
+		if out.Certified, err = certify(e.Ctx, ev, c.Delta); err != nil {
 			return err
 		}
 	}
-	if e.json {
-		err = writeJSON(e.stdout, out)
-	} else {
-		t := newTable(e.stdout)
-		t.Header("quantity", "value")
-		appendAuditRows(t, &out)
-		err = t.Render()
-	}
-	if err != nil {
-		return err
-	}
-	return out.check()
+	t := out.view.Table("quantity", "value")
+	appendAuditRows(t, &out)
+	e.Print(&out)
+	return nil
 }
 
 // event is the run described by --sigma/--q/--steps or --ledger, nil if
 // neither is given.
-func (c *AuditRunCmd) event() (accounting.Event, error) {
+func auditRunEvent(c *cli.AuditRunCmd) (accounting.Event, error) {
 	phase := c.Sigma != nil || c.Q != nil || c.Steps != nil
 	switch {
 	case phase && c.Ledger != "":
@@ -127,13 +114,13 @@ func (c *AuditRunCmd) event() (accounting.Event, error) {
 	case c.Sigma == nil || c.Q == nil || c.Steps == nil:
 		return nil, usageError("the run's certified interval needs all of --sigma, --q and --steps")
 	}
-	if err := checkFlag("sigma", accounting.CheckNoiseMultiplier(*c.Sigma)); err != nil {
+	if err := cli.CheckFlag("sigma", accounting.CheckNoiseMultiplier(*c.Sigma)); err != nil {
 		return nil, err
 	}
-	if err := checkFlag("q", accounting.CheckSamplingRate(*c.Q)); err != nil {
+	if err := cli.CheckFlag("q", accounting.CheckSamplingRate(*c.Q)); err != nil {
 		return nil, err
 	}
-	if err := checkFlag("steps", accounting.CheckSteps(*c.Steps)); err != nil {
+	if err := cli.CheckFlag("steps", accounting.CheckSteps(*c.Steps)); err != nil {
 		return nil, err
 	}
 	return accounting.SubsampledGaussian(*c.Sigma, *c.Q, *c.Steps), nil
@@ -147,7 +134,7 @@ func certify(ctx context.Context, ev accounting.Event, delta float64) (*certifie
 		return nil, err
 	}
 	if err := acc.Compose(ev, 1); err != nil {
-		return nil, &exitError{code: 2, err: err}
+		return nil, exitErr(cli.ExitUsage, err)
 	}
 	if delta == 0 {
 		// No subsampled Gaussian run is (ε, 0)-DP for a finite ε.
@@ -177,12 +164,12 @@ func (o *auditRunOutput) check() error {
 	if o.Certified == nil || o.Certified.Upper == nil || o.OneRun.Epsilon <= *o.Certified.Upper {
 		return nil
 	}
-	return &exitError{code: 1, err: fmt.Errorf("audit: the empirical lower bound ε ≥ %s exceeds the certified upper bound %s: the training or its accounting is wrong, or an event of probability at most %s happened",
-		fmtG(o.OneRun.Epsilon), fmtG(*o.Certified.Upper), fmtG(1-o.Confidence))}
+	return cli.Exit(cli.ExitFailed, fmt.Errorf("audit: the empirical lower bound ε ≥ %s exceeds the certified upper bound %s: the training or its accounting is wrong, or an event of probability at most %s happened",
+		render.G(o.OneRun.Epsilon), render.G(*o.Certified.Upper), render.G(1-o.Confidence)))
 }
 
 // appendAuditRows adds the audit's rows to a quantity/value table.
-func appendAuditRows(t *tablewriter.Table, o *auditRunOutput) {
+func appendAuditRows(t *render.Table, o *auditRunOutput) {
 	conf := strconv.FormatFloat(100*o.Confidence, 'g', 6, 64) + "%"
 	kind := ""
 	if o.Kind != "" {
@@ -204,11 +191,11 @@ func appendAuditRows(t *tablewriter.Table, o *auditRunOutput) {
 		return fmt.Sprintf(" (%d of %d guesses right)", b.Correct, b.Guesses)
 	}
 	at := fmt.Sprintf("at δ=%g, %s confidence", o.Delta, conf)
-	t.Append("empirical ε ≥ (one run, "+at+")", fmtG(o.OneRun.Epsilon)+guesses(o.OneRun))
+	t.Append("empirical ε ≥ (one run, "+at+")", render.Down(o.OneRun.Epsilon)+guesses(o.OneRun))
 	if o.FDP != nil {
-		t.Append("empirical ε ≥ (one run, Gaussian f-DP curve)", fmtG(o.FDP.Epsilon)+guesses(*o.FDP))
+		t.Append("empirical ε ≥ (one run, Gaussian f-DP curve)", render.Down(o.FDP.Epsilon)+guesses(*o.FDP))
 	}
-	t.Append("many-run Clopper–Pearson (not a one-run bound)", fmtG(o.ClopperPearson.Epsilon))
+	t.Append("many-run Clopper–Pearson (not a one-run bound)", render.Down(o.ClopperPearson.Epsilon))
 	if o.Certified != nil {
 		t.Append(fmt.Sprintf("certified: true ε at δ=%g", o.Delta), strings.TrimPrefix(fmtCertified(o.Certified), "lies in "))
 	}
@@ -218,6 +205,12 @@ func fmtCertified(c *certifiedInterval) string {
 	if c.Lower == nil && c.Upper == nil {
 		return "no finite bound at δ = 0"
 	}
+	end := func(x float64, f func(float64) string) string {
+		if math.IsInf(x, 1) {
+			return "no finite bound"
+		}
+		return f(x)
+	}
 	lo, hi := math.Inf(1), math.Inf(1)
 	if c.Lower != nil {
 		lo = *c.Lower
@@ -225,7 +218,7 @@ func fmtCertified(c *certifiedInterval) string {
 	if c.Upper != nil {
 		hi = *c.Upper
 	}
-	return fmtInterval(lo, hi)
+	return "lies in [" + end(lo, render.Down) + ", " + end(hi, render.Up) + "]"
 }
 
 // readScores reads --scores: CSV with a score,member header (either
@@ -356,19 +349,12 @@ func parseScoresJSON(b []byte) ([]onerun.Canary, error) {
 	return out, nil
 }
 
-// canaryFlags are train's audit flags (embedded in TrainCmd).
-type canaryFlags struct {
-	Canaries     *int    `name:"canaries" placeholder:"M" help:"Audit the run: insert M canaries, each included with probability ½, and bound ε from the final model (one-run audit). The canaries count as data: q = lot/(N + M)."`
-	CanaryKind   string  `name:"canary-kind" enum:"input,gradient," default:"" placeholder:"KIND" help:"input (out-of-distribution examples, scored by their loss: what any data contributor can do) or gradient (a gradient of norm C on one weight, scored by how far it moved: an adversary who can insert gradients) (default: input)."`
-	CanarySeed   *uint64 `name:"canary-seed" placeholder:"N" help:"Seed of the canaries' inclusion bits (kept apart from --seed; default crypto/rand)."`
-	CanaryScores string  `name:"canary-scores" placeholder:"FILE" help:"Write the canaries' scores and inclusion bits to FILE (CSV score,member; input to dpcalc audit-run)."`
-}
-
 // canaryCount is M, 0 without --canaries.
-func (f *canaryFlags) canaryCount() int { return derefI(f.Canaries) }
+func (c *trainCmd) canaryCount() int { return derefI(c.Canaries) }
 
 // checkCanaries validates the canary flags against train's others.
-func (f *canaryFlags) checkCanaries(c *TrainCmd) error {
+func (c *trainCmd) checkCanaries() error {
+	f := &c.CanaryFlags
 	if f.Canaries == nil {
 		if f.CanaryKind != "" || f.CanarySeed != nil || f.CanaryScores != "" {
 			return usageError("--canary-kind, --canary-seed and --canary-scores need --canaries M")
@@ -394,15 +380,17 @@ func (f *canaryFlags) checkCanaries(c *TrainCmd) error {
 }
 
 // applyCanaries sets the canary fields of cfg.
-func (f *canaryFlags) applyCanaries(cfg *trainer.Config) {
-	cfg.Canaries = f.canaryCount()
+func (c *trainCmd) applyCanaries(cfg *trainer.Config) {
+	f := &c.CanaryFlags
+	cfg.Canaries = c.canaryCount()
 	cfg.CanaryKind = trainer.CanaryKind(f.CanaryKind)
 	cfg.CanarySeed = f.CanarySeed
 }
 
 // canaryReport builds train's audit object from the run's result (nil
 // without canaries) and writes --canary-scores.
-func (f *canaryFlags) canaryReport(ctx context.Context, res *trainer.Result, delta float64) (*auditRunOutput, error) {
+func (c *trainCmd) canaryReport(ctx context.Context, res *trainer.Result, delta float64) (*auditRunOutput, error) {
+	f := &c.CanaryFlags
 	a := res.Audit
 	if a == nil {
 		return nil, nil

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/internal/cli"
 	"github.com/dpcalc/dpcalc/trainer"
 )
 
@@ -27,7 +28,7 @@ import (
 type runFile struct{ role, flag, path string }
 
 // runFiles lists the files a train run writes.
-func (c *TrainCmd) runFiles() []runFile {
+func (c *trainCmd) runFiles() []runFile {
 	var fs []runFile
 	if c.Checkpoint != "" {
 		fs = append(fs,
@@ -78,7 +79,7 @@ func canonicalPath(path string) string {
 // one flag's path is, or links to (symbolic link, or hard link: the same
 // device and inode), another file of the run. A log written over the
 // ledger or the checkpoint used to replace it every epoch.
-func (c *TrainCmd) checkDistinctFiles() error {
+func (c *trainCmd) checkDistinctFiles() error {
 	fs := c.runFiles()
 	canon := make([]string, len(fs))
 	infos := make([]os.FileInfo, len(fs))
@@ -147,7 +148,7 @@ func exists(path string) bool {
 // openBooks inspects the run's files (under the path locks), decides how
 // the run starts, takes the run-id locks and checks that the ledger the
 // run continues holds every state released before.
-func (c *TrainCmd) openBooks() (*books, error) {
+func (c *trainCmd) openBooks() (*books, error) {
 	b := &books{}
 	var err error
 	fail := func(e error) (*books, error) {
@@ -195,12 +196,12 @@ func (c *TrainCmd) openBooks() (*books, error) {
 			led, err = accounting.LoadLedger(lp)
 		}
 		if err != nil {
-			return fail(&exitError{code: 2, err: fmt.Errorf("write-ahead ledger: %w", err)})
+			return fail(exitErr(cli.ExitUsage, fmt.Errorf("write-ahead ledger: %w", err)))
 		}
 	}
 	if ckExists {
 		if b.checkpoint, err = trainer.ReadCheckpointInfo(c.Checkpoint); err != nil {
-			return fail(&exitError{code: 2, err: err})
+			return fail(exitErr(cli.ExitUsage, err))
 		}
 	} else {
 		b.spent = led
@@ -238,7 +239,7 @@ func (c *TrainCmd) openBooks() (*books, error) {
 	for _, l := range b.locks {
 		m, ok, err := l.Mark()
 		if err != nil {
-			return fail(&exitError{code: 2, err: err})
+			return fail(exitErr(cli.ExitUsage, err))
 		}
 		if !ok {
 			continue
@@ -254,7 +255,7 @@ func (c *TrainCmd) openBooks() (*books, error) {
 		// with the model; here only whether it is behind.
 		cm, err := b.checkpoint.Ledger.Mark()
 		if err != nil {
-			return fail(&exitError{code: 2, err: err})
+			return fail(exitErr(cli.ExitUsage, err))
 		}
 		b.marks = append(b.marks, foundMark{"the checkpoint " + c.Checkpoint, cm})
 	}
@@ -289,7 +290,7 @@ func shortHead(h string) string {
 }
 
 // lockRun takes the registry lock of key.
-func (c *TrainCmd) lockRun(b *books, key string) error {
+func (c *trainCmd) lockRun(b *books, key string) error {
 	dir, err := trainer.RunDir()
 	if err == nil {
 		var l *trainer.RunLock
@@ -302,12 +303,12 @@ func (c *TrainCmd) lockRun(b *books, key string) error {
 	if errors.Is(err, trainer.ErrLocked) {
 		return usageError("--checkpoint %s: its run (%s) is in use by another run: %v; a copy, link or rename of one run's files cannot run twice at once (wait for it)", c.Checkpoint, key, err)
 	}
-	return &exitError{code: 2, err: err}
+	return exitErr(cli.ExitUsage, err)
 }
 
 // existingRunError is the refusal of a new run whose --checkpoint path
 // already has a checkpoint or a ledger.
-func (c *TrainCmd) existingRunError(ckExists, ledExists bool) error {
+func (c *trainCmd) existingRunError(ckExists, ledExists bool) error {
 	lp := ledgerPath(c.Checkpoint)
 	what := ""
 	if ledExists {

@@ -18,6 +18,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/dpcalc/dpcalc/internal/cli"
 )
 
 var updateDocs = flag.Bool("update", false, "rewrite the outputs of the `$ dpcalc` examples in README.md and docs/*.md")
@@ -475,7 +477,7 @@ func TestJSONSchemaDocumented(t *testing.T) {
 		}
 	}
 	var fields []string
-	rt := reflect.TypeOf(row{})
+	rt := reflect.TypeOf(cli.Row{})
 	for i := 0; i < rt.NumField(); i++ {
 		if !rt.Field(i).IsExported() {
 			continue
@@ -528,8 +530,8 @@ func TestDocProseNumbers(t *testing.T) {
 	for _, c := range []struct {
 		file, prose, example, output string
 	}{
-		{"docs/training.md", "σ = 10.972 calibrated for 1,500 steps", "dpcalc sigma --eps 1 --delta 1e-5 --q 0.0695894 --steps 1500", "│ rdp        │ 10.972 │"},
-		{"docs/training.md", "its own 1,500 steps (σ = 10.972)", "dpcalc sigma --eps 1 --delta 1e-5 --q 0.0695894 --steps 1500", "│ rdp        │ 10.972 │"},
+		{"docs/training.md", "σ = 10.9721 calibrated for 1,500 steps", "dpcalc sigma --eps 1 --delta 1e-5 --q 0.0695894 --steps 1500", "│ rdp        │ 10.9721 │"},
+		{"docs/training.md", "its own 1,500 steps (σ = 10.9721)", "dpcalc sigma --eps 1 --delta 1e-5 --q 0.0695894 --steps 1500", "│ rdp        │ 10.9721 │"},
 		{"docs/training.md", "it now gives 10.7458", "dpcalc sigma --eps 1 --q 0.0695894 --epochs 100", "│ rdp        │ 10.7458 │"},
 		{"docs/training.md", "spends ε = 1.02415 under RDP", "dpcalc eps --sigma 10.7361 --q 0.0695894 --steps 1500 --accountant rdp", "│ 1.02415 │"},
 		{"docs/training.md", "(0.937026 under PLD)", "dpcalc eps --sigma 10.7361 --q 0.0695894 --steps 1500 --accountant pld", "│ 0.937026 ["},

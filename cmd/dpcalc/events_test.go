@@ -10,6 +10,7 @@ import (
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
+	"github.com/dpcalc/dpcalc/internal/cli"
 )
 
 const twoPhase = "sigma=1,q=0.01,steps=5000; sigma=2,q=0.02,steps=3000"
@@ -20,7 +21,7 @@ func epsOf(t *testing.T, args ...string) float64 {
 	if code != 0 {
 		t.Fatalf("%v: exit %d: %s", args, code, stderr)
 	}
-	var r row
+	var r cli.Row
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil || r.Epsilon == nil {
 		t.Fatalf("%v: %v\n%s", args, err, stdout)
 	}

@@ -7,12 +7,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/calibrate"
+	"github.com/dpcalc/dpcalc/internal/cli"
+	"github.com/dpcalc/dpcalc/internal/render"
 	"github.com/dpcalc/dpcalc/trainer"
 	"github.com/dpcalc/dpcalc/trainer/data"
 )
@@ -34,18 +35,18 @@ func TestFiniteTreeMatchesEncodingJSON(t *testing.T) {
 	for _, v := range []any{
 		trainOutput{Dataset: "digits", Result: res, Epsilons: map[string]*float64{"zcdp": &e, "pld": nil}, Version: "dev"},
 		res.History[0],
-		row{Accountant: "rdp", Sigma: 1, Epsilon: &e, Note: "x"},
-		[]row{{Accountant: "a"}, {Accountant: "b", Lambda: &e}},
-		curveResult{Curve: "epochs", Series: []curveSeries{{Accountant: "pld", Points: []curvePoint{{Epochs: 1, Steps: 2, Epsilon: &e}}}}},
-		auditOutput{Verdict: calibrate.Holds, EpsilonUpper: &e},
-		gaussianResult{Epsilon: 1, SigmaClassic: &e},
+		cli.Row{Accountant: "rdp", Sigma: 1, Epsilon: &e, Note: "x"},
+		[]cli.Row{{Accountant: "a"}, {Accountant: "b", Lambda: &e}},
+		cli.Curve{Curve: "epochs", Series: []cli.CurveSeries{{Accountant: "pld", Points: []cli.CurvePoint{{Epochs: 1, Steps: 2, Epsilon: &e}}}}},
+		cli.Audit{Verdict: calibrate.Holds, EpsilonUpper: &e},
+		cli.Gaussian{Epsilon: 1, SigmaClassic: &e},
 		map[string]string{"error": "<x> & y"},
 	} {
 		want, err := json.Marshal(v)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := json.Marshal(finiteTree(reflect.ValueOf(v)))
+		got, err := json.Marshal(render.Finite(v))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dpcalc/dpcalc/internal/query"
+	"github.com/dpcalc/dpcalc/internal/cli"
 )
 
 func runCLI(args ...string) (stdout, stderr string, code int) {
@@ -164,7 +164,7 @@ func TestVersionFrom(t *testing.T) {
 		{"nothing stamped", debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel"},
 	}
 	for _, tt := range tests {
-		if got := query.VersionFrom(&tt.bi); got != tt.want {
+		if got := cli.VersionFrom(&tt.bi); got != tt.want {
 			t.Errorf("%s: versionFrom = %q, want %q", tt.name, got, tt.want)
 		}
 	}

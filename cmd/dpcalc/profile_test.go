@@ -3,19 +3,19 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
-	"math"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/alecthomas/kong"
-
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
 	"github.com/dpcalc/dpcalc/calibrate/profile"
+	"github.com/dpcalc/dpcalc/internal/cli"
+	"github.com/dpcalc/dpcalc/internal/render"
 )
 
 var mnistArgs = []string{"profile", "--sigma", "4", "--q", "0.01", "--epochs", "100", "--deltas", "1e-5,1e-6", "--fpr", "0.01,0.1", "--eps-range", "0:1", "--points", "3"}
@@ -34,7 +34,7 @@ func TestProfileSameAsAPI(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var got profileResult
+	var got cli.Profile
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestProfileSameAsAPI(t *testing.T) {
 	if len(got.Tradeoff) != len(want.Curve) || got.Advantage != want.Advantage || got.Accuracy != want.Accuracy {
 		t.Errorf("%d curve points, advantage %g, accuracy %g; want %d, %g, %g", len(got.Tradeoff), got.Advantage, got.Accuracy, len(want.Curve), want.Advantage, want.Accuracy)
 	}
-	if s := "1% false positives catches at most " + pctUp(want.Attacks[0].TPR) + "% of members"; !strings.Contains(got.Statements[0], s) {
+	if s := "1% false positives catches at most " + render.PctUp(want.Attacks[0].TPR) + "% of members"; !strings.Contains(got.Statements[0], s) {
 		t.Errorf("statement %q", got.Statements[0])
 	}
 
@@ -192,54 +192,12 @@ func TestProfilePlot(t *testing.T) {
 	}
 }
 
-// TestParseEpsRange checks the two forms of --eps-range.
-func TestParseEpsRange(t *testing.T) {
-	got, err := parseEpsRange("0:2", 5)
-	if err != nil || len(got) != 5 || got[0] != 0 || got[2] != 1 || got[4] != 2 {
-		t.Errorf("0:2 in 5: %v, %v", got, err)
-	}
-	got, err = parseEpsRange("0.5, 3", 5)
-	if err != nil || len(got) != 2 || got[1] != 3 {
-		t.Errorf("list: %v, %v", got, err)
-	}
-}
-
-func TestGRound(t *testing.T) {
-	for _, tc := range []struct {
-		v        float64
-		up, down string
-	}{
-		{0.0191434987, "0.0191435", "0.0191434"}, {0.98085650133, "0.980857", "0.980856"}, {1, "1", "1"}, {0, "0", "0"}, {0.5, "0.5", "0.5"}, {123456789, "1.23457e+08", "1.23456e+08"}, {0.99999999, "1", "0.999999"}, {0.0191, "0.0191", "0.0191"},
-	} {
-		if got := gUp(tc.v, 6); got != tc.up || mustParse(got) < tc.v {
-			t.Errorf("gUp(%g) = %s, want %s", tc.v, got, tc.up)
-		}
-		if got := gDown(tc.v, 6); got != tc.down || mustParse(got) > tc.v {
-			t.Errorf("gDown(%g) = %s, want %s", tc.v, got, tc.down)
-		}
-	}
-}
-
-// TestPctUp checks that the percentages in the statements round up.
-func TestPctUp(t *testing.T) {
-	for _, tc := range []struct {
-		x    float64
-		want string
-	}{
-		{0.0191435, "1.92"}, {0.019, "1.9"}, {0.5505908, "55.1"}, {1, "100"}, {0, "0"}, {0.00228839, "0.229"}, {0.999999, "100"},
-	} {
-		if got := pctUp(tc.x); got != tc.want || mustParse(got) < 100*tc.x && !math.IsInf(tc.x, 0) {
-			t.Errorf("pctUp(%g) = %s, want %s", tc.x, got, tc.want)
-		}
-	}
-}
-
 // TestProfileTakesEpsRunFlags checks that profile takes every flag of eps
 // that describes the run (all but eps's own δ and accountant choice), so
 // that a flag added to trainingFlags reaches both commands.
 func TestProfileTakesEpsRunFlags(t *testing.T) {
-	var cli CLI
-	k, err := kong.New(&cli, kong.Name("dpcalc"), kong.Exit(func(int) {}), kong.Vars{"version": "test", "datadir": defaultDirRule})
+	var c cli.CLI
+	k, err := cli.New(&c, io.Discard, io.Discard, func(int) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +258,7 @@ func TestProfileScheduleAndEvents(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, stderr)
 		}
-		var got profileResult
+		var got cli.Profile
 		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"path"
@@ -17,46 +16,9 @@ import (
 
 	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/internal/atomicfile"
+	"github.com/dpcalc/dpcalc/internal/cli"
 	"github.com/dpcalc/dpcalc/reproduce"
 )
-
-// ReproCmd regenerates the papers' tables and figures with our numbers
-// beside theirs: `reproduce` (the default subcommand, [ReproRunCmd]) and
-// `reproduce merge` ([ReproMergeCmd]).
-type ReproCmd struct {
-	Run   ReproRunCmd   `cmd:"" name:"run" default:"withargs" help:"Reproduce (the default): all of it, its --plan, or one --shard of its training runs."`
-	Merge ReproMergeCmd `cmd:"" name:"merge" help:"Build the tables from the caches of shards run with --shard i/n (same profile, papers and seed)."`
-}
-
-// reproFlags are the flags that decide a reproduction's runs; a shard and
-// its merge must be given the same ones.
-type reproFlags struct {
-	Paper    string   `name:"paper" default:"all" enum:"abadi,dpd,dpvd,all" help:"Paper: abadi, dpd, dpvd or all."`
-	Profile  string   `name:"profile" default:"quick" enum:"tiny,quick,full" help:"tiny (DIGITS, 1 epoch: seconds), quick (every table, ≤ 15 min on 2 cores), full (papers' epochs, 10 runs)."`
-	Out      string   `name:"out" default:"results" placeholder:"DIR" help:"Output directory for tables, figures and the cache of finished cells."`
-	DataDir  string   `name:"data-dir" placeholder:"DIR" help:"MNIST directory, or a parent with mnist/ (default: $DPCALC_DATA_DIR/mnist)."`
-	Seed     uint64   `name:"seed" default:"1" help:"Seed of the first run of every cell; run r uses seed+r."`
-	PLDGrid  float64  `name:"pld-grid" placeholder:"WIDTH" help:"Discretisation width of the pld accountant (default: adaptive)."`
-	Quiet    bool     `name:"quiet" help:"No plan or progress lines on stderr."`
-	Datasets []string `name:"datasets" enum:"digits,mnist" placeholder:"SET,..." help:"Train only the runs on these data sets (digits, mnist); the other cells show -."`
-	Jobs     int      `name:"jobs" help:"Runs trained at once (default: the number of CPUs)."`
-	Markdown string   `name:"markdown" placeholder:"FILE" help:"Also write the report to FILE (e.g. docs/reproduction.md), its figures into a directory named after FILE beside it."`
-
-	stderr io.Writer
-}
-
-// ReproRunCmd is `dpcalc reproduce [--plan] [--shard i/n]`.
-type ReproRunCmd struct {
-	reproFlags
-	Plan  bool   `name:"plan" help:"Print the plan (runs, cached, expected training time, missing data) and stop before training; writes nothing and needs no MNIST."`
-	Shard string `name:"shard" placeholder:"I/N" help:"Train only shard I of N (1 <= I <= N) of the runs, into --out's cache, and write no tables; build them with reproduce merge."`
-}
-
-// ReproMergeCmd is `dpcalc reproduce merge SHARD_DIR...`.
-type ReproMergeCmd struct {
-	reproFlags
-	Shards []string `arg:"" name:"shard-dir" help:"Output directories (--out) of the shards."`
-}
 
 // parseShard parses "i/n".
 func parseShard(s string) (i, n int, err error) {
@@ -73,9 +35,10 @@ func parseShard(s string) (i, n int, err error) {
 	return i, n, nil
 }
 
-// Run implements `reproduce`.
-func (c *ReproRunCmd) Run(e *env) error {
-	opt, err := c.options()
+// runRepro is `dpcalc reproduce [--plan] [--shard i/n]`: it regenerates
+// the papers' tables and figures with our numbers beside theirs.
+func runRepro(e *cli.Env, c *cli.ReproRunCmd) error {
+	opt, err := reproOptions(&c.ReproFlags)
 	if err != nil {
 		return err
 	}
@@ -85,12 +48,13 @@ func (c *ReproRunCmd) Run(e *env) error {
 			return err
 		}
 	}
-	return c.run(e, opt, c.Plan)
+	return runReproduce(e, &c.ReproFlags, opt, c.Plan)
 }
 
-// Run implements `reproduce merge`.
-func (c *ReproMergeCmd) Run(e *env) error {
-	opt, err := c.options()
+// runReproMerge is `dpcalc reproduce merge SHARD_DIR...`: it builds the
+// tables from the caches of shards.
+func runReproMerge(e *cli.Env, c *cli.ReproMergeCmd) error {
+	opt, err := reproOptions(&c.ReproFlags)
 	if err != nil {
 		return err
 	}
@@ -100,11 +64,11 @@ func (c *ReproMergeCmd) Run(e *env) error {
 		}
 	}
 	opt.MergeFrom = c.Shards
-	return c.run(e, opt, false)
+	return runReproduce(e, &c.ReproFlags, opt, false)
 }
 
-func (c *reproFlags) options() (reproduce.Options, error) {
-	if err := (&accountantFlags{PLDGrid: c.PLDGrid}).check(); err != nil {
+func reproOptions(c *cli.ReproFlags) (reproduce.Options, error) {
+	if err := (cli.Accountants{PLDGrid: c.PLDGrid}).Check(); err != nil {
 		return reproduce.Options{}, err
 	}
 	if c.Seed == 0 {
@@ -134,8 +98,8 @@ func (c *reproFlags) options() (reproduce.Options, error) {
 	return opt, nil
 }
 
-func (c *reproFlags) run(e *env, opt reproduce.Options, plan bool) error {
-	stderr := c.stderr
+func runReproduce(e *cli.Env, c *cli.ReproFlags, opt reproduce.Options, plan bool) error {
+	stderr := e.Stderr
 	if stderr == nil {
 		stderr = os.Stderr
 	}
@@ -176,35 +140,35 @@ func (c *reproFlags) run(e *env, opt reproduce.Options, plan bool) error {
 			}
 		}
 	}
-	ctx := e.ctx
+	ctx := e.Ctx
 	rep, err := reproduce.Run(ctx, opt)
 	if err != nil {
 		var ie *reproduce.InputError
 		if errors.As(err, &ie) {
-			return &exitError{code: 2, err: err}
+			return exitErr(cli.ExitUsage, err)
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("interrupted; finished cells are cached in %s and the next run resumes: %w", c.Out, err)
 		}
 		return err
 	}
-	if e.json {
-		return writeJSON(e.stdout, rep)
+	if e.JSON {
+		return writeJSON(e.Stdout, rep)
 	}
 	if plan {
 		p := rep.Plan
-		fmt.Fprintf(e.stdout, "profile %s: %d training runs (%d DIGITS, %d MNIST), %d cached\n", p.Profile, p.Runs, p.DatasetRuns["digits"], p.DatasetRuns["mnist"], p.Cached)
-		fmt.Fprintf(e.stdout, "training expected to take %s with %d runs at once, after the accounting tables\n", p.Estimate.Round(time.Second), opt.Workers)
+		fmt.Fprintf(e.Stdout, "profile %s: %d training runs (%d DIGITS, %d MNIST), %d cached\n", p.Profile, p.Runs, p.DatasetRuns["digits"], p.DatasetRuns["mnist"], p.Cached)
+		fmt.Fprintf(e.Stdout, "training expected to take %s with %d runs at once, after the accounting tables\n", p.Estimate.Round(time.Second), opt.Workers)
 		for _, ds := range slices.Sorted(maps.Keys(p.StepSeconds)) {
-			fmt.Fprintf(e.stdout, "measured %s: %.3g s per (example × forward MAC), %d runs at once\n", ds, p.StepSeconds[ds], min(opt.Workers, runtime.NumCPU()))
+			fmt.Fprintf(e.Stdout, "measured %s: %.3g s per (example × forward MAC), %d runs at once\n", ds, p.StepSeconds[ds], min(opt.Workers, runtime.NumCPU()))
 		}
 		for _, m := range p.Missing {
-			fmt.Fprintf(e.stdout, "missing: %s\n", m)
+			fmt.Fprintf(e.Stdout, "missing: %s\n", m)
 		}
 		return nil
 	}
 	if opt.Shards > 0 {
-		fmt.Fprintf(e.stdout, "shard %s: %d training runs (%d were cached) in %s; build the tables with: dpcalc reproduce merge --profile %s --out DIR SHARD_DIR...\n",
+		fmt.Fprintf(e.Stdout, "shard %s: %d training runs (%d were cached) in %s; build the tables with: dpcalc reproduce merge --profile %s --out DIR SHARD_DIR...\n",
 			rep.Plan.Shard, rep.Plan.Runs, rep.Plan.Cached, rep.WallTime.Round(time.Second), opt.Profile)
 		return nil
 	}
@@ -214,9 +178,9 @@ func (c *reproFlags) run(e *env, opt reproduce.Options, plan bool) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "Wrote the report to %s (%d figures beside it).\n", c.Markdown, n)
+		fmt.Fprintf(e.Stdout, "Wrote the report to %s (%d figures beside it).\n", c.Markdown, n)
 	}
-	fmt.Fprintf(e.stdout, "Wrote %d files to %s in %s; the report is %s.\n", len(rep.Files), c.Out, rep.WallTime.Round(time.Second), report)
+	fmt.Fprintf(e.Stdout, "Wrote %d files to %s in %s; the report is %s.\n", len(rep.Files), c.Out, rep.WallTime.Round(time.Second), report)
 	return nil
 }
 

@@ -12,15 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dpcalc/dpcalc/internal/cli"
 	"github.com/dpcalc/dpcalc/web"
 )
-
-// ServeCmd serves the web calculator (the page scripts/build-web.sh builds)
-// on a local address. All computation happens in the browser.
-type ServeCmd struct {
-	Addr string `name:"addr" default:"127.0.0.1:8080" help:"Address to listen on (default: ${default})."`
-	Dir  string `name:"dir" placeholder:"DIR" help:"Serve the site scripts/build-web.sh built in DIR instead of the one built into this binary by go generate ./web."`
-}
 
 // serveLimits are the server's timeouts and header limit. A connection
 // that sends no complete request header within ReadHeader, or no complete
@@ -38,9 +32,11 @@ var serveLimits = struct {
 // 400 (the site's own names are a few bytes).
 const maxServePath = 1024
 
-// Run implements the command: it serves until interrupted, then returns
-// the context's error (exit code 130, as for every interrupted command).
-func (c *ServeCmd) Run(e *env) error {
+// runServe serves the web calculator (the page scripts/build-web.sh builds)
+// on a local address until interrupted, then returns the context's error
+// (exit code 130, as for every interrupted command). All computation
+// happens in the browser.
+func runServe(e *cli.Env, c *cli.ServeCmd) error {
 	var site fs.FS
 	if c.Dir != "" {
 		// os.Root confines every open to the folder: a symlink (or a
@@ -70,13 +66,13 @@ func (c *ServeCmd) Run(e *env) error {
 		ReadHeaderTimeout: l.ReadHeader, ReadTimeout: l.Read, WriteTimeout: l.Write,
 		IdleTimeout: l.Idle, MaxHeaderBytes: l.MaxHeaderBytes,
 	}
-	fmt.Fprintf(e.stdout, "serving the dpcalc calculator at http://%s/ (Ctrl-C stops)\n", ln.Addr())
+	fmt.Fprintf(e.Stdout, "serving the dpcalc calculator at http://%s/ (Ctrl-C stops)\n", ln.Addr())
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
 	case err := <-done:
 		return err
-	case <-e.ctx.Done():
+	case <-e.Ctx.Done():
 		// Let requests in flight finish (briefly), then stop.
 		sctx, cancel := context.WithTimeout(context.Background(), l.Shutdown)
 		if srv.Shutdown(sctx) != nil {
@@ -84,7 +80,7 @@ func (c *ServeCmd) Run(e *env) error {
 		}
 		cancel()
 		<-done
-		return e.ctx.Err()
+		return e.Ctx.Err()
 	}
 }
 

@@ -16,51 +16,22 @@ import (
 	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
 	"github.com/dpcalc/dpcalc/internal/atomicfile"
-	"github.com/dpcalc/dpcalc/internal/query"
+	"github.com/dpcalc/dpcalc/internal/cli"
+	"github.com/dpcalc/dpcalc/internal/render"
 	"github.com/dpcalc/dpcalc/trainer"
 	"github.com/dpcalc/dpcalc/trainer/data"
 	"github.com/dpcalc/dpcalc/trainer/gemm"
 )
 
-// TrainCmd trains an MLP with one of the private (or the non-private)
-// methods and reports accuracy and privacy spent.
+// trainCmd is cli.TrainCmd with what the command line does: train an MLP
+// with one of the private (or the non-private) methods and report accuracy
+// and privacy spent.
 //
 // Flags whose default depends on the data set (lot, hidden, clip, epochs)
 // or that a resumed run must not change are pointers: nil means "not
 // given", so an explicit 0 can be refused rather than read as "default",
 // and --resume can tell a changed setting from an omitted one.
-type TrainCmd struct {
-	Dataset         string    `name:"dataset" default:"digits" enum:"digits,mnist,fashion-mnist" help:"Data set: digits (embedded), mnist, fashion-mnist."`
-	DataDir         string    `name:"data-dir" placeholder:"DIR" help:"Directory with the idx files (default: $DPCALC_DATA_DIR/<dataset>, or Debian's path for fashion-mnist)."`
-	Method          string    `name:"method" enum:"np,dpsgd,dpd,dpvd,sgld," default:"" placeholder:"METHOD" help:"np, dpsgd (Abadi), dpd (DP dropout), dpvd (DP variational dropout), sgld (default: dpsgd)."`
-	Hidden          []int     `name:"hidden" placeholder:"WIDTH" help:"Hidden layer widths, comma-separated (default: 500 on digits, 1000 otherwise)."`
-	PCA             *int      `name:"pca" placeholder:"K" help:"Project inputs on the top k principal directions (DP-PCA for private methods; Abadi §4)."`
-	PCASigma        *float64  `name:"pca-sigma" placeholder:"SIGMA" help:"Noise multiplier σ_p of DP-PCA (Abadi §5.2 uses 7 or 4)."`
-	PCAQ            *float64  `name:"pca-q" placeholder:"Q" help:"Sampling rate of the DP-PCA sample (default 0.1 private, 1 np)."`
-	Lot             *int      `name:"lot" placeholder:"L" help:"Expected lot size L; q = L/N (default: 100 on digits, 600 otherwise)."`
-	Batch           *int      `name:"batch" placeholder:"B" help:"Examples per forward/backward pass, to bound memory (default: the lot)."`
-	Epochs          *int      `name:"epochs" placeholder:"EPOCHS" help:"Epochs; steps = epochs·⌈N/L⌉ (default: 100 on digits, 10 otherwise). With --resume: continue to this many epochs."`
-	Clip            *float64  `name:"clip" placeholder:"C" help:"Per-example gradient clipping norm C (default: 2 on digits, 4 otherwise)."`
-	LayerClip       []float64 `name:"layer-clip" placeholder:"C" help:"Per-layer clipping norms, one per dense layer (sensitivity √Σ C_l²)."`
-	Sigma           *float64  `name:"sigma" placeholder:"SIGMA" help:"Noise multiplier σ; with --eps, the run stops at the budget."`
-	Eps             *float64  `name:"eps" placeholder:"EPS" help:"Privacy budget ε: σ is calibrated so all epochs fit, unless --sigma is given."`
-	Delta           *float64  `name:"delta" placeholder:"DELTA" help:"Budget δ (default: 1e-5)."`
-	Acct            string    `name:"accountant" default:"" enum:"ma,rdp,zcdp,ac,dpd-ac,dpd-zcdp,pld," placeholder:"KIND" help:"Accountant for calibration, budget and reporting (default: rdp)."`
-	LR              *float64  `name:"lr" placeholder:"ETA" help:"Initial learning rate (default: dpsgd 0.1, on digits 0.02 and constant unless --lr-final is given; dpd/dpvd/sgld 0.5; np 0.1)."`
-	LRFinal         *float64  `name:"lr-final" placeholder:"ETA" help:"dpsgd: final learning rate of the linear decay (default 0.052, or 0.02 on digits)."`
-	Decay           *int      `name:"decay-epochs" placeholder:"E" help:"dpsgd: epochs of linear decay (default 10)."`
-	Gamma           *float64  `name:"gamma" placeholder:"GAMMA" help:"dpd/dpvd/sgld: learning-rate decay exponent in η0/t^γ (default 1)."`
-	Sampling        string    `name:"sampling" enum:"poisson,shuffle," default:"" placeholder:"MODE" help:"poisson (what the accountants assume; default for private methods) or shuffle (fixed-size lots; NOT what the accountants assume)."`
-	Seed            *uint64   `name:"seed" placeholder:"N" help:"Make the run reproducible. The noise is then predictable: not for production."`
-	Quiet           bool      `name:"quiet" help:"No progress output on stderr."`
-	LogJSON         string    `name:"log-json" placeholder:"FILE" help:"Write one JSON line per epoch to FILE (appended to on --resume)."`
-	Checkpoint      string    `name:"checkpoint" placeholder:"FILE" help:"Save model, optimiser and ledger to FILE atomically; the write-ahead ledger goes to FILE.ledger, the locks to FILE.lock and FILE.ledger.lock. A new run refuses a FILE whose ledger exists."`
-	CheckpointEvery int       `name:"checkpoint-every" placeholder:"EPOCHS" default:"1" help:"Epochs between checkpoints."`
-	Resume          bool      `name:"resume" help:"Continue the run saved in --checkpoint; its ledger keeps every step already spent. With FILE.ledger but no FILE, a fresh model continues the ledger."`
-	canaryFlags
-
-	stderr io.Writer
-}
+type trainCmd cli.TrainCmd
 
 type trainOutput struct {
 	Dataset    string              `json:"dataset"`
@@ -76,7 +47,12 @@ type trainOutput struct {
 	Audit   *auditRunOutput `json:"audit,omitempty"`
 	Kernel  string          `json:"matmul_kernel,omitempty"`
 	Version string          `json:"version"`
+
+	view render.Doc // the table
 }
+
+// View implements cli.Result.
+func (o *trainOutput) View() render.Doc { return o.view }
 
 // ledgerPath is the write-ahead ledger kept beside a checkpoint.
 func ledgerPath(checkpoint string) string { return checkpoint + ".ledger" }
@@ -132,7 +108,7 @@ func derefF(p *float64) float64 {
 
 // config builds the run's configuration from the data set's defaults and
 // the flags given.
-func (c *TrainCmd) config(n int) trainer.Config {
+func (c *trainCmd) config(n int) trainer.Config {
 	m := trainer.Method(c.Method)
 	if m == "" {
 		m = trainer.MethodDPSGD
@@ -174,14 +150,14 @@ func (c *TrainCmd) config(n int) trainer.Config {
 	return cfg.WithDefaults(n)
 }
 
-func (c *TrainCmd) accountant() string {
+func (c *trainCmd) accountant() string {
 	if c.Acct == "" {
 		return string(accounting.KindRDP)
 	}
 	return c.Acct
 }
 
-func (c *TrainCmd) delta() float64 {
+func (c *trainCmd) delta() float64 {
 	if c.Delta == nil {
 		return 1e-5
 	}
@@ -192,7 +168,7 @@ func (c *TrainCmd) delta() float64 {
 // differs from the checkpoint's setting, as "--flag value" and the
 // checkpoint's value; "" if there is none. --epochs is not a conflict (it
 // is honoured); the output and data-location flags are not settings.
-func (c *TrainCmd) resumeConflict(ck trainer.Config, n int) (flag, ours, theirs string) {
+func (c *trainCmd) resumeConflict(ck trainer.Config, n int) (flag, ours, theirs string) {
 	type check struct {
 		name     string
 		given    bool
@@ -242,11 +218,8 @@ func (c *TrainCmd) resumeConflict(ck trainer.Config, n int) (flag, ours, theirs 
 }
 
 // Run implements the command.
-func (c *TrainCmd) Run(e *env) error {
-	stderr := c.stderr
-	if stderr == nil {
-		stderr = e.stderr
-	}
+func (c *trainCmd) Run(e *cli.Env) error {
+	stderr := e.Stderr
 	if stderr == nil {
 		stderr = os.Stderr
 	}
@@ -254,16 +227,16 @@ func (c *TrainCmd) Run(e *env) error {
 		return usageError("--resume needs --checkpoint FILE")
 	}
 	if c.Eps != nil {
-		if err := checkFlag("eps", accounting.CheckEpsilon(*c.Eps)); err != nil {
+		if err := cli.CheckFlag("eps", accounting.CheckEpsilon(*c.Eps)); err != nil {
 			return err
 		}
 	}
 	if c.Sigma != nil {
-		if err := checkFlag("sigma", accounting.CheckNoiseMultiplier(*c.Sigma)); err != nil {
+		if err := cli.CheckFlag("sigma", accounting.CheckNoiseMultiplier(*c.Sigma)); err != nil {
 			return err
 		}
 	}
-	if err := checkFlag("delta", accounting.CheckDelta(c.delta())); err != nil {
+	if err := cli.CheckFlag("delta", accounting.CheckDelta(c.delta())); err != nil {
 		return err
 	}
 	for _, f := range []struct {
@@ -292,7 +265,7 @@ func (c *TrainCmd) Run(e *env) error {
 		}
 		return usageError("--method %s needs --sigma or --eps (a noise multiplier, or a privacy budget to calibrate σ for); e.g. dpcalc train --dataset %s --method %s --eps 1", m, c.Dataset, m)
 	}
-	if err := c.checkCanaries(c); err != nil {
+	if err := c.checkCanaries(); err != nil {
 		return err
 	}
 	if c.CheckpointEvery < 1 {
@@ -352,7 +325,7 @@ func (c *TrainCmd) Run(e *env) error {
 	}
 	train, test, err := data.Load(c.Dataset, dir)
 	if err != nil {
-		return &exitError{code: 2, err: err}
+		return exitErr(cli.ExitUsage, err)
 	}
 
 	n := train.N + c.canaryCount() // canary slots count as data
@@ -379,7 +352,7 @@ func (c *TrainCmd) Run(e *env) error {
 	}
 	if cfg.Method.Private() {
 		if _, err := newAcc(); err != nil {
-			return &exitError{code: 2, err: err}
+			return exitErr(cli.ExitUsage, err)
 		}
 	}
 	calibrated := false
@@ -391,7 +364,7 @@ func (c *TrainCmd) Run(e *env) error {
 		if err := base.Validate(n, train.D); err != nil {
 			return fieldError(err)
 		}
-		res, err := calibrate.SigmaFor(e.ctx,
+		res, err := calibrate.SigmaFor(e.Ctx,
 			newAcc,
 			func(s float64) accounting.Event {
 				b := base
@@ -403,7 +376,7 @@ func (c *TrainCmd) Run(e *env) error {
 			},
 			*c.Eps, c.delta(), calibrate.Options{})
 		if err != nil {
-			if e.ctx.Err() != nil {
+			if e.Ctx.Err() != nil {
 				return c.interruptedBeforeStart(fmt.Sprintf("stopped while calibrating σ for ε = %g", *c.Eps), err)
 			}
 			return fmt.Errorf("calibrating σ for ε = %g: %w", *c.Eps, err)
@@ -451,7 +424,7 @@ func (c *TrainCmd) Run(e *env) error {
 		opts.Release = func(p trainer.Progress) error {
 			// marshalFinite: a diverged loss (NaN) or an infinite ε is
 			// logged as null; json.Marshal would fail and leave a blank line.
-			b, err := marshalFinite(p)
+			b, err := render.MarshalFinite(p)
 			if err != nil {
 				return fmt.Errorf("--log-json: %w", err)
 			}
@@ -489,13 +462,13 @@ func (c *TrainCmd) Run(e *env) error {
 		if errors.As(err, &fe) {
 			return fieldError(err)
 		}
-		return &exitError{code: 2, err: err}
+		return exitErr(cli.ExitUsage, err)
 	}
-	res, err := tr.Run(e.ctx, test)
+	res, err := tr.Run(e.Ctx, test)
 	bar.done()
 	if err != nil {
-		if e.ctx.Err() != nil {
-			return c.interrupted(tr, n, e.ctx.Err())
+		if e.Ctx.Err() != nil {
+			return c.interrupted(tr, n, e.Ctx.Err())
 		}
 		return c.failed(err)
 	}
@@ -504,9 +477,9 @@ func (c *TrainCmd) Run(e *env) error {
 		fmt.Fprintf(stderr, "dpcalc: note: ledger %s: %d entries, head %s\n", ledgerPath(c.Checkpoint), res.Ledger.Len(), h)
 	}
 	rc := res.Config
-	out := trainOutput{Dataset: c.Dataset, Accountant: rc.Accountant, Calibrated: calibrated, Result: res, Epsilons: map[string]*float64{}, Kernel: gemm.Kernel(), Version: versionString()}
+	out := &trainOutput{Dataset: c.Dataset, Accountant: rc.Accountant, Calibrated: calibrated, Result: res, Epsilons: map[string]*float64{}, Kernel: gemm.Kernel(), Version: versionString()}
 	if rc.Method.Private() {
-		for _, k := range accounting.Kinds {
+		for _, k := range registry.Kinds() {
 			a, err := registry.New(k, registry.Options{Adjacency: rc.Adjacency()})
 			if err != nil {
 				continue
@@ -514,31 +487,27 @@ func (c *TrainCmd) Run(e *env) error {
 			if err := res.Ledger.Replay(a); err != nil {
 				continue
 			}
-			if eps, err := a.Epsilon(e.ctx, reportDelta); err == nil {
-				out.Epsilons[string(k)] = query.FinitePtr(eps)
+			if eps, err := a.Epsilon(e.Ctx, reportDelta); err == nil {
+				out.Epsilons[string(k)] = cli.FinitePtr(eps)
 			}
 		}
 		if rc.Sampling == trainer.SamplingShuffle {
-			if lb, ok, err := pld.ShuffledLowerEpsilonOf(e.ctx, res.Ledger.Event(), reportDelta); err == nil && ok {
-				out.ShuffleLower = query.FinitePtr(lb)
+			if lb, ok, err := pld.ShuffledLowerEpsilonOf(e.Ctx, res.Ledger.Event(), reportDelta); err == nil && ok {
+				out.ShuffleLower = cli.FinitePtr(lb)
 			}
 		}
-		if err := e.ctx.Err(); err != nil {
+		if err := e.Ctx.Err(); err != nil {
 			return fmt.Errorf("final privacy report: %w", err)
 		}
 	}
-	if out.Audit, err = c.canaryReport(e.ctx, res, reportDelta); err != nil {
+	if out.Audit, err = c.canaryReport(e.Ctx, res, reportDelta); err != nil {
 		return err
 	}
-	if e.json {
-		return writeJSON(e.stdout, out)
-	}
-	t := newTable(e.stdout)
-	t.Header("quantity", "value")
+	t := out.view.Table("quantity", "value")
 	t.Append("dataset / method", fmt.Sprintf("%s / %s", c.Dataset, rc.Method))
-	t.Append("σ (noise multiplier)", fmt.Sprintf("%s%s", fmtG(res.NoiseMultiplier), map[bool]string{true: " (calibrated)"}[calibrated]))
-	t.Append("σ_eff reported to the accountant", fmtG(res.EffectiveNoiseMultiplier))
-	t.Append("q, steps", fmt.Sprintf("%s, %d of %d", fmtG(res.SamplingRate), res.Steps, res.TotalSteps))
+	t.Append("σ (noise multiplier)", fmt.Sprintf("%s%s", render.Up(res.NoiseMultiplier), map[bool]string{true: " (calibrated)"}[calibrated]))
+	t.Append("σ_eff reported to the accountant", render.G(res.EffectiveNoiseMultiplier))
+	t.Append("q, steps", fmt.Sprintf("%s, %d of %d", render.G(res.SamplingRate), res.Steps, res.TotalSteps))
 	if rc.Adjacency() == accounting.ReplaceOne {
 		t.Append("adjacency", "replace-one (shuffled lots: one Shuffled epoch per ledger entry, σ_eff/2 per epoch, no amplification)")
 	}
@@ -555,13 +524,13 @@ func (c *TrainCmd) Run(e *env) error {
 	if res.TestAccuracy != nil {
 		t.Append("test accuracy", fmt.Sprintf("%.4f", *res.TestAccuracy))
 	}
-	for _, k := range accounting.Kinds {
+	for _, k := range registry.Kinds() {
 		if v, ok := out.Epsilons[string(k)]; ok {
-			t.Append(fmt.Sprintf("ε at δ=%g (%s)", reportDelta, k), fmtPtr(v))
+			t.Append(fmt.Sprintf("ε at δ=%g (%s)", reportDelta, k), render.Ptr(v, render.Up))
 		}
 	}
 	if out.ShuffleLower != nil {
-		t.Append(fmt.Sprintf("true ε at δ=%g is at least (shuffled lots; Chua et al. 2024)", reportDelta), fmtPtr(out.ShuffleLower))
+		t.Append(fmt.Sprintf("true ε at δ=%g is at least (shuffled lots; Chua et al. 2024)", reportDelta), render.Ptr(out.ShuffleLower, render.Down))
 	}
 	if res.StoppedByBudget {
 		t.Append("stopped", "before a step would exceed the budget")
@@ -571,13 +540,14 @@ func (c *TrainCmd) Run(e *env) error {
 	}
 	t.Append("wall time", res.WallTime.Round(time.Millisecond).String())
 	t.Append("matmul kernel", out.Kernel)
-	return t.Render()
+	e.Print(out)
+	return nil
 }
 
 // interrupted handles a run stopped by SIGINT or SIGTERM: it leaves either
 // nothing (no privacy was spent and no file of the run exists) or a
 // checkpoint with its ledger that --resume continues, and says which.
-func (c *TrainCmd) interrupted(tr *trainer.Trainer, n int, cause error) error {
+func (c *trainCmd) interrupted(tr *trainer.Trainer, n int, cause error) error {
 	cfg := tr.Config()
 	msg := fmt.Sprintf("stopped after step %d of %d", tr.Step(), cfg.TotalSteps(n))
 	if c.Checkpoint == "" {
@@ -597,9 +567,9 @@ func (c *TrainCmd) interrupted(tr *trainer.Trainer, n int, cause error) error {
 
 // interruptedBeforeStart handles a run stopped by SIGINT or SIGTERM before
 // its trainer was built (during σ calibration): this session spent nothing
-// and wrote no file, and the message says so, as [TrainCmd.interrupted]
+// and wrote no file, and the message says so, as [trainCmd.interrupted]
 // does.
-func (c *TrainCmd) interruptedBeforeStart(msg string, cause error) error {
+func (c *trainCmd) interruptedBeforeStart(msg string, cause error) error {
 	switch {
 	case c.Checkpoint == "":
 		return fmt.Errorf("%s: %w", msg, cause)
@@ -611,7 +581,7 @@ func (c *TrainCmd) interruptedBeforeStart(msg string, cause error) error {
 
 // failed adds to a run's error what its files allow: the advice matches
 // the files that exist.
-func (c *TrainCmd) failed(err error) error {
+func (c *trainCmd) failed(err error) error {
 	if c.Checkpoint == "" {
 		return err
 	}
@@ -619,7 +589,7 @@ func (c *TrainCmd) failed(err error) error {
 }
 
 // advice says what the run's files on disk allow.
-func (c *TrainCmd) advice() string {
+func (c *trainCmd) advice() string {
 	lp := ledgerPath(c.Checkpoint)
 	led, lerr := accounting.LoadLedger(lp)
 	switch {
@@ -639,14 +609,14 @@ func fieldError(err error) error {
 	if errors.As(err, &fe) {
 		return usageError("invalid %s: %v, want %s", flagForField(fe.Field), fe.Value, fe.Want)
 	}
-	return &exitError{code: 2, err: err}
+	return exitErr(cli.ExitUsage, err)
 }
 
 func lockError(flag string, err error) error {
 	if errors.Is(err, trainer.ErrLocked) {
 		return usageError("--%s: %v; another run is using it (wait for it, or use another file)", flag, err)
 	}
-	return &exitError{code: 2, err: err}
+	return exitErr(cli.ExitUsage, err)
 }
 
 // flagForField maps a trainer config field to its flag.
@@ -697,7 +667,7 @@ func (b *progressBar) update(p trainer.Progress) {
 		test = fmt.Sprintf("%.4f", *p.TestAccuracy)
 	}
 	if p.Epsilon != nil {
-		eps = fmtG(*p.Epsilon)
+		eps = render.Up(*p.Epsilon)
 	}
 	line := fmt.Sprintf("\r[%s%s] epoch %d/%d step %d/%d loss %.4f train %.4f test %s ε %s ETA %s",
 		strings.Repeat("#", n), strings.Repeat(".", 20-n), p.Epoch, p.Epochs, p.Step, p.MaxSteps, p.Loss, p.TrainAccuracy, test, eps, eta)

@@ -24,8 +24,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dpcalc/dpcalc/internal/query"
+	"github.com/dpcalc/dpcalc/accounting/registry"
+	"github.com/dpcalc/dpcalc/internal/cli"
+	"github.com/dpcalc/dpcalc/internal/render"
 	"github.com/dpcalc/dpcalc/internal/testenv"
+	"github.com/dpcalc/dpcalc/web/engine"
 )
 
 // chromiumArgs are what headless Chromium needs as root on a machine whose
@@ -189,21 +192,14 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// cli runs the dpcalc binary with --json and decodes stdout into out.
-func (h *harness) cli(out any, args []string) int {
+// run runs bin with args (and --json when asJSON) and returns its stdout
+// and exit code.
+func (h *harness) run(bin string, args []string, asJSON bool) (string, int) {
 	h.t.Helper()
-	return h.run(h.bin, out, args)
-}
-
-// cliPortable is cli with the portable-math binary.
-func (h *harness) cliPortable(out any, args []string) int {
-	h.t.Helper()
-	return h.run(h.portable, out, args)
-}
-
-func (h *harness) run(bin string, out any, args []string) int {
-	h.t.Helper()
-	cmd := exec.Command(bin, append(slices.Clone(args), "--json")...)
+	if asJSON {
+		args = append(slices.Clone(args), "--json")
+	}
+	cmd := exec.Command(bin, args...)
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	err := cmd.Run()
@@ -214,192 +210,145 @@ func (h *harness) run(bin string, out any, args []string) int {
 	} else if err != nil {
 		h.t.Fatalf("dpcalc %v: %v", args, err)
 	}
-	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
-		h.t.Fatalf("dpcalc %v: %v\n%s", args, err, stdout.Bytes())
-	}
-	return code
+	return stdout.String(), code
+}
+
+// versionField is the "version" of a JSON output: the page's engine and
+// the test's binaries are different builds.
+var versionField = regexp.MustCompile(`"version": "[^"]*"`)
+
+func stripVersion(s string) string { return versionField.ReplaceAllString(s, `"version": ""`) }
+
+// pageAnswer is what the page shows and the answer it shows it from
+// (web/engine.Answer).
+type pageAnswer struct {
+	Args    []string   `json:"args"`
+	Command string     `json:"command"`
+	Exit    int        `json:"exit"`
+	Error   string     `json:"error"`
+	Flag    string     `json:"flag"`
+	Failure string     `json:"failure"`
+	JSON    string     `json:"json"`
+	Doc     render.Doc `json:"doc"`
 }
 
 // settle waits until the page shows the answer to its current inputs and
-// returns the request its URL holds.
-func (h *harness) settle() query.Request {
+// returns that answer.
+func (h *harness) settle() pageAnswer {
 	h.t.Helper()
 	h.d.waitFor("the result of the current inputs",
 		`return document.body.dataset.shown !== undefined && document.body.dataset.shown === document.getElementById("cmdline").textContent;`)
-	var search string
-	h.d.exec(&search, `return location.search;`)
-	req, err := query.Parse(search)
-	if err != nil {
-		h.t.Fatal(err)
-	}
+	var a pageAnswer
+	h.d.exec(&a, `return window.dpcalcLast;`)
 	var cmdline string
 	h.d.exec(&cmdline, `return document.getElementById("cmdline").textContent;`)
-	if want := req.CommandLine(); cmdline != want {
-		h.t.Errorf("page shows %q for URL %s, want %q", cmdline, search, want)
+	if want := engine.CommandLine(a.Args); cmdline != want || a.Command != want {
+		h.t.Errorf("page shows %q for %q (answer %q), want %q", cmdline, a.Args, a.Command, want)
 	}
-	return req
+	return a
 }
 
-type cell struct {
-	V    *string `json:"v"`
-	Text string  `json:"text"`
+// pageDoc is what the page shows of a result: its lines and tables.
+const pageDoc = `
+const out = [];
+for (const el of document.getElementById("result").children) {
+  if (el.tagName === "P" && el.classList.contains("line")) out.push({text: el.textContent});
+  if (el.tagName === "TABLE") out.push({table: {
+    header: [...el.querySelectorAll("thead th")].map((c) => c.textContent),
+    rows: [...el.querySelectorAll("tbody tr")].map((tr) => ({cells: [...tr.children].map((c) => c.textContent)}))}});
 }
+return out;`
 
-type pageRow struct {
-	Accountant string `json:"accountant"`
-	Eps        *cell  `json:"eps"`
-	Lo         *cell  `json:"lo"`
-	Hi         *cell  `json:"hi"`
-	Sigma      *cell  `json:"sigma"`
-	Q          *cell  `json:"q"`
-	Delta      *cell  `json:"delta"`
-	Lambda     *cell  `json:"lambda"`
-	Steps      *cell  `json:"steps"`
-	Epochs     *cell  `json:"epochs"`
-	Note       string `json:"note"`
-	Procedure  bool   `json:"procedure"`
-}
-
-const rowsScript = `
-return [...document.querySelectorAll("#rows tbody tr")].map((tr) => {
-  const g = (c) => { const e = tr.querySelector("." + c); return e ? {v: e.dataset.v === undefined ? null : e.dataset.v, text: e.textContent} : null; };
-  return {accountant: tr.dataset.accountant, eps: g("eps"), lo: g("lo"), hi: g("hi"), sigma: g("sigma"), q: g("q"),
-    delta: g("delta"), lambda: g("lambda"), steps: g("steps"), epochs: g("epochs"),
-    note: tr.querySelector(".note").textContent, procedure: tr.classList.contains("procedure")};
-});`
-
-// checkNum checks that a page cell shows want. With tol 0: its exact
-// value (data-v) equals the CLI's JSON number and its text is that number
-// to six significant digits, as the CLI's table prints it. With tol > 0:
-// the value is within tol (relative) of want; h.maxRel records the
-// largest difference.
-func (h *harness) checkNum(where string, c *cell, want *float64, tol float64) {
-	t := h.t
-	t.Helper()
-	if want == nil {
-		if c != nil && c.V != nil {
-			t.Errorf("%s: page shows %s, CLI has null", where, *c.V)
-		}
-		return
-	}
-	if c == nil || c.V == nil {
-		t.Errorf("%s: page shows nothing, CLI has %v", where, *want)
-		return
-	}
-	v, err := strconv.ParseFloat(*c.V, 64)
-	if tol > 0 {
-		rel := 0.0
-		if v != *want {
-			rel = math.Abs(v-*want) / math.Max(math.Abs(v), math.Abs(*want))
-		}
-		if err != nil || !(rel <= tol) {
-			t.Errorf("%s: page's value %q, native CLI's %v: relative difference %g > %g", where, *c.V, *want, rel, tol)
-		}
-		if rel > h.maxRel {
-			h.maxRel, h.maxRelAt = rel, fmt.Sprintf("%s: page %s, native CLI %v", where, *c.V, *want)
-		}
-		return
-	}
-	if err != nil || v != *want {
-		t.Errorf("%s: page's value %q, CLI's %v", where, *c.V, *want)
-	}
-	shown, err := strconv.ParseFloat(c.Text, 64)
-	six, _ := strconv.ParseFloat(strconv.FormatFloat(*want, 'g', 6, 64), 64)
-	if err != nil || shown != six {
-		t.Errorf("%s: page shows %q, want %s", where, c.Text, strconv.FormatFloat(*want, 'g', 6, 64))
-	}
-}
-
-func fp(x float64) *float64 { return &x }
-
-// checkRows compares the page's table with the CLI's rows (tol as in
-// checkNum).
-func (h *harness) checkRows(label string, want []query.Row, tol float64) {
-	t := h.t
-	t.Helper()
-	var got []pageRow
-	h.d.exec(&got, rowsScript)
-	if len(got) != len(want) {
-		t.Fatalf("%s: page shows %d rows, CLI %d", label, len(got), len(want))
-	}
-	for i, w := range want {
-		g := got[i]
-		at := label + "/" + w.Accountant
-		if g.Accountant != w.Accountant {
-			t.Errorf("%s: row %d is %q", at, i, g.Accountant)
-		}
-		if w.Sigma != 0 && len(w.Phases) == 0 { // a schedule shows each phase's σ and q as text
-			h.checkNum(at+" σ", g.Sigma, fp(w.Sigma), tol)
-		}
-		if len(w.Phases) == 0 {
-			h.checkNum(at+" q", g.Q, fp(w.Q), tol)
-		}
-		h.checkNum(at+" steps", g.Steps, fp(float64(w.Steps)), tol)
-		h.checkNum(at+" epochs", g.Epochs, fp(w.Epochs), tol)
-		h.checkNum(at+" λ", g.Lambda, w.Lambda, tol)
-		if w.Error != "" {
-			if !strings.Contains(g.Note, w.Error) {
-				t.Errorf("%s: note %q lacks the CLI's error %q", at, g.Note, w.Error)
+// textDoc reads the command line's table view back into lines and cells.
+func textDoc(s string) render.Doc {
+	var d render.Doc
+	var t *render.Table
+	header := false
+	for _, l := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(l, "┌"):
+			t, header = &render.Table{Rows: []render.Row{}}, true
+			d = append(d, render.Block{Table: t})
+		case strings.HasPrefix(l, "├"):
+			header = false
+		case strings.HasPrefix(l, "└"):
+			t = nil
+		case t != nil && strings.HasPrefix(l, "│"):
+			var cells []string
+			for _, c := range strings.Split(strings.Trim(l, "│"), "│") {
+				cells = append(cells, strings.TrimSpace(c))
 			}
-			continue
-		}
-		if w.Unsupported != "" {
-			if !strings.Contains(g.Note, w.Unsupported) {
-				t.Errorf("%s: note %q lacks the CLI's reason %q", at, g.Note, w.Unsupported)
+			if header {
+				t.Header = cells
+			} else {
+				t.Rows = append(t.Rows, render.Row{Cells: cells})
 			}
-			continue
-		}
-		h.checkNum(at+" ε", g.Eps, w.Epsilon, tol)
-		h.checkNum(at+" ε lower", g.Lo, w.EpsilonLower, tol)
-		h.checkNum(at+" ε upper", g.Hi, w.EpsilonUpper, tol)
-		h.checkNum(at+" δ", g.Delta, fp(w.Delta), tol)
-		if !strings.Contains(g.Note, w.Note) {
-			t.Errorf("%s: note %q lacks the CLI's %q", at, g.Note, w.Note)
-		}
-		if g.Procedure != w.Procedure {
-			t.Errorf("%s: procedure %v, CLI %v", at, g.Procedure, w.Procedure)
+		default:
+			d = append(d, render.Block{Text: l})
 		}
 	}
+	return d
 }
 
-// check compares what the page shows with the CLI's --json for the same
-// flags: the rows, the audit's interval and verdict, or the error beside
-// the field it is about.
-func (h *harness) check(label string) query.Request {
+// cellsOf drops what the page does not print (row classes and keys).
+func cellsOf(d render.Doc) render.Doc {
+	out := render.Doc{}
+	for _, b := range d {
+		if b.Table != nil {
+			t := &render.Table{Header: b.Table.Header, Rows: []render.Row{}}
+			for _, r := range b.Table.Rows {
+				t.Rows = append(t.Rows, render.Row{Cells: r.Cells})
+			}
+			b = render.Block{Table: t}
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// check compares what the page shows with the command line for the same
+// arguments: its --json output byte for byte (the portable-math binary)
+// and within nativeTol (the native one), the exit code, the table view
+// cell for cell, or the error beside the field it is about.
+func (h *harness) check(label string) pageAnswer {
 	t := h.t
 	t.Helper()
-	req := h.settle()
-	args := req.Args()
-	var raw json.RawMessage
-	code := h.cli(&raw, args)
-	var e struct {
-		Error string `json:"error"`
+	a := h.settle()
+	out, code := h.run(h.portable, a.Args, true)
+	if a.Exit != code {
+		t.Errorf("%s: page's exit code %d, CLI %d", label, a.Exit, code)
 	}
-	json.Unmarshal(raw, &e)
-	res := query.Run(t.Context(), req)
-	if res.Exit != code {
-		t.Errorf("%s: query exit %d, CLI %d", label, res.Exit, code)
+	if stripVersion(a.JSON) != stripVersion(out) {
+		t.Errorf("%s: dpcalc %s --json:\npage:\n%s\nCLI:\n%s", label, strings.Join(a.Args, " "), a.JSON, out)
 	}
-	if e.Error != "" && code == 2 {
+	if code == 2 {
+		var e struct {
+			Error string `json:"error"`
+		}
+		json.Unmarshal([]byte(out), &e)
 		var shown string
 		h.d.exec(&shown, `const f = arguments[0];
 const el = document.getElementById("err-" + f);
 const beside = el && !el.closest(".field").classList.contains("hidden") ? el.textContent : "";
-return beside || ("general: " + document.getElementById("error").textContent);`, res.Flag)
-		if shown != e.Error {
-			t.Errorf("%s: page shows error %q beside --%s, CLI says %q", label, shown, res.Flag, e.Error)
+return beside || document.getElementById("error").textContent;`, a.Flag)
+		if shown != e.Error || a.Error != e.Error {
+			t.Errorf("%s: page shows error %q beside --%s (answer %q), CLI says %q", label, shown, a.Flag, a.Error, e.Error)
 		}
-		t.Logf("%s: dpcalc %s → %q beside --%s", label, strings.Join(args, " "), shown, res.Flag)
-		return req
+		t.Logf("%s: dpcalc %s → %q beside --%s", label, strings.Join(a.Args, " "), shown, a.Flag)
+		return a
 	}
-	var portable json.RawMessage
-	if pc := h.cliPortable(&portable, args); pc != code {
-		t.Errorf("%s: portable-math CLI exit %d, native %d", label, pc, code)
+	var shown render.Doc
+	h.d.exec(&shown, pageDoc)
+	text, _ := h.run(h.portable, a.Args, false)
+	if want := textDoc(text); !reflect.DeepEqual(shown, want) || !reflect.DeepEqual(cellsOf(a.Doc), want) {
+		g, _ := json.MarshalIndent(shown, "", " ")
+		w, _ := json.MarshalIndent(want, "", " ")
+		t.Errorf("%s: page shows\n%s\nCLI prints\n%s\n%s", label, g, w, text)
 	}
-	h.compare(label, req, portable, 0)    // the same arithmetic: bit for bit
-	h.compare(label, req, raw, nativeTol) // amd64's assembly math
-	t.Logf("%s: dpcalc %s: page = CLI", label, strings.Join(args, " "))
-	return req
+	native, _ := h.run(h.bin, a.Args, true)
+	h.compareNative(label, a.JSON, native)
+	t.Logf("%s: dpcalc %s: page = CLI", label, strings.Join(a.Args, " "))
+	return a
 }
 
 // nativeTol bounds the relative difference between the page (wasm, Go's
@@ -410,43 +359,59 @@ return beside || ("general: " + document.getElementById("error").textContent);`,
 // ~1e-15.
 const nativeTol = 1e-4
 
-// compare checks the page's rows (and audit) against a CLI's JSON.
-func (h *harness) compare(label string, req query.Request, raw json.RawMessage, tol float64) {
-	t := h.t
-	t.Helper()
-	switch req.Cmd {
-	case "audit":
-		var a query.Audit
-		if err := json.Unmarshal(raw, &a); err != nil {
-			t.Fatal(err)
-		}
-		var got struct {
-			Lo, Hi  *cell
-			Verdict string
-		}
-		h.d.exec(&got, `const g = (s) => { const e = document.querySelector(s); return e ? {v: e.dataset.v || null, text: e.textContent} : null; };
-return {lo: g("#audit-interval .lo"), hi: g("#audit-interval .hi"), verdict: document.getElementById("verdict").textContent};`)
-		h.checkNum(label+" audit lower", got.Lo, a.EpsilonLower, tol)
-		h.checkNum(label+" audit upper", got.Hi, a.EpsilonUpper, tol)
-		if got.Verdict != string(a.Verdict) {
-			t.Errorf("%s: verdict %q, CLI %q", label, got.Verdict, a.Verdict)
-		}
-		h.checkRows(label, a.Accountants, tol)
-	default:
-		var rows []query.Row
-		if req.Flags["accountant"] == "all" {
-			if err := json.Unmarshal(raw, &rows); err != nil {
-				t.Fatal(err)
-			}
-		} else {
-			var r query.Row
-			if err := json.Unmarshal(raw, &r); err != nil {
-				t.Fatal(err)
-			}
-			rows = []query.Row{r}
-		}
-		h.checkRows(label, rows, tol)
+// compareNative compares the page's JSON with the native CLI's: the same
+// tree, numbers within nativeTol (relative); h.maxRel records the largest
+// difference.
+func (h *harness) compareNative(label, page, native string) {
+	var p, n any
+	if err := json.Unmarshal([]byte(page), &p); err != nil {
+		h.t.Fatalf("%s: page's JSON: %v", label, err)
 	}
+	if err := json.Unmarshal([]byte(native), &n); err != nil {
+		h.t.Fatalf("%s: native CLI's JSON: %v", label, err)
+	}
+	var walk func(at string, p, n any)
+	walk = func(at string, p, n any) {
+		switch pv := p.(type) {
+		case map[string]any:
+			nv, ok := n.(map[string]any)
+			if !ok || len(nv) != len(pv) {
+				h.t.Errorf("%s %s: page %v, native CLI %v", label, at, p, n)
+				return
+			}
+			for k, v := range pv {
+				if k != "version" {
+					walk(at+"."+k, v, nv[k])
+				}
+			}
+		case []any:
+			nv, ok := n.([]any)
+			if !ok || len(nv) != len(pv) {
+				h.t.Errorf("%s %s: page %v, native CLI %v", label, at, p, n)
+				return
+			}
+			for i := range pv {
+				walk(fmt.Sprintf("%s[%d]", at, i), pv[i], nv[i])
+			}
+		case float64:
+			nv, ok := n.(float64)
+			rel := 0.0
+			if ok && pv != nv {
+				rel = math.Abs(pv-nv) / math.Max(math.Abs(pv), math.Abs(nv))
+			}
+			if !ok || !(rel <= nativeTol) {
+				h.t.Errorf("%s %s: page %v, native CLI %v: relative difference %g > %g", label, at, p, n, rel, nativeTol)
+			}
+			if rel > h.maxRel {
+				h.maxRel, h.maxRelAt = rel, fmt.Sprintf("%s %s: page %v, native CLI %v", label, at, pv, nv)
+			}
+		default:
+			if !reflect.DeepEqual(p, n) {
+				h.t.Errorf("%s %s: page %v, native CLI %v", label, at, p, n)
+			}
+		}
+	}
+	walk("", p, n)
 }
 
 // checkCurves waits for both plots and compares each drawn series' point
@@ -473,20 +438,25 @@ return {command: el.dataset.command, series: s};`, id)
 		for i := range words {
 			words[i] = trimQuotes(words[i])
 		}
-		var c query.Curve
-		h.cliPortable(&c, words[1:])
+		out, _ := h.run(h.portable, words[1:], true)
+		var c cli.Curve
+		if err := json.Unmarshal([]byte(out), &c); err != nil {
+			t.Fatalf("%s: %v", got.Command, err)
+		}
 		want := map[string]int{}
 		for _, s := range c.Series {
 			n := 0
 			for _, p := range s.Points {
-				y := p.Sigma
+				x, y := p.Epochs, p.Sigma
 				if c.Curve == "epochs" {
 					y = 0
 					if p.Epsilon != nil {
 						y = *p.Epsilon
 					}
+				} else if p.Epsilon != nil {
+					x = *p.Epsilon
 				}
-				if y > 0 {
+				if x > 0 && y > 0 {
 					n++
 				}
 			}
@@ -563,13 +533,32 @@ func TestPage(t *testing.T) {
 	h.checkCurves("first visit")
 	h.checkPending("first visit")
 
-	// The page's command lists are internal/query's.
-	var flags map[string][]string
-	d.exec(&flags, `return window.dpcalcFlags;`)
-	for _, cmd := range query.Commands {
-		if !slices.Equal(flags[cmd], query.Flags(cmd)) {
-			t.Errorf("app.js FLAGS[%q] = %v, internal/query has %v", cmd, flags[cmd], query.Flags(cmd))
+	// The page's flags and accountants are the engine's.
+	model, err := engine.Describe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page struct {
+		Flags  map[string][]string
+		Inputs []string
+		Menu   []string
+	}
+	d.exec(&page, `return {flags: window.dpcalcFlags,
+inputs: [...document.querySelectorAll(".field[data-flag]")].map((el) => el.dataset.flag),
+menu: [...document.getElementById("accountant").options].map((o) => o.value)};`)
+	for _, cmd := range []string{"eps", "delta", "sigma", "epochs", "audit"} {
+		var want []string
+		for _, f := range model.Commands[cmd].Flags {
+			if slices.Contains(page.Inputs, f.Name) {
+				want = append(want, f.Name)
+			}
 		}
+		if !slices.Equal(page.Flags[cmd], want) {
+			t.Errorf("the page's flags of %s are %v, the engine's %v", cmd, page.Flags[cmd], want)
+		}
+	}
+	if want := append(append([]string{""}, registry.Names()...), "all"); !slices.Equal(page.Menu, want) {
+		t.Errorf("the page's accountant menu is %v, the registry's %v", page.Menu, want)
 	}
 
 	// The setting the issue quotes (ε = 74.9 elsewhere).
@@ -689,12 +678,28 @@ func TestPage(t *testing.T) {
 	d.call("POST", "/element/"+e+"/value", map[string]string{"text": "0.987654"})
 	h.check("typed fast")
 
+	// A number of a million or more reads as the command line prints it
+	// (1.23457e+06): the page's own formatting used to print 1234570.
+	d.fill("sigma", "0.01")
+	d.fill("q", "1")
+	d.fill("steps", "1000")
+	d.choose("accountant", "zcdp")
+	h.check("a large ε")
+	var cell string
+	d.exec(&cell, `return document.querySelector("#result table.result tbody tr").children[7].textContent;`)
+	if !strings.Contains(cell, "e+06") {
+		t.Errorf("large ε: the page shows %q, want the command line's e+06 form", cell)
+	}
+
 	// A long query (pld calibrating σ at δ = 1e-10: seconds in wasm)
 	// superseded by a quick one: the page shows the quick one's answer; if
 	// the long one was still running 250 ms after it was sent, the worker
 	// was replaced (the log says whether it was). The main thread answers a
 	// script while the long one runs.
 	d.navigate(h.url + "?cmd=sigma&eps=0.5&q=0.00256&epochs=400&delta=1e-10&accountant=pld&tol=1e-5")
+	// The menus are the engine's: the page fills them, and sends the long
+	// query, once the engine has started.
+	d.waitFor("the engine's menus and the long query", `return document.getElementById("accountant").options.length > 1 && window.dpcalcRunners.main.busySince > 0;`)
 	time.Sleep(400 * time.Millisecond)
 	t0 := time.Now()
 	d.exec(nil, `return 1;`)
@@ -764,10 +769,10 @@ func checkDocSize(t *testing.T, raw, gz int) {
 	}
 }
 
-// measure times the same ε queries in the page's worker (wasm), in
-// internal/query natively and as a dpcalc process, in this one run: medians
-// of 15 runs in the long test step (internal/testenv), of 3 by default (the
-// times are logged, not checked).
+// measure times the same ε command lines in the page's worker (wasm), in
+// the engine natively (in-process) and as a dpcalc process, in this one
+// run: medians of 15 runs in the long test step (internal/testenv), of 3
+// by default (the times are logged, not checked).
 func (h *harness) measure() {
 	t := h.t
 	wasm, err := os.ReadFile(filepath.Join(h.site, "main.wasm"))
@@ -782,43 +787,41 @@ func (h *harness) measure() {
 	checkDocSize(t, len(wasm), gz.Len())
 
 	n := testenv.Size(3, 15)
-	for _, qs := range []string{
-		"cmd=eps&sigma=4&q=0.01&epochs=100&delta=1e-5",
-		"cmd=eps&sigma=1.2&q=0.00256&epochs=50&delta=1e-10&accountant=pld",
-		"cmd=eps&sigma=4&q=0.01&epochs=100&delta=1e-5&accountant=pld",
-		"cmd=eps&sigma=4&q=0.01&epochs=100&delta=1e-5&accountant=all",
+	for _, args := range [][]string{
+		{"eps", "--sigma", "4", "--q", "0.01", "--epochs", "100", "--delta", "1e-5"},
+		{"eps", "--sigma", "1.2", "--q", "0.00256", "--epochs", "50", "--delta", "1e-10", "--accountant", "pld"},
+		{"eps", "--sigma", "4", "--q", "0.01", "--epochs", "100", "--delta", "1e-5", "--accountant", "pld"},
+		{"eps", "--sigma", "4", "--q", "0.01", "--epochs", "100", "--delta", "1e-5", "--accountant", "all"},
 	} {
-		req, _ := query.Parse(qs)
 		var inWasm, roundTrip, native, process []float64
 		for i := -1; i < n; i++ { // i = -1 warms up and is not counted
 			var r struct {
-				Result struct {
+				Answer struct {
 					Ms    float64 `json:"ms"`
 					Error string  `json:"error"`
-				} `json:"result"`
+				} `json:"answer"`
 				RoundTripMs float64 `json:"roundTripMs"`
 			}
-			h.d.execAsync(&r, `const cb = arguments[arguments.length - 1]; window.dpcalcEval(arguments[0]).then(cb);`, qs)
-			if r.Result.Error != "" {
-				t.Fatalf("%s: %s", qs, r.Result.Error)
+			h.d.execAsync(&r, `const cb = arguments[arguments.length - 1]; window.dpcalcEval(arguments[0]).then(cb);`, args)
+			if r.Answer.Error != "" {
+				t.Fatalf("%v: %s", args, r.Answer.Error)
 			}
 			t0 := time.Now()
-			query.Run(t.Context(), req)
+			engine.Run(t.Context(), args, nil)
 			nat := float64(time.Since(t0).Microseconds()) / 1000
 
 			t0 = time.Now()
-			var out any
-			h.cli(&out, req.Args())
+			h.run(h.bin, args, true)
 			proc := float64(time.Since(t0).Microseconds()) / 1000
 			if i >= 0 {
-				inWasm = append(inWasm, r.Result.Ms)
+				inWasm = append(inWasm, r.Answer.Ms)
 				roundTrip = append(roundTrip, r.RoundTripMs)
 				native = append(native, nat)
 				process = append(process, proc)
 			}
 		}
 		w, nat := median(inWasm), median(native)
-		t.Logf("MEASURE %s | wasm %.1f ms (worker round trip %.1f ms) | native internal/query %.1f ms | dpcalc process %.1f ms | wasm/native %.2f",
-			req.CommandLine(), w, median(roundTrip), nat, median(process), w/nat)
+		t.Logf("MEASURE %s | wasm %.1f ms (worker round trip %.1f ms) | native in-process %.1f ms | dpcalc process %.1f ms | wasm/native %.2f",
+			engine.CommandLine(args), w, median(roundTrip), nat, median(process), w/nat)
 	}
 }

@@ -1,35 +1,33 @@
-// app.js: the dpcalc page. The form's state lives in the URL (the CLI's
-// flag names); every change sends the query string to a Web Worker running
-// the wasm engine (worker.js); results of superseded queries are dropped,
-// and a worker stuck on a superseded long query is replaced.
+// app.js: the dpcalc page. The form's state lives in the URL (the command
+// line's flag names); every change sends the command line it stands for to
+// a Web Worker running the wasm engine (worker.js), which runs it as
+// `dpcalc` does and answers with what the command line prints: the page
+// shows those strings and formats no number itself. The commands' flags,
+// defaults and choices (the accountants among them) are read from the
+// engine. Answers of superseded command lines are dropped, and a worker
+// stuck on a superseded long one is replaced.
 "use strict";
 
-// PLAN are the training-plan flags of eps, delta, sigma and epochs.
-const PLAN = ["batch", "n", "schedule", "sampling", "adjacency"];
-// FLAGS are the flags each command takes, in command-line order: the same
-// lists as internal/query's specs (the browser test checks they agree).
-const FLAGS = {
-  sigma: ["eps", "delta", "q", "epochs", "steps", ...PLAN, "accountant", "pld-grid", "ac-sampling", "tol"],
-  eps: ["sigma", "delta", "q", "epochs", "steps", ...PLAN, "accountant", "pld-grid", "ac-sampling"],
-  delta: ["sigma", "eps", "q", "epochs", "steps", ...PLAN, "accountant", "pld-grid", "ac-sampling"],
-  epochs: ["sigma", "q", "eps", "delta", ...PLAN, "accountant", "pld-grid", "ac-sampling", "max-steps"],
-  audit: ["sigma", "eps", "delta", "q", "epochs", "steps", "pld-grid"],
-  "curve-epochs": ["sigma", "q", "delta", "from", "to", "points", "accountant", "pld-grid", "ac-sampling"],
-  "curve-sigma": ["delta", "eps", "points", "q", "epochs", "steps", "accountant", "pld-grid", "ac-sampling"],
-};
-const INPUTS = ["sigma", "eps", "delta", "q", "epochs", "steps", ...PLAN, "accountant", "pld-grid", "ac-sampling", "tol", "max-steps"];
-// A worker busy this long on a query that has been superseded is replaced.
+// A worker busy this long on a command line that has been superseded is
+// replaced.
 const RESTART_MS = 250;
 
 const $ = (id) => document.getElementById(id);
 const stats = (window.dpcalcStats = { start: performance.now() });
 
-// ---- state: form <-> URL <-> query string <-> command line ----
+// MODEL is the engine's description of the commands (dpcalcModel); FLAGS
+// the flags of each command the page has an input for, in command-line
+// order; INPUTS the page's inputs.
+let MODEL = null;
+const FLAGS = {};
+const INPUTS = [...document.querySelectorAll(".field[data-flag]")].map((el) => el.dataset.flag).filter((f) => f !== "cmd");
+
+// ---- state: form <-> URL <-> command line ----
 
 function state() {
   const cmd = $("cmd").value;
   const s = { cmd };
-  for (const f of FLAGS[cmd]) {
+  for (const f of FLAGS[cmd] || []) {
     const el = $(f);
     if (el && el.value.trim() !== "") s[f] = el.value.trim();
   }
@@ -39,8 +37,15 @@ function state() {
 function queryString(s) {
   const p = new URLSearchParams();
   p.set("cmd", s.cmd);
-  for (const f of FLAGS[s.cmd]) if (s[f] !== undefined) p.set(f, s[f]);
+  for (const f of FLAGS[s.cmd] || []) if (s[f] !== undefined) p.set(f, s[f]);
   return p.toString();
+}
+
+// args is the command line of s, without "dpcalc".
+function args(s) {
+  const a = [s.cmd];
+  for (const f of FLAGS[s.cmd] || []) if (s[f] !== undefined) a.push("--" + f, s[f]);
+  return a;
 }
 
 function shellQuote(a) {
@@ -48,10 +53,8 @@ function shellQuote(a) {
   return "'" + a.replace(/'/g, "'\\''") + "'";
 }
 
-function commandLine(s) {
-  const words = s.cmd.startsWith("curve-") ? s.cmd.split("-") : [s.cmd];
-  for (const f of FLAGS[s.cmd]) if (s[f] !== undefined) words.push("--" + f, s[f]);
-  return ["dpcalc", ...words.map(shellQuote)].join(" ");
+function commandLine(a) {
+  return ["dpcalc", ...a.map(shellQuote)].join(" ");
 }
 
 function loadURL() {
@@ -63,10 +66,8 @@ function loadURL() {
     if (v === null) continue;
     const el = $(f);
     if (el.tagName === "SELECT" && ![...el.options].some((o) => o.value === v)) {
-      // Keep a value the page does not offer so the CLI's message shows.
-      const o = document.createElement("option");
-      o.value = o.textContent = v;
-      el.appendChild(o);
+      // Keep a value the page does not offer so the command line's message shows.
+      addOption(el, v, v);
     }
     el.value = v;
   }
@@ -82,7 +83,44 @@ function defaultsFor() {
 function showFields(cmd) {
   for (const el of document.querySelectorAll(".field[data-flag]")) {
     const f = el.dataset.flag;
-    el.classList.toggle("hidden", f !== "cmd" && !FLAGS[cmd].includes(f));
+    el.classList.toggle("hidden", f !== "cmd" && !(FLAGS[cmd] || []).includes(f));
+  }
+}
+
+function addOption(sel, value, label) {
+  const o = document.createElement("option");
+  o.value = value;
+  o.textContent = label;
+  sel.appendChild(o);
+}
+
+// useModel reads the commands from the engine: which flags each command
+// takes, each select's choices (the accountants with the registry's
+// titles) and each input's default.
+function useModel(model) {
+  MODEL = model;
+  const titles = {};
+  for (const a of model.accountants) titles[a.name] = a.title;
+  for (const opt of $("cmd").options) {
+    const c = model.commands[opt.value];
+    FLAGS[opt.value] = c ? c.flags.map((f) => f.name).filter((f) => INPUTS.includes(f)) : [];
+  }
+  const done = new Set();
+  for (const opt of $("cmd").options) {
+    const c = model.commands[opt.value];
+    for (const f of c ? c.flags : []) {
+      const el = $(f.name);
+      if (!el || done.has(f.name) || !INPUTS.includes(f.name)) continue;
+      done.add(f.name);
+      el.title = f.help;
+      if (el.tagName === "SELECT") {
+        el.textContent = "";
+        addOption(el, "", f.default ? `${f.default} (default)` : "default");
+        for (const v of f.enum || []) if (v !== "") addOption(el, v, titles[v] ? `${v}: ${titles[v]}` : v);
+      } else if (f.default) {
+        el.placeholder = `${f.default} (default)`;
+      }
+    }
   }
 }
 
@@ -91,12 +129,13 @@ function showFields(cmd) {
 let wasmModule = null;
 
 class Runner {
-  constructor(name) {
+  constructor(name, onReady) {
     this.name = name;
     this.gen = 0;
-    this.busySince = 0; // performance.now() when the running query was sent; 0 when idle
+    this.busySince = 0; // performance.now() when the running request was sent; 0 when idle
     this.callbacks = new Map();
     this.restarts = 0;
+    this.onReady = onReady;
     this.start();
   }
   start() {
@@ -106,10 +145,10 @@ class Runner {
     this.worker.onerror = (e) => showStatus("worker error: " + (e.message || e));
     this.worker.postMessage({ type: "init", module: wasmModule });
   }
-  // send asks for qss (an array of query strings); cb(results, ms) runs
-  // only if no newer send happened meanwhile, and so does part(i, result)
-  // as each query finishes, before cb.
-  send(qss, cb, part) {
+  // send asks for reqs (an array of {args, mark}); cb(answers, ms) runs
+  // only if no newer send happened meanwhile, and so does part(i, answer)
+  // as each request finishes, before cb.
+  send(reqs, cb, part) {
     const gen = ++this.gen;
     const now = performance.now();
     if (this.busySince && now - this.busySince > RESTART_MS) {
@@ -118,11 +157,11 @@ class Runner {
       this.callbacks.clear();
       this.start();
     }
-    this.callbacks.clear(); // older requests' results will be dropped
+    this.callbacks.clear(); // older requests' answers will be dropped
     this.callbacks.set(gen, { cb, part, sent: now });
     this.busySince = now;
     this.lastSent = gen;
-    this.worker.postMessage({ type: "query", gen, qs: qss });
+    this.worker.postMessage({ type: "run", gen, reqs: reqs.map((r) => JSON.stringify(r)) });
   }
   // cancel drops the answer of whatever was sent last (the worker still
   // finishes it; a later send replaces the worker if it is still busy).
@@ -134,6 +173,8 @@ class Runner {
     if (m.type === "ready") {
       this.ready = true;
       $("version").textContent = "engine " + m.version;
+      if (this.onReady) this.onReady(JSON.parse(m.model));
+      this.onReady = null;
       return;
     }
     if (m.type === "failed") {
@@ -142,15 +183,15 @@ class Runner {
     }
     if (m.type === "partial") {
       const c = this.callbacks.get(m.gen);
-      if (c && c.part) c.part(m.index, m.result);
+      if (c && c.part) c.part(m.index, m.answer);
       return;
     }
-    if (m.type !== "result") return;
+    if (m.type !== "answers") return;
     const c = this.callbacks.get(m.gen);
     if (m.gen === this.lastSent) this.busySince = 0; // the worker is idle
     if (!c) return; // superseded
     this.callbacks.delete(m.gen);
-    c.cb(m.results, performance.now() - c.sent);
+    c.cb(m.answers, performance.now() - c.sent);
   }
 }
 
@@ -191,73 +232,33 @@ function showPlotPending(el, what, cmd) {
   el.innerHTML = `<p class="pending">computing ${esc(what)}…</p><div class="cmd">$ ${esc(cmd)}</div>`;
 }
 
-// ---- formatting ----
-
-// fmtG is Go's strconv.FormatFloat(x, 'g', 6, 64) up to the exponent's
-// spelling: six significant digits, trailing zeros dropped.
-function fmtG(x) {
-  if (x === null || x === undefined) return "-";
-  if (x === 0) return "0";
-  const e = Math.floor(Math.log10(Math.abs(x)));
-  if (e < -4 || e >= 21) {
-    let [m, ex] = x.toExponential(5).split("e");
-    if (m.includes(".")) m = m.replace(/0+$/, "").replace(/\.$/, "");
-    return m + "e" + ex;
-  }
-  let s = x.toPrecision(6);
-  if (s.includes("e")) return String(Number(s));
-  if (s.includes(".")) s = s.replace(/0+$/, "").replace(/\.$/, "");
-  return s;
-}
+// ---- showing what the engine rendered ----
 
 function esc(s) {
   return String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 }
 
-// num renders x with six digits; data-v holds the exact value (JSON's).
-function num(x, cls = "") {
-  if (x === null || x === undefined) return `<span class="${cls}">-</span>`;
-  return `<span class="${cls}" data-v="${x}">${fmtG(x)}</span>`;
-}
-
-function rowsTable(rows) {
-  let h = `<table id="rows"><thead><tr><th>accountant</th><th>σ</th><th>q</th><th>steps</th><th>epochs</th>` +
-    `<th>sampling</th><th>adjacency</th><th>ε</th><th>δ</th><th>λ</th><th>note</th></tr></thead><tbody>`;
-  for (const r of rows) {
-    const cls = r.error ? "failed" : r.unsupported ? "unsupported" : r.procedure ? "procedure" : "";
-    let eps = r.error || r.unsupported ? "-" : num(r.epsilon, "eps");
-    if (!r.error && r.epsilon_lower !== undefined && r.epsilon_upper !== undefined) {
-      eps += ` <span class="interval">certified [${num(r.epsilon_lower, "lo")}, ${num(r.epsilon_upper, "hi")}]</span>`;
+// docHTML shows a result's lines and tables, cell for cell as the command
+// line prints them.
+function docHTML(doc) {
+  let h = "";
+  for (const b of doc || []) {
+    if (!b.table) {
+      h += `<p class="line">${esc(b.text)}</p>`;
+      continue;
     }
-    if (!r.error && r.lower_bound && r.epsilon_lower !== undefined) {
-      eps = `≥ ${num(r.epsilon_lower, "lo")}`; // a certified lower bound on the true ε
+    h += `<table class="result"><thead><tr>${b.table.header.map((c) => `<th>${esc(c)}</th>`).join("")}</tr></thead><tbody>`;
+    for (const r of b.table.rows) {
+      h += `<tr class="${esc(r.class || "")}" data-key="${esc(r.key || "")}">${r.cells.map((c) => `<td>${esc(c)}</td>`).join("")}</tr>`;
     }
-    let note = r.note ? esc(r.note) : "";
-    if (r.error) note = `<span class="rowerr">error: ${esc(r.error)}</span>` + (note ? "; " + note : "");
-    if (r.unsupported) note = `unsupported: ${esc(r.unsupported)}` + (note ? "; " + note : "");
-    // A schedule: each phase's σ and q.
-    const phases = (f) => r.phases.map((p) => fmtG(p[f])).join("; ");
-    const sigma = r.phases ? esc(phases("sigma")) : r.sigma === 0 ? "-" : num(r.sigma, "sigma");
-    const q = r.phases ? esc(phases("q")) : num(r.q, "q");
-    const badge = r.procedure ? ` <span class="badge">procedure</span>` : "";
-    h += `<tr class="${cls}" data-accountant="${esc(r.accountant)}"><td>${esc(r.accountant)}${badge}</td>` +
-      `<td class="num">${sigma}</td><td class="num">${q}</td>` +
-      `<td class="num"><span class="steps" data-v="${r.steps}">${r.steps}</span></td><td class="num">${num(r.epochs, "epochs")}</td>` +
-      `<td>${esc(r.sampling || "")}</td><td>${esc(r.adjacency || "")}</td>` +
-      `<td class="num">${eps}</td><td class="num">${r.error || r.unsupported ? "-" : num(r.delta, "delta")}</td>` +
-      `<td class="num">${num(r.lambda, "lambda")}</td><td class="note">${note}</td></tr>`;
+    h += "</tbody></table>";
   }
-  return h + "</tbody></table>";
-}
-
-function interval(lo, hi) {
-  if (lo === null) return "is unbounded";
-  return `lies in [${num(lo, "lo")}, ${hi === null ? "no finite bound" : num(hi, "hi")}]`;
+  return h;
 }
 
 // ---- updating ----
 
-let lastResult = null;
+let lastAnswer = null;
 
 function clearErrors() {
   for (const el of document.querySelectorAll(".err")) el.textContent = "";
@@ -267,58 +268,51 @@ function clearErrors() {
 }
 
 function update() {
+  if (!MODEL) return;
   const s = state();
   showFields(s.cmd);
-  const qs = queryString(s);
-  history.replaceState(null, "", "?" + qs);
-  $("cmdline").textContent = commandLine(s);
-  if (!main) return;
+  history.replaceState(null, "", "?" + queryString(s));
+  const a = args(s);
+  $("cmdline").textContent = commandLine(a);
   showStatus("computing…");
   setPending("table", "the table");
-  main.send([qs], (results, ms) => {
+  main.send([{ args: a }], (answers) => {
     setPending("table", null);
-    render(s, results[0], ms);
+    show(answers[0]);
   });
 }
 
-function render(s, res, ms) {
-  lastResult = res;
-  document.body.dataset.shown = res.command || "";
+function show(ans) {
+  lastAnswer = ans;
+  window.dpcalcLast = ans;
+  document.body.dataset.shown = ans.command || "";
   clearErrors();
-  $("audit").innerHTML = "";
   $("caveats").innerHTML = "";
   if (stats.firstResult === undefined) stats.firstResult = performance.now();
-  showStatus(`computed in ${res.ms.toFixed(1)} ms (wasm), ${ms.toFixed(1)} ms with the worker round trip`);
-  if (res.error) {
+  showStatus(ans.took || "");
+  if (ans.error) {
     $("result").innerHTML = "";
-    const field = document.querySelector(`.field[data-flag="${res.flag}"]`);
+    const field = document.querySelector(`.field[data-flag="${ans.flag}"]`);
     if (field && !field.classList.contains("hidden")) {
       field.classList.add("bad");
-      $("err-" + res.flag).textContent = res.error;
-      if ($(res.flag)) $(res.flag).setAttribute("aria-invalid", "true");
+      $("err-" + ans.flag).textContent = ans.error;
+      if ($(ans.flag)) $(ans.flag).setAttribute("aria-invalid", "true");
     } else {
-      $("error").textContent = res.error;
+      $("error").textContent = ans.error;
     }
     clearPlots();
     return;
   }
-  let rows = res.rows;
-  if (res.audit) {
-    const a = res.audit;
-    $("audit").innerHTML =
-      `<p>claim: (ε = ${num(a.claimed_epsilon)}, δ = ${num(a.delta)}) for σ = ${num(a.sigma)}, q = ${num(a.q)}, ` +
-      `T = ${a.steps} steps (${num(a.epochs)} epochs)<br>` +
-      `true ε at δ <span id="audit-interval">${interval(a.epsilon_lower, a.epsilon_upper)}</span> (pld, certified)<br>` +
-      `verdict: <span id="verdict" class="${esc(a.verdict)}">${esc(a.verdict)}</span></p>`;
-    rows = a.accountants;
-  }
-  $("result").innerHTML = rowsTable(rows);
+  $("result").innerHTML = docHTML(ans.doc) + (ans.failure ? `<p class="err">${esc(ans.failure)}</p>` : "");
+  // The procedures' caveats, from the rows of the --json output.
+  const out = JSON.parse(ans.json);
+  const rows = Array.isArray(out) ? out : out.accountants || [out];
   const notes = rows.filter((r) => r.procedure);
   if (notes.length) {
     $("caveats").innerHTML = "<p>" + notes.map((r) => `<b>${esc(r.accountant)}</b>: ${esc(r.note)}.`).join(" ") +
       " Their numbers reproduce a paper; they are not privacy guarantees.</p>";
   }
-  requestCurves(s, res, rows);
+  requestCurves(ans.curves || []);
 }
 
 // ---- curves ----
@@ -333,173 +327,53 @@ function clearPlots() {
   }
 }
 
-// round3 spells x with three significant digits (curve ranges need no more).
-function round3(x) {
-  return String(Number(x.toPrecision(3)));
-}
-
-function curveAccountants(s) {
-  const a = s.accountant || "rdp";
-  if (a === "all") return "all";
-  return a === "pld" ? "pld" : a + ",pld";
-}
-
-// requestCurves asks for ε against epochs (at the row's σ) and σ against
-// target ε (at the row's length), both around the current answer.
-function requestCurves(s, res, rows) {
-  // The curves are of one Poisson phase under add-remove (curve's flags).
-  const single = (r) => !r.phases && r.q > 0 && (r.sampling || "poisson") === "poisson" && (r.adjacency || "add-remove") === "add-remove";
-  const ok = rows.find((r) => single(r) && !r.error && !r.unsupported && r.sigma > 0 && r.steps > 0) || rows.find((r) => single(r) && r.sigma > 0);
-  if (!ok) {
+// requestCurves asks for the curves the engine proposed around the answer
+// (ε against epochs, σ against target ε) and draws each as it arrives.
+function requestCurves(reqs) {
+  if (!reqs.length) {
     clearPlots();
     return;
   }
-  const common = { accountant: curveAccountants(s) };
-  if (s["pld-grid"]) common["pld-grid"] = s["pld-grid"];
-  if (s["ac-sampling"]) common["ac-sampling"] = s["ac-sampling"];
-  if (s.cmd === "audit") common.accountant = "all";
-  let delta = s.delta || "1e-5";
-  if (s.cmd === "delta") delta = ok.delta > 0 && ok.delta < 1 ? String(ok.delta) : "1e-5";
-  const E = ok.epochs > 0 ? ok.epochs : 100;
-  const ce = {
-    cmd: "curve-epochs", sigma: String(ok.sigma), q: String(ok.q), delta,
-    from: round3(Math.max(E / 50, ok.q)), to: round3(2 * E), ...common, points: "60",
-  };
-  let target = Number(s.eps);
-  if (s.cmd === "eps" || s.cmd === "audit") {
-    const rr = rows.find((r) => r.accountant === (s.accountant || "rdp")) || ok;
-    if (s.cmd === "eps") target = rr.epsilon;
-  }
-  const curveStates = [ce];
-  if (target > 0 && isFinite(target) && ok.steps > 0) {
-    curveStates.push({
-      cmd: "curve-sigma", delta, eps: `${round3(target / 10)}:${round3(target * 10)}`, q: String(ok.q),
-      steps: String(ok.steps), ...common, points: "16",
-    });
-  }
+  const boxes = [$("plot-epochs"), $("plot-sigma")];
+  const keys = ["curve-epochs", "curve-sigma"];
   const what = ["the curve ε against epochs", "the curve σ against target ε"];
-  showPlotPending($("plot-epochs"), what[0], commandLine(ce));
-  setPending("curve-epochs", what[0]);
-  if (curveStates[1]) {
-    showPlotPending($("plot-sigma"), what[1], commandLine(curveStates[1]));
-    setPending("curve-sigma", what[1]);
-  } else {
-    $("plot-sigma").innerHTML = "";
-    delete $("plot-sigma").dataset.state;
-    setPending("curve-sigma", null);
-  }
-  // Each curve is drawn as soon as it is computed.
-  curves.send(curveStates.map(queryString), () => {}, (i, res) => {
-    if (i === 0) {
-      drawCurve($("plot-epochs"), res, commandLine(ce), { x: ok.epochs, y: ok.epsilon });
-      setPending("curve-epochs", null);
+  for (let i = 0; i < 2; i++) {
+    if (reqs[i]) {
+      showPlotPending(boxes[i], what[i], reqs[i].command);
+      setPending(keys[i], what[i]);
     } else {
-      drawCurve($("plot-sigma"), res, commandLine(curveStates[1]), { x: target, y: ok.sigma });
-      setPending("curve-sigma", null);
+      boxes[i].innerHTML = "";
+      delete boxes[i].dataset.state;
+      setPending(keys[i], null);
     }
+  }
+  curves.send(reqs.map((r) => ({ args: r.args, mark: r.mark })), () => {}, (i, ans) => {
+    drawCurve(boxes[i], ans, reqs[i].command);
+    setPending(keys[i], null);
   });
 }
 
-const COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2"];
-
-function ticks(lo, hi, log) {
-  const out = [];
-  if (log) {
-    for (let e = Math.floor(Math.log10(lo)); e <= Math.ceil(Math.log10(hi)); e++) {
-      for (const m of hi / lo < 100 ? [1, 2, 5] : [1]) {
-        const v = m * Math.pow(10, e);
-        if (v >= lo * 0.999 && v <= hi * 1.001) out.push(v);
-      }
-    }
-    return out;
-  }
-  const step0 = (hi - lo) / 6;
-  const p = Math.pow(10, Math.floor(Math.log10(step0)));
-  const step = [1, 2, 5, 10].map((m) => m * p).find((v) => v >= step0);
-  for (let v = Math.ceil(lo / step) * step; v <= hi + 1e-9 * step; v += step) out.push(v);
-  return out;
-}
-
-function drawCurve(el, res, cmd, mark) {
+function drawCurve(el, ans, cmd) {
   el.dataset.state = "done";
   el.dataset.command = cmd;
-  if (res.error) {
-    el.innerHTML = `<p class="err">${esc(res.error)}</p>`;
+  if (ans.error) {
+    el.innerHTML = `<p class="err">${esc(ans.error)}</p>`;
     return;
   }
-  const c = res.curve;
-  const isEpochs = c.curve === "epochs";
-  const series = c.series.filter((s) => s.points).map((s) => ({
-    name: s.accountant,
-    pts: s.points
-      .map((p) => (isEpochs ? [p.epochs, p.epsilon] : [p.epsilon, p.sigma]))
-      .filter(([x, y]) => x > 0 && y > 0 && y !== null && isFinite(y)),
-  })).filter((s) => s.pts.length > 0);
-  const failed = c.series.filter((s) => s.error).map((s) => `${s.accountant}: ${s.error}`);
-  const W = 520, H = 340, L = 60, R = 110, T = 30, B = 45;
-  const logX = !isEpochs, logY = true;
-  let xs = series.flatMap((s) => s.pts.map((p) => p[0]));
-  let ys = series.flatMap((s) => s.pts.map((p) => p[1]));
-  if (!xs.length) {
-    el.innerHTML = `<p>no finite points</p><div class="cmd">$ ${esc(cmd)}</div>`;
-    return;
-  }
-  let [x0, x1] = [Math.min(...xs), Math.max(...xs)];
-  let [y0, y1] = [Math.min(...ys), Math.max(...ys)];
-  if (y1 <= y0) [y0, y1] = [y0 / 2, y1 * 2];
-  if (x1 <= x0) [x0, x1] = [x0 / 2, x1 * 2];
-  const sx = (x) => L + (W - L - R) * (logX ? Math.log(x / x0) / Math.log(x1 / x0) : (x - x0) / (x1 - x0));
-  const sy = (y) => T + (H - T - B) * (1 - Math.log(y / y0) / Math.log(y1 / y0));
-  let svg = `<svg viewBox="0 0 ${W} ${H}" xmlns="http://www.w3.org/2000/svg" font-size="11" font-family="sans-serif">`;
-  const title = isEpochs
-    ? `ε vs epochs (σ = ${fmtG(c.sigma)}, q = ${fmtG(c.q)}, δ = ${fmtG(c.delta)})`
-    : `σ vs target ε (q = ${fmtG(c.q)}, T = ${c.steps} steps, δ = ${fmtG(c.delta)})`;
-  svg += `<text x="${W / 2}" y="16" text-anchor="middle" font-size="13">${esc(title)}</text>`;
-  svg += `<rect x="${L}" y="${T}" width="${W - L - R}" height="${H - T - B}" fill="none" stroke="#999"/>`;
-  for (const v of ticks(x0, x1, logX)) {
-    const x = sx(v);
-    svg += `<line x1="${x}" x2="${x}" y1="${T}" y2="${H - B}" stroke="#eee"/><text x="${x}" y="${H - B + 14}" text-anchor="middle">${fmtG(v)}</text>`;
-  }
-  for (const v of ticks(y0, y1, logY)) {
-    const y = sy(v);
-    svg += `<line x1="${L}" x2="${W - R}" y1="${y}" y2="${y}" stroke="#eee"/><text x="${L - 4}" y="${y + 4}" text-anchor="end">${fmtG(v)}</text>`;
-  }
-  svg += `<text x="${(L + W - R) / 2}" y="${H - 8}" text-anchor="middle">${isEpochs ? "epochs" : "target ε (log)"}</text>`;
-  svg += `<text transform="translate(14 ${(T + H - B) / 2}) rotate(-90)" text-anchor="middle">${isEpochs ? "ε (log)" : "σ (log)"}</text>`;
-  series.forEach((s, i) => {
-    const col = COLORS[i % COLORS.length];
-    const d = s.pts.map(([x, y]) => `${sx(x).toFixed(1)},${sy(y).toFixed(1)}`).join(" ");
-    svg += `<polyline class="series" data-accountant="${esc(s.name)}" data-n="${s.pts.length}" points="${d}" fill="none" stroke="${col}" stroke-width="1.6"/>`;
-    svg += `<line x1="${W - R + 8}" x2="${W - R + 24}" y1="${T + 10 + 15 * i}" y2="${T + 10 + 15 * i}" stroke="${col}" stroke-width="2"/>`;
-    svg += `<text x="${W - R + 28}" y="${T + 14 + 15 * i}">${esc(s.name)}</text>`;
-  });
-  if (mark && mark.x > 0 && mark.y > 0 && mark.x >= x0 && mark.x <= x1 && mark.y >= y0 && mark.y <= y1) {
-    svg += `<circle cx="${sx(mark.x)}" cy="${sy(mark.y)}" r="4" fill="none" stroke="#000"/>`;
-  }
-  svg += "</svg>";
-  el.innerHTML = svg + (failed.length ? `<p class="err">${esc(failed.join("; "))}</p>` : "") + `<div class="cmd">$ ${esc(cmd)}</div>`;
+  const svg = ans.svg || "<p>no finite points</p>";
+  el.innerHTML = svg + (ans.failed ? `<p class="err">${esc(ans.failed)}</p>` : "") + `<div class="cmd">$ ${esc(cmd)}</div>`;
 }
 
 // ---- start ----
 
-// dpcalcEval runs one query string on a fresh path through the main worker
-// and resolves with {result, roundTripMs}; the browser test times it.
-window.dpcalcEval = (qs) =>
-  new Promise((resolve) => main.send([qs], (results, ms) => resolve({ result: results[0], roundTripMs: ms })));
+// dpcalcEval runs one command line (an array of arguments) through the
+// main worker and resolves with {answer, roundTripMs}; the browser test
+// times it.
+window.dpcalcEval = (a) =>
+  new Promise((resolve) => main.send([{ args: a }], (answers, ms) => resolve({ answer: answers[0], roundTripMs: ms })));
 window.dpcalcFlags = FLAGS;
-window.dpcalcCommandLine = (qs) => {
-  const p = new URLSearchParams(qs);
-  const s = { cmd: p.get("cmd") };
-  for (const f of FLAGS[s.cmd]) if (p.get(f)) s[f] = p.get(f);
-  return commandLine(s);
-};
 
 async function boot() {
-  loadURL();
-  if (!location.search) defaultsFor();
-  update();
-  $("form").addEventListener("input", update);
-  $("form").addEventListener("change", update);
   try {
     const t0 = performance.now();
     const resp = fetch("main.wasm");
@@ -515,10 +389,16 @@ async function boot() {
     showStatus("could not load main.wasm: " + e);
     return;
   }
-  main = new Runner("main");
+  main = new Runner("main", (model) => {
+    useModel(model);
+    loadURL();
+    if (!location.search) defaultsFor();
+    $("form").addEventListener("input", update);
+    $("form").addEventListener("change", update);
+    update();
+  });
   curves = new Runner("curves");
   window.dpcalcRunners = { main, curves };
-  update();
 }
 
 boot();

@@ -1,26 +1,26 @@
 // worker.js runs dpcalc's wasm engine off the page's main thread.
 //
 // Messages in:  {type: "init", module: WebAssembly.Module}
-//               {type: "query", gen: n, qs: ["cmd=eps&sigma=4&…", …]}
-// Messages out: {type: "ready", version} | {type: "failed", error}
-//               {type: "partial", gen: n, index: i, result: Result} as each
-//               query of a batch finishes (the page shows it at once)
-//               {type: "result", gen: n, results: [Result, …]}
+//               {type: "run", gen: n, reqs: ['{"args": ["eps", "--sigma", "4", …]}', …]}
+// Messages out: {type: "ready", version, model} | {type: "failed", error}
+//               {type: "partial", gen: n, index: i, answer: Answer} as each
+//               request of a batch finishes (the page shows it at once)
+//               {type: "answers", gen: n, answers: [Answer, …]}
 //
 // A computation cannot be interrupted from inside (the Go code runs to the
-// end), so queries that arrive while one runs are coalesced: only the
-// newest is answered. The page terminates the worker when a superseded
-// query runs too long (app.js).
+// end), so requests that arrive while one runs are coalesced: only the
+// newest batch is answered. The page terminates the worker when a
+// superseded request runs too long (app.js).
 "use strict";
 importScripts("wasm_exec.js");
 
 let ready = false;
-let pending = null; // newest query not started yet
+let pending = null; // newest batch not started yet
 let busy = false;
 
-function one(qs) {
+function one(req) {
   return new Promise((resolve) => {
-    const r = self.dpcalcQuery(qs, (json) => resolve(JSON.parse(json)));
+    const r = self.dpcalcRun(req, (json) => resolve(JSON.parse(json)));
     if (typeof r === "string") resolve({ error: r, exit: 2 });
   });
 }
@@ -30,16 +30,16 @@ async function drain() {
   busy = true;
   const m = pending;
   pending = null;
-  const results = [];
-  for (const qs of m.qs) {
-    if (pending !== null) break; // superseded between two queries of a batch
-    const r = await one(qs);
-    postMessage({ type: "partial", gen: m.gen, index: results.length, result: r });
-    results.push(r);
+  const answers = [];
+  for (const req of m.reqs) {
+    if (pending !== null) break; // superseded between two requests of a batch
+    const a = await one(req);
+    postMessage({ type: "partial", gen: m.gen, index: answers.length, answer: a });
+    answers.push(a);
   }
   busy = false;
-  if (results.length === m.qs.length) postMessage({ type: "result", gen: m.gen, results });
-  // Let queued messages land before starting the next query.
+  if (answers.length === m.reqs.length) postMessage({ type: "answers", gen: m.gen, answers });
+  // Let queued messages land before starting the next batch.
   setTimeout(drain, 0);
 }
 
@@ -51,14 +51,14 @@ self.onmessage = async (e) => {
       const inst = await WebAssembly.instantiate(m.module, go.importObject);
       go.run(inst); // returns a promise that never resolves (main blocks)
       ready = true;
-      postMessage({ type: "ready", version: self.dpcalcVersion });
+      postMessage({ type: "ready", version: self.dpcalcVersion, model: self.dpcalcModel });
       setTimeout(drain, 0);
     } catch (err) {
       postMessage({ type: "failed", error: String(err) });
     }
     return;
   }
-  if (m.type === "query") {
+  if (m.type === "run") {
     pending = m;
     setTimeout(drain, 0);
   }

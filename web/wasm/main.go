@@ -2,8 +2,8 @@
 
 // Command wasm is the web calculator's engine: built with GOOS=js
 // GOARCH=wasm (scripts/build-web.sh), it runs in a Web Worker
-// (web/static/worker.js) and answers internal/query requests given as URL
-// query strings.
+// (web/static/worker.js) and answers command lines the page assembles
+// through web/engine, which runs them as the command line does.
 package main
 
 import (
@@ -13,20 +13,29 @@ import (
 	"syscall/js"
 	"time"
 
-	"github.com/dpcalc/dpcalc/internal/query"
+	"github.com/dpcalc/dpcalc/internal/cli"
+	"github.com/dpcalc/dpcalc/web/engine"
 )
 
-// answer is a Result with the time the computation took inside wasm.
-type answer struct {
-	query.Result
-	Millis float64 `json:"ms"`
+// request is what the page asks: a command line (without "dpcalc") and,
+// for a curve, the point to circle.
+type request struct {
+	Args []string    `json:"args"`
+	Mark *[2]float64 `json:"mark,omitempty"`
 }
 
-// run answers one query string as JSON. A Result that cannot be encoded
-// (a non-finite float the CLI would print as null) becomes an error, and
-// so does a panic: the worker, and with it the page, must stay alive for
-// the next query.
-func run(qs string) (out string) {
+// answer is an engine.Answer with the time the computation took inside
+// wasm.
+type answer struct {
+	engine.Answer
+	Millis float64 `json:"ms"`
+	// Took says how long, for the page's status line.
+	Took string `json:"took"`
+}
+
+// run answers one request (JSON) as JSON. A panic becomes an error: the
+// worker, and with it the page, must stay alive for the next request.
+func run(in string) (out string) {
 	defer func() {
 		if r := recover(); r != nil {
 			b, _ := json.Marshal(map[string]any{"error": fmt.Sprintf("internal error (please report): %v", r), "exit": 1})
@@ -34,32 +43,39 @@ func run(qs string) (out string) {
 		}
 	}()
 	start := time.Now()
-	var res query.Result
-	req, err := query.Parse(qs)
-	if err != nil {
-		res = query.Result{Error: err.Error(), Flag: "cmd", Exit: 2}
-	} else {
-		res = query.Run(context.Background(), req)
+	var req request
+	if err := json.Unmarshal([]byte(in), &req); err != nil {
+		b, _ := json.Marshal(map[string]any{"error": "invalid request: " + err.Error(), "exit": 2})
+		return string(b)
 	}
-	b, err := json.Marshal(answer{Result: res, Millis: float64(time.Since(start).Microseconds()) / 1000})
+	a := engine.Run(context.Background(), req.Args, req.Mark)
+	ms := float64(time.Since(start).Microseconds()) / 1000
+	b, err := json.Marshal(answer{Answer: a, Millis: ms, Took: fmt.Sprintf("computed in %.1f ms (wasm)", ms)})
 	if err != nil {
-		b, _ = json.Marshal(map[string]any{"cmd": res.Cmd, "command": res.Command, "error": "cannot encode the result: " + err.Error(), "exit": 1})
+		b, _ = json.Marshal(map[string]any{"command": a.Command, "error": "cannot encode the answer: " + err.Error(), "exit": 1})
 	}
 	return string(b)
 }
 
 func main() {
-	// dpcalcQuery(queryString, callback): callback(json) is called once.
-	// The work runs on its own goroutine: a js.FuncOf handler must not
-	// block (pld's accountant waits on goroutines of its own).
-	js.Global().Set("dpcalcQuery", js.FuncOf(func(this js.Value, args []js.Value) any {
+	// dpcalcRun(requestJSON, callback): callback(answerJSON) is called
+	// once. The work runs on its own goroutine: a js.FuncOf handler must
+	// not block (pld's accountant waits on goroutines of its own).
+	js.Global().Set("dpcalcRun", js.FuncOf(func(this js.Value, args []js.Value) any {
 		if len(args) != 2 || args[0].Type() != js.TypeString || args[1].Type() != js.TypeFunction {
-			return "dpcalcQuery(queryString, callback)"
+			return "dpcalcRun(requestJSON, callback)"
 		}
-		qs, cb := args[0].String(), args[1]
-		go func() { cb.Invoke(run(qs)) }()
+		in, cb := args[0].String(), args[1]
+		go func() { cb.Invoke(run(in)) }()
 		return nil
 	}))
-	js.Global().Set("dpcalcVersion", query.Version())
+	// dpcalcModel: the commands, flags, choices and accountants (JSON).
+	model, err := engine.Describe()
+	b, _ := json.Marshal(model)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"error": err.Error()})
+	}
+	js.Global().Set("dpcalcModel", string(b))
+	js.Global().Set("dpcalcVersion", cli.Version())
 	select {}
 }

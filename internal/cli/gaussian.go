@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -7,7 +7,6 @@ import (
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/gaussian"
 	"github.com/dpcalc/dpcalc/calibrate"
-	"github.com/dpcalc/dpcalc/internal/query"
 )
 
 // GaussianCmd calibrates a single release of the Gaussian mechanism.
@@ -17,7 +16,8 @@ type GaussianCmd struct {
 	Sensitivity float64 `name:"sensitivity" default:"1" help:"L2 sensitivity Δ, > 0."`
 }
 
-type gaussianResult struct {
+// Gaussian is the answer of dpcalc gaussian.
+type Gaussian struct {
 	Epsilon      float64  `json:"epsilon"`
 	Delta        float64  `json:"delta"`
 	Sensitivity  float64  `json:"sensitivity"`
@@ -26,10 +26,12 @@ type gaussianResult struct {
 	DeltaClassic *float64 `json:"delta_at_sigma_classic"`
 	Note         string   `json:"note,omitempty"`
 	Version      string   `json:"version"`
+
+	deltaExact float64 // exact δ at SigmaExact (the table's)
 }
 
 // Run implements the command.
-func (c *GaussianCmd) Run(e *env) error {
+func (c *GaussianCmd) Run(e *Env) error {
 	if err := checkFlag("eps", accounting.CheckEpsilon(c.Eps)); err != nil {
 		return err
 	}
@@ -37,13 +39,13 @@ func (c *GaussianCmd) Run(e *env) error {
 		return err
 	}
 	if !(c.Sensitivity > 0) || math.IsInf(c.Sensitivity, 0) {
-		return usageError("invalid --sensitivity: %s, want finite and > 0", accounting.FormatValue(c.Sensitivity))
+		return usageAt("sensitivity", "invalid --sensitivity: %s, want finite and > 0", accounting.FormatValue(c.Sensitivity))
 	}
 	exact, err := calibrate.AnalyticGaussianSigma(c.Eps, c.Delta, c.Sensitivity)
 	if err != nil {
 		return flagErr(err)
 	}
-	r := gaussianResult{Epsilon: c.Eps, Delta: c.Delta, Sensitivity: c.Sensitivity, SigmaExact: exact, Version: versionString()}
+	r := &Gaussian{Epsilon: c.Eps, Delta: c.Delta, Sensitivity: c.Sensitivity, SigmaExact: exact, Version: Version()}
 	classic, err := calibrate.ClassicGaussianSigma(c.Eps, c.Delta, c.Sensitivity)
 	switch {
 	case errors.Is(err, calibrate.ErrUnreachable):
@@ -57,15 +59,9 @@ func (c *GaussianCmd) Run(e *env) error {
 		}
 	}
 	if c.Eps >= 1 {
-		r.Note = query.JoinNotes(r.Note, "classic bound proved only for ε < 1 (Dwork–Roth Thm A.1)")
+		r.Note = JoinNotes(r.Note, "classic bound proved only for ε < 1 (Dwork–Roth Thm A.1)")
 	}
-	if e.json {
-		return writeJSON(e.stdout, r)
-	}
-	t := newTable(e.stdout)
-	t.Header("calibration", "σ", "exact δ at that σ", "note")
-	dExact, _ := gaussian.Delta(exact, c.Sensitivity, c.Eps)
-	t.Append("analytic (Balle–Wang 2018)", fmtG(exact), fmtG(dExact), "smallest σ with δ(ε) ≤ target")
-	t.Append("classic (Dwork–Roth A.1)", fmtPtr(r.SigmaClassic), fmtPtr(r.DeltaClassic), r.Note)
-	return t.Render()
+	r.deltaExact, _ = gaussian.Delta(exact, c.Sensitivity, c.Eps)
+	e.Print(r)
+	return nil
 }

@@ -1,14 +1,40 @@
-package main
+package render
 
 import (
 	"bytes"
 	"encoding"
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"reflect"
 	"strings"
 )
+
+// JSON writes v as dpcalc prints JSON: indented by two spaces, ending in a
+// newline, without HTML escaping (so ">" stays ">"). Non-finite floats,
+// which encoding/json refuses, are printed as null (see [Finite]) rather
+// than losing the whole result to an error.
+func JSON(w io.Writer, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	err := enc.Encode(v)
+	var uv *json.UnsupportedValueError
+	if errors.As(err, &uv) {
+		buf.Reset()
+		err = enc.Encode(Finite(v))
+	}
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// Finite returns a JSON-encodable copy of v (see finiteTree).
+func Finite(v any) any { return finiteTree(reflect.ValueOf(v)) }
 
 // finiteTree returns a JSON-encodable copy of v in which every NaN or ±Inf
 // float is null. encoding/json refuses non-finite floats outright ("json:
@@ -178,9 +204,9 @@ func (o orderedObject) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// marshalFinite is json.Marshal that prints non-finite floats as null
+// MarshalFinite is json.Marshal that prints non-finite floats as null
 // instead of failing (see finiteTree).
-func marshalFinite(v any) ([]byte, error) {
+func MarshalFinite(v any) ([]byte, error) {
 	b, err := json.Marshal(v)
 	var uv *json.UnsupportedValueError
 	if err != nil && errors.As(err, &uv) {

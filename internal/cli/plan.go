@@ -1,4 +1,4 @@
-package query
+package cli
 
 import (
 	"errors"
@@ -158,42 +158,6 @@ func parsePhaseFloat(v string) (float64, error) {
 		return 0, errors.New("out of the float64 range")
 	}
 	return x, nil
-}
-
-// plainNumber reports whether s is a plain decimal number, optionally
-// signed, with an optional fraction and exponent: 5000, 0.01, -1, 2e-3,
-// 1.5E+4. strconv.ParseFloat also reads "1_0" (10), "0x1p-3" (0.125),
-// "inf" and "nan", which no schedule means.
-func plainNumber(s string) bool {
-	i := 0
-	if i < len(s) && (s[i] == '+' || s[i] == '-') {
-		i++
-	}
-	digits := func() int {
-		n := 0
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i, n = i+1, n+1
-		}
-		return n
-	}
-	d := digits()
-	if i < len(s) && s[i] == '.' {
-		i++
-		d += digits()
-	}
-	if d == 0 {
-		return false
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return i == len(s)
 }
 
 // Samplings are the values of --sampling.
@@ -451,51 +415,126 @@ func (a Accountants) NewEventRow(k accounting.Kind, e accounting.Event) Row {
 	return r
 }
 
+// given is what the training flags of one command line hold (nil: not
+// given), with the training's σ (--sigma) and --events file.
+type given struct {
+	trainingFlags
+	sigma *float64
+	event accounting.Event
+}
+
+func deref[T float64 | Count](p *T) T {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// check says what kong cannot: which flags exclude each other and which
+// are missing, with kong's messages. cmd is the command ("sigma", "eps",
+// "delta" or "epochs"); required are its own required flags with whether
+// they were given, in command-line order.
+func (g *given) check(cmd string, required ...any) error {
+	planned := g.Schedule != nil || g.event != nil
+	if planned {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"sigma", g.sigma != nil}, {"q", g.Q != nil}, {"batch", g.Batch != nil}, {"epochs", g.Epochs != nil}, {"steps", g.Steps != nil}} {
+			if !f.set {
+				continue
+			}
+			if g.event != nil {
+				return usageAt(f.name, "--events replaces --sigma, --q, --batch, --epochs, --steps and --schedule: the file describes the training")
+			}
+			return usageAt(f.name, "--schedule replaces --%s: give sigma, q or batch, and steps or epochs in each phase", f.name)
+		}
+		if g.event != nil && g.Schedule != nil {
+			return usageAt("schedule", "--events and --schedule can't be used together")
+		}
+	}
+	if g.Q != nil && g.Batch != nil {
+		return usageAt("batch", "--q and --batch can't be used together: q = batch/n")
+	}
+	// kong's missing-flag message: each flag as --name=NAME, the
+	// epochs/steps group as one entry, sorted.
+	var missing []string
+	first := ""
+	add := func(name, entry string) {
+		missing = append(missing, entry)
+		if first == "" {
+			first = name
+		}
+	}
+	for i := 0; i+1 < len(required); i += 2 {
+		name, set := required[i].(string), required[i+1].(bool)
+		switch {
+		case set, planned && (name == "sigma" || name == "q"), name == "q" && g.Batch != nil:
+		default:
+			add(name, "--"+name+"="+strings.ToUpper(name))
+		}
+		if name == "q" && cmd != "epochs" && !planned && g.Epochs == nil && g.Steps == nil {
+			add("epochs", "--epochs=EPOCHS or --steps=STEPS")
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return usageAt(first, "missing flags: %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
 // plan is the training of eps, delta, sigma (unknown "sigma") and epochs
 // (unknown "length"): the --schedule, or one phase from --sigma, --q or
 // --batch and --n, --epochs or --steps. The single-phase flags are checked
-// in the order and with the messages the CLI always had.
-func (v vals) plan(unknown string) (Plan, error) {
-	sampling := v.s["sampling"]
-	adj, err := accounting.ParseAdjacency(v.s["adjacency"])
+// in the order and with the messages the command line always had.
+func (g *given) plan(unknown string) (Plan, error) {
+	sampling := g.Sampling
+	adj, err := accounting.ParseAdjacency(g.Adjacency)
 	if err != nil {
-		return Plan{}, bad("adjacency", "invalid --adjacency: %q, want add-remove or replace-one", v.s["adjacency"])
+		return Plan{}, usageAt("adjacency", "invalid --adjacency: %q, want add-remove or replace-one", g.Adjacency)
 	}
-	if v.i["n"] < 0 || (v.set["n"] && v.i["n"] < 1) {
-		return Plan{}, bad("n", "invalid --n: %d, want the dataset size, >= 1", v.i["n"])
+	n := int(deref(g.N))
+	if n < 0 || (g.N != nil && n < 1) {
+		return Plan{}, usageAt("n", "invalid --n: %d, want the dataset size, >= 1", n)
 	}
-	if v.set["schedule"] {
-		phases, err := ParseSchedule(v.s["schedule"])
-		if err != nil {
-			return Plan{}, bad("schedule", "%v", err)
+	if g.Schedule != nil {
+		sched := *g.Schedule
+		if sched == "" {
+			sched = " " // given but empty: ParseSchedule's message
 		}
-		p, err := NewPlan(phases, sampling, adj, v.i["n"], unknown)
+		phases, err := ParseSchedule(sched)
 		if err != nil {
-			return Plan{}, bad("schedule", "--schedule %s", strings.TrimPrefix(err.Error(), "--schedule "))
+			return Plan{}, usageAt("schedule", "%v", err)
+		}
+		p, err := NewPlan(phases, sampling, adj, n, unknown)
+		if err != nil {
+			return Plan{}, usageAt("schedule", "--schedule %s", strings.TrimPrefix(err.Error(), "--schedule "))
 		}
 		return p, nil
 	}
-	ph := Phase{Sigma: v.f["sigma"], Q: v.f["q"], Batch: v.i["batch"], Steps: v.i["steps"], Epochs: v.f["epochs"]}
-	if v.set["batch"] && ph.Batch < 1 {
-		return Plan{}, bad("batch", "invalid --batch: %d, want an integer >= 1", ph.Batch)
+	batchSet := g.Batch != nil
+	ph := Phase{Sigma: deref(g.sigma), Q: deref(g.Q), Batch: int(deref(g.Batch)), Steps: int(deref(g.Steps)), Epochs: deref(g.Epochs)}
+	if batchSet && ph.Batch < 1 {
+		return Plan{}, usageAt("batch", "invalid --batch: %d, want an integer >= 1", ph.Batch)
 	}
-	if v.set["batch"] && !v.set["n"] {
-		return Plan{}, bad("n", "--batch needs --n, the dataset size (q = batch/n)")
+	if batchSet && g.N == nil {
+		return Plan{}, usageAt("n", "--batch needs --n, the dataset size (q = batch/n)")
 	}
-	if v.set["batch"] && v.i["n"] < ph.Batch {
-		return Plan{}, bad("n", "invalid --n: %d, want the dataset size, >= --batch %d", v.i["n"], ph.Batch)
+	if batchSet && n < ph.Batch {
+		return Plan{}, usageAt("n", "invalid --n: %d, want the dataset size, >= --batch %d", n, ph.Batch)
 	}
-	if sampling != "poisson" && !v.set["batch"] {
-		return Plan{}, bad("batch", "--sampling %s needs --batch and --n (q = batch/n)", sampling)
+	if sampling != "poisson" && !batchSet {
+		return Plan{}, usageAt("batch", "--sampling %s needs --batch and --n (q = batch/n)", sampling)
 	}
 	if sampling == "fixed" && adj != accounting.ReplaceOne {
-		return Plan{}, bad("sampling", "--sampling fixed needs --adjacency replace-one: a fixed-size batch is defined for a dataset of known size, where neighbours replace a record rather than add or remove one")
+		return Plan{}, usageAt("sampling", "--sampling fixed needs --adjacency replace-one: a fixed-size batch is defined for a dataset of known size, where neighbours replace a record rather than add or remove one")
 	}
 	if sampling == "shuffle" && adj != accounting.ReplaceOne {
-		return Plan{}, bad("sampling", "--sampling shuffle needs --adjacency replace-one: adding a record to a shuffled epoch moves every later record to another batch, so only replace-one has a bound")
+		return Plan{}, usageAt("sampling", "--sampling shuffle needs --adjacency replace-one: adding a record to a shuffled epoch moves every later record to another batch, so only replace-one has a bound")
 	}
 	checkSigma := func() error {
-		return paramErr("sigma", accounting.CheckNoiseMultiplier(ph.Sigma))
+		return checkFlag("sigma", accounting.CheckNoiseMultiplier(ph.Sigma))
 	}
 	if unknown == "length" {
 		if err := checkSigma(); err != nil {
@@ -503,27 +542,27 @@ func (v vals) plan(unknown string) (Plan, error) {
 		}
 		ph.Unknown = "steps"
 	}
-	if !v.set["batch"] {
-		if err := paramErr("", accounting.CheckSamplingRate(ph.Q)); err != nil {
+	if !batchSet {
+		if err := flagErr(accounting.CheckSamplingRate(ph.Q)); err != nil {
 			return Plan{}, err
 		}
 	}
 	if unknown != "length" {
 		switch {
-		case v.set["steps"]:
+		case g.Steps != nil:
 			if ph.Steps < 1 {
-				return Plan{}, bad("steps", "invalid --steps: %d, want an integer >= 1", ph.Steps)
+				return Plan{}, usageAt("steps", "invalid --steps: %d, want an integer >= 1", ph.Steps)
 			}
-		case v.set["epochs"]:
+		case g.Epochs != nil:
 			q := ph.Q
-			if v.set["batch"] {
-				q = float64(ph.Batch) / float64(v.i["n"])
+			if batchSet {
+				q = float64(ph.Batch) / float64(n)
 			}
 			if _, err := calibrate.StepsForEpochs(ph.Epochs, q); err != nil {
-				return Plan{}, paramErr("", err)
+				return Plan{}, flagErr(err)
 			}
 		default:
-			return Plan{}, bad("epochs", "missing --epochs or --steps: give the training length")
+			return Plan{}, usageAt("epochs", "missing --epochs or --steps: give the training length")
 		}
 	}
 	if unknown == "sigma" {
@@ -533,46 +572,38 @@ func (v vals) plan(unknown string) (Plan, error) {
 			return Plan{}, err
 		}
 	}
-	p, err := NewPlan([]Phase{ph}, sampling, adj, v.i["n"], unknown)
+	p, err := NewPlan([]Phase{ph}, sampling, adj, n, unknown)
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "phase 1: ")
 		flag := "batch"
 		if strings.Contains(msg, "epochs") || strings.Contains(msg, "steps") {
 			flag = "epochs"
 		}
-		return Plan{}, bad(flag, "%s", msg)
+		return Plan{}, usageAt(flag, "%s", msg)
 	}
 	return p, nil
 }
 
-// Training decodes the training an eps request describes (r.Cmd is "eps";
-// its flags, or r.Event for an --events file) for commands that take the
-// same training flags, such as dpcalc profile: it returns the training's
-// event, the accountants of the flags, and kind's row with the training's
-// σ, q, steps, sampling and adjacency filled (no answer yet). Bad flags are
-// an error naming the flag, as from Run.
-func Training(r Request, kind accounting.Kind) (accounting.Event, Accountants, Row, error) {
-	if r.Cmd != "eps" {
-		return nil, Accountants{}, Row{}, bad("cmd", "invalid cmd: %q, want eps", r.Cmd)
+// training decodes the training of an eps command line (its flags, or
+// g.event for an --events file) for commands that take the same training
+// flags, such as dpcalc profile: it returns the training's event and kind's
+// row with the training's σ, q, steps, sampling and adjacency filled (no
+// answer yet). Bad flags are an error naming the flag.
+func (g *given) training(a Accountants, kind accounting.Kind) (accounting.Event, Row, error) {
+	if err := g.check("eps", "sigma", g.sigma != nil, "q", g.Q != nil); err != nil {
+		return nil, Row{}, err
 	}
-	v, err := decode(r)
-	if err != nil {
-		return nil, Accountants{}, Row{}, err
-	}
-	a := v.accountants()
 	if err := a.Check(); err != nil {
-		return nil, Accountants{}, Row{}, err
+		return nil, Row{}, err
 	}
-	if r.Event != nil {
-		row := a.NewEventRow(kind, r.Event)
-		return r.Event, a, row, nil
+	if g.event != nil {
+		return g.event, a.NewEventRow(kind, g.event), nil
 	}
-	p, err := v.plan("")
+	p, err := g.plan("")
 	if err != nil {
-		return nil, Accountants{}, Row{}, err
+		return nil, Row{}, err
 	}
-	row := a.NewPlanRow(kind, p, 0)
-	return p.Event(0), a, row, nil
+	return p.Event(0), a.NewPlanRow(kind, p, 0), nil
 }
 
 // PoissonReading returns, for a plan of shuffled batches, the plan that the
@@ -595,9 +626,3 @@ func (p Plan) PoissonReading() (Plan, bool) {
 	}
 	return out, true
 }
-
-// shuffleLowerNote labels the row of pld.ShuffledLowerEpsilonOf.
-const shuffleLowerNote = "certified LOWER bound on the true ε of shuffled DP-SGD (Chua et al. 2024's construction): no sound accountant can report less"
-
-// poissonReadingNote labels the row of [Plan.PoissonReading].
-const poissonReadingNote = "NOT proven for shuffled batches: the Poisson number at q = B/N, the usual practice (Chua et al. 2024 show the true ε of shuffling can be far larger)"

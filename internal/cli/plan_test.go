@@ -1,6 +1,7 @@
-package query
+package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"os"
@@ -15,6 +16,32 @@ import (
 	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
 )
+
+// runRows runs dpcalc args in-process and returns the rows it printed.
+func runRows(t *testing.T, args ...string) (*Rows, Outcome) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	o := Execute(t.Context(), append(args, "--json"), IO{Stdout: &stdout, Stderr: &stderr}, Hooks{})
+	rows, _ := o.Result.(*Rows)
+	if rows == nil {
+		rows = &Rows{}
+	}
+	return rows, o
+}
+
+// eventFile writes e as dp_accounting JSON into a temporary file.
+func eventFile(t *testing.T, e accounting.Event) string {
+	t.Helper()
+	b, err := accounting.MarshalEvent(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "event.json")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 func TestParseSchedule(t *testing.T) {
 	tests := []struct {
@@ -174,10 +201,10 @@ func TestTwoPhaseSameNumbers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			flags := Run(ctx, Request{Cmd: "eps", Flags: map[string]string{"schedule": "sigma=1,q=0.01,steps=5000; sigma=2,q=0.02,steps=3000", "accountant": string(k)}})
-			events := Run(ctx, Request{Cmd: "eps", Flags: map[string]string{"accountant": string(k)}, Event: fromJSON})
-			for name, res := range map[string]Result{"schedule": flags, "events": events} {
-				if res.Error != "" || len(res.Rows) != 1 || res.Rows[0].Epsilon == nil {
+			flags, _ := runRows(t, "eps", "--schedule", "sigma=1,q=0.01,steps=5000; sigma=2,q=0.02,steps=3000", "--accountant", string(k))
+			events, _ := runRows(t, "eps", "--accountant", string(k), "--events", filepath.Join("..", "..", "testdata", "dpevent", "py", "two_phase.json"))
+			for name, res := range map[string]*Rows{"schedule": flags, "events": events} {
+				if len(res.Rows) != 1 || res.Rows[0].Epsilon == nil {
 					t.Fatalf("%s: %+v", name, res)
 				}
 				if got := *res.Rows[0].Epsilon; got != want {
@@ -199,10 +226,10 @@ func TestTwoPhaseSameNumbers(t *testing.T) {
 // pair), the procedures say why not, and the
 // command exits 0 since some accountant answered.
 func TestFixedRows(t *testing.T) {
-	res := Run(t.Context(), Request{Cmd: "eps", Flags: map[string]string{"sigma": "1", "batch": "256", "n": "60000", "epochs": "1",
-		"sampling": "fixed", "adjacency": "replace-one", "accountant": "all"}})
-	if res.Error != "" || len(res.Rows) != len(accounting.Kinds) || res.Exit != 0 {
-		t.Fatalf("result %+v", res)
+	res, o := runRows(t, "eps", "--sigma", "1", "--batch", "256", "--n", "60000", "--epochs", "1",
+		"--sampling", "fixed", "--adjacency", "replace-one", "--accountant", "all")
+	if o.Err != nil || len(res.Rows) != len(registry.Kinds()) || o.Code != 0 {
+		t.Fatalf("result %+v, %+v", res, o)
 	}
 	for _, r := range res.Rows {
 		answers := r.Accountant == "ac" || r.Accountant == "zcdp" || r.Accountant == "ma" || r.Accountant == "rdp" || r.Accountant == "pld"
@@ -230,8 +257,8 @@ func TestTwoPhaseAgainstDPAccounting(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(k string) Row {
-		res := Run(t.Context(), Request{Cmd: "eps", Flags: map[string]string{"schedule": "sigma=1,q=0.01,steps=5000; sigma=2,q=0.02,steps=3000",
-			"accountant": k, "delta": strconv.FormatFloat(ref.Delta, 'g', -1, 64)}})
+		res, _ := runRows(t, "eps", "--schedule", "sigma=1,q=0.01,steps=5000; sigma=2,q=0.02,steps=3000",
+			"--accountant", k, "--delta", strconv.FormatFloat(ref.Delta, 'g', -1, 64))
 		if len(res.Rows) != 1 || res.Rows[0].Epsilon == nil {
 			t.Fatalf("%s: %+v", k, res)
 		}
@@ -273,11 +300,10 @@ func TestTwoPhaseAgainstDPAccounting(t *testing.T) {
 // a procedure, and the certified lower bound on the true ε
 // (pld.ShuffledLowerEpsilonOf), with ε null.
 func TestShuffleRows(t *testing.T) {
-	res := Run(t.Context(), Request{Cmd: "eps", Flags: map[string]string{
-		"sigma": "4", "batch": "600", "n": "60000", "epochs": "100", "sampling": "shuffle",
-		"adjacency": "replace-one", "accountant": "pld", "delta": "1e-5"}})
-	if res.Error != "" || len(res.Rows) != 3 || !res.All {
-		t.Fatalf("rows %+v, error %q, all %v", res.Rows, res.Error, res.All)
+	res, o := runRows(t, "eps", "--sigma", "4", "--batch", "600", "--n", "60000", "--epochs", "100", "--sampling", "shuffle",
+		"--adjacency", "replace-one", "--accountant", "pld", "--delta", "1e-5")
+	if o.Err != nil || len(res.Rows) != 3 || !res.All {
+		t.Fatalf("rows %+v, error %v, all %v", res.Rows, o.Err, res.All)
 	}
 	eps := func(e accounting.Event) float64 {
 		m, err := registry.New(accounting.KindPLD, registry.Options{})
@@ -312,11 +338,11 @@ func TestShuffleRows(t *testing.T) {
 	}
 	// The same training as events (what --emit-events writes): the same
 	// certified row and lower bound.
-	ev := Run(t.Context(), Request{Cmd: "eps", Flags: map[string]string{"adjacency": "replace-one", "accountant": "pld", "delta": "1e-5"},
-		Event: accounting.SelfComposed{Event: accounting.Shuffled{DatasetSize: 60000, BatchSize: 600, Event: accounting.Gaussian{NoiseMultiplier: 2}}, Count: 100}})
-	if ev.Error != "" || len(ev.Rows) != 2 || ev.Rows[0].Epsilon == nil || *ev.Rows[0].Epsilon != *cert.Epsilon ||
+	ev, o := runRows(t, "eps", "--adjacency", "replace-one", "--accountant", "pld", "--delta", "1e-5",
+		"--events", eventFile(t, accounting.SelfComposed{Event: accounting.Shuffled{DatasetSize: 60000, BatchSize: 600, Event: accounting.Gaussian{NoiseMultiplier: 2}}, Count: 100}))
+	if o.Err != nil || len(ev.Rows) != 2 || ev.Rows[0].Epsilon == nil || *ev.Rows[0].Epsilon != *cert.Epsilon ||
 		!ev.Rows[1].LowerBound || ev.Rows[1].EpsilonLower == nil || *ev.Rows[1].EpsilonLower != want {
-		t.Errorf("events: %+v, %q; want ε %v and ≥ %v", ev.Rows, ev.Error, *cert.Epsilon, want)
+		t.Errorf("events: %+v, %v; want ε %v and ≥ %v", ev.Rows, o.Err, *cert.Epsilon, want)
 	}
 	if !low.LowerBound || low.Epsilon != nil || low.EpsilonLower == nil || *low.EpsilonLower != want || low.Sampling != "shuffle" ||
 		low.Adjacency != "replace-one" || low.Procedure || !strings.Contains(low.Note, "LOWER bound") || !(want > 0.88 && want < *cert.Epsilon) {

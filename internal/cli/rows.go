@@ -1,0 +1,271 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/advcomp"
+	"github.com/dpcalc/dpcalc/accounting/registry"
+	"github.com/dpcalc/dpcalc/calibrate"
+)
+
+// Row is one accountant's answer: its JSON form is the documented schema
+// of eps, delta, sigma and epochs. ε is null in JSON when no finite bound
+// exists (Note says so).
+//
+// Sampling and Adjacency say how batches are drawn ("poisson", "fixed",
+// "shuffle"; for an event, the samplings its steps use, e.g. "none+poisson")
+// and the neighbouring relation. A plan of two or more phases lists them in
+// Phases; Sigma and Q are then set only when every phase has the same
+// value (else 0), Steps and Epochs are the totals. Unsupported is set,
+// with ε null, when the accountant cannot bound this plan: it says why.
+type Row struct {
+	Accountant   string     `json:"accountant"`
+	Sigma        float64    `json:"sigma"`
+	Q            float64    `json:"q"`
+	Steps        int        `json:"steps"`
+	Epochs       float64    `json:"epochs"`
+	Sampling     string     `json:"sampling"`
+	Adjacency    string     `json:"adjacency"`
+	Phases       []PhaseRow `json:"phases,omitempty"`
+	Unsupported  string     `json:"unsupported,omitempty"`
+	Epsilon      *float64   `json:"epsilon"`
+	EpsilonLower *float64   `json:"epsilon_lower,omitempty"`
+	EpsilonUpper *float64   `json:"epsilon_upper,omitempty"`
+	// LowerBound marks a row whose epsilon_lower is a certified lower bound
+	// on the true ε (shuffled batches), not a guarantee; its epsilon is null.
+	LowerBound bool     `json:"lower_bound,omitempty"`
+	Delta      float64  `json:"delta"`
+	Lambda     *float64 `json:"lambda,omitempty"`
+	Note       string   `json:"note,omitempty"`
+	Procedure  bool     `json:"procedure,omitempty"`
+	Error      string   `json:"error,omitempty"`
+	Version    string   `json:"version"`
+
+	event accounting.Event // what Fill composes; nil: SubsampledGaussian(Sigma, Q, Steps)
+	// answer says which of ε and δ Fill computed ("epsilon", "delta"), and
+	// solved which part of the training the command solved for ("sigma",
+	// "steps"): the view rounds those the safe way.
+	answer, solved string
+}
+
+// Accountants are the accountant flags: --accountant, --pld-grid and
+// --ac-sampling, with the neighbouring relation of the training.
+type Accountants struct {
+	Name       string // an accounting.Kind or "all"
+	PLDGrid    float64
+	ACSampling string // "log", "linear" or ""
+	Adjacency  accounting.Adjacency
+}
+
+// Check validates --pld-grid.
+func (a Accountants) Check() error {
+	if a.PLDGrid != 0 && (!(a.PLDGrid > 0) || a.PLDGrid > 1 || math.IsInf(a.PLDGrid, 0)) {
+		return usageAt("pld-grid", "invalid --pld-grid: %s, want in (0, 1]", accounting.FormatValue(a.PLDGrid))
+	}
+	return nil
+}
+
+// Kinds returns the kinds --accountant names, in display order.
+func (a Accountants) Kinds() ([]accounting.Kind, error) {
+	if a.Name == "all" {
+		return registry.Kinds(), nil
+	}
+	k, err := registry.ParseKind(a.Name)
+	if err != nil {
+		return nil, usageAt("accountant", "invalid --accountant: %q, want one of %s, all", a.Name, strings.Join(registry.Names(), ", "))
+	}
+	return []accounting.Kind{k}, nil
+}
+
+// Options are the registry options the flags select.
+func (a Accountants) Options() registry.Options {
+	return registry.Options{PLDGridWidth: a.PLDGrid, ACAmplification: advcomp.Amplification(a.ACSampling), Adjacency: a.Adjacency}
+}
+
+// Factory makes fresh methods of kind k with these options. A method that
+// cannot be made for the neighbouring relation is an
+// *accounting.UnsupportedEventError (the row says why; it is not a failure).
+func (a Accountants) Factory(k accounting.Kind) calibrate.Factory {
+	opt := a.Options()
+	return func() (accounting.Method, error) {
+		m, err := registry.New(k, opt)
+		if err != nil && opt.Adjacency != accounting.AddRemove {
+			return nil, &accounting.UnsupportedEventError{Reason: err.Error()}
+		}
+		return m, err
+	}
+}
+
+// Note returns the warning printed beside k's numbers, if any: a
+// procedure's caveat, or what an accountant's bound leaves out.
+func (a Accountants) Note(k accounting.Kind) string {
+	if m, err := a.Factory(k)(); err == nil {
+		if c := registry.Caveat(m); c != "" {
+			return c
+		}
+	}
+	return registry.Note(k)
+}
+
+// NewRow starts k's row for steps steps at rate q.
+func (a Accountants) NewRow(k accounting.Kind, q float64, steps int) Row {
+	return Row{
+		Accountant: string(k), Q: q, Steps: steps,
+		Epochs:   calibrate.EpochsForSteps(steps, q),
+		Sampling: "poisson", Adjacency: a.Adjacency.String(),
+		Note:      a.Note(k),
+		Procedure: registry.Procedural(k, a.Options()),
+		Version:   Version(),
+	}
+}
+
+func ptr(x float64) *float64 { return &x }
+
+// FinitePtr returns &x, or nil for ±Inf and NaN (JSON null, table "-").
+func FinitePtr(x float64) *float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return nil
+	}
+	return &x
+}
+
+// JoinNotes joins two notes with "; ".
+func JoinNotes(a, b string) string {
+	if a == "" {
+		return b
+	}
+	if b == "" {
+		return a
+	}
+	return strings.TrimSuffix(a, ".") + "; " + b
+}
+
+// setError records err: in Unsupported (with ε null) when the accountant
+// cannot bound the training, else in Error.
+func (r *Row) setError(err error) {
+	if errors.Is(err, accounting.ErrUnsupportedEvent) {
+		msg := err.Error()
+		var ue *accounting.UnsupportedEventError
+		if errors.As(err, &ue) {
+			msg = ue.Reason
+			if ue.Path != "" {
+				msg += " (at " + ue.Path + ")"
+			}
+		}
+		msg = strings.TrimPrefix(msg, "registry: ")
+		r.Unsupported = strings.TrimPrefix(msg, r.Accountant+": ")
+		r.Epsilon, r.EpsilonLower, r.EpsilonUpper, r.Lambda = nil, nil, nil, nil
+		return
+	}
+	r.Error = err.Error()
+}
+
+// Fill composes the row's training run into a fresh method from newAcc
+// and answers ε at delta (delta > 0) or δ at eps; a failure goes to
+// r.Error, an accountant that cannot bound the training to r.Unsupported.
+func (r *Row) Fill(ctx context.Context, newAcc calibrate.Factory, delta, eps float64) {
+	e := r.event
+	if e == nil {
+		e = accounting.SubsampledGaussian(r.Sigma, r.Q, r.Steps)
+	}
+	acc, err := newAcc()
+	if err == nil {
+		err = acc.Compose(e, 1)
+	}
+	if err != nil {
+		r.setError(err)
+		return
+	}
+	if delta > 0 {
+		r.Delta, r.answer = delta, "epsilon"
+		var e float64
+		switch a := acc.(type) {
+		case accounting.BoundsReporter:
+			lo, hi, err2 := a.EpsilonBounds(ctx, delta)
+			e, err = hi, err2
+			if err == nil {
+				r.EpsilonLower, r.EpsilonUpper = FinitePtr(lo), FinitePtr(hi)
+			}
+		case accounting.OrderReporter:
+			var l float64
+			e, l, err = a.EpsilonAndOrder(ctx, delta)
+			if err == nil && !math.IsInf(e, 0) {
+				r.Lambda = ptr(l)
+			}
+		default:
+			e, err = acc.Epsilon(ctx, delta)
+		}
+		if err != nil {
+			r.Error = err.Error()
+			return
+		}
+		r.Epsilon = FinitePtr(e)
+		if r.Epsilon == nil {
+			r.Note = JoinNotes(r.Note, "no finite ε bound at this δ")
+		}
+		return
+	}
+	r.Epsilon, r.answer = ptr(eps), "delta"
+	var d float64
+	switch a := acc.(type) {
+	case accounting.OrderReporter:
+		var l float64
+		d, l, err = a.DeltaAndOrder(ctx, eps)
+		if err == nil && d < 1 {
+			r.Lambda = ptr(l)
+		}
+	default:
+		d, err = acc.Delta(ctx, eps)
+	}
+	if err != nil {
+		r.Error = err.Error()
+		return
+	}
+	r.Delta = d
+}
+
+// Rows are the answer of eps, delta, sigma and epochs: one row per
+// accountant (and, for shuffled batches, the Poisson reading and the
+// certified lower bound).
+type Rows struct {
+	Rows []Row
+	// All: --json prints Rows as an array (--accountant all, or more than
+	// one row, as --sampling shuffle adds its Poisson reading), otherwise
+	// as the single object Rows[0].
+	All bool
+	// Event is the training the rows answer for (eps, delta; sigma: at the
+	// first accountant's σ), for --emit-events.
+	Event accounting.Event
+}
+
+// JSONValue is what --json prints.
+func (r *Rows) JSONValue() any {
+	if !r.All && len(r.Rows) > 0 {
+		return r.Rows[0]
+	}
+	return r.Rows
+}
+
+// Fail is the exit-1 error of the first failed row, or of rows none of
+// which could bound the training (all unsupported).
+func (r *Rows) Fail() error { return rowsFail(r.Rows) }
+
+func rowsFail(rows []Row) error {
+	answered := 0
+	for _, r := range rows {
+		if r.Error != "" {
+			return Failed("%s: %s", r.Accountant, r.Error)
+		}
+		if r.Unsupported == "" {
+			answered++
+		}
+	}
+	if len(rows) > 0 && answered == 0 {
+		return Failed("%s: unsupported: %s", rows[0].Accountant, rows[0].Unsupported)
+	}
+	return nil
+}
