@@ -33,25 +33,28 @@ func AnalyticGaussianSigma(eps, delta, sensitivity float64) (float64, error) {
 	}
 	logDelta := logmath.Log(delta)
 	// Work with s = σ/Δ; δ is decreasing in s.
-	ok := func(s float64) bool { return gaussian.LogDelta(s, 1, eps) <= logDelta }
-	lo, hi := 1.0, 1.0
-	for i := 0; ok(lo); i++ {
-		if i > 2000 {
-			return 0, fmt.Errorf("calibrate: no sigma bracket for eps = %g, delta = %g", eps, delta)
-		}
-		hi = lo
-		lo /= 2
+	// From s = 1 the bracket halves down while δ is small enough or doubles
+	// up while it is not (2001 steps at most), then is bisected to relative
+	// width 1e-12; X is its checked upper end.
+	down, up := 0, 0
+	o, _ := search.Solve(search.Problem[float64]{
+		Holds: func(s float64) (bool, error) { return gaussian.LogDelta(s, 1, eps) <= logDelta, nil },
+		Lo:    1,
+		Hi:    1,
+		Down: func(s float64) (float64, bool) {
+			down++
+			return s / 2, down <= 2001
+		},
+		Up: func(s float64) (float64, bool) {
+			up++
+			return s * 2, up <= 2001
+		},
+		Done: func(lo, hi float64) bool { return !(hi-lo > 1e-12*hi) },
+	})
+	if o.Status == search.AtLowerBound || o.Status == search.NoBracket {
+		return 0, fmt.Errorf("calibrate: no sigma bracket for eps = %g, delta = %g", eps, delta)
 	}
-	for i := 0; !ok(hi); i++ {
-		if i > 2000 {
-			return 0, fmt.Errorf("calibrate: no sigma bracket for eps = %g, delta = %g", eps, delta)
-		}
-		lo = hi
-		hi *= 2
-	}
-	// Invariant: !ok(lo), ok(hi); Bisect returns the checked upper end.
-	hi = search.Bisect(ok, lo, hi, 1e-12)
-	sigma := hi * sensitivity
+	sigma := o.X * sensitivity
 	if math.IsInf(sigma, 1) {
 		return 0, sigmaOverflow(eps, delta, sensitivity)
 	}
