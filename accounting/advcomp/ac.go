@@ -268,18 +268,19 @@ func (a *core) gridInvert(ctx context.Context, eps float64) (float64, error) {
 	if a.epsilon(gridDelta(hi)) > eps {
 		return 1, nil
 	}
-	for hi-lo > 1 { // epsilon(lo) > eps ≥ epsilon(hi)
-		if err := accounting.Canceled(ctx); err != nil {
-			return 0, err
-		}
-		mid := lo + (hi-lo)/2
-		if a.epsilon(gridDelta(mid)) <= eps {
-			hi = mid
-		} else {
-			lo = mid
-		}
+	o, err := search.Solve(search.Problem[int64]{
+		Holds:   func(k int64) (bool, error) { return a.epsilon(gridDelta(k)) <= eps, nil },
+		Lo:      lo, // epsilon(lo) > eps
+		Hi:      hi, // eps ≥ epsilon(hi)
+		LoKnown: true,
+		HiKnown: true,
+		Done:    func(lo, hi int64) bool { return hi-lo <= 1 },
+		Check:   func() error { return accounting.Canceled(ctx) },
+	})
+	if err != nil {
+		return 0, err
 	}
-	return gridDelta(hi), nil
+	return gridDelta(o.X), nil
 }
 
 // Invert returns the smallest δ ∈ [1e-300, maxDelta] with epsOf(δ) ≤ eps
@@ -481,18 +482,29 @@ func acAnalyticGaussianEpsilonLog(sigma, ld float64) float64 {
 	if glo <= 0 {
 		return 0
 	}
-	lo := 0.0
-	hi := 1/(2*sigma*sigma) + math.Sqrt(-2*ld)/sigma
-	ghi := g(hi)
-	for ghi > 0 { // the margin can push g above 0 at the tail bound
-		lo, glo = hi, ghi
-		hi *= 2
-		if hi > 1e300 {
-			return math.Inf(1)
-		}
-		ghi = g(hi)
+	// The margin can push g above 0 at the tail bound: double it until
+	// g ≤ 0 there (up to 1e300).
+	ghi := 0.0
+	b, _ := search.Solve(search.Problem[float64]{
+		Holds: func(x float64) (bool, error) {
+			v := g(x)
+			if v > 0 {
+				glo = v
+				return false, nil
+			}
+			ghi = v
+			return true, nil
+		},
+		Lo:      0,
+		Hi:      1/(2*sigma*sigma) + math.Sqrt(-2*ld)/sigma,
+		LoKnown: true,
+		Up:      func(x float64) (float64, bool) { return x * 2, x*2 <= 1e300 },
+		Done:    func(lo, hi float64) bool { return true }, // bracket only
+	})
+	if b.Status == search.NoBracket {
+		return math.Inf(1)
 	}
-	return search.Illinois(g, lo, hi, glo, ghi, 1e-13)
+	return search.Illinois(g, b.Lo, b.Hi, glo, ghi, 1e-13)
 }
 
 // acLogGaussianDeltaUpper returns an upper bound on log δ(ε) of the Gaussian
