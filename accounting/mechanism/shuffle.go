@@ -6,6 +6,7 @@ import (
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/internal/logmath"
+	"github.com/dpcalc/dpcalc/internal/search"
 )
 
 // ShuffledEpoch returns the parameters of the lower-bound construction of
@@ -100,19 +101,16 @@ func (p *shuffledMaxPair) tAbove(l float64) float64 {
 		return math.Inf(1)
 	}
 	i := sort.SearchFloat64s(p.ls, l) // ls[i−1] < l ≤ ls[i]
-	lo, hi := p.ts[i-1], p.ts[i]
-	for it := 0; it < 80 && hi > lo; it++ {
-		m := lo + (hi-lo)/2
-		if m <= lo || m >= hi {
-			break
-		}
-		if p.loss(m) >= l {
-			hi = m
-		} else {
-			lo = m
-		}
-	}
-	return hi
+	o, _ := search.Solve(search.Problem[float64]{
+		Holds:          func(t float64) (bool, error) { return p.loss(t) >= l, nil },
+		Lo:             p.ts[i-1],
+		Hi:             p.ts[i],
+		LoKnown:        true,
+		HiKnown:        true,
+		Done:           func(lo, hi float64) bool { return !(hi > lo) },
+		MaxEvaluations: 80,
+	})
+	return o.X
 }
 
 // TailsCost: each Tails runs root searches on the loss (tAbove, tBelow),
@@ -153,19 +151,17 @@ func (p *shuffledMaxPair) tBelow(l float64) float64 {
 	if p.ls[i] == l {
 		return p.ts[i]
 	}
-	lo, hi := p.ts[i-1], p.ts[i]
-	for it := 0; it < 80 && hi > lo; it++ {
-		m := lo + (hi-lo)/2
-		if m <= lo || m >= hi {
-			break
-		}
-		if p.loss(m) <= l {
-			lo = m
-		} else {
-			hi = m
-		}
-	}
-	return lo
+	o, _ := search.Solve(search.Problem[float64]{
+		Holds:          func(t float64) (bool, error) { return p.loss(t) <= l, nil },
+		Side:           search.Lower,
+		Lo:             p.ts[i-1],
+		Hi:             p.ts[i],
+		LoKnown:        true,
+		HiKnown:        true,
+		Done:           func(lo, hi float64) bool { return !(hi > lo) },
+		MaxEvaluations: 80,
+	})
+	return o.X
 }
 
 // truncation returns the losses at the ends of the table (P has mass
