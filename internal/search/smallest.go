@@ -233,6 +233,7 @@ func Smallest(f func(x float64) (float64, error), target, guess float64, opt Opt
 	r.Evaluations = o.Evaluations
 	switch {
 	case err != nil:
+		r.Status = o.Status // Failure
 		return r, err
 	case o.Status == AtLowerBound:
 		r.X, r.Value, r.Status = o.X, vhi, AtLowerBound

@@ -73,3 +73,27 @@ func TestSearchErrors(t *testing.T) {
 		t.Error("LargestInt(max = 0) accepted")
 	}
 }
+
+// TestSmallestErrorStatus: an objective's error (or NaN) ends the search
+// with that error and status Failure, counting the failed evaluation;
+// it used to be reported with the zero status, Converged.
+func TestSmallestErrorStatus(t *testing.T) {
+	boom := errors.New("boom")
+	calls := 0
+	f := func(x float64) (float64, error) {
+		calls++
+		if calls == 3 {
+			return 0, boom
+		}
+		return 1 / x, nil
+	}
+	r, err := Smallest(f, 0.01, 1, Options{})
+	if !errors.Is(err, boom) || r.Status != Failure || r.Evaluations != 3 {
+		t.Errorf("objective error: %+v, %v; want boom, status failure, 3 evaluations", r, err)
+	}
+	r, err = Smallest(func(float64) (float64, error) { return math.NaN(), nil }, 0.01, 1, Options{})
+	var se *Error
+	if !errors.As(err, &se) || r.Status != Failure || r.Evaluations != 1 {
+		t.Errorf("NaN objective: %+v, %v; want a search error, status failure, 1 evaluation", r, err)
+	}
+}
