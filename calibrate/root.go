@@ -15,6 +15,8 @@ const (
 	AtLowerBound   = search.AtLowerBound
 	IterationLimit = search.IterationLimit
 	NoBracket      = search.NoBracket
+	NoProgress     = search.NoProgress
+	Failure        = search.Failure
 )
 
 // ErrUnreachable is matched by errors.Is when no value in the search domain
