@@ -5,9 +5,12 @@
 // ([AnalyticGaussianSigma], [ClassicGaussianSigma]), and whether a
 // published claim holds ([Audit]).
 //
-// Every search runs in one driver, internal/search's Solve, which ends
-// with a [Status] and returns the end of its final bracket where the
-// predicate was evaluated and held. Its callers here:
+// Every root finding and bracketing search of this package and of onerun
+// runs in one driver, internal/search's Solve, which ends with a [Status]
+// and returns the end of its final bracket where the predicate was
+// evaluated and held. (profile's golden-section refinement is a
+// maximisation, not a root search; every point it evaluates is a valid
+// guarantee.) The callers here:
 //
 //   - [Smallest] (and so [Sigma], [SigmaFor], [SigmaCurve]) walks from a
 //     guess by factors of 4 inside [Options.Min, Options.Max] (defaults
@@ -28,7 +31,7 @@
 //     evaluated and holds.
 //   - [AnalyticGaussianSigma] halves or doubles σ/Δ from 1 until
 //     Balle and Wang's δ(σ) crosses the target, bisects to relative width
-//     1e-12 on σ, and re-checks the product with Δ, stepping up by ulps if
+//     1e-12 on σ/Δ, and re-checks the product with Δ, stepping up by ulps if
 //     its rounding lost the property.
 //
 // An accountant whose ε is not exactly monotone in σ or in the step count
