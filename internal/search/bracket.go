@@ -194,8 +194,8 @@ func GridGolden(eval func(float64) float64, lo, hi, step float64) float64 {
 // Bisect halves a bracket [lo, hi] with meets(lo) false and meets(hi) true
 // until hi − lo ≤ relTol·hi (or no float lies strictly inside) and returns
 // hi, where meets was checked: the safe side when meets(x) says x is
-// enough (a σ whose δ is small enough). It serves the analytic Gaussian σ
-// of calibrate (its linear bisection on σ).
+// enough (an ε whose δ is small enough). It serves pld's two-scale ε
+// bounds.
 func Bisect(meets func(float64) bool, lo, hi, relTol float64) float64 {
 	o, _ := Solve(Problem[float64]{
 		Holds:   func(x float64) (bool, error) { return meets(x), nil },
