@@ -97,3 +97,20 @@ func TestSmallestErrorStatus(t *testing.T) {
 		t.Errorf("NaN objective: %+v, %v; want a search error, status failure, 1 evaluation", r, err)
 	}
 }
+
+// TestSmallestNoProgress: on a step at 3.7 with a tolerance no float
+// bracket meets, the search ends at adjacent floats around 3.7 with
+// status NoProgress and evaluations to spare; it used to say
+// IterationLimit, as if the budget had run out.
+func TestSmallestNoProgress(t *testing.T) {
+	f := func(x float64) (float64, error) {
+		if x < 3.7 {
+			return 2, nil
+		}
+		return 0.5, nil
+	}
+	r, err := Smallest(f, 1, 1, Options{RelTol: 1e-300, MaxEvaluations: 399})
+	if err != nil || r.Status != NoProgress || r.X != 3.7 || r.Lo != math.Nextafter(3.7, 0) || r.Evaluations >= 399 {
+		t.Errorf("got %+v, %v; want X = 3.7, Lo one ulp below, status no progress before 399 evaluations", r, err)
+	}
+}
