@@ -24,7 +24,7 @@ const (
 var ErrUnreachable = search.ErrUnreachable
 
 // Result is the outcome of a search. X always meets the target unless Status
-// is NoBracket.
+// is NoBracket or Failure (then X is 0).
 type Result = search.Result
 
 // Options tunes a search. The zero value means the defaults (relative

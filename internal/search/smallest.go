@@ -91,7 +91,7 @@ func Prefix(pkg string, err error) error {
 }
 
 // Result is the outcome of a search. X always meets the target unless Status
-// is NoBracket.
+// is NoBracket or Failure (then X is 0).
 type Result struct {
 	X           float64 // the safe end of the final bracket
 	Value       float64 // f(X)
