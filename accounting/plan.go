@@ -242,17 +242,13 @@ func (p Plan) Bounded() (Plan, error) {
 	return out, nil
 }
 
-// WithAdjacency returns an empty plan under adj for a method that is made to
-// bound under it, or an error when the method has composed steps already or
-// adj is unknown. Methods call it from their UseAdjacency.
-func (p Plan) WithAdjacency(adj Adjacency) (Plan, error) {
+// CheckAdjacency returns an error for a relation other than [AddRemove]
+// and [ReplaceOne].
+func CheckAdjacency(adj Adjacency) error {
 	if adj != AddRemove && adj != ReplaceOne {
-		return p, fmt.Errorf("accounting: unknown adjacency %s", adj)
+		return fmt.Errorf("accounting: unknown adjacency %s", adj)
 	}
-	if !p.Empty() {
-		return p, fmt.Errorf("accounting: the adjacency is set before the first Compose (the method holds %d steps)", p.Total())
-	}
-	return Plan{Adjacency: adj}, nil
+	return nil
 }
 
 // Describe names the kind of step s is, for error messages:
@@ -302,8 +298,8 @@ type Plan struct {
 	Unbounded     bool
 	UnboundedPath string
 	// Adjacency is the neighbouring relation every step is bounded under;
-	// a method made for ReplaceOne starts from Plan{Adjacency: ReplaceOne}
-	// and Compose normalises under it.
+	// a method made with [WithAdjacency] starts from [Config.Plan] and
+	// Compose normalises under its relation.
 	Adjacency Adjacency
 }
 

@@ -104,14 +104,24 @@ type acSeg struct {
 }
 
 // New returns an empty advanced-composition accountant (AmplificationLog).
-func New() *Accountant {
-	return &Accountant{core{amp: AmplificationLog, segs: map[acSeg]float64{}}}
+// opts set the neighbouring relation (accounting.WithAdjacency; the
+// default is add-remove). Under replace-one it bounds unsampled steps,
+// shuffled epochs (see [accounting.Plan.Bounded]) and steps sampled
+// without replacement, with noise multipliers relative to the replace-one
+// sensitivity. An unknown relation makes every Compose an error.
+func New(opts ...accounting.Option) *Accountant {
+	return &Accountant{newCore(AmplificationLog, opts)}
 }
 
 // NewLinear returns an empty advanced-composition procedure with linear
-// amplification.
-func NewLinear() *Linear {
-	return &Linear{core{amp: AmplificationLinear, segs: map[acSeg]float64{}}}
+// amplification; opts as for [New].
+func NewLinear(opts ...accounting.Option) *Linear {
+	return &Linear{newCore(AmplificationLinear, opts)}
+}
+
+func newCore(amp Amplification, opts []accounting.Option) core {
+	cfg, _ := accounting.NewConfig(opts...) // an unknown relation fails in Compose (NormalizeUnder)
+	return core{amp: amp, segs: map[acSeg]float64{}, plan: cfg.Plan()}
 }
 
 // ParseAmplification returns the Amplification named s ("log" or "linear").
@@ -258,18 +268,19 @@ func (a *core) gridInvert(ctx context.Context, eps float64) (float64, error) {
 	if a.epsilon(gridDelta(hi)) > eps {
 		return 1, nil
 	}
-	for hi-lo > 1 { // epsilon(lo) > eps ≥ epsilon(hi)
-		if err := accounting.Canceled(ctx); err != nil {
-			return 0, err
-		}
-		mid := lo + (hi-lo)/2
-		if a.epsilon(gridDelta(mid)) <= eps {
-			hi = mid
-		} else {
-			lo = mid
-		}
+	o, err := search.Solve(search.Problem[int64]{
+		Holds:   func(k int64) (bool, error) { return a.epsilon(gridDelta(k)) <= eps, nil },
+		Lo:      lo, // epsilon(lo) > eps
+		Hi:      hi, // eps ≥ epsilon(hi)
+		LoKnown: true,
+		HiKnown: true,
+		Done:    func(lo, hi int64) bool { return hi-lo <= 1 },
+		Check:   func() error { return accounting.Canceled(ctx) },
+	})
+	if err != nil {
+		return 0, err
 	}
-	return gridDelta(hi), nil
+	return gridDelta(o.X), nil
 }
 
 // Invert returns the smallest δ ∈ [1e-300, maxDelta] with epsOf(δ) ≤ eps
@@ -471,18 +482,29 @@ func acAnalyticGaussianEpsilonLog(sigma, ld float64) float64 {
 	if glo <= 0 {
 		return 0
 	}
-	lo := 0.0
-	hi := 1/(2*sigma*sigma) + math.Sqrt(-2*ld)/sigma
-	ghi := g(hi)
-	for ghi > 0 { // the margin can push g above 0 at the tail bound
-		lo, glo = hi, ghi
-		hi *= 2
-		if hi > 1e300 {
-			return math.Inf(1)
-		}
-		ghi = g(hi)
+	// The margin can push g above 0 at the tail bound: double it until
+	// g ≤ 0 there (up to 1e300).
+	ghi := 0.0
+	b, _ := search.Solve(search.Problem[float64]{
+		Holds: func(x float64) (bool, error) {
+			v := g(x)
+			if v > 0 {
+				glo = v
+				return false, nil
+			}
+			ghi = v
+			return true, nil
+		},
+		Lo:      0,
+		Hi:      1/(2*sigma*sigma) + math.Sqrt(-2*ld)/sigma,
+		LoKnown: true,
+		Up:      func(x float64) (float64, bool) { return x * 2, x*2 <= 1e300 },
+		Done:    func(lo, hi float64) bool { return true }, // bracket only
+	})
+	if b.Status == search.NoBracket {
+		return math.Inf(1)
 	}
-	return search.Illinois(g, lo, hi, glo, ghi, 1e-13)
+	return search.Illinois(g, b.Lo, b.Hi, glo, ghi, 1e-13)
 }
 
 // acLogGaussianDeltaUpper returns an upper bound on log δ(ε) of the Gaussian
@@ -553,17 +575,3 @@ var (
 
 // up rounds x > 0 up by four ulps (0 stays 0).
 func up(x float64) float64 { return search.Up(x, 4) }
-
-// UseAdjacency makes the method bound under adj (the default is
-// add-remove); it must be called before the first Compose. Under
-// replace-one it bounds unsampled steps and shuffled epochs (see
-// [accounting.Plan.Bounded]), with noise multipliers relative to the
-// replace-one sensitivity.
-func (a *core) UseAdjacency(adj accounting.Adjacency) error {
-	p, err := a.plan.WithAdjacency(adj)
-	if err != nil {
-		return err
-	}
-	a.plan = p
-	return nil
-}
