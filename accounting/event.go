@@ -1,5 +1,7 @@
 package accounting
 
+import "math"
+
 // Event describes a differentially private mechanism, or a composition of
 // mechanisms, without saying how its privacy loss is bounded.
 //
@@ -107,3 +109,89 @@ func SubsampledGaussian(noiseMultiplier, samplingRate float64, steps int) Event 
 		Count: steps,
 	}
 }
+
+// mechanismEvent is a leaf of an event tree: one release of a mechanism.
+// It states its own meaning, so that [Normalize] needs no case per
+// mechanism: a new mechanism is a new type here with these methods (and
+// its JSON class in dpevent.go), and its description for the accountants
+// in package mechanism.
+type mechanismEvent interface {
+	Event
+	// step validates the event's parameters (at is its path, for errors)
+	// and returns the step one release contributes, with Mechanism, its
+	// parameters and Leaf set; free for a release that costs nothing,
+	// unbounded for one with no finite bound (the boundary table of
+	// Normalize).
+	step(at string) (s Step, free, unbounded bool, err error)
+	// pureEpsilon returns ε and true when one release is (ε, 0)-DP.
+	pureEpsilon() (float64, bool)
+}
+
+// noiseScale validates a noise multiplier or scale s at path at by the
+// boundary table of Normalize: free at +Inf, unbounded below SigmaFloor,
+// SigmaCeiling above it.
+func noiseScale(s float64, at string) (v float64, free, unbounded bool, err error) {
+	switch {
+	case math.IsNaN(s) || s < 0:
+		return 0, false, false, &ParamError{Name: "sigma", Value: s, Path: at, Want: ">= 0"}
+	case math.IsInf(s, 1):
+		return 0, true, false, nil
+	case s < SigmaFloor:
+		return 0, false, true, nil
+	case s > SigmaCeiling:
+		s = SigmaCeiling
+	}
+	return s, false, false, nil
+}
+
+func (g Gaussian) step(at string) (Step, bool, bool, error) {
+	s, free, unb, err := noiseScale(g.NoiseMultiplier, at)
+	return Step{Mechanism: MechGaussian, Sigma: s, Leaf: Gaussian{NoiseMultiplier: s}}, free, unb, err
+}
+
+func (Gaussian) pureEpsilon() (float64, bool) { return 0, false }
+
+func (l Laplace) step(at string) (Step, bool, bool, error) {
+	s, free, unb, err := noiseScale(l.NoiseMultiplier, at)
+	return Step{Mechanism: MechLaplace, Sigma: s, Leaf: Laplace{NoiseMultiplier: s}}, free, unb, err
+}
+
+// pureEpsilon: (1/b, 0)-DP (Dwork et al. 2006), 1/b rounded up.
+func (l Laplace) pureEpsilon() (float64, bool) {
+	b := l.NoiseMultiplier
+	e := 1 / b
+	if e*b < 1 {
+		e = math.Nextafter(e, math.Inf(1))
+	}
+	return e, true
+}
+
+func (e EpsilonDelta) step(at string) (Step, bool, bool, error) {
+	if !finite(e.Epsilon) || e.Epsilon < 0 {
+		return Step{}, false, false, &ParamError{Name: "eps", Value: e.Epsilon, Path: at, Want: "finite and >= 0"}
+	}
+	if math.IsNaN(e.Delta) || e.Delta < 0 || e.Delta > 1 {
+		return Step{}, false, false, &ParamError{Name: "delta", Value: e.Delta, Path: at, Want: "in [0, 1]"}
+	}
+	free, unb := e.Epsilon == 0 && e.Delta == 0, e.Delta == 1
+	return Step{Mechanism: MechEpsilonDelta, Epsilon: e.Epsilon, Delta: e.Delta, Leaf: e}, free && !unb, unb, nil
+}
+
+func (e EpsilonDelta) pureEpsilon() (float64, bool) {
+	if e.Delta == 0 {
+		return e.Epsilon, true
+	}
+	return 0, false
+}
+
+func (z ZCDP) step(at string) (Step, bool, bool, error) {
+	if !finite(z.Rho) || z.Rho < 0 {
+		return Step{}, false, false, &ParamError{Name: "rho", Value: z.Rho, Path: at, Want: "finite and >= 0"}
+	}
+	if !finite(z.Xi) || z.Xi < 0 {
+		return Step{}, false, false, &ParamError{Name: "xi", Value: z.Xi, Path: at, Want: "finite and >= 0"}
+	}
+	return Step{Mechanism: MechZCDP, Rho: z.Rho, Xi: z.Xi, Leaf: z}, z.Rho == 0 && z.Xi == 0, false, nil
+}
+
+func (ZCDP) pureEpsilon() (float64, bool) { return 0, false }
