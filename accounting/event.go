@@ -59,6 +59,31 @@ type Laplace struct {
 	NoiseMultiplier float64 `json:"noise_multiplier"`
 }
 
+// DiscreteGaussian is the discrete Gaussian mechanism (dp_accounting's
+// DiscreteGaussianDpEvent; Canonne, Kamath and Steinke 2020, "The Discrete
+// Gaussian for Differential Privacy", arXiv:2004.00010): an integer-valued
+// query f, of Dimension coordinates, whose values on neighbouring data sets
+// differ by at most Sensitivity in L2 norm, released as f(x) + z with z
+// drawn from the discrete Gaussian N_Z(0, Sigma²), P[z] ∝ exp(−‖z‖²/(2·Sigma²))
+// on the integer vectors. Dimension 0 means unknown (dp_accounting's None).
+// Unlike Gaussian's noise multiplier, Sigma is absolute: the privacy loss
+// depends on Sigma and Sensitivity, not only on their ratio.
+type DiscreteGaussian struct {
+	Sigma       float64 `json:"sigma"`
+	Sensitivity float64 `json:"sensitivity"`
+	Dimension   int     `json:"dimension"`
+}
+
+// DiscreteLaplace is the discrete Laplace mechanism (dp_accounting's
+// DiscreteLaplaceDpEvent): an integer-valued query whose values on
+// neighbouring data sets differ by at most Sensitivity in L1 norm, released
+// with noise drawn coordinate-wise from DLap(a), a = NoiseParameter:
+// P[z] = tanh(a/2)·exp(−a|z|) on the integers. It is (a·Sensitivity, 0)-DP.
+type DiscreteLaplace struct {
+	NoiseParameter float64 `json:"noise_parameter"`
+	Sensitivity    int     `json:"sensitivity"`
+}
+
 // SampledWithoutReplacement runs Event on SampleSize records drawn uniformly
 // without replacement from SourceDatasetSize (dp_accounting's
 // SampledWithoutReplacementDpEvent). Fixed-size sampling is defined under
@@ -91,6 +116,8 @@ type NonPrivate struct{}
 
 func (Gaussian) isEvent()                  {}
 func (Laplace) isEvent()                   {}
+func (DiscreteGaussian) isEvent()          {}
+func (DiscreteLaplace) isEvent()           {}
 func (SampledWithoutReplacement) isEvent() {}
 func (Shuffled) isEvent()                  {}
 func (PoissonSampled) isEvent()            {}
@@ -195,3 +222,60 @@ func (z ZCDP) step(at string) (Step, bool, bool, error) {
 }
 
 func (ZCDP) pureEpsilon() (float64, bool) { return 0, false }
+
+// step: σ NaN or < 0, the sensitivity NaN, < 0 or infinite, or a dimension
+// < 0 are errors; σ = +Inf or sensitivity 0 is free; σ/Δ < SigmaFloor is
+// unbounded; σ/Δ > SigmaCeiling is bounded as σ = SigmaCeiling·Δ (less
+// noise: more privacy loss).
+func (g DiscreteGaussian) step(at string) (Step, bool, bool, error) {
+	switch {
+	case math.IsNaN(g.Sigma) || g.Sigma < 0:
+		return Step{}, false, false, &ParamError{Name: "sigma", Value: g.Sigma, Path: at, Want: ">= 0"}
+	case !finite(g.Sensitivity) || g.Sensitivity < 0:
+		return Step{}, false, false, &ParamError{Name: "sensitivity", Value: g.Sensitivity, Path: at, Want: "finite and >= 0"}
+	case g.Dimension < 0:
+		return Step{}, false, false, &ParamError{Name: "dimension", Value: float64(g.Dimension), Path: at, Want: ">= 1, or 0 (unknown)"}
+	case math.IsInf(g.Sigma, 1) || g.Sensitivity == 0:
+		return Step{}, true, false, nil
+	case g.Sigma/g.Sensitivity < SigmaFloor:
+		return Step{}, false, true, nil
+	case g.Sigma/g.Sensitivity > SigmaCeiling:
+		g.Sigma = SigmaCeiling * g.Sensitivity
+	}
+	return Step{Mechanism: MechOther, Leaf: g}, false, false, nil
+}
+
+func (DiscreteGaussian) pureEpsilon() (float64, bool) { return 0, false }
+
+// step: a NaN or < 0 and a sensitivity < 0 are errors; sensitivity 0 is
+// free; a = 0 (no distribution) or a = +Inf (no noise) is unbounded, as
+// in dp_accounting, and so is a·Δ > 1/SigmaFloor; a·Δ < 1/SigmaCeiling is
+// bounded as a·Δ = 1/SigmaCeiling (the boundary table of Laplace).
+func (l DiscreteLaplace) step(at string) (Step, bool, bool, error) {
+	switch {
+	case math.IsNaN(l.NoiseParameter) || l.NoiseParameter < 0:
+		return Step{}, false, false, &ParamError{Name: "noise_parameter", Value: l.NoiseParameter, Path: at, Want: "> 0"}
+	case l.Sensitivity < 0:
+		return Step{}, false, false, &ParamError{Name: "sensitivity", Value: float64(l.Sensitivity), Path: at, Want: ">= 0"}
+	case l.Sensitivity == 0:
+		return Step{}, true, false, nil
+	}
+	e := l.NoiseParameter * float64(l.Sensitivity)
+	switch {
+	case l.NoiseParameter == 0 || !(e <= 1/SigmaFloor):
+		return Step{}, false, true, nil
+	case e < 1/SigmaCeiling:
+		l.NoiseParameter = math.Nextafter(1/SigmaCeiling/float64(l.Sensitivity), math.Inf(1))
+	}
+	return Step{Mechanism: MechOther, Leaf: l}, false, false, nil
+}
+
+// pureEpsilon: a·Δ, rounded up (the loss takes the values a·(|x−Δ| − |x|)).
+func (l DiscreteLaplace) pureEpsilon() (float64, bool) {
+	d := float64(l.Sensitivity)
+	e := l.NoiseParameter * d
+	if math.FMA(l.NoiseParameter, d, -e) > 0 { // a·d rounded down
+		e = math.Nextafter(e, math.Inf(1))
+	}
+	return e, true
+}

@@ -287,7 +287,8 @@ type stepKey struct {
 type Plan struct {
 	Steps []Step
 	// Unbounded is set by NonPrivate, by a Gaussian with σ < SigmaFloor
-	// (σ = 0 included) and by an EpsilonDelta with δ = 1, anywhere in the
+	// (σ = 0 included), by an EpsilonDelta with δ = 1 and by the discrete
+	// mechanisms' rows of the boundary table of Normalize, anywhere in the
 	// event; UnboundedPath locates the first such event.
 	Unbounded     bool
 	UnboundedPath string
@@ -463,6 +464,12 @@ func (b *planBuilder) add(s Step) {
 //	0 ≤ σ < SigmaFloor, NonPrivate,
 //	  EpsilonDelta δ = 1                        → Unbounded
 //	σ > SigmaCeiling                            → σ = SigmaCeiling
+//	DiscreteGaussian σ/Δ below SigmaFloor,
+//	  DiscreteLaplace a = 0, +Inf or aΔ >
+//	  1/SigmaFloor                              → Unbounded
+//	DiscreteGaussian σ/Δ > SigmaCeiling         → σ = SigmaCeiling·Δ
+//	DiscreteLaplace aΔ < 1/SigmaCeiling         → aΔ = 1/SigmaCeiling
+//	either with sensitivity 0                   → no step (free)
 //	PoissonSampled 0 < q < RateFloor            → q = RateFloor
 //	PoissonSampled{q1, PoissonSampled{q2, e}}  → rate q1·q2, rounded up
 //	any sampling of Composed or SelfComposed,

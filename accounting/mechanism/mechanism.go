@@ -183,6 +183,10 @@ func Of(s accounting.Step) (Mechanism, error) {
 		return gaussian{sigma: e.NoiseMultiplier, sampling: smp}, nil
 	case accounting.Laplace:
 		return laplace{b: e.NoiseMultiplier, sampling: smp}, nil
+	case accounting.DiscreteGaussian:
+		return discreteGaussian{sigma: e.Sigma, sens: e.Sensitivity, dim: e.Dimension, sampling: smp}, nil
+	case accounting.DiscreteLaplace:
+		return discreteLaplace{a: e.NoiseParameter, sens: e.Sensitivity, sampling: smp}, nil
 	case accounting.ZCDP:
 		return zcdpGuarantee{rho: e.Rho, xi: e.Xi, sampling: smp}, nil
 	case accounting.EpsilonDelta:
