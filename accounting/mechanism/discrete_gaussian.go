@@ -100,39 +100,89 @@ type dgRDP struct {
 func (r dgRDP) AbadiMoments() bool { return false }
 
 func (r dgRDP) LogMoments(ctx context.Context, c *Cache, count float64, orders []float64) ([]float64, error) {
+	var grid []float64 // the Gaussian's α at σ/Δ over orders, made when needed
 	out := make([]float64, len(orders))
 	for i, l := range orders {
 		if err := accounting.Canceled(ctx); err != nil {
 			return nil, err
 		}
-		out[i] = count * r.alpha(l)
+		a, err := r.alpha(l, func() (float64, error) {
+			if grid == nil {
+				g, err := c.gaussianAlphas(ctx, r.sigma/r.sens, r.q, orders)
+				if err != nil {
+					return 0, err
+				}
+				grid = g
+			}
+			return grid[i], nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		out[i] = count * a
 	}
 	return out, nil
 }
 
 func (r dgRDP) LogMomentAt(ctx context.Context, c *Cache, count, lambda float64) (float64, error) {
-	return count * r.alpha(lambda), nil
+	a, err := r.alpha(lambda, func() (float64, error) { return c.gaussianAlpha(ctx, r.sigma/r.sens, r.q, lambda) })
+	return count * a, err
 }
 
-// alpha returns the bound on the log moment at order λ.
-func (r dgRDP) alpha(l float64) float64 {
+// dgSumDirect is the window up to which alpha sums the integers before it
+// tries the continuous Gaussian's curve (see alpha).
+const dgSumDirect = 4096
+
+// alpha returns the bound on the log moment at order λ: the smallest of
+// λ(λ+1)Δ²/(2σ²), the sum over the integers (when its window holds at most
+// dgSumMax of them; first choice up to dgSumDirect) and, when sampled,
+// the Poisson-summation bound below with gaussian, the continuous
+// Gaussian's rounded-up α at noise multiplier σ/Δ.
+//
+// Poisson summation: the moment of either direction is Σ_x f(x) with
+// f(x) = Q_b(x)·(1−q+q·r(x))^p, which is analytic in the strip
+// |Im x| < πσ²/Δ (log r is linear in x, and 1−q+q·e^t has no zero or
+// branch point for |Im t| < π). Moving the contour of f̂(k) to
+// Im x = ±c, c = πσ²/(2Δ), where |Q_b| grows by e^{c²/(2σ²)} and
+// |1−q+q·r| ≥ (1−q+q·|r|)/√2, gives Σ_x f = ∫f·(1 + ε) with
+// ε ≤ 2^{1+|p|/2}·e^{c²/(2σ²) − 2πc}/(1 − e^{−2πc}) ≤
+// 2^{1+|p|/2}·e^{−(7/8)π²σ²/Δ}/(1 − e^{−π²σ²/Δ}) (Δ ≥ 1), and ∫f is at
+// most the continuous Gaussian's moment at σ/Δ (its normaliser
+// σ√(2π) is at most Z). So α ≤ α_Gaussian(σ/Δ) + log(1 + ε).
+func (r dgRDP) alpha(l float64, gaussian func() (float64, error)) (float64, error) {
 	if !(l > 0) {
-		return 0
+		return 0, nil
 	}
 	d := r.sens / r.sigma
 	a := search.Up(l*(l+1)*d*d/2, 4)
 	if r.noise == nil {
-		return a
+		return a, nil
 	}
-	rem, ok1 := r.noise.sampledMoment(r.sens, r.q, l+1)
-	add, ok2 := rem, ok1 // unsampled, the two directions are one (x ↦ Δ − x)
-	if r.q < 1 {
-		add, ok2 = r.noise.sampledMoment(r.sens, r.q, -l)
+	summed := func() {
+		rem, ok1 := r.noise.sampledMoment(r.sens, r.q, l+1)
+		add, ok2 := rem, ok1 // unsampled, the two directions are one (x ↦ Δ − x)
+		if r.q < 1 {
+			add, ok2 = r.noise.sampledMoment(r.sens, r.q, -l)
+		}
+		if ok1 && ok2 {
+			a = math.Min(a, math.Max(math.Max(rem, add), 0))
+		}
 	}
-	if ok1 && ok2 {
-		a = math.Min(a, math.Max(math.Max(rem, add), 0))
+	if r.q == 1 || r.noise.window(r.sens, r.q, l) <= dgSumDirect {
+		summed()
+		return a, nil
 	}
-	return a
+	u := math.Pi * math.Pi * r.sigma * (r.sigma / r.sens)
+	logEps := (1+(l+1)/2)*math.Ln2 - 0.875*u - logmath.Log1mExp(-u)
+	if logEps < math.Log(1e-15) {
+		g, err := gaussian()
+		if err != nil {
+			return 0, err
+		}
+		return math.Min(a, search.Up(g+math.Exp(logEps), 2)), nil
+	}
+	summed()
+	return a, nil
 }
 
 // newDGPair returns the shift pair of the discrete Gaussian N_Z(0, σ²) against
@@ -242,6 +292,26 @@ func (n *dgNoise) logPMF(x float64) float64 {
 
 func (n *dgNoise) cost() int { return n.c }
 
+// span returns the window [lo, hi] of sampledMoment (see there).
+func (n *dgNoise) span(delta, q, p float64) (lo, hi float64) {
+	w0 := math.Ceil(10*n.sigma) + 1
+	lo, hi = -w0, math.Ceil(delta)+w0
+	if p > 0 {
+		hi = math.Ceil(p*delta) + w0
+	} else {
+		lo = -math.Ceil(n.sigma*math.Sqrt(2*(50+p*math.Log1p(-q)))) - 1
+	}
+	return lo, hi
+}
+
+// window returns how many integers sampledMoment sums at order λ, both
+// directions together.
+func (n *dgNoise) window(delta, q, l float64) float64 {
+	lo, hi := n.span(delta, q, l+1)
+	lo2, hi2 := n.span(delta, q, -l)
+	return hi - lo + hi2 - lo2
+}
+
 // dgSumMax is the most integers sampledMoment sums over one order.
 const dgSumMax = 1 << 17
 
@@ -265,13 +335,7 @@ const dgSumMax = 1 << 17
 func (n *dgNoise) sampledMoment(delta, q, p float64) (m float64, ok bool) {
 	s := n.sigma
 	log1mq, logq := math.Log1p(-q), logmath.Log(q)
-	w0 := math.Ceil(10*s) + 1
-	lo, hi := -w0, math.Ceil(delta)+w0
-	if p > 0 {
-		hi = math.Ceil(p*delta) + w0
-	} else {
-		lo = -math.Ceil(s*math.Sqrt(2*(50+p*log1mq))) - 1
-	}
+	lo, hi := n.span(delta, q, p)
 	if !(hi-lo < dgSumMax) {
 		return 0, false
 	}
