@@ -147,9 +147,10 @@ func (a *Linear) Caveat() string {
 // Amplification returns the amplification mode in use.
 func (a *core) Amplification() Amplification { return a.amp }
 
-// Supports accepts Gaussian, Laplace (as (1/b, 0)-DP) and (ε, δ) steps,
-// unsampled, Poisson-sampled under add-remove, or sampled without
-// replacement under replace-one. Fixed-size sampling of m of n under
+// Supports accepts Gaussian and (ε, δ) steps and those of pure-DP
+// mechanisms ([accounting.Step.PureEpsilon]: Laplace as (1/b, 0)-DP, the
+// discrete Laplace as (aΔ, 0)-DP), unsampled, Poisson-sampled under
+// add-remove, or sampled without replacement under replace-one. Fixed-size sampling of m of n under
 // replace-one amplifies an (ε, δ) step exactly as Poisson sampling with
 // γ = m/n does under add-remove, to (log(1 + γ(e^ε − 1)), γδ) (Balle,
 // Barthe and Gaboardi 2018, Theorem 10 and Table 1), so both take the
@@ -159,10 +160,16 @@ func (a *core) Supports(s accounting.Step) error {
 	if !(s.ClassicSampling() || wor) {
 		return s.Unsupported(a.Kind(), "no advanced-composition bound for a "+s.Describe()+" step")
 	}
-	if s.Mechanism == accounting.MechZCDP {
+	switch s.Leaf.(type) {
+	case accounting.Gaussian, accounting.EpsilonDelta:
+		return nil
+	case accounting.ZCDP:
 		return s.Unsupported(accounting.KindAC, "zCDP has no per-step (ε, δ) for advanced composition; use the zcdp accountant")
 	}
-	return nil
+	if _, ok := s.PureEpsilon(); ok {
+		return nil // a pure-DP mechanism: (ε, 0) per step
+	}
+	return s.Unsupported(accounting.KindAC, "advanced composition needs a per-step (ε, δ), which the "+s.Describe()+" does not state; use rdp, zcdp or pld")
 }
 
 // Compose adds count adaptive repetitions of e. On error the method is
@@ -175,13 +182,13 @@ func (a *core) Compose(e accounting.Event, count int) error {
 	a.plan = merged
 	for _, s := range p.Steps {
 		seg := acSeg{q: s.Rate}
-		switch s.Mechanism {
-		case accounting.MechGaussian:
-			seg.gauss, seg.sigma = true, s.Sigma
-		case accounting.MechLaplace:
-			seg.eps, _ = s.PureEpsilon() // (1/b, 0)-DP
+		switch e := s.Leaf.(type) {
+		case accounting.Gaussian:
+			seg.gauss, seg.sigma = true, e.NoiseMultiplier
+		case accounting.EpsilonDelta:
+			seg.eps, seg.delta = e.Epsilon, e.Delta
 		default:
-			seg.eps, seg.delta = s.Epsilon, s.Delta
+			seg.eps, _ = s.PureEpsilon() // Laplace (1/b, 0)-DP, or another pure-DP mechanism (Supports)
 		}
 		a.segs[seg] += float64(s.Count)
 	}

@@ -17,11 +17,12 @@ import (
 // ok is false for a step that is not a shuffled Gaussian (the only
 // mechanism the construction is known for). See [ShuffledMaxPairs].
 func ShuffledEpoch(s accounting.Step) (sigma float64, batches int, unused float64, ok bool) {
-	if s.Sampling != accounting.SamplingShuffle || s.Mechanism != accounting.MechGaussian {
+	g, ok := s.Leaf.(accounting.Gaussian)
+	if s.Sampling != accounting.SamplingShuffle || !ok {
 		return 0, 0, 0, false
 	}
 	b := s.DatasetSize / s.SampleSize
-	return s.Sigma, b, float64(s.DatasetSize-b*s.SampleSize) / float64(s.DatasetSize), true
+	return g.NoiseMultiplier, b, float64(s.DatasetSize-b*s.SampleSize) / float64(s.DatasetSize), true
 }
 
 // ShuffledMaxPairs returns the pair (P, Q) of the maximum coordinate of one
