@@ -114,6 +114,40 @@ type CurveReporter interface {
 	EpsilonCurve(ctx context.Context, step Event, steps []int, delta float64) ([]float64, error)
 }
 
+// Option configures what every accountant is made with besides its own
+// options: the neighbouring relation ([WithAdjacency]). Constructors take
+// options last, as in moments.NewRDP(nil, accounting.WithAdjacency(adj)).
+type Option func(*Config)
+
+// Config is what the options of a constructor set. Its zero value is the
+// default: add-remove adjacency.
+type Config struct {
+	// Adjacency is the neighbouring relation the method bounds under, fixed
+	// for its lifetime: every event it composes is normalised under it
+	// ([NormalizeUnder]), and noise multipliers are relative to its
+	// sensitivity.
+	Adjacency Adjacency
+}
+
+// WithAdjacency makes the method bound under adj (the default is
+// [AddRemove]).
+func WithAdjacency(adj Adjacency) Option { return func(c *Config) { c.Adjacency = adj } }
+
+// NewConfig applies opts to the default configuration and validates the
+// result: an unknown relation is an error (see [CheckAdjacency]).
+func NewConfig(opts ...Option) (Config, error) {
+	var c Config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c, CheckAdjacency(c.Adjacency)
+}
+
+// Plan returns the empty plan a method made with c starts from.
+func (c Config) Plan() Plan { return Plan{Adjacency: c.Adjacency} }
+
 // Canceled wraps ctx.Err() with the package prefix, or returns nil while
 // ctx is live. Long computations call it between units of work; it reports
 // one unit to ctx's [work.Meter], if any, and stops the work with an error

@@ -21,6 +21,9 @@ const (
 	MechZCDP
 	// MechLaplace is [Laplace]: noise scale Step.Sigma.
 	MechLaplace
+	// MechOther is a mechanism known by its event alone (Step.Leaf): one
+	// whose parameters have no field of their own in Step.
+	MechOther
 )
 
 func (m Mechanism) String() string {
@@ -33,6 +36,8 @@ func (m Mechanism) String() string {
 		return "ZCDP"
 	case MechLaplace:
 		return "Laplace"
+	case MechOther:
+		return "Other"
 	}
 	return "Mechanism(" + strconv.Itoa(int(m)) + ")"
 }
@@ -134,6 +139,10 @@ const (
 // mechanism run on one sampling of the records.
 type Step struct {
 	Mechanism Mechanism
+	// Leaf is the mechanism's event as Normalize read it (σ clamped to the
+	// boundary table): Gaussian{Sigma} for MechGaussian, and for MechOther
+	// the only description of the mechanism.
+	Leaf Event
 	// Sigma is the noise multiplier of MechGaussian or MechLaplace, in
 	// [SigmaFloor, SigmaCeiling].
 	Sigma float64
@@ -160,17 +169,7 @@ type Step struct {
 
 // Event returns one repetition of s as an event.
 func (s Step) Event() Event {
-	var e Event
-	switch s.Mechanism {
-	case MechGaussian:
-		e = Gaussian{NoiseMultiplier: s.Sigma}
-	case MechEpsilonDelta:
-		e = EpsilonDelta{Epsilon: s.Epsilon, Delta: s.Delta}
-	case MechZCDP:
-		e = ZCDP{Rho: s.Rho, Xi: s.Xi}
-	case MechLaplace:
-		e = Laplace{NoiseMultiplier: s.Sigma}
-	}
+	e := s.Leaf
 	switch s.Sampling {
 	case SamplingPoisson:
 		e = PoissonSampled{SamplingRate: s.Rate, Event: e}
@@ -198,20 +197,14 @@ func (s Step) ClassicSampling() bool {
 	return s.Sampling == SamplingNone || s.Sampling == SamplingPoisson && s.Adjacency == AddRemove
 }
 
-// PureEpsilon returns the ε of a pure-DP step and true: an EpsilonDelta
-// with δ = 0, or a Laplace step, which is (1/b, 0)-DP (Dwork et al. 2006;
-// 1/b rounded up). Sampling never makes a step less private, so a sampled
-// step has the same pure ε (amplification is the method's business).
+// PureEpsilon returns the ε of a pure-DP step and true, as its mechanism's
+// event states it: an EpsilonDelta with δ = 0, or a Laplace step, which is
+// (1/b, 0)-DP (Dwork et al. 2006; 1/b rounded up). Sampling never makes a
+// step less private, so a sampled step has the same pure ε (amplification
+// is the method's business).
 func (s Step) PureEpsilon() (float64, bool) {
-	switch {
-	case s.Mechanism == MechEpsilonDelta && s.Delta == 0:
-		return s.Epsilon, true
-	case s.Mechanism == MechLaplace:
-		e := 1 / s.Sigma
-		if e*s.Sigma < 1 {
-			e = math.Nextafter(e, math.Inf(1))
-		}
-		return e, true
+	if m, ok := s.Leaf.(mechanismEvent); ok {
+		return m.pureEpsilon()
 	}
 	return 0, false
 }
@@ -242,17 +235,13 @@ func (p Plan) Bounded() (Plan, error) {
 	return out, nil
 }
 
-// WithAdjacency returns an empty plan under adj for a method that is made to
-// bound under it, or an error when the method has composed steps already or
-// adj is unknown. Methods call it from their UseAdjacency.
-func (p Plan) WithAdjacency(adj Adjacency) (Plan, error) {
+// CheckAdjacency returns an error for a relation other than [AddRemove]
+// and [ReplaceOne].
+func CheckAdjacency(adj Adjacency) error {
 	if adj != AddRemove && adj != ReplaceOne {
-		return p, fmt.Errorf("accounting: unknown adjacency %s", adj)
+		return fmt.Errorf("accounting: unknown adjacency %s", adj)
 	}
-	if !p.Empty() {
-		return p, fmt.Errorf("accounting: the adjacency is set before the first Compose (the method holds %d steps)", p.Total())
-	}
-	return Plan{Adjacency: adj}, nil
+	return nil
 }
 
 // Describe names the kind of step s is, for error messages:
@@ -267,7 +256,7 @@ func (s Step) Describe() string {
 	case SamplingShuffle:
 		b = "shuffled "
 	}
-	return b + s.Mechanism.String() + " under " + s.Adjacency.String()
+	return b + eventName(s.Leaf) + " under " + s.Adjacency.String()
 }
 
 // Unsupported returns the error a method gives for a step it cannot bound.
@@ -277,11 +266,12 @@ func (s Step) Unsupported(m Kind, reason string) error {
 
 // key identifies steps that Normalize merges.
 func (s Step) key() stepKey {
-	return stepKey{s.Mechanism, s.Sigma, s.Epsilon, s.Delta, s.Rho, s.Xi, s.Sampling, s.Rate, s.DatasetSize, s.SampleSize, s.Adjacency}
+	return stepKey{s.Mechanism, s.Leaf, s.Sigma, s.Epsilon, s.Delta, s.Rho, s.Xi, s.Sampling, s.Rate, s.DatasetSize, s.SampleSize, s.Adjacency}
 }
 
 type stepKey struct {
 	m               Mechanism
+	leaf            Event // comparable: mechanism events are structs of numbers
 	sigma, eps, del float64
 	rho, xi         float64
 	sampling        Sampling
@@ -297,13 +287,14 @@ type stepKey struct {
 type Plan struct {
 	Steps []Step
 	// Unbounded is set by NonPrivate, by a Gaussian with σ < SigmaFloor
-	// (σ = 0 included) and by an EpsilonDelta with δ = 1, anywhere in the
+	// (σ = 0 included), by an EpsilonDelta with δ = 1 and by the discrete
+	// mechanisms' rows of the boundary table of Normalize, anywhere in the
 	// event; UnboundedPath locates the first such event.
 	Unbounded     bool
 	UnboundedPath string
 	// Adjacency is the neighbouring relation every step is bounded under;
-	// a method made for ReplaceOne starts from Plan{Adjacency: ReplaceOne}
-	// and Compose normalises under it.
+	// a method made with [WithAdjacency] starts from [Config.Plan] and
+	// Compose normalises under its relation.
 	Adjacency Adjacency
 }
 
@@ -473,6 +464,12 @@ func (b *planBuilder) add(s Step) {
 //	0 ≤ σ < SigmaFloor, NonPrivate,
 //	  EpsilonDelta δ = 1                        → Unbounded
 //	σ > SigmaCeiling                            → σ = SigmaCeiling
+//	DiscreteGaussian σ/Δ below SigmaFloor,
+//	  DiscreteLaplace a = 0, +Inf or aΔ >
+//	  1/SigmaFloor                              → Unbounded
+//	DiscreteGaussian σ/Δ > SigmaCeiling         → σ = SigmaCeiling·Δ
+//	DiscreteLaplace aΔ < 1/SigmaCeiling         → aΔ = 1/SigmaCeiling
+//	either with sensitivity 0                   → no step (free)
 //	PoissonSampled 0 < q < RateFloor            → q = RateFloor
 //	PoissonSampled{q1, PoissonSampled{q2, e}}  → rate q1·q2, rounded up
 //	any sampling of Composed or SelfComposed,
@@ -536,22 +533,6 @@ func normalize(e Event, path string, mult int, smp sampler, b *planBuilder, tota
 		b.add(s)
 		return nil
 	}
-	// noise validates a noise multiplier: ok is false when the step is free
-	// or unbounded (already recorded).
-	noise := func(s float64, at string) (float64, bool, error) {
-		switch {
-		case math.IsNaN(s) || s < 0:
-			return 0, false, &ParamError{Name: "sigma", Value: s, Path: at, Want: ">= 0"}
-		case math.IsInf(s, 1):
-			return 0, false, nil
-		case s < SigmaFloor:
-			unbounded(at)
-			return 0, false, nil
-		case s > SigmaCeiling:
-			s = SigmaCeiling
-		}
-		return s, true, nil
-	}
 	// sampled refuses the inner events no sampling supports, and any
 	// sampling below a fixed-size or shuffled one.
 	sampled := func(inner Event, at string) error {
@@ -585,48 +566,21 @@ func normalize(e Event, path string, mult int, smp sampler, b *planBuilder, tota
 	case NonPrivate:
 		unbounded(join(path, "NonPrivate"))
 		return nil
-	case Gaussian:
-		at := join(path, "Gaussian")
-		s, ok, err := noise(ev.NoiseMultiplier, at)
-		if !ok {
-			return err
-		}
-		return leaf(Step{Mechanism: MechGaussian, Sigma: s, Path: at})
-	case Laplace:
-		at := join(path, "Laplace")
-		s, ok, err := noise(ev.NoiseMultiplier, at)
-		if !ok {
-			return err
-		}
-		return leaf(Step{Mechanism: MechLaplace, Sigma: s, Path: at})
-	case EpsilonDelta:
-		at := join(path, "EpsilonDelta")
-		if !finite(ev.Epsilon) || ev.Epsilon < 0 {
-			return &ParamError{Name: "eps", Value: ev.Epsilon, Path: at, Want: "finite and >= 0"}
-		}
-		if math.IsNaN(ev.Delta) || ev.Delta < 0 || ev.Delta > 1 {
-			return &ParamError{Name: "delta", Value: ev.Delta, Path: at, Want: "in [0, 1]"}
-		}
+	case mechanismEvent:
+		// A mechanism's event states what it means (see mechanismEvent).
+		at := join(path, eventName(e))
+		s, free, unb, err := ev.step(at)
 		switch {
-		case ev.Delta == 1:
+		case err != nil:
+			return err
+		case unb:
 			unbounded(at)
 			return nil
-		case ev.Epsilon == 0 && ev.Delta == 0:
+		case free:
 			return nil
 		}
-		return leaf(Step{Mechanism: MechEpsilonDelta, Epsilon: ev.Epsilon, Delta: ev.Delta, Path: at})
-	case ZCDP:
-		at := join(path, "ZCDP")
-		if !finite(ev.Rho) || ev.Rho < 0 {
-			return &ParamError{Name: "rho", Value: ev.Rho, Path: at, Want: "finite and >= 0"}
-		}
-		if !finite(ev.Xi) || ev.Xi < 0 {
-			return &ParamError{Name: "xi", Value: ev.Xi, Path: at, Want: "finite and >= 0"}
-		}
-		if ev.Rho == 0 && ev.Xi == 0 {
-			return nil
-		}
-		return leaf(Step{Mechanism: MechZCDP, Rho: ev.Rho, Xi: ev.Xi, Path: at})
+		s.Path = at
+		return leaf(s)
 	case PoissonSampled:
 		at := join(path, "PoissonSampled")
 		r := ev.SamplingRate

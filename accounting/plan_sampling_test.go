@@ -145,7 +145,8 @@ func TestPlanAdjacency(t *testing.T) {
 
 // TestPlanBounded: a shuffled epoch under replace-one is bounded by one
 // unsampled release (and merges with one), under add-remove it is refused;
-// WithAdjacency only sets the relation of an empty plan.
+// NewConfig sets the relation of the empty plan a method starts from and
+// refuses an unknown one.
 func TestPlanBounded(t *testing.T) {
 	g := Gaussian{NoiseMultiplier: 2}
 	e := Composed{Events: []Event{
@@ -179,13 +180,13 @@ func TestPlanBounded(t *testing.T) {
 	if ps.Steps[0].Classic() {
 		t.Error("Poisson sampling under replace-one is Classic")
 	}
-	if q, err := (Plan{}).WithAdjacency(ReplaceOne); err != nil || q.Adjacency != ReplaceOne {
-		t.Errorf("WithAdjacency on an empty plan: %+v, %v", q, err)
+	if c, err := NewConfig(WithAdjacency(ReplaceOne)); err != nil || c.Plan().Adjacency != ReplaceOne || !c.Plan().Empty() {
+		t.Errorf("NewConfig(WithAdjacency(ReplaceOne)) = %+v, %v", c, err)
 	}
-	if _, err := b.WithAdjacency(AddRemove); err == nil {
-		t.Error("WithAdjacency on a plan with steps succeeded")
+	if c, err := NewConfig(); err != nil || c.Adjacency != AddRemove {
+		t.Errorf("NewConfig() = %+v, %v; want add-remove", c, err)
 	}
-	if _, err := (Plan{}).WithAdjacency(Adjacency(7)); err == nil {
-		t.Error("WithAdjacency accepted an unknown relation")
+	if _, err := NewConfig(WithAdjacency(Adjacency(7))); err == nil {
+		t.Error("NewConfig accepted an unknown relation")
 	}
 }

@@ -425,6 +425,8 @@ var candidates = []accounting.Event{
 	accounting.ZCDP{Rho: 0.05},
 	accounting.ZCDP{Rho: 0.01, Xi: 0.02},
 	accounting.PoissonSampled{SamplingRate: 0.1, Event: accounting.ZCDP{Rho: 0.05}},
+	accounting.DiscreteLaplace{NoiseParameter: 0.5, Sensitivity: 2},
+	accounting.PoissonSampled{SamplingRate: 0.1, Event: accounting.DiscreteGaussian{Sigma: 2, Sensitivity: 1, Dimension: 1}},
 }
 
 // supported reports whether m supports every step of e; err is the first

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/mechanism"
 	"github.com/dpcalc/dpcalc/internal/search"
 )
 
@@ -25,7 +26,7 @@ const (
 	latticeN = 1024
 	// latticeMin and latticeMax are the lattice indices of MinOrder and
 	// MaxSearchOrder. latticeSplit is the last lattice index at or below
-	// momentBinomialMax = 10⁴ (2^(13606/1024) = 9999.6): beyond it α is the
+	// mechanism.SplitOrder = 10⁴ (2^(13606/1024) = 9999.6): beyond it α is the
 	// closed-form bound λ(λ+1)/(2σ²), which for q < 1 jumps far above the
 	// integrated α, so the bound is quasi-convex on each side but not
 	// across; each side is searched on its own.
@@ -37,10 +38,8 @@ const (
 	latticeStart = 16
 	// goldenStep is the golden-section fraction (3 − √5)/2.
 	goldenStep = 0.3819660112501051
-	// extraCacheSize caps the off-grid composed totals kept per plan and
-	// alphaCacheSize the per-step α kept per (σ, q, λ).
+	// extraCacheSize caps the off-grid composed totals kept per plan.
 	extraCacheSize = 4096
-	alphaCacheSize = 4096
 )
 
 // latticeOrder returns the lattice order λ_k = 2^(k/latticeN).
@@ -55,8 +54,8 @@ func latticeIndex(l float64) int {
 // totalAt returns the composed, rounded-up log moment at order l for the
 // current plan: the grid's value when l is a fractional grid order, else
 // the sum over the plan's steps of α(l) evaluated for l alone
-// ([LogMoments] with one order; at an integer order with E2 also bounded by
-// the binomial sum, see logMomentOne), and at an integer grid order the
+// ([mechanism.RDP.LogMomentAt]; for the Gaussian at an integer order with
+// E2 also bounded by the binomial sum), and at an integer grid order the
 // smaller of that and the grid's value. The value depends on l only, so
 // every search that meets l sees the same number.
 func (s *state) totalAt(ctx context.Context, l float64) (float64, error) {
@@ -67,7 +66,7 @@ func (s *state) totalAt(ctx context.Context, l float64) (float64, error) {
 			return 0, err
 		}
 		grid, onGrid = total[i], true
-		if l != math.Trunc(l) || l > momentBinomialMax {
+		if l != math.Trunc(l) || l > mechanism.SplitOrder {
 			return grid, nil
 		}
 	}
@@ -76,23 +75,15 @@ func (s *state) totalAt(ctx context.Context, l float64) (float64, error) {
 	}
 	total := 0.0
 	for _, st := range s.plan.Steps {
-		n := float64(st.Count)
-		switch st.Mechanism {
-		case accounting.MechZCDP:
-			total = search.RoundUp(total + n*l*(st.Xi+st.Rho*(l+1)))
-		case accounting.MechLaplace:
-			total = search.RoundUp(total + n*laplaceAlpha(st.Sigma, st.Rate, l))
-		case accounting.MechGaussian:
-			if st.Sampling == accounting.SamplingWithoutReplacement {
-				total = search.RoundUp(total + n*worAlpha(st.Sigma, st.Rate, l))
-				continue
-			}
-			a, err := s.alphaAt(ctx, st.Sigma, st.Rate, l)
-			if err != nil {
-				return 0, err
-			}
-			total = search.RoundUp(total + n*a)
+		r, err := curve(st)
+		if err != nil {
+			return 0, err
 		}
+		v, err := r.LogMomentAt(ctx, s.cache, float64(st.Count), l)
+		if err != nil {
+			return 0, err
+		}
+		total = search.RoundUp(total + v)
 	}
 	if onGrid {
 		total = math.Min(total, grid)
@@ -102,31 +93,6 @@ func (s *state) totalAt(ctx context.Context, l float64) (float64, error) {
 	}
 	s.extra[l] = total
 	return total, nil
-}
-
-// alphaAt returns the rounded-up α(l) of one step, evaluated alone, cached
-// per (σ, q, l).
-func (s *state) alphaAt(ctx context.Context, sigma, q, l float64) (float64, error) {
-	key := [3]float64{sigma, q, l}
-	if a, ok := s.alphaCache[key]; ok {
-		return a, nil
-	}
-	if err := accounting.Canceled(ctx); err != nil {
-		return 0, err
-	}
-	if s.grids == nil {
-		s.grids = make(map[[3]float64]*momentGrid)
-	}
-	m, err := logMomentOne(ctx, sigma, q, l, s.grids)
-	if err != nil {
-		return 0, err
-	}
-	a := m.Upper()
-	if s.alphaCache == nil || len(s.alphaCache) >= alphaCacheSize {
-		s.alphaCache = make(map[[3]float64]float64)
-	}
-	s.alphaCache[key] = a
-	return a, nil
 }
 
 // minimize returns the smallest f(α_total(λ), λ) over the orders it

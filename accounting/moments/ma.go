@@ -30,9 +30,14 @@ type MA struct {
 // nil it minimises over every real λ in [MinOrder, MaxSearchOrder] instead
 // (starting from [DefaultOrders]; see [MA.EpsilonAndOrder]). It returns a
 // *accounting.ParamError if an order is not finite or below [MinOrder], or
-// if orders is empty but not nil.
-func NewMA(orders []float64) (*MA, error) {
-	s, err := newState(accounting.KindMA, orders)
+// if orders is empty but not nil, and an error for an unknown neighbouring
+// relation. opts set the relation (accounting.WithAdjacency; the default
+// is add-remove). Under replace-one it bounds unsampled steps, shuffled
+// epochs (see [accounting.Plan.Bounded]) and Gaussian steps sampled
+// without replacement, with noise multipliers relative to the replace-one
+// sensitivity.
+func NewMA(orders []float64, opts ...accounting.Option) (*MA, error) {
+	s, err := newState(accounting.KindMA, orders, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -183,10 +188,3 @@ func maEpsilonSearch(ctx context.Context, s *state, delta float64) (eps, lambda 
 	eps = certify(search.RoundUp(eps), delta, func(e float64) float64 { return maLogDeltaAt(t, lambda, e) })
 	return eps, lambda, nil
 }
-
-// UseAdjacency makes the accountant bound under adj (the default is
-// add-remove); it must be called before the first Compose. Under
-// replace-one it bounds unsampled steps and shuffled epochs (see
-// [accounting.Plan.Bounded]), with noise multipliers relative to the
-// replace-one sensitivity.
-func (a *MA) UseAdjacency(adj accounting.Adjacency) error { return a.s.useAdjacency(adj) }

@@ -27,6 +27,14 @@ var momentsKinds = []struct {
 	{"rdp", func(o []float64) momentsAccountant { return must(NewRDP(o)) }},
 }
 
+// relDiff returns |got − want| / |want| (or |got| when want is 0).
+func relDiff(got, want float64) float64 {
+	if want == 0 {
+		return math.Abs(got)
+	}
+	return math.Abs(got-want) / math.Abs(want)
+}
+
 // must returns a, panicking on err (the orders of these tests are valid).
 func must[A any](a A, err error) A {
 	if err != nil {

@@ -40,9 +40,14 @@ type RDP struct {
 // MaxSearchOrder] instead (Rényi orders 1 + 2⁻¹⁰ to 1 + 2²⁰, starting from
 // [DefaultOrders]; see [RDP.EpsilonAndOrder]). It returns a
 // *accounting.ParamError if an order is not finite or below [MinOrder], or
-// if orders is empty but not nil.
-func NewRDP(orders []float64) (*RDP, error) {
-	s, err := newState(accounting.KindRDP, orders)
+// if orders is empty but not nil, and an error for an unknown neighbouring
+// relation. opts set the relation (accounting.WithAdjacency; the default
+// is add-remove). Under replace-one it bounds unsampled steps, shuffled
+// epochs (see [accounting.Plan.Bounded]) and Gaussian steps sampled
+// without replacement, with noise multipliers relative to the replace-one
+// sensitivity.
+func NewRDP(orders []float64, opts ...accounting.Option) (*RDP, error) {
+	s, err := newState(accounting.KindRDP, orders, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -274,10 +279,3 @@ func (a *RDP) epsilonSearch(ctx context.Context, delta float64) (eps, lambda flo
 	eps = certify(search.RoundUp(math.Max(eps, 0)), delta, func(e float64) float64 { return rdpLogDeltaAt(t, lambda, e) })
 	return a.klEpsilon(ctx, eps, lambda, delta)
 }
-
-// UseAdjacency makes the accountant bound under adj (the default is
-// add-remove); it must be called before the first Compose. Under
-// replace-one it bounds unsampled steps and shuffled epochs (see
-// [accounting.Plan.Bounded]), with noise multipliers relative to the
-// replace-one sensitivity.
-func (a *RDP) UseAdjacency(adj accounting.Adjacency) error { return a.s.useAdjacency(adj) }

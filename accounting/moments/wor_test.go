@@ -1,7 +1,6 @@
 package moments
 
 import (
-	"math"
 	"strconv"
 	"testing"
 
@@ -18,27 +17,6 @@ func parseF(t *testing.T, s string) float64 {
 	return v
 }
 
-// TestWorLogA: Wang–Balle–Kasiviswanathan's Theorem 9 bound against mpmath
-// at 50 digits (testdata/moments/gen_wor.py): never below, within 1e-11
-// relative.
-func TestWorLogA(t *testing.T) {
-	for _, r := range testref.CSV(t, "moments/wor_logA.csv")[1:] {
-		s, g, a, want := parseF(t, r[0]), parseF(t, r[1]), int(parseF(t, r[2])), parseF(t, r[3])
-		got := worLogA(s, g, a)
-		if got < want || got > want*(1+1e-11)+1e-300 {
-			t.Errorf("worLogA(σ=%g, γ=%g, α=%d) = %.17g, want %.17g rounded up by < 1e-11", s, g, a, got, want)
-		}
-	}
-	if worLogA(1, 0.5, worMaxOrder+1) != math.Inf(1) || worAlpha(1, 0.5, math.Inf(1)) != math.Inf(1) || worLogA(1, 0, 5) != 0 {
-		t.Error("edges: want +Inf above worMaxOrder and at λ = ∞, 0 at γ = 0")
-	}
-	// Interpolation: at integer λ the value is log A_{λ+1}; between, it lies
-	// on or above the chord's endpoints' convex combination.
-	if got, want := worAlpha(2, 0.01, 4), worLogA(2, 0.01, 5); got < want || got > want*(1+2e-12) {
-		t.Errorf("worAlpha at integer λ = %v, want %v", got, want)
-	}
-}
-
 // TestFixedSizeRDP: rdp bounds T steps of m-of-n fixed-size sampling under
 // replace-one no lower than dp_accounting's RDP accountant (whose bound at
 // orders ≤ 256 is the tighter forward-difference form of the same theorem)
@@ -47,11 +25,8 @@ func TestFixedSizeRDP(t *testing.T) {
 	for _, r := range testref.CSV(t, "moments/wor_dpaccounting.csv")[1:] {
 		n, m, s, steps, d, want := int(parseF(t, r[0])), int(parseF(t, r[1])), parseF(t, r[2]), int(parseF(t, r[3])), parseF(t, r[4]), parseF(t, r[5])
 		e := accounting.SelfComposed{Event: accounting.SampledWithoutReplacement{SourceDatasetSize: n, SampleSize: m, Event: accounting.Gaussian{NoiseMultiplier: s}}, Count: steps}
-		rdp, err := NewRDP(nil)
+		rdp, err := NewRDP(nil, accounting.WithAdjacency(accounting.ReplaceOne))
 		if err != nil {
-			t.Fatal(err)
-		}
-		if err := rdp.UseAdjacency(accounting.ReplaceOne); err != nil {
 			t.Fatal(err)
 		}
 		if err := rdp.Compose(e, 1); err != nil {
@@ -64,8 +39,8 @@ func TestFixedSizeRDP(t *testing.T) {
 		if got < want*(1-1e-9) || got > want*1.05 {
 			t.Errorf("n=%d m=%d σ=%g T=%d δ=%g: rdp ε = %.10g, dp_accounting %.10g; want within [1, 1.05]×", n, m, s, steps, d, got, want)
 		}
-		ma, _ := NewMA(nil)
-		if err := ma.UseAdjacency(accounting.ReplaceOne); err != nil {
+		ma, err := NewMA(nil, accounting.WithAdjacency(accounting.ReplaceOne))
+		if err != nil {
 			t.Fatal(err)
 		}
 		if err := ma.Compose(e, 1); err != nil {

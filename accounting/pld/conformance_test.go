@@ -12,10 +12,10 @@ import (
 // its default (adaptive) grid. One documented limit, about tightness, not
 // soundness (each number is a certified bound): Epsilon and Delta each
 // refine the grid for the question asked, to a bracket 0.1% wide in ε
-// (pldTargetGap), so the reverse round trip Epsilon(Delta(ε)) ≤ ε holds to
+// (targetGap), so the reverse round trip Epsilon(Delta(ε)) ≤ ε holds to
 // the sum of the two discretisation gaps, 0.2%, while Delta(Epsilon(δ)) ≤ δ
 // is exact. (The float64 floor of δ that made δ(ε) fall as q grew is gone:
-// small δ are composed tilted, see pldCompose.) Its queries are costly: the
+// small δ are composed tilted, see composeParts.) Its queries are costly: the
 // default run checks every third row of the exact tables, the long test
 // step all of them.
 func TestConformance(t *testing.T) {

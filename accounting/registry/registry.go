@@ -64,30 +64,44 @@ type method struct {
 // then the procedures.
 var methods = []method{
 	{kind: accounting.KindMA, title: "moments accountant",
-		make: func(o Options) (accounting.Method, error) { return moments.NewMA(o.Orders) }},
+		make: func(o Options) (accounting.Method, error) { return moments.NewMA(o.Orders, adj(o)) }},
 	{kind: accounting.KindRDP, title: "Rényi DP",
-		make: func(o Options) (accounting.Method, error) { return moments.NewRDP(o.Orders) }},
+		make: func(o Options) (accounting.Method, error) { return moments.NewRDP(o.Orders, adj(o)) }},
 	{kind: accounting.KindZCDP, title: "zero-concentrated DP",
 		note: "no amplification by sampling in zCDP: sound, loose when q < 1",
-		make: func(Options) (accounting.Method, error) { return zcdp.New(), nil }},
+		make: func(o Options) (accounting.Method, error) { return zcdp.New(adj(o)), nil }},
 	{kind: accounting.KindAC, title: "advanced composition", make: newAC},
 	{kind: accounting.KindPLD, title: "privacy loss distribution (certified)",
-		make: func(o Options) (accounting.Method, error) { return pld.New(pld.Options{GridWidth: o.PLDGridWidth}) }},
+		make: func(o Options) (accounting.Method, error) {
+			return pld.New(pld.Options{GridWidth: o.PLDGridWidth}, adj(o))
+		}},
 	{kind: accounting.KindDPDAC, title: "DPD procedure (not proven)",
-		make: func(Options) (accounting.Method, error) { return procedure.NewDPDAC(), nil }},
+		make: func(o Options) (accounting.Method, error) { return dpd(o, procedure.NewDPDAC()) }},
 	{kind: accounting.KindDPDZCDP, title: "DPD procedure (not valid)",
-		make: func(Options) (accounting.Method, error) { return procedure.NewDPDZCDP(), nil }},
+		make: func(o Options) (accounting.Method, error) { return dpd(o, procedure.NewDPDZCDP()) }},
 }
 
 func newAC(o Options) (accounting.Method, error) {
 	switch o.ACAmplification {
 	case "", advcomp.AmplificationLog:
-		return advcomp.New(), nil
+		return advcomp.New(adj(o)), nil
 	case advcomp.AmplificationLinear:
-		return advcomp.NewLinear(), nil
+		return advcomp.NewLinear(adj(o)), nil
 	}
 	_, err := advcomp.ParseAmplification(string(o.ACAmplification))
 	return nil, err
+}
+
+// adj is o's neighbouring relation as a constructor option.
+func adj(o Options) accounting.Option { return accounting.WithAdjacency(o.Adjacency) }
+
+// dpd returns the DPD paper's procedure m, which is stated under
+// add-remove only.
+func dpd(o Options, m accounting.Method) (accounting.Method, error) {
+	if o.Adjacency != accounting.AddRemove {
+		return nil, fmt.Errorf("registry: %s does not bound under %s adjacency", m.Kind(), o.Adjacency)
+	}
+	return m, nil
 }
 
 func lookup(kind accounting.Kind) (method, bool) {
@@ -144,23 +158,9 @@ func Note(kind accounting.Kind) string {
 // or an [accounting.Procedure] (see [Procedural]). It returns an error for
 // an unknown kind or invalid options; it never panics.
 func New(kind accounting.Kind, opt Options) (accounting.Method, error) {
-	m, err := newMethod(kind, opt)
-	if err != nil || opt.Adjacency == accounting.AddRemove {
-		return m, err
-	}
-	u, ok := m.(interface {
-		UseAdjacency(accounting.Adjacency) error
-	})
-	if !ok {
-		return nil, fmt.Errorf("registry: %s does not bound under %s adjacency", kind, opt.Adjacency)
-	}
-	if err := u.UseAdjacency(opt.Adjacency); err != nil {
+	if err := accounting.CheckAdjacency(opt.Adjacency); err != nil {
 		return nil, err
 	}
-	return m, nil
-}
-
-func newMethod(kind accounting.Kind, opt Options) (accounting.Method, error) {
 	if m, ok := lookup(kind); ok {
 		return m.make(opt)
 	}

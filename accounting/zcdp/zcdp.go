@@ -4,10 +4,10 @@ package zcdp
 
 import (
 	"context"
-	"fmt"
 	"math"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/mechanism"
 	"github.com/dpcalc/dpcalc/internal/search"
 
 	"github.com/dpcalc/dpcalc/internal/logmath"
@@ -43,8 +43,16 @@ type Accountant struct {
 	plan    accounting.Plan
 }
 
-// New returns an empty zCDP accountant (ρ = ξ = 0).
-func New() *Accountant { return &Accountant{} }
+// New returns an empty zCDP accountant (ρ = ξ = 0). opts set the
+// neighbouring relation (accounting.WithAdjacency; the default is
+// add-remove). Under replace-one it bounds unsampled steps, shuffled
+// epochs (see [accounting.Plan.Bounded]) and steps sampled without
+// replacement, with noise multipliers relative to the replace-one
+// sensitivity. An unknown relation makes every Compose an error.
+func New(opts ...accounting.Option) *Accountant {
+	cfg, _ := accounting.NewConfig(opts...) // an unknown relation fails in Compose (NormalizeUnder)
+	return &Accountant{plan: cfg.Plan()}
+}
 
 // Kind returns accounting.KindZCDP.
 func (a *Accountant) Kind() accounting.Kind { return accounting.KindZCDP }
@@ -62,26 +70,27 @@ func (a *Accountant) Supports(s accounting.Step) error {
 	if !(s.ClassicSampling() || wor) {
 		return s.Unsupported(accounting.KindZCDP, "no zCDP bound for a "+s.Describe()+" step")
 	}
-	if s.Mechanism == accounting.MechEpsilonDelta && s.Delta > 0 {
-		return s.Unsupported(accounting.KindZCDP, fmt.Sprintf("(ε, δ)-DP with δ = %g > 0 has no zCDP bound", s.Delta))
+	m, err := mechanism.Of(s)
+	if err != nil {
+		return err
+	}
+	if _, _, err := m.ZCDP(); err != nil {
+		return s.Unsupported(accounting.KindZCDP, err.Error())
 	}
 	return nil
 }
 
-// stepRho returns the (ρ, ξ) of one repetition of s.
-func stepRho(s accounting.Step) (rho, xi float64) {
-	switch s.Mechanism {
-	case accounting.MechGaussian:
-		// Proposition 1.6 with Δ = 1, τ = σ²; σ ≥ SigmaFloor keeps it finite.
-		return 1 / (2 * s.Sigma * s.Sigma), 0
-	case accounting.MechEpsilonDelta, accounting.MechLaplace:
-		// Proposition 1.4 (δ = 0; Laplace is (1/b, 0)-DP); ε²/2 underflows
-		// for ε < 2e-162, so it is rounded up to the smallest positive
-		// float64 (ε > 0 here), and ε²/2 itself is rounded up.
-		e, _ := s.PureEpsilon()
-		return math.Max(math.Nextafter(e*e/2, math.Inf(1)), math.SmallestNonzeroFloat64), 0
+// stepRho returns the (ρ, ξ) of one repetition of s, as its mechanism
+// states it (mechanism.Mechanism.ZCDP): for a Gaussian Proposition 1.6
+// with Δ = 1, τ = σ²; for an ε-DP step (Laplace, EpsilonDelta with δ = 0)
+// Proposition 1.4, ε²/2 rounded up (and at least the smallest positive
+// float64: it underflows for ε < 2e-162).
+func stepRho(s accounting.Step) (rho, xi float64, err error) {
+	m, err := mechanism.Of(s)
+	if err != nil {
+		return 0, 0, err
 	}
-	return s.Rho, s.Xi
+	return m.ZCDP()
 }
 
 // Rho returns the composed ρ, or +Inf for an unbounded composition.
@@ -114,7 +123,7 @@ func (a *Accountant) Compose(e accounting.Event, count int) error {
 	// non-negative products: round-to-nearest may lose at most half an ulp
 	// each; the conversion rounds its result upward by more than that.
 	for _, s := range merged.Steps {
-		r, x := stepRho(s)
+		r, x, _ := stepRho(s) // Supports accepted s
 		a.rho += float64(s.Count) * r
 		a.xi += float64(s.Count) * x
 	}
@@ -172,11 +181,17 @@ func (a *Accountant) pureEpsilon() float64 {
 	var e float64
 	for _, s := range a.plan.Steps {
 		var x float64
-		switch {
-		case s.Mechanism == accounting.MechZCDP && s.Rho == 0:
-			x = s.Xi
-		case s.Mechanism == accounting.MechEpsilonDelta && s.Delta == 0:
-			x = s.Epsilon
+		switch e := s.Leaf.(type) {
+		case accounting.ZCDP:
+			if e.Rho != 0 {
+				return math.Inf(1)
+			}
+			x = e.Xi
+		case accounting.EpsilonDelta:
+			if e.Delta != 0 {
+				return math.Inf(1)
+			}
+			x = e.Epsilon
 		default:
 			return math.Inf(1)
 		}
@@ -237,17 +252,3 @@ var _ accounting.Accountant = (*Accountant)(nil)
 // up rounds x > 0 up by four ulps (0 stays 0), covering the rounding error
 // of the few floating-point operations in a closed-form bound.
 func up(x float64) float64 { return search.Up(x, 4) }
-
-// UseAdjacency makes the accountant bound under adj (the default is
-// add-remove); it must be called before the first Compose. Under
-// replace-one it bounds unsampled steps and shuffled epochs (see
-// [accounting.Plan.Bounded]), with noise multipliers relative to the
-// replace-one sensitivity.
-func (a *Accountant) UseAdjacency(adj accounting.Adjacency) error {
-	p, err := a.plan.WithAdjacency(adj)
-	if err != nil {
-		return err
-	}
-	a.plan = p
-	return nil
-}

@@ -1,0 +1,55 @@
+// Package mechanism is where each mechanism states what the accountants
+// need to bound it, so that they know no mechanism by name.
+//
+// [Of] maps a step of an [accounting.Plan] (a mechanism, the sampling of
+// the records it runs on, the neighbouring relation) to a [Mechanism]. A
+// Mechanism states, or says why it cannot:
+//
+//   - [Mechanism.PLD], for the pld accountant: a dominating pair for each
+//     direction (remove: P is the output distribution with the differing
+//     record, Q without it; add: the reverse; under replace-one, the two
+//     orders of the replaced records), each described by its privacy loss
+//     L = log dP/dQ ([Pair]: log tails P(L > l), Q(L > l), P(L ≤ l),
+//     Q(L ≤ l) within [TailsRelError], truncation points, moments for
+//     steering, its support: a density, atoms, a lattice, mass at +∞);
+//     whether one pair serves both directions; and what composes faster
+//     than by discretisation (an exact Gaussian pair, a dominance family,
+//     the largest loss, a lower bound for repetitions).
+//   - [Mechanism.RDP], for rdp and ma: the Rényi curve as log moments at
+//     real orders, each an upper bound (where it is a bound on a bound, the
+//     mechanism's doc says which).
+//   - [Mechanism.ZCDP], for zcdp: (ρ, ξ).
+//
+// Mechanisms here: the Gaussian (unsampled, Poisson-sampled under
+// add-remove, sampled without replacement under replace-one), the Laplace
+// (unsampled, Poisson-sampled), the discrete Gaussian and the discrete
+// Laplace (unsampled, Poisson-sampled), and the guarantees zCDP and
+// (ε, δ). The pair of the shuffled-batches lower-bound construction is
+// [ShuffledMaxPairs].
+//
+// Shared constructions a mechanism can build on: an additive mechanism on
+// integers states its noise (log tails and mass function) and gets the
+// shift pair of its unsampled release, whose tails are values of the
+// noise's distribution function (shift.go); any unsampled pair gives the
+// Poisson-sampled pairs of both directions (poissonPair, sampled.go). The
+// Gaussian and the Laplace keep their own closed forms in x.
+//
+// To add a mechanism:
+//
+//   - accounting/event.go: its event type, a struct of numbers (events are
+//     compared and used as map keys), with isEvent and the two methods of
+//     the unexported mechanismEvent interface: step (validate the
+//     parameters by the boundary table of accounting.Normalize and return
+//     the step, free or unbounded) and pureEpsilon. Normalize, the plan's
+//     pure ε and the events' paths then need nothing more.
+//   - accounting/dpevent.go: its JSON class in eventClasses, and its case in
+//     writeEvent and decodeEvent (dp_accounting's class and field names).
+//   - here, one file: its type (comparable: accountants key steps by it)
+//     with Name, Event, order (a rank of its own), PLD, RDP and ZCDP, each
+//     stating what it can and an error saying why for the rest; and its
+//     case in [Of].
+//
+// The pld, rdp and zcdp accountants then bound it with no change. The
+// advanced-composition accountant bounds it when the event states a pure
+// ε (its pureEpsilon); ma tracks Gaussian curves only (RDP.AbadiMoments).
+package mechanism

@@ -1,0 +1,536 @@
+package pld
+
+import (
+	"context"
+	"math"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/mechanism"
+	"github.com/dpcalc/dpcalc/internal/logmath"
+	"github.com/dpcalc/dpcalc/internal/search"
+)
+
+// pmf is a privacy loss distribution on the grid {k·h}: mass p[i] at loss
+// (lo+i)·h, plus mass inf at loss +∞. The finite part may be a
+// sub-probability (mass dropped for a lower bound).
+type pmf struct {
+	lo  int
+	off float64 // losses are (lo+i)·h + off
+	p   []float64
+	inf float64
+	// fallback is the P-mass the lower-bound merge had to round down.
+	fallback float64
+	// stop is the loss above which a lower merge on a grid with dropTop
+	// dropped the P-mass (see grid.dropTop).
+	stop float64
+}
+
+// mergeScan is how many grid cells beyond its target the lower-bound
+// merge may extend a cell before it falls back to rounding down.
+const mergeScan = 8
+
+// relSlack is the relative rounding slack allowed for a log-space mass or
+// tail computed from erfc, log and exp (a few hundred ulps): the error
+// within which every pair states its tails.
+const relSlack = mechanism.TailsRelError
+
+// binMass returns log of the mass of (a, b] given the log tails and heads at
+// its ends, differencing whichever of the two is smaller so that the
+// subtraction does not cancel, and logRef, the log of the larger operand of
+// the difference (its rounding error is a few ulps of that operand).
+func binMass(tA, tB, hA, hB float64) (logMass, logRef float64) {
+	if hB < -math.Ln2 {
+		if hB <= hA {
+			return math.Inf(-1), hB
+		}
+		return logmath.Sub(hB, hA), hB
+	}
+	if tA <= tB {
+		return math.Inf(-1), tA
+	}
+	return logmath.Sub(tA, tB), tA
+}
+
+// discretise returns the per-step privacy loss distributions of pair on the
+// grid of width h: an upper one (dominating) and a lower one (dominated).
+// Losses beyond the truncation points (P-mass at most eta on each side)
+// are treated as described below.
+//
+// Upper ("connect the dots", Doroshenko, Ghazi, Kamath, Kumar, Manurangsi
+// 2022, "Connect the Dots: Tighter Discrete Approximations of Privacy Loss
+// Distributions", PETS, §3): the P-mass of L in each grid cell (kh, (k+1)h]
+// is split between the two ends so that both its P- and its Q-mass are
+// kept. The continuous pair is then a post-processing (merge) of the
+// discrete one, so the discrete pair dominates it, and the domination is
+// kept under composition; the error is of second order in h. Mass below
+// the lowest grid point is moved up to it, mass above the highest goes to
+// the +∞ atom (both only raise the privacy loss). Rounding in each split is
+// resolved upward by a margin that covers the float64 error of the masses.
+//
+// Lower (a merge of the output space, i.e. a post-processing, so dominated
+// by the true pair): starting from the lowest truncation point, consecutive
+// intervals of L are merged greedily so that each merged cell's loss
+// log(P(cell)/Q(cell)) is at or just above the next grid value t; its mass
+// is put at floor(loss/h)·h ≤ its loss (after subtracting the float64
+// error bound of the loss), which can only lower the privacy loss. The cell
+// containing the upper tail is merged whole, and the P-mass below the lowest
+// truncation point is dropped. Both steps only lower δ(ε) for every ε, for
+// one step and (coupling the per-step losses) for any composition.
+func discretise(ctx context.Context, pair mechanism.Pair, h, eta float64) (up, low pmf, err error) {
+	g, err := newGrid(ctx, pair, h, eta)
+	if err != nil {
+		return up, low, err
+	}
+	low, err = g.lower(ctx)
+	return g.upper(), low, err
+}
+
+// grid holds the log tails of one pair at the grid points kLo..kHi.
+type grid struct {
+	pair     mechanism.Pair
+	h        float64
+	kLo, kHi int
+	off      float64 // grid point k is at loss k·h + off
+	tl       []mechanism.Tails
+	logEta   float64 // log of the truncation mass eta
+	// dropTop makes lower drop the P-mass above the last merged cell
+	// instead of merging it into one atom (the two-scale lower bound,
+	// whose jumps above are discretised on their own grid); the loss it
+	// stopped at is returned in pmf.stop.
+	dropTop bool
+}
+
+// at returns the loss of grid point k.
+func (gr *grid) at(k int) float64 { return float64(k)*gr.h + gr.off }
+
+func newGrid(ctx context.Context, pair mechanism.Pair, h, eta float64) (*grid, error) {
+	return newGridOffset(ctx, pair, h, eta, 0)
+}
+
+// checkEvery is how many grid points, cells or pair evaluations (each
+// weighted by its TailsCost) a loop handles between checks of its context;
+// each check counts one unit of work (accounting.Canceled), and an FFT of n
+// points counts n/checkEvery more.
+const checkEvery = 1024
+
+// newGridOffset is newGrid on the shifted grid {k·h + off}.
+func newGridOffset(ctx context.Context, pair mechanism.Pair, h, eta, off float64) (*grid, error) {
+	lLo, lHi := pair.Truncation(eta)
+	return newGridSpan(ctx, pair, h, eta, off, math.Floor((lLo-off)/h), math.Ceil((lHi-off)/h))
+}
+
+// newGridSpan is the grid {k·h + off : kLo ≤ k ≤ kHi} of pair.
+func newGridSpan(ctx context.Context, pair mechanism.Pair, h, eta, off, fLo, fHi float64) (*grid, error) {
+	if !(math.Abs(fLo) < 1<<53 && math.Abs(fHi) < 1<<53) {
+		return nil, errTooLarge // also NaN
+	}
+	kLo, kHi := int(fLo), int(fHi)
+	if kHi <= kLo {
+		kHi = kLo + 1
+	}
+	n := kHi - kLo
+	if !(n > 0 && n <= maxGrid) {
+		return nil, errTooLarge // also NaN or overflowed ends
+	}
+	tl := make([]mechanism.Tails, n+1)
+	cost := pair.TailsCost()
+	evals := checkEvery // check before the first point
+	for i := range tl {
+		if evals >= checkEvery {
+			evals = 0
+			if err := accounting.Canceled(ctx); err != nil {
+				return nil, err
+			}
+		}
+		evals += cost
+		tl[i] = pair.Tails(float64(kLo+i)*h + off)
+	}
+	return &grid{pair: pair, h: h, kLo: kLo, kHi: kHi, off: off, tl: tl, logEta: math.Log(eta)}, nil
+}
+
+// cutPair is a pair whose truncation is narrowed by bisection on its
+// exact tails: pair.truncation bounds each mixture component on its own,
+// and for a small sampling rate the sampled component's tail carries only
+// q of the mass, so the exact cut can be far narrower (a shorter grid at
+// the same width). Used for truncations cut at a query's δ (see
+// setup.eta), where the truncated mass is charged in full.
+type cutPair struct{ mechanism.Pair }
+
+func (p *cutPair) Truncation(eta float64) (lLo, lHi float64) {
+	return cutRange(p.Pair, eta)
+}
+
+// cutRange returns losses lLo < lHi outside which P has mass at most eta on
+// each side, narrowing pair.truncation's by bisection on the exact tails.
+func cutRange(pair mechanism.Pair, eta float64) (lLo, lHi float64) {
+	lLo, lHi = pair.Truncation(eta)
+	if !(lLo < lHi) || math.IsInf(lLo, 0) || math.IsInf(lHi, 0) || !(eta > 0) {
+		return lLo, lHi
+	}
+	le := math.Log(eta)
+	// Largest lo with P(L ≤ lo) ≤ eta, smallest hi with P(L > hi) ≤ eta;
+	// the bisections keep those properties at their outer ends.
+	if pair.Tails(lLo).PBelow <= le {
+		a, b := lLo, lHi
+		for it := 0; it < 64 && b-a > 1e-9*(math.Abs(a)+math.Abs(b)); it++ {
+			m := a + (b-a)/2
+			if pair.Tails(m).PBelow <= le {
+				a = m
+			} else {
+				b = m
+			}
+		}
+		lLo = a
+	}
+	if pair.Tails(lHi).PAbove <= le {
+		a, b := lLo, lHi
+		for it := 0; it < 64 && b-a > 1e-9*(math.Abs(a)+math.Abs(b)); it++ {
+			m := a + (b-a)/2
+			if pair.Tails(m).PAbove <= le {
+				b = m
+			} else {
+				a = m
+			}
+		}
+		lHi = b
+	}
+	if !(lLo < lHi) {
+		return pair.Truncation(eta)
+	}
+	return lLo, lHi
+}
+
+// maxGrid caps the grid points of one step's discretisation.
+const maxGrid = 1 << 24
+
+// upper returns the dominating per-step distribution (see discretise).
+func (gr *grid) upper() (up pmf) { return gr.upperSpan(true, true) }
+
+// upperSpan is upper restricted to the grid's cells: the P-mass below the
+// lowest point is moved up to it only when below is set, and the mass
+// above the highest goes to +∞ only when above is set (the two-scale
+// split discretises each side on its own grid).
+func (gr *grid) upperSpan(below, above bool) (up pmf) {
+	h, kLo, tl := gr.h, gr.kLo, gr.tl
+	n := gr.kHi - gr.kLo
+
+	// Upper: split cell masses.
+	up.lo, up.off = kLo, gr.off
+	up.p = make([]float64, n+1)
+	// Written with e^{−h} so that nothing overflows for coarse grids.
+	omh := -math.Expm1(-h) // 1 − e^{−h}
+	emh := math.Exp(-h)
+	var sum, comp float64
+	add := func(i int, m float64) {
+		up.p[i] += m
+		sum, comp = search.Neumaier(sum, comp, m)
+	}
+	// Every mass is raised by its rounding error bound (2·relSlack of
+	// the larger operand of its difference, see binMass), so that each
+	// is at least the exact mass it stands for: a dominating distribution
+	// may carry more mass than 1, never less, and the excess is relative,
+	// not the absolute 2^−52 per step that reassigning the deficit
+	// 1 − Σ p to +∞ would cost (a floor of T·2e-16 on δ).
+	if below {
+		add(0, math.Exp(tl[0].PBelow)*(1+relSlack)) // mass below the grid, moved up
+	}
+	for i := 0; i < n; i++ {
+		lp, refP := binMass(tl[i].PAbove, tl[i+1].PAbove, tl[i].PBelow, tl[i+1].PBelow)
+		if math.IsInf(lp, -1) {
+			continue
+		}
+		lq, refQ := binMass(tl[i].QAbove, tl[i+1].QAbove, tl[i].QBelow, tl[i+1].QBelow)
+		b := gr.at(kLo + i + 1)
+		pm := math.Exp(lp) + 2*relSlack*math.Exp(refP)
+		// P-mass at the lower end: (e^{b}·Q(cell) − P(cell))/(e^h − 1).
+		var mLo float64
+		if !math.IsInf(lq, -1) {
+			// = (e^{b}·Q − P)/(e^h − 1), divided through by e^h; e^{a}Q ≤ P
+			// for a cell of losses above a = b − h, so this cannot overflow.
+			a := b - h
+			mLo = (math.Exp(a+lq) - pm*emh) / omh
+			errLo := relSlack * (math.Exp(refP-h) + math.Exp(a+refQ) + pm*emh) / omh
+			mLo -= errLo
+		}
+		mLo = math.Max(0, math.Min(mLo, pm))
+		add(i, mLo)
+		add(i+1, pm-mLo)
+	}
+	// Mass above the top grid point goes to +∞.
+	if above {
+		up.inf = math.Min(1, math.Exp(tl[n].PAbove)*(1+relSlack))
+	}
+
+	return up
+}
+
+// lowMass returns the log of a cell's P-mass e^{lp} lowered by its
+// rounding error bound (2·relSlack of the larger operand e^{refP} of its
+// difference, see binMass), so that a dominated distribution never
+// carries more mass than the exact one: its δ is then a lower bound with
+// no absolute floor.
+func lowMass(lp, refP float64) float64 {
+	r := relSlack * (1 + 2*math.Exp(refP-lp))
+	if !(r < 0.5) {
+		return math.Inf(-1) // the mass is below its own error bound: drop it
+	}
+	return lp + math.Log1p(-r)
+}
+
+// lower returns the dominated per-step distribution (see discretise): a
+// greedy merge of the loss line from the lowest grid point up, one merged
+// cell per step of [lowerMerge].
+func (gr *grid) lower(ctx context.Context) (pmf, error) {
+	m := &lowerMerge{gr: gr, top: gr.at(gr.kHi), a: gr.at(gr.kLo), ta: gr.tl[0], j: 1, cost: gr.pair.TailsCost()}
+	for {
+		if m.evals++; m.evals >= checkEvery {
+			m.evals = 0
+			if err := accounting.Canceled(ctx); err != nil {
+				return m.low, err
+			}
+		}
+		if m.step() {
+			break
+		}
+	}
+	m.assemble()
+	return m.low, nil
+}
+
+// lowerMerge is the state of the lower discretisation's merge: the masses
+// placed so far, and the left end a of the next merged cell with the tails
+// there.
+type lowerMerge struct {
+	gr  *grid
+	top float64 // the loss of the grid's top point
+	ks  []int   // grid indices of the placed masses
+	ms  []float64
+	low pmf // the result (fallback and stop accumulate here)
+	a   float64
+	ta  mechanism.Tails
+	j   int // next grid index (into gr.tl) above a
+	// evals counts cells and pair evaluations (weighted by their cost)
+	// since the last check of ctx: a check (one unit of work, see
+	// accounting.Canceled) every checkEvery of them, however many
+	// evaluations a cell takes.
+	evals, cost int
+}
+
+// put places mass m at grid index k.
+func (m *lowerMerge) put(k int, mass float64) {
+	if mass > 0 {
+		m.ks = append(m.ks, k)
+		m.ms = append(m.ms, mass)
+	}
+}
+
+// putLoss puts mass at floor(loss/h), loss already lowered by its rounding
+// error bound.
+func (m *lowerMerge) putLoss(loss, mass float64) {
+	if math.IsNaN(loss) {
+		return // dropping mass keeps a lower bound
+	}
+	if loss > m.top {
+		loss = m.top // rounding down further is still a lower bound
+	}
+	m.put(int(math.Floor((loss-m.gr.off)/m.gr.h)), mass)
+}
+
+// mergeTail merges the whole P-mass above a into one atom at its smallest
+// possible loss, at least a; qZero is the loss used when the Q-mass above a
+// is 0 (the loss is +∞ there: any value is lower).
+func (m *lowerMerge) mergeTail(qZero float64) {
+	ta := m.ta
+	if math.IsInf(ta.PAbove, -1) {
+		return
+	}
+	loss := ta.PAbove - ta.QAbove
+	if math.IsInf(ta.QAbove, -1) {
+		loss = qZero
+	} else if loss < m.a {
+		loss = m.a
+	}
+	m.putLoss(math.Max(loss-relSlack*(1+math.Abs(loss)), m.a), math.Exp(ta.PAbove)*(1-relSlack))
+}
+
+// phi returns φ(b) = (the merged loss of (a, b] less its rounding error) −
+// t for the tails tb at b, negative for b ≤ t and increasing beyond, and
+// the log of the cell's P-mass lowered by its error bound.
+func (m *lowerMerge) phi(tb mechanism.Tails, t float64) (float64, float64) {
+	ta := m.ta
+	lp, refP := binMass(ta.PAbove, tb.PAbove, ta.PBelow, tb.PBelow)
+	if math.IsInf(lp, -1) {
+		return math.Inf(-1), lp
+	}
+	lq, refQ := binMass(ta.QAbove, tb.QAbove, ta.QBelow, tb.QBelow)
+	if math.IsInf(lq, -1) {
+		return math.Inf(1), lowMass(lp, refP)
+	}
+	// Relative error of each mass is ≲ relSlack·ref/mass.
+	errL := relSlack * (1 + math.Exp(refP-lp) + math.Exp(refQ-lq))
+	return lp - lq - errL - t, lowMass(lp, refP)
+}
+
+// step merges one cell from a, and reports whether the merge is done.
+func (m *lowerMerge) step() (done bool) {
+	gr := m.gr
+	if gr.dropTop && (m.ta.PAbove <= gr.logEta || m.a >= m.top) {
+		m.low.stop = m.a
+		return true
+	}
+	if m.ta.PAbove <= gr.logEta {
+		// The P-mass above a is at most eta: merge it whole (as at
+		// the top of the grid below). The grid's top point bounds
+		// the q-weighted component of the remove direction only
+		// through Φ̄(z) ≤ eta, so for small q the cells above here
+		// carry far less than eta, and a root search per cell there
+		// (the bulk of the cost) would change δ by less than
+		// count·eta.
+		m.mergeTail(m.a)
+		return true
+	}
+	kt := int(math.Floor((m.a-gr.off)/gr.h)) + 1
+	t := gr.at(kt)
+	n := gr.kHi - gr.kLo
+	for m.j <= n && gr.at(gr.kLo+m.j) <= t {
+		m.j++
+	}
+	j0 := m.j
+	left, fl, fr, found := m.scan(t)
+	switch {
+	case !found && m.j <= n:
+		m.fallback(t, j0)
+		return false
+	case !found && gr.dropTop:
+		m.low.stop = m.a
+		return true
+	case !found:
+		m.mergeTail(m.top) // the whole upper tail (a, ∞)
+		return true
+	}
+	tb, lb := m.illinois(kt, t, left, fl, fr)
+	fr, lp := m.phi(tb, t) // undo Illinois scaling
+	if !math.IsInf(lp, -1) {
+		extra := 0
+		if math.IsInf(fr, 1) {
+			extra = gr.kHi - kt
+		} else if fr >= gr.h {
+			extra = int(math.Floor(fr / gr.h))
+		}
+		m.put(min(kt+max(extra, 0), max(gr.kHi, kt)), math.Exp(lp))
+	}
+	m.a, m.ta = lb, tb
+	if m.a >= m.top {
+		if gr.dropTop {
+			m.low.stop = m.a
+			return true
+		}
+		m.mergeTail(m.a) // the remaining tail above the grid
+		return true
+	}
+	return false
+}
+
+// scan looks for the first of the next mergeScan grid points whose cell
+// from a lifts the merged loss to t (φ ≥ 0), leaving m.j there: found, φ
+// there (fr), and the last point below with φ < 0 (left and fl; t and NaN
+// when there is none).
+func (m *lowerMerge) scan(t float64) (left, fl, fr float64, found bool) {
+	gr := m.gr
+	n := gr.kHi - gr.kLo
+	left, fl = t, math.NaN()
+	j0 := m.j
+	for ; m.j <= n && m.j < j0+mergeScan; m.j++ {
+		f, _ := m.phi(gr.tl[m.j], t)
+		if f >= 0 {
+			return left, fl, f, true
+		}
+		left, fl = gr.at(gr.kLo+m.j), f
+	}
+	return left, fl, 0, false
+}
+
+// fallback merges only up to the first grid point j0 above t, when the
+// cells just above t cannot lift the merged loss to t (a concentrated mass
+// well below t, coarse grid), and rounds its loss down to the grid (still
+// a lower bound, but first-order in h; EpsilonBounds refines the grid when
+// the gap shows it).
+func (m *lowerMerge) fallback(t float64, j0 int) {
+	gr := m.gr
+	tb := gr.tl[j0]
+	if f, lp := m.phi(tb, t); !math.IsInf(lp, -1) {
+		// Every outcome in the cell has loss > a, so its merged
+		// loss does too, whatever the rounding of the masses.
+		loss := math.Max(t+f, m.a)
+		if math.IsInf(f, 1) {
+			loss = m.top
+		}
+		m.putLoss(loss, math.Exp(lp))
+		m.low.fallback += math.Exp(lp)
+	}
+	m.a, m.ta, m.j = gr.at(gr.kLo+j0), tb, j0
+}
+
+// illinois narrows the right end b of the cell (a, b] from the grid point
+// m.j, where φ = fr ≥ 0, toward the root of φ by Illinois steps, keeping
+// φ(b) ≥ 0, until the merged loss is within 1e-6·h above t (or within a
+// few ulps of t: a finer target is not representable). It returns the
+// tails at b and b.
+func (m *lowerMerge) illinois(kt int, t, left, fl, fr float64) (tb mechanism.Tails, lb float64) {
+	gr := m.gr
+	tb, lb = gr.tl[m.j], gr.at(gr.kLo+m.j)
+	if math.IsNaN(fl) {
+		if kt <= gr.kHi {
+			fl, _ = m.phi(gr.tl[kt-gr.kLo], t) // t is grid point kt > kLo
+		} else {
+			m.evals += m.cost
+			fl, _ = m.phi(gr.pair.Tails(t), t) // a reached the top point
+		}
+	}
+	side := 0
+	for it := 0; it < 40 && fr > math.Max(1e-6*gr.h, 8e-16*math.Abs(t)) && fl < 0 && !math.IsInf(fr, 1); it++ {
+		var c float64
+		if math.IsInf(fl, -1) {
+			c = left + 0.5*(lb-left)
+		} else {
+			c = left + (lb-left)*(-fl)/(fr-fl)
+		}
+		if !(c > left && c < lb) {
+			break
+		}
+		m.evals += m.cost
+		tc := gr.pair.Tails(c)
+		fc, _ := m.phi(tc, t)
+		if fc >= 0 {
+			tb, lb, fr = tc, c, fc
+			if side == 1 {
+				fl /= 2
+			}
+			side = 1
+		} else {
+			left, fl = c, fc
+			if side == -1 {
+				fr /= 2
+			}
+			side = -1
+		}
+	}
+	return tb, lb
+}
+
+// assemble lays the placed masses out as the pmf's array.
+func (m *lowerMerge) assemble() {
+	if len(m.ks) == 0 {
+		return
+	}
+	kmin, kmax := m.ks[0], m.ks[0]
+	for _, k := range m.ks {
+		kmin = min(kmin, k)
+		kmax = max(kmax, k)
+	}
+	m.low.lo, m.low.off = kmin, m.gr.off
+	m.low.p = make([]float64, kmax-kmin+1)
+	for i, k := range m.ks {
+		m.low.p[k-kmin] += m.ms[i]
+	}
+}

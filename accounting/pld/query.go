@@ -1,0 +1,514 @@
+package pld
+
+import (
+	"context"
+	"math"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/gaussian"
+	"github.com/dpcalc/dpcalc/accounting/mechanism"
+)
+
+// EpsilonBounds returns a certified lower and upper bound on the smallest ε
+// for which the composition is (ε, δ)-DP. The upper bound is the smaller
+// of the PLD bound and the RDP bound on the same steps (see
+// [Accountant.EpsilonBoundsFrom]); it is +Inf only when both are. Its
+// upper bound is what [Accountant.Epsilon] returns.
+func (a *Accountant) EpsilonBounds(ctx context.Context, delta float64) (lower, upper float64, err error) {
+	lower, upper, _, err = a.EpsilonBoundsFrom(ctx, delta)
+	return lower, upper, err
+}
+
+// EpsilonBoundsFrom is [Accountant.EpsilonBounds] that also names the
+// certificate behind the upper bound: accounting.KindPLD when the
+// discretised PLD gave it, accounting.KindRDP when the RDP bound on the same
+// steps (default orders, [moments.RDP]) was smaller. RDP wins where the
+// PLD's float64 error bounds (FFT round-off, truncation, see [Accountant])
+// approach δ, and where the composition is too large for the PLD grid.
+func (a *Accountant) EpsilonBoundsFrom(ctx context.Context, delta float64) (lower, upper float64, from accounting.Kind, err error) {
+	lower, upper, from, err = a.epsilonBounds(ctx, delta)
+	if err == nil {
+		lower, err = a.sumLower(ctx, lower, upper, func(s mechanism.CompositionLower) (float64, error) { return s.EpsilonLower(ctx, delta) })
+	}
+	return lower, upper, from, a.public(err)
+}
+
+// Epsilon returns the upper bound of [Accountant.EpsilonBounds], exactly.
+// On one accountant, Delta(Epsilon(δ)) ≤ δ.
+func (a *Accountant) Epsilon(ctx context.Context, delta float64) (float64, error) {
+	_, u, _, err := a.epsilonBounds(ctx, delta)
+	return u, a.public(err)
+}
+
+// DeltaBounds returns a certified lower and upper bound on the smallest δ
+// for which the composition is (eps, δ)-DP, for eps ≥ 0. The upper bound is
+// the smaller of the PLD bound and the RDP bound on the same steps (see
+// [Accountant.DeltaBoundsFrom]), and it is never 0 at a finite eps once a
+// step has been composed (a Gaussian is never pure DP: an underflowed δ
+// rounds up to the smallest float64).
+func (a *Accountant) DeltaBounds(ctx context.Context, eps float64) (lower, upper float64, err error) {
+	lower, upper, _, err = a.DeltaBoundsFrom(ctx, eps)
+	return lower, upper, err
+}
+
+// DeltaBoundsFrom is [Accountant.DeltaBounds] that also names the
+// certificate behind the upper bound (accounting.KindPLD or
+// accounting.KindRDP), as [Accountant.EpsilonBoundsFrom] does.
+func (a *Accountant) DeltaBoundsFrom(ctx context.Context, eps float64) (lower, upper float64, from accounting.Kind, err error) {
+	lower, upper, from, err = a.deltaBounds(ctx, eps)
+	if err == nil {
+		lower, err = a.sumLower(ctx, lower, upper, func(s mechanism.CompositionLower) (float64, error) { return s.DeltaLower(ctx, eps) })
+	}
+	return lower, upper, from, a.public(err)
+}
+
+// Delta returns the upper bound of [Accountant.DeltaBounds], exactly.
+func (a *Accountant) Delta(ctx context.Context, eps float64) (float64, error) {
+	_, u, _, err := a.deltaBounds(ctx, eps)
+	return u, a.public(err)
+}
+
+// public turns the internal errTooLarge into the error callers see: a
+// *accounting.ParamError naming GridWidth (only a user-set width gets
+// there; the default grid falls back to RDP).
+func (a *Accountant) public(err error) error {
+	if err == errTooLarge {
+		return &accounting.ParamError{Name: "GridWidth", Value: a.h, Want: "a width at which this composition fits the FFT grid (0 picks one)"}
+	}
+	return err
+}
+
+// lowerWide is how wide (relative to its upper end) a bracket must be for
+// a mechanism's composition lower bound to be tried.
+const lowerWide = 0.05
+
+// sumLower raises a lower bound that is weak (below 1 − lowerWide of the
+// upper one) to the one the mechanism states for its repetitions
+// (mechanism.PLD.Lower; the sum statistic of a Poisson-sampled Gaussian),
+// where that applies (one step, repeated).
+func (a *Accountant) sumLower(ctx context.Context, lower, upper float64, f func(s mechanism.CompositionLower) (float64, error)) (float64, error) {
+	if !(upper-lower > lowerWide*upper) || math.IsInf(upper, 1) {
+		return lower, nil
+	}
+	s, ok := a.compositionLower()
+	if !ok {
+		return lower, nil
+	}
+	lo, err := f(s)
+	if err != nil {
+		return 0, err
+	}
+	return math.Min(math.Max(lower, lo), upper), nil
+}
+
+// compositionLower returns the lower bound a's steps' mechanism states for
+// their repetitions (mechanism.PLD.Lower), when a holds one kind of step
+// and it has one (ok false otherwise).
+func (a *Accountant) compositionLower() (mechanism.CompositionLower, bool) {
+	if len(a.counts) != 1 {
+		return nil, false
+	}
+	for k, n := range a.counts {
+		if f := a.pld(k).Lower; f != nil {
+			return f(n)
+		}
+	}
+	return nil, false
+}
+
+// pureEpsilon returns the ε at δ = 0 when every step's loss is bounded
+// (Laplace): the sum of the steps' largest losses in either direction,
+// rounded up (+Inf when a step's loss is unbounded, as a Gaussian's).
+func (a *Accountant) pureEpsilon() float64 {
+	var e float64
+	for _, k := range a.keys() {
+		m := a.pld(k).MaxLoss
+		if math.IsInf(m, 1) {
+			return math.Inf(1)
+		}
+		e += float64(a.counts[k]) * m * (1 + 1e-12)
+	}
+	return e
+}
+
+// epsF and deltaF evaluate one composed distribution.
+func epsF(delta float64) func(c *composition, upper bool) float64 {
+	return func(c *composition, upper bool) float64 { return c.epsilon(delta, upper) }
+}
+
+func deltaF(eps float64) func(c *composition, upper bool) float64 {
+	return func(c *composition, upper bool) float64 { return c.delta(eps, upper) }
+}
+
+func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, upper float64, from accounting.Kind, err error) {
+	if err := accounting.CheckDeltaQuery(delta); err != nil {
+		return 0, 0, accounting.KindPLD, err
+	}
+	if !a.private {
+		return math.Inf(1), math.Inf(1), accounting.KindPLD, nil
+	}
+	if len(a.counts) == 0 {
+		return 0, 0, accounting.KindPLD, nil
+	}
+	if delta == 0 {
+		// A Gaussian step is never (ε, 0)-DP; Laplace steps alone are.
+		e := a.pureEpsilon()
+		return e, e, accounting.KindPLD, nil
+	}
+	if err := accounting.Canceled(ctx); err != nil {
+		return 0, 0, accounting.KindPLD, err
+	}
+	if g := a.grouped(); g != nil {
+		return g.epsilonBounds(ctx, delta)
+	}
+	lv, err := a.resultFor(ctx, delta)
+	var r *result
+	if err == nil {
+		r = lv.res
+	}
+	var upper0 float64 // the first grid's upper bound, certified by Delta
+	switch {
+	case err == nil && r.closed:
+		if r.closedSigma == 0 {
+			// Σ n/σ² overflowed: μ² > MaxFloat64 and ε(δ) > μ²/2 for
+			// δ < 0.49 (δ(μ²/2) ≥ 1/2 − 1/(μ√(2π))).
+			lower = 0
+			if delta < 0.49 {
+				lower = math.MaxFloat64 / 2
+			}
+			return lower, math.Inf(1), accounting.KindPLD, nil
+		}
+		lower, upper = closedEpsilon(r.closedSigma, delta)
+		upper0 = upper
+	case err == nil:
+		wide := func(lo, up float64) bool {
+			return !math.IsInf(up, 1) && up-lo > math.Max(targetGap*up, 1e-9)
+		}
+		point := func(lo, up float64) (float64, float64, error) {
+			return a.epsEstimate(ctx, delta, up)
+		}
+		lower, upper, upper0, err = a.refined(ctx, lv, epsF(delta), wide, point)
+		if err == nil && r.cut {
+			lower, upper, err = a.cutFallbacks(ctx, epsF(delta), lower, upper, upper-lower, wide, point, func(lo, up float64) (float64, float64, error) {
+				return a.twoScaleEpsilon(ctx, lv, delta, lo, up)
+			})
+		}
+	}
+	switch {
+	case a.rdpOnly(err):
+		lower, upper, upper0 = 0, math.Inf(1), math.Inf(1)
+	case err != nil:
+		return 0, 0, accounting.KindPLD, err
+	}
+	from = accounting.KindPLD
+	if upper > 0 {
+		rdp, err := a.rdpAccountant()
+		if err != nil {
+			return 0, 0, accounting.KindPLD, err
+		}
+		// The RDP value itself, so that the result is never above
+		// moments.RDP's for the same steps, to the bit.
+		if rdp == nil {
+			// No cross-check: a step has no Rényi curve.
+		} else if e, err := rdp.Epsilon(ctx, delta); err == nil && e < upper {
+			upper, from = e, accounting.KindRDP
+			upper0 = math.Min(upper0, e)
+		} else if err := accounting.Canceled(ctx); err != nil {
+			return 0, 0, accounting.KindPLD, err
+		}
+		if upper, err = a.certifyEpsilon(ctx, delta, upper, upper0); err != nil {
+			return 0, 0, accounting.KindPLD, err
+		}
+	}
+	if pe := a.pureEpsilon(); pe < upper {
+		upper = pe // Laplace steps alone: pure DP at that ε
+	}
+	if !(lower >= 0) {
+		lower = 0
+	}
+	return math.Min(lower, upper), upper, from, nil
+}
+
+// certifyEpsilon returns the smallest of e, e raised by 1e-12 relative
+// (doubling) and e0 at which [Accountant.Delta] is at most delta, so that
+// the round trip Delta(Epsilon(δ)) ≤ δ holds exactly. e0 (the first grid's
+// bound, or RDP's) always passes: Delta's bound is at most the first grid's
+// and RDP's (see rdpDelta). Refinement makes Delta and Epsilon visit grids
+// depending on their argument, so e, from a finer grid, may need a step.
+func (a *Accountant) certifyEpsilon(ctx context.Context, delta, e, e0 float64) (float64, error) {
+	if math.IsInf(e, 1) {
+		return e, nil
+	}
+	step := 1e-12 * math.Max(1, e)
+	for k := 0; k < 64 && e < e0; k++ {
+		d, err := a.Delta(ctx, e)
+		if err != nil {
+			return 0, err
+		}
+		if d <= delta {
+			return e, nil
+		}
+		e = math.Min(e+step, e0)
+		step *= 2
+	}
+	return e0, nil
+}
+
+func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper float64, from accounting.Kind, err error) {
+	if math.IsNaN(eps) || eps < 0 {
+		return 0, 0, accounting.KindPLD, &accounting.ParamError{Name: "eps", Value: eps, Want: ">= 0"}
+	}
+	if !a.private {
+		return 1, 1, accounting.KindPLD, nil
+	}
+	if len(a.counts) == 0 || math.IsInf(eps, 1) || eps >= a.pureEpsilon() {
+		return 0, 0, accounting.KindPLD, nil // (pure DP: Laplace steps alone)
+	}
+	if err := accounting.Canceled(ctx); err != nil {
+		return 0, 0, accounting.KindPLD, err
+	}
+	if g := a.grouped(); g != nil {
+		return g.deltaBounds(ctx, eps)
+	}
+	// The δ the truncation is cut for (see setup.eta): an upper bound
+	// on δ(eps) from RDP, which only matters when the tails set the grid.
+	var dEst float64
+	if a.tailsCut(ctx) {
+		rdp, err := a.rdpAccountant()
+		if err != nil {
+			return 0, 0, accounting.KindPLD, err
+		}
+		dEst = 1
+		if rdp != nil {
+			if dEst, err = rdpDelta(ctx, rdp, eps); err != nil {
+				return 0, 0, accounting.KindPLD, err
+			}
+		}
+	}
+	if dEst > 0 {
+		// RDP's δ may be far above the PLD's, and a truncation cut for it
+		// would cost more than cutShare of the δ found: cut again at
+		// the untilted PLD upper bound until the cut settles (only upper
+		// compositions are needed for that).
+		for it := 0; it < 8; it++ {
+			up, err := a.roughDelta(ctx, eps, dEst)
+			if a.rdpOnly(err) {
+				break
+			}
+			if err != nil {
+				return 0, 0, accounting.KindPLD, err
+			}
+			if !(up > 0 && a.setup.eta(a.h, up) < a.setup.eta(a.h, dEst)) {
+				break
+			}
+			dEst = up
+		}
+	}
+	lower, upper, err = a.deltaBracket(ctx, eps, dEst)
+	if err == nil && dEst > 0 && lower > 0 && a.setup.eta(a.h, lower) < a.setup.eta(a.h, dEst) {
+		// The untilted bound steering the cut may sit far above δ (its
+		// round-off): cut once more at the certified lower bound, so that
+		// the truncation costs at most cutShare of δ, and keep both
+		// certified brackets.
+		lo2, up2, err2 := a.deltaBracket(ctx, eps, lower)
+		if err2 != nil && !a.rdpOnly(err2) {
+			return 0, 0, accounting.KindPLD, err2
+		}
+		if err2 == nil {
+			lower, upper = math.Max(lower, lo2), math.Min(upper, up2)
+		}
+	}
+	switch {
+	case a.rdpOnly(err):
+		lower, upper = 0, 1
+	case err != nil:
+		return 0, 0, accounting.KindPLD, err
+	}
+	from = accounting.KindPLD
+	if upper > 0 {
+		d := dEst
+		if d == 0 {
+			rdp, err := a.rdpAccountant()
+			if err != nil {
+				return 0, 0, accounting.KindPLD, err
+			}
+			d = 1
+			if rdp != nil {
+				if d, err = rdpDelta(ctx, rdp, eps); err != nil {
+					return 0, 0, accounting.KindPLD, err
+				}
+			}
+		}
+		if d < upper {
+			upper, from = d, accounting.KindRDP
+		}
+	}
+	// Never 0 at a finite ε: a Gaussian step is not pure DP.
+	upper = math.Max(upper, math.SmallestNonzeroFloat64)
+	if !(lower >= 0) {
+		lower = 0
+	}
+	return math.Min(lower, upper), upper, from, nil
+}
+
+// cutFallbacks tightens a bracket found with the tails cut at the query's
+// δ while it is wide: first with the uncut truncation (uncut; scale as
+// there), then with the two-scale bounds (twoScale).
+func (a *Accountant) cutFallbacks(ctx context.Context, f func(c *composition, upper bool) float64, lower, upper, scale float64, wide func(lo, up float64) bool, point func(lo, up float64) (eps, delta float64, err error), twoScale func(lo, up float64) (float64, float64, error)) (float64, float64, error) {
+	var err error
+	if wide(lower, upper) {
+		if lower, upper, err = a.uncut(ctx, f, lower, upper, scale, wide, point); err != nil {
+			return 0, 0, err
+		}
+	}
+	if wide(lower, upper) {
+		return twoScale(lower, upper)
+	}
+	return lower, upper, nil
+}
+
+// uncut intersects the bracket [lower, upper] found with the tails cut at a
+// query's δ with the bracket of the default truncation (etaFor(steps, 0)),
+// for a query whose cut bracket is still wide: the cut narrows the grid
+// for tiny ε, but where δ is small the narrower per-step
+// range can leave the tilted composition coarser than the uncut one (σ
+// 0.5, q 1e-4, T 1e4, δ 1e-10: cut [4.347, 5.783], uncut [5.0841,
+// 5.0848]). Both are certified, so their intersection is. A composition
+// that does not fit the uncut grid keeps the cut bracket.
+//
+// scale is the size in ε below which the uncut grid is of no use: where
+// its width (at least the whole range over maxStepGrid) is not below
+// it, the uncut composition is not tried (the tiny-ε corners the cut is
+// for).
+func (a *Accountant) uncut(ctx context.Context, f func(c *composition, upper bool) float64, lower, upper, scale float64, wide func(lo, up float64) bool, point func(lo, up float64) (eps, delta float64, err error)) (float64, float64, error) {
+	eta := etaFor(a.setup.steps, 0)
+	if a.setup.tooFine {
+		return lower, upper, nil // a set width already found not to fit (probeWidth)
+	}
+	if hMin := a.setup.rangeAt(eta, false) / maxStepGrid; a.h == 0 && !(hMin < scale) {
+		return lower, upper, nil
+	}
+	lv, err := a.levelAt(ctx, eta)
+	if err == errTooLarge {
+		return lower, upper, nil
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	// Refine only while the intersection is wide.
+	lo, up, _, err := a.refined(ctx, lv, f, func(lo, up float64) bool {
+		return wide(math.Max(lo, lower), math.Min(up, upper))
+	}, point)
+	if err == errTooLarge {
+		return lower, upper, nil
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	return math.Max(lower, lo), math.Min(upper, up), nil
+}
+
+// roughDelta returns the untilted PLD upper bound on δ(eps) with the tails
+// cut for a δ of dEst (steering only: it chooses the cut).
+func (a *Accountant) roughDelta(ctx context.Context, eps, dEst float64) (float64, error) {
+	lv, err := a.resultFor(ctx, dEst)
+	if err != nil {
+		return 0, err
+	}
+	r := lv.res
+	ups := make([]float64, len(r.dirs))
+	var up float64
+	for d := range r.dirs {
+		c, err := r.get(ctx, d, true, 0)
+		if err != nil {
+			return 0, err
+		}
+		ups[d] = c.delta(eps, true)
+		up = math.Max(up, ups[d])
+	}
+	if r.cut && up > 0 && r.noisy(eps, up) {
+		// The untilted bound is its own round-off here (often far above
+		// δ), and a cut chosen by it would be recomputed once the bracket
+		// is known: steer by the upper compositions tilted at the saddle
+		// instead (no lower distributions needed, so cheap), direction by
+		// direction where the tilt fits.
+		up = 0
+		for d := range r.dirs {
+			if lam := r.saddle(d, eps); lam > 0 {
+				c, err := r.get(ctx, d, true, lam)
+				if err != nil && err != errTooLarge {
+					return 0, err
+				}
+				if err == nil {
+					if v := c.delta(eps, true); v > 0 {
+						ups[d] = math.Min(ups[d], v)
+					}
+				}
+			}
+			up = math.Max(up, ups[d])
+		}
+	}
+	return up, nil
+}
+
+// deltaBracket returns the PLD's certified bracket on δ(eps), with the
+// per-step tails cut for a δ of dEst (0: the default truncation).
+func (a *Accountant) deltaBracket(ctx context.Context, eps, dEst float64) (lower, upper float64, err error) {
+	lv, err := a.resultFor(ctx, dEst)
+	var r *result
+	if err == nil {
+		r = lv.res
+	}
+	switch {
+	case err == nil && r.closed:
+		lower, upper = 0, 1 // σ underflowed: see epsilonBounds
+		if r.closedSigma > 0 {
+			llo, lhi := gaussian.LogDeltaBounds(r.closedSigma, 1, eps)
+			d := math.Exp(lhi)
+			lower, upper = math.Exp(llo)*(1-1e-11), math.Min(1, d*(1+1e-11))
+			if d < 0x1p-1022 {
+				// Subnormal or underflowed to 0 (log δ < −708): the relative
+				// margin is lost to the absolute spacing; add two of its steps.
+				upper = d + 2*math.SmallestNonzeroFloat64
+			}
+		}
+	case err == nil:
+		// A δ bracket is wide when the ε bracket it stands for is: its
+		// log-width over the slope s = −d log δ/dε exceeds the target.
+		wide := func(lo, up float64) bool {
+			if !(up > 0) {
+				return false
+			}
+			if !(lo > 0) {
+				return true
+			}
+			return math.Log(up/lo) > targetGap*math.Max(eps, 1e-6)*r.slope(eps)
+		}
+		point := func(lo, up float64) (float64, float64, error) {
+			return eps, up, nil
+		}
+		lower, upper, _, err = a.refined(ctx, lv, deltaF(eps), wide, point)
+		if err == nil && r.cut {
+			lower, upper, err = a.cutFallbacks(ctx, deltaF(eps), lower, upper, 0.01*eps, wide, point, func(lo, up float64) (float64, float64, error) {
+				return a.twoScaleDelta(ctx, lv, eps, math.Max(dEst, up), lo, up)
+			})
+		}
+	}
+	return lower, upper, err
+}
+
+// epsEstimate returns the ε at which to judge the PLD bracket of ε(delta)
+// whose upper end is up: up itself, or RDP's ε when that is smaller (the
+// untilted PLD bound may be far off, or +Inf, at small delta).
+func (a *Accountant) epsEstimate(ctx context.Context, delta, up float64) (float64, float64, error) {
+	rdp, err := a.rdpAccountant()
+	if err != nil || rdp == nil {
+		return up, delta, err
+	}
+	if e, err := rdp.Epsilon(ctx, delta); err == nil && e < up {
+		return e, delta, nil
+	} else if err := accounting.Canceled(ctx); err != nil {
+		return 0, 0, err
+	}
+	return up, delta, nil
+}

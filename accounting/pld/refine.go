@@ -1,0 +1,276 @@
+package pld
+
+import (
+	"context"
+	"math"
+)
+
+// targetGap and maxRefine control the grid refinement: with the
+// default grid, a bracket wider than targetGap of its upper end is
+// recomputed on a grid refineStep as wide, at most maxRefine times.
+const (
+	targetGap = 0.001
+	maxRefine = 6
+)
+
+// refined evaluates f on the first grid and, with the default grid, on
+// grids refined in turn (by refineStep) while wide(lower, upper) holds and the bracket
+// shrinks by a quarter per halving; it returns the intersection of the
+// certified brackets and the first grid's upper bound. The grids visited
+// depend only on the composition and on f's argument, not on earlier
+// queries.
+//
+// point(lower, upper) names the (ε, δ) at which the bracket is decided
+// (for ε(δ), the upper ε; +Inf asks for an estimate). When the first
+// grid's FFT round-off and window tails there exceed noiseFrac of δ,
+// each direction is composed again tilted to its saddle point at that ε
+// (see composeParts), once more if the tilted bracket moves ε to another
+// tilt, and the finer grids use the same tilt.
+func (a *Accountant) refined(ctx context.Context, lv *levels, f func(c *composition, upper bool) float64, wide func(lo, up float64) bool, point func(lo, up float64) (eps, delta float64, err error)) (lower, upper, upper0 float64, err error) {
+	r := lv.res
+	// The untilted upper bounds first: when they call for a tilt, the
+	// untilted lower distributions are not needed.
+	for d := range r.dirs {
+		c, err := r.get(ctx, d, true, 0)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		upper = math.Max(upper, f(c, true))
+	}
+	upper0 = upper
+	var lams []float64
+	r.lams = nil
+	eps, delta, err := point(0, upper)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if r.noisy(eps, delta) {
+		for it := 0; it < 2; it++ {
+			next := make([]float64, len(r.dirs))
+			same := lams != nil
+			for d := range r.dirs {
+				next[d] = r.saddle(d, eps)
+				same = same && next[d] == lams[d]
+			}
+			if same {
+				break
+			}
+			lo2, up2, err := r.bounds(ctx, f, next)
+			if err == errTooLarge || (err == nil && (math.IsInf(up2, 1) || r.tiltNoisy(next, eps, delta))) {
+				// The untilted bracket stands. (A tilt whose own error
+				// terms are not small is the PLD's floor, far below the
+				// δ of interest: keeping it would make δ(ε) depend on
+				// which tilt each ε picked, and not monotone.)
+				break
+			}
+			if err != nil {
+				return 0, 0, 0, err
+			}
+			if lams == nil {
+				lower = lo2
+			}
+			lams, r.lams = next, next
+			lower, upper = math.Max(lower, lo2), math.Min(upper, up2)
+			if eps, _, err = point(lower, upper); err != nil {
+				return 0, 0, 0, err
+			}
+		}
+	}
+	if lams == nil {
+		if lower, upper, err = r.bounds(ctx, f, nil); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	if !r.cut && wide(lower, upper) {
+		if eps, delta, err = point(lower, upper); err != nil {
+			return 0, 0, 0, err
+		}
+		if lower, upper, err = r.bigTilt(ctx, f, eps, delta, lower, upper); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	stalled := 0 // consecutive levels that did not shrink the bracket
+	for k := 1; r.auto && k <= maxRefine && wide(lower, upper); k++ {
+		fr, err := lv.level(k)
+		if err == errTooLarge {
+			break // keep the certified bracket we have
+		}
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		lo2, up2, err := fr.bounds(ctx, f, lams)
+		if err == errTooLarge {
+			break
+		}
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		// Both brackets are certified: keep their intersection.
+		shrunk := math.Min(up2, upper)-math.Max(lo2, lower) < 0.75*(upper-lower)
+		lower, upper = math.Max(lower, lo2), math.Min(upper, up2)
+		if shrunk {
+			stalled = 0
+		} else if stalled++; stalled == 2 {
+			break
+		}
+	}
+	return lower, upper, upper0, nil
+}
+
+// bigTilt intersects [lower, upper] with the bracket of the composition
+// tilted at saddles beyond the default cap of 2^10, where one is: tiny
+// losses (a small sampling rate with a large σ) at a small δ (σ 4, q 1e-4,
+// T 1e3, δ 1e-15: λ ≈ 7000 gives [0.0055560, 0.0055592], the capped tilt
+// [0.00426, 0.00718]). Only for a bracket still wide: past the cap the
+// tilted window can also be worse (σ 0.5), and both are certified.
+func (r *result) bigTilt(ctx context.Context, f func(c *composition, upper bool) float64, eps, delta, lower, upper float64) (float64, float64, error) {
+	big := make([]float64, len(r.dirs))
+	beyond := false
+	for d := range r.dirs {
+		big[d] = r.saddleUpTo(d, eps, 120)
+		beyond = beyond || big[d] > 0x1p10
+	}
+	if !beyond {
+		return lower, upper, nil
+	}
+	lo2, up2, err := r.bounds(ctx, f, big)
+	if err == errTooLarge || (err == nil && (math.IsInf(up2, 1) || r.tiltNoisy(big, eps, delta))) {
+		return lower, upper, nil
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	return math.Max(lower, lo2), math.Min(upper, up2), nil
+}
+
+// noiseFrac is the share of the target gap (in ε) above which the FFT
+// round-off and window tails of the untilted composition call for a
+// tilted one.
+const noiseFrac = 0.2
+
+// noisy reports whether, in some direction, the untilted upper
+// composition's error terms at eps move ε by more than noiseFrac of
+// the target gap: noise/(δ·s) > noiseFrac·targetGap·eps, s = −d log
+// δ/dε (see slope).
+func (r *result) noisy(eps, delta float64) bool {
+	if math.IsNaN(eps) || eps < 0 {
+		return false
+	}
+	if math.IsInf(eps, 1) {
+		return true
+	}
+	s := r.slope(eps)
+	for _, dir := range r.dirs {
+		if dir.up == nil {
+			continue
+		}
+		if dir.up.noise(eps) > noiseFrac*targetGap*math.Max(eps, 0.01)*s*delta {
+			return true
+		}
+	}
+	return false
+}
+
+// tiltNoisy reports whether the error terms of some direction's upper
+// composition tilted by lams exceed tiltNoise of delta at eps.
+func (r *result) tiltNoisy(lams []float64, eps, delta float64) bool {
+	for d, dir := range r.dirs {
+		c := dir.tilt[tiltKey{true, lams[d]}]
+		if c == nil {
+			continue
+		}
+		i := c.index(eps)
+		if i <= 0 {
+			return true // eps below the tilted window: its bound is trivial
+		}
+		if c.noise(eps)+c.inf > tiltNoise*delta {
+			return true
+		}
+	}
+	return false
+}
+
+// tiltNoise is the largest share of δ that the error terms and the
+// truncated mass of a tilted composition may take for it to be used.
+const tiltNoise = 1e-2
+
+// slope returns −d log δ/dε of the upper bound at eps (of the tilted
+// compositions of r.lams when set) in the direction with the larger δ (within a cell δ = k − e^ε·b, so it is
+// e^ε·b/δ), at least 1e-3; it only steers the choice of tilt and
+// refinement, no bound depends on it.
+func (r *result) slope(eps float64) float64 {
+	var best, s float64 = -1, 1e-3
+	for d, dir := range r.dirs {
+		c := dir.up
+		if r.lams != nil {
+			c = dir.tilt[tiltKey{true, r.lams[d]}]
+		}
+		if c == nil {
+			continue
+		}
+		i := c.index(eps)
+		d := c.at(eps, i, true)
+		if d <= best {
+			continue
+		}
+		best = d
+		_, b := c.linear(i, true)
+		if d > 0 && b > 0 {
+			s = math.Max(1e-3, math.Exp(eps-c.bScale)*b/d)
+		}
+	}
+	return s
+}
+
+// bounds evaluates f (ε or δ of one composed distribution) over the
+// directions, each tilted by lams[d] (nil: no tilt): the upper bound is the maximum of the directions' upper
+// bounds; the lower bound is the maximum of their lower bounds, where a
+// direction whose upper bound is at most the lower bound found so far
+// cannot raise it and is skipped. A lower distribution too large for the
+// FFT cap contributes the trivial lower bound 0.
+func (r *result) bounds(ctx context.Context, f func(c *composition, upper bool) float64, lams []float64) (lower, upper float64, err error) {
+	lam := func(d int) float64 {
+		if lams == nil {
+			return 0
+		}
+		return lams[d]
+	}
+	ups := make([]float64, len(r.dirs))
+	best := 0
+	for d := range r.dirs {
+		c, err := r.get(ctx, d, true, lam(d))
+		if err != nil {
+			return 0, 0, err
+		}
+		ups[d] = f(c, true)
+		if ups[d] > ups[best] {
+			best = d
+		}
+		upper = math.Max(upper, ups[d])
+	}
+	if upper == 0 {
+		return 0, 0, nil // lower ≤ upper = 0 needs no work
+	}
+	order := []int{best}
+	for d := range r.dirs {
+		if d != best {
+			order = append(order, d)
+		}
+	}
+	for _, d := range order {
+		if d != best && ups[d] <= lower {
+			continue
+		}
+		c, err := r.get(ctx, d, false, lam(d))
+		if err == errTooLarge {
+			continue
+		}
+		if err != nil {
+			return 0, 0, err
+		}
+		if v := f(c, false); v > lower {
+			lower = v
+		}
+	}
+	return math.Min(lower, upper), upper, nil
+}

@@ -1,0 +1,214 @@
+package pld
+
+import (
+	"math"
+
+	"github.com/dpcalc/dpcalc/internal/search"
+)
+
+// tiltParts returns the parts with their finite masses tilted by e^{lambda·l}
+// and normalised to total mass at most 1, logW = Σ count·log(per-step
+// normaliser), so that c = c̃·e^{logW − lambda·l} for the composed
+// distributions, and a bound rho on the relative error that the rounding
+// of the tilted masses and of the back-conversion puts on c (first order,
+// doubled). ok is false when rho would exceed 1e-6 (too many steps for the
+// tilt to pay), or the tilt is not finite.
+//
+// Each tilted mass is p_k·e^{y_k}/Z with y_k = lambda·(k − k*)·h, k* the
+// index of the largest tilted mass: the relative rounding error of e^{y}
+// is below (|y|+1)·u, of the product and the quotient 2u. Masses whose
+// tilted value is below 2^−1000 of the total are set to 0; lost bounds the
+// tilted mass of the composed paths through them (each such mass is below
+// 2^−1000, the other factors sum to at most 1). Relative errors compound
+// over the count steps of the part: (1+r)^count, first order count·r.
+func tiltParts(parts []part, h, lambda float64) (out []part, logW, rho, lost float64, ok bool) {
+	const u = 0x1p-53
+	out = make([]part, len(parts))
+	var relErr, logWErr float64
+	for si, pt := range parts {
+		m := &pt.pmf
+		kStar, best := -1, math.Inf(-1)
+		for i, v := range m.p {
+			if v > 0 {
+				if l := math.Log(v) + lambda*float64(i)*h; l > best {
+					kStar, best = i, l
+				}
+			}
+		}
+		tp := pmf{lo: m.lo, off: m.off, inf: m.inf, p: make([]float64, len(m.p))}
+		if kStar < 0 {
+			out[si] = part{tp, pt.count}
+			continue
+		}
+		var sum, comp, yMax float64
+		for i, v := range m.p {
+			if !(v > 0) {
+				continue
+			}
+			y := lambda * float64(i-kStar) * h
+			ay := math.Abs(y)
+			var x float64
+			if y < 700 {
+				x = v * math.Exp(y)
+			} else {
+				// e^y alone would overflow; x ≤ p[k*] ≤ 1 by the choice of k*.
+				lv := math.Log(v)
+				x = math.Exp(lv + y)
+				ay += math.Abs(lv)
+			}
+			tp.p[i] = x
+			yMax = math.Max(yMax, ay)
+			sum, comp = search.Neumaier(sum, comp, x)
+		}
+		z := (sum + comp) * (1 + 0x1p-48) // Σ tp.p/z ≤ 1 despite rounding
+		floor := z * 0x1p-1000
+		for i, x := range tp.p {
+			if x < floor {
+				tp.p[i] = 0
+				if x > 0 || m.p[i] > 0 {
+					lost += float64(pt.count) * 0x1p-1000
+				}
+			} else {
+				tp.p[i] = x / z
+			}
+		}
+		lz := math.Log(z) + lambda*(float64(m.lo+kStar)*h+m.off)
+		if math.IsInf(lz, 0) || math.IsNaN(lz) {
+			return nil, 0, 0, 0, false
+		}
+		logW += float64(pt.count) * lz
+		logWErr += float64(pt.count) * (math.Abs(lz) + 1)
+		relErr += float64(pt.count) * (yMax + 4) * u
+		out[si] = part{tp, pt.count}
+	}
+	// W(l) = e^{logW − lambda·l}: the exponent's rounding (the sum above,
+	// the log, the product lambda·l for |l| up to the composed range) is a
+	// relative error of W below 4u·(Σ count(|lz|+1) + |logW|) + that of the
+	// product, added in untilt.
+	rho = 2 * (relErr + 4*u*(logWErr+math.Abs(logW)))
+	if !(rho <= 1e-6) {
+		return nil, 0, 0, 0, false
+	}
+	return out, logW, rho, lost, true
+}
+
+// untilt turns the tilted composition in c (masses c̃) into the original
+// one: c[i] = c̃[i]·W(loss_i), with the exponent capped at 700 (c̃ ≤ 1 at
+// such a loss, where the true mass is at most 1, so capping only moves
+// the entry toward its true value), and rebuilds the sums.
+func (c *composition) untilt(lambda, logW, rho float64) {
+	c.lambda, c.logW = lambda, logW
+	var lMax float64
+	for i := range c.c {
+		lMax = math.Max(lMax, math.Abs(c.loss(i)))
+	}
+	c.rho = rho + 8*0x1p-53*(lambda*lMax+1)
+	for i, v := range c.c {
+		if v > 0 {
+			c.c[i] = v * math.Exp(math.Min(c.logWAt(i), 700))
+		}
+	}
+	c.buildSums()
+}
+
+// logWAt returns log W at the loss of index i (see composition).
+func (c *composition) logWAt(i int) float64 {
+	if c.lambda == 0 {
+		return 0
+	}
+	return c.logW - c.lambda*c.loss(i)
+}
+
+// tiltedMean returns the mean loss of m's finite part tilted by
+// e^{lambda·loss} (steering only: no bound depends on its accuracy).
+func tiltedMean(m *pmf, h, lambda float64) float64 {
+	kStar, best := -1, math.Inf(-1)
+	for i, v := range m.p {
+		if v > 0 {
+			if l := math.Log(v) + lambda*float64(i)*h; l > best {
+				kStar, best = i, l
+			}
+		}
+	}
+	if kStar < 0 {
+		return 0
+	}
+	var s, s1 float64
+	for i, v := range m.p {
+		if v > 0 {
+			y := lambda * float64(i-kStar) * h
+			if y < -745 {
+				continue
+			}
+			w := v * math.Exp(math.Min(y, 700))
+			s += w
+			s1 += w * float64(i-kStar)
+		}
+	}
+	return float64(m.lo+kStar)*h + m.off + h*s1/s
+}
+
+// saddle returns the tilt λ ≥ 0 at which the tilted upper distribution of
+// direction d has its mean at eps (the saddle point K'(λ) = eps of the
+// composed cumulant K), rounded down to a power of 2^{1/4} so that nearby
+// queries share one tilted composition; 0 when eps is below
+// the mean (no tilt needed) or the upper distribution is not computed.
+// Any λ ≥ 0 gives a certified bound; this one makes it tight.
+func (r *result) saddle(d int, eps float64) float64 {
+	hi2 := 40
+	if r.cut {
+		hi2 = 120
+	}
+	return r.saddleUpTo(d, eps, hi2)
+}
+
+// saddleUpTo is saddle with λ at most 2^{hi2/4}.
+func (r *result) saddleUpTo(d int, eps float64, hi2 int) float64 {
+	dir := r.dirs[d]
+	if len(dir.parts[1]) == 0 {
+		return 0
+	}
+	h := dir.ph[1]
+	if dir.means == nil || dir.meansH != h {
+		dir.means, dir.meansH = map[int]float64{}, h
+	}
+	// mean(k) is the composed tilted mean at λ = 2^{k/4}.
+	mean := func(k int) float64 {
+		if m, ok := dir.means[k]; ok {
+			return m
+		}
+		lambda := math.Exp2(float64(k) / 4)
+		var m float64
+		for _, pt := range dir.parts[1] {
+			m += float64(pt.count) * tiltedMean(&pt.pmf, h, lambda)
+		}
+		dir.means[k] = m
+		return m
+	}
+	// λ from 2^{−6} to 2^{hi2/4}, in quarter octaves: up to 2^{10} by
+	// default, to 2^{30} when the tails are cut at the query's δ (tiny
+	// losses of a small sampling rate, whose saddle tilts are large) and
+	// where the bracket is still wide (see result.bigTilt).
+	lo2 := -24
+	if !(mean(lo2) < eps) {
+		return 0
+	}
+	lo, hi := lo2, hi2
+	if mean(hi2) < eps {
+		return math.Exp2(float64(hi2) / 4)
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if mean(mid) < eps {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	// The largest quarter octave whose tilted mean is still below eps:
+	// with small q the tilted mean can jump from about eps to far above
+	// it within one quarter octave (the tilt moves the bulk of the mass
+	// from the bulk of the loss onto the sampled component's tail), and a
+	// window centred beyond eps would not bound δ(eps) at all.
+	return math.Exp2(float64(lo) / 4)
+}

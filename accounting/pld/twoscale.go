@@ -1,0 +1,694 @@
+package pld
+
+import (
+	"context"
+	"math"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/mechanism"
+	"github.com/dpcalc/dpcalc/internal/search"
+)
+
+// twoScaleBound bounds δ(ε) for T identical steps of one direction whose
+// privacy loss lives on two scales: a bulk of tiny losses and rare large
+// ones (a small sampling rate: with σ = 0.742, q = 2.1e-9, T = 7512 the
+// bulk spreads over 5e-7 while single losses reach 1e-4, and ε ≈ 3.5e-6).
+// One uniform grid fine enough for the bulk cannot span the large losses;
+// here each step's loss is split at a point a into a bulk
+// part β (losses ≤ a, a fine grid) and a jump part γ (losses ≥ a, a coarse
+// grid), both discretised as in discretise (connect the dots above, a
+// merge below; the cells of both grids partition the loss line, so each
+// step stays dominating, resp. dominated). Composing T steps, the number k
+// of steps drawn from γ is binomial:
+//
+//	μ = Σ_k C(T,k)·β^{*(T−k)} * γ^{*k},
+//	δ(ε) = Σ_k C(T,k)·γ̄^k·Σ_j g_j·D_{T−k}(ε − y_j),
+//
+// where g is γ^{*k}/γ̄^k (mass g_j at loss y_j) and D_n(x) = ∫(1 −
+// e^{x−s})₊ dβ^{*n}(s). β^{*n} and the normalised γ^{*k} are composed by
+// FFT (composeParts, with its certified error terms); k runs to K, the
+// binomial remainder bounds the rest. D is bounded three ways, each sound,
+// and the tightest is used (see bulk.d): the FFT sum above x, the
+// exact totals of β^{*n} less the FFT sum below x (for x below the bulk,
+// where the jumps decide δ), and a Chernoff bound (far above it). This
+// keeps every error term small next to δ where a single grid's FFT
+// round-off would not (δ = 2.6e-12 there).
+type twoScaleBound struct {
+	steps int
+	bulk  []*bulk   // bulk[k]: β^{*(T−k)}, k = 0..K
+	jumps []*jumps  // jumps[k]: γ^{*k}/γ̄^k, k = 1..K (jumps[0] unused)
+	logW  []float64 // log(C(T,k)·γ̄^k), k = 0..K
+	rest  float64   // upper: the binomial remainder and the +∞ atom
+	upper bool      // an upper (dominating) or lower (dominated) bound
+}
+
+// twoScaleK caps the number of jumps composed.
+const twoScaleK = 12
+
+// bulk is β^{*n} composed on the fine grid with what D needs. Every
+// sum it keeps has nonnegative terms, so its rounding is relative to the
+// sum itself (see d).
+type bulk struct {
+	c          *composition
+	h, s0      float64   // loss of cell i: s0 + i·h
+	suf0, suf2 []float64 // Σ_{k≥i} c_k, Σ_{k≥i} c_k·(1 − e^{s_i−s_k})
+	pre0, pre2 []float64 // Σ_{k<i} c_k, Σ_{k<i} c_k·(e^{s_{i−1}−s_k} − 1); nil when e^{width} overflows
+	logA, logB float64   // log Σ β^{*n} and log Σ β^{*n}·e^{−s}, exact from β
+	rhoA, rhoB float64   // relative error bounds of e^{logA}, e^{logB}
+	slack      float64   // relative rounding of the suffix and prefix sums
+	sMin       float64   // the lowest loss β^{*n} can have
+	logChern   []float64 // log of the Chernoff bound on D at s_i (upper only)
+}
+
+// jumps is γ^{*k}/γ̄^k: mass g[j] at loss y0 + j·h, with the FFT's
+// error terms (0 for k = 1, placed exactly).
+type jumps struct {
+	g      []float64
+	y0, h  float64
+	errSum float64 // bound on |Σ_j (ĝ_j − g_j)·f_j| for 0 ≤ f ≤ 1, and the mass outside
+}
+
+// newTwoScaleBound discretises pair (one direction, tails cut at eta) split at
+// a with bulk grid hB and jump grid hJ, and composes steps of it for the
+// upper or lower bound, with k up to the first K whose binomial remainder
+// is below restMax.
+func newTwoScaleBound(ctx context.Context, pair mechanism.Pair, steps int, eta, a, hB, hJ, restMax float64, upper bool) (*twoScaleBound, error) {
+	lLo, lHi := pair.Truncation(eta)
+	if !(lLo < a && a < lHi) {
+		return nil, errTooLarge
+	}
+	kA := math.Round(a / hB)
+	a = kA * hB // a point of the bulk grid
+	gb, err := newGridSpan(ctx, pair, hB, eta, 0, math.Floor(lLo/hB), kA)
+	if err != nil {
+		return nil, err
+	}
+	var beta, gamma pmf
+	if upper {
+		beta = gb.upperSpan(true, false)
+		offJ := a - math.Floor(a/hJ)*hJ
+		kS := math.Round((a - offJ) / hJ)
+		for kS*hJ+offJ > a {
+			offJ = math.Nextafter(offJ, math.Inf(-1)) // no gap above a
+		}
+		gj, err := newGridSpan(ctx, pair, hJ, eta, offJ, kS, math.Ceil((lHi-offJ)/hJ))
+		if err != nil {
+			return nil, err
+		}
+		gamma = gj.upperSpan(false, true)
+	} else {
+		gb.dropTop = true
+		if beta, err = gb.lower(ctx); err != nil {
+			return nil, err
+		}
+		stop := beta.stop
+		if !(stop > lLo) || stop >= lHi {
+			stop = a
+		}
+		offJ := stop - math.Floor(stop/hJ)*hJ
+		kS := math.Round((stop - offJ) / hJ)
+		for kS*hJ+offJ < stop {
+			offJ = math.Nextafter(offJ, math.Inf(1)) // the jump cells start at or above stop
+		}
+		gj, err := newGridSpan(ctx, pair, hJ, eta, offJ, kS, math.Ceil((lHi-offJ)/hJ))
+		if err != nil {
+			return nil, err
+		}
+		if gamma, err = gj.lower(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return composeTwoScale(ctx, beta, gamma, hB, hJ, steps, restMax, upper)
+}
+
+// composeTwoScale composes steps of β + γ (+ the +∞ atom of γ).
+func composeTwoScale(ctx context.Context, beta, gamma pmf, hB, hJ float64, steps int, restMax float64, upper bool) (*twoScaleBound, error) {
+	bBar, gBar := totalMass(beta.p), totalMass(gamma.p)
+	if !(gBar > 0 && bBar > 0) {
+		return nil, errTooLarge // one scale only: the grid's bounds serve
+	}
+	ts := &twoScaleBound{steps: steps, upper: upper}
+	T := float64(steps)
+	// log(C(T,k)·γ̄^k·β̄^{T−k})-free weights: β^{*(T−k)} carries β̄^{T−k}.
+	logG := math.Log(gBar)
+	var logC float64 // log C(T,k)
+	K := 0
+	for k := 0; k <= min(steps, twoScaleK); k++ {
+		if k > 0 {
+			logC += math.Log((T - float64(k-1)) / float64(k))
+		}
+		ts.logW = append(ts.logW, logC+float64(k)*logG)
+		K = k
+		// Remainder Σ_{j>k} C(T,j)·γ̄^j·β̄^{T−j}: the ratio of consecutive
+		// terms, (T−j)/(j+1)·γ̄/β̄, decreases in j.
+		if k == steps {
+			break
+		}
+		next := logC + math.Log((T-float64(k))/float64(k+1)) + float64(k+1)*logG + (T-float64(k+1))*math.Log(bBar)
+		r := (T - float64(k+1)) / float64(k+2) * gBar / bBar
+		if r < 1 {
+			rest := math.Exp(next) / (1 - r)
+			if rest <= restMax || k == twoScaleK {
+				if upper {
+					ts.rest = rest * (1 + 1e-10)
+				}
+				break
+			}
+		} else if k == twoScaleK {
+			return nil, errTooLarge
+		}
+	}
+	if upper && gamma.inf > 0 {
+		ts.rest += infPaths(bBar+gBar, gamma.inf, T)
+	}
+	for k := 0; k <= K; k++ {
+		if err := accounting.Canceled(ctx); err != nil {
+			return nil, err
+		}
+		b, err := newBulk(ctx, beta, hB, steps-k, upper)
+		if err != nil {
+			return nil, err
+		}
+		ts.bulk = append(ts.bulk, b)
+	}
+	ts.jumps = make([]*jumps, K+1)
+	gn := gamma
+	gn.p = make([]float64, len(gamma.p))
+	for i, v := range gamma.p {
+		gn.p[i] = v / gBar
+	}
+	gn.inf = 0
+	for k := 1; k <= K; k++ {
+		if k == 1 {
+			ts.jumps[1] = &jumps{g: gn.p, y0: float64(gn.lo)*hJ + gn.off, h: hJ}
+			continue
+		}
+		c, err := composeParts(ctx, []part{{gn, k}}, hJ, false, 0)
+		if err != nil {
+			return nil, err
+		}
+		ts.jumps[k] = &jumps{g: c.c, y0: c.loss(0), h: hJ,
+			errSum: c.e2*math.Sqrt(float64(len(c.c))) + c.tailTop + c.tailBot}
+	}
+	return ts, nil
+}
+
+// newBulkUpper bounds δ(ε) from above for T identical steps of a
+// direction with no large losses above (the add direction of a small
+// sampling rate, whose loss is at most −log(1 − q)): the P-mass below a
+// (T·P(L ≤ a) small) is moved up to a, which dominates, and the rest is
+// discretised on the fine grid hB and composed as one bulk (bulk).
+func newBulkUpper(ctx context.Context, pair mechanism.Pair, steps int, eta, a, hB float64) (*twoScaleBound, error) {
+	_, lHi := pair.Truncation(eta)
+	if !(a < lHi) {
+		return nil, errTooLarge
+	}
+	gb, err := newGridSpan(ctx, pair, hB, eta, 0, math.Floor(a/hB), math.Ceil(lHi/hB))
+	if err != nil {
+		return nil, err
+	}
+	beta := gb.upperSpan(true, true)
+	ts := &twoScaleBound{steps: steps, upper: true, logW: []float64{0}, jumps: []*jumps{nil}}
+	if beta.inf > 0 {
+		ts.rest = infPaths(totalMass(beta.p), beta.inf, float64(steps))
+	}
+	b, err := newBulk(ctx, beta, hB, steps, true)
+	if err != nil {
+		return nil, err
+	}
+	ts.bulk = []*bulk{b}
+	return ts, nil
+}
+
+// infPaths bounds the mass of the T-step paths through a +∞ atom of
+// mass inf beside finite mass s: (s + inf)^T − s^T, rounded up.
+func infPaths(s, inf, T float64) float64 {
+	return math.Exp(T*math.Log(s)) * math.Expm1(T*math.Log1p(inf/s)) * (1 + 1e-10)
+}
+
+// totalMass returns Σ p (compensated).
+func totalMass(p []float64) float64 {
+	var s, comp float64
+	for _, v := range p {
+		s, comp = search.Neumaier(s, comp, v)
+	}
+	return s + comp
+}
+
+// delta returns the bound on δ(eps).
+func (ts *twoScaleBound) delta(eps float64) float64 {
+	// Relative rounding of a weight e^{logW} (log C summed over k terms,
+	// k·log γ̄) and of the normalised γ.
+	const wRel = 1e-10
+	sum := ts.rest
+	for k, lw := range ts.logW {
+		b := ts.bulk[k]
+		var h float64
+		if k == 0 {
+			h = b.d(eps, ts.upper)
+		} else {
+			jp := ts.jumps[k]
+			for j, g := range jp.g {
+				if g > 0 {
+					h += g * b.d(eps-(jp.y0+float64(j)*jp.h), ts.upper)
+				}
+			}
+			// The error of g and its mass outside the window, against D ≤ Σβ^{*n}.
+			if ts.upper {
+				h += jp.errSum * math.Exp(b.logA)
+			} else {
+				h -= jp.errSum * math.Exp(b.logA)
+			}
+		}
+		if ts.upper {
+			sum += math.Exp(lw) * h * (1 + wRel)
+		} else if h > 0 {
+			sum += math.Exp(lw) * h * (1 - wRel)
+		}
+	}
+	if math.IsNaN(sum) {
+		if ts.upper {
+			return 1
+		}
+		return 0
+	}
+	return math.Max(0, math.Min(1, sum))
+}
+
+// newBulk composes n steps of beta on grid h.
+func newBulk(ctx context.Context, beta pmf, h float64, n int, upper bool) (*bulk, error) {
+	b := &bulk{h: h}
+	nn := float64(n)
+	lo := float64(beta.lo)*h + beta.off
+	b.sMin = nn * lo
+	b.logA, b.rhoA = logPowSum(beta.p, nil, n)
+	em := make([]float64, len(beta.p))
+	for i := range em {
+		em[i] = math.Expm1(-(lo + float64(i)*h))
+	}
+	b.logB, b.rhoB = logPowSum(beta.p, em, n)
+	if n == 0 {
+		b.c = &composition{h: h, c: []float64{1}}
+		b.s0 = 0
+	} else {
+		c, err := composeParts(ctx, []part{{beta, n}}, h, false, 0)
+		if err != nil {
+			return nil, err
+		}
+		b.c, b.s0 = c, c.loss(0)
+	}
+	c := b.c.c
+	m := len(c)
+	const u = 0x1p-53
+	// Each recurrence step rounds a product and a sum (and the factors
+	// carry one rounding each): at most 4u per step, relative.
+	b.slack = 4 * float64(m+4) * u
+	b.suf0 = make([]float64, m+1)
+	b.suf2 = make([]float64, m+1)
+	emh, omh := math.Exp(-h), -math.Expm1(-h)
+	for i := m - 1; i >= 0; i-- {
+		b.suf0[i] = b.suf0[i+1] + c[i]
+		// 1 − e^{s_i−s_k} = (1 − e^{−h}) + e^{−h}(1 − e^{s_{i+1}−s_k}).
+		b.suf2[i] = omh*b.suf0[i+1] + emh*b.suf2[i+1]
+	}
+	if float64(m)*h < 600 {
+		b.pre0 = make([]float64, m+1)
+		b.pre2 = make([]float64, m+1)
+		eh, emh1 := math.Exp(h), math.Expm1(h)
+		for i := 1; i <= m; i++ {
+			b.pre0[i] = b.pre0[i-1] + c[i-1]
+			// e^{s_{i−1}−s_k} − 1 = (e^h − 1) + e^h(e^{s_{i−2}−s_k} − 1).
+			b.pre2[i] = emh1*b.pre0[i-1] + eh*b.pre2[i-1]
+		}
+	}
+	if upper && n > 0 {
+		b.chernoff(beta, h, nn)
+	}
+	return b, nil
+}
+
+// logPowSum returns n·log Σ_i p_i(1 + e_i) (e nil: all 0) and a bound
+// on the relative error of its exponential. The sum less 1 is kept
+// exactly as a compensated pair and passed to log1p, so that the error
+// is relative to the logarithm (n·|log| can be far below n·u for a sum
+// near 1), not to the sum.
+func logPowSum(p, e []float64, n int) (logS, rho float64) {
+	const u = 0x1p-53
+	var s, comp, abs float64
+	for i, v := range p {
+		s, comp = search.Neumaier(s, comp, v)
+		if e != nil {
+			t := v * e[i]
+			s, comp = search.Neumaier(s, comp, t)
+			abs += math.Abs(t)
+		}
+	}
+	total := s + comp
+	d := (s - 1) + comp // s − 1 is exact for s in [0.5, 2]
+	if !(s >= 0.5 && s <= 2) {
+		d = total - 1
+		abs += total // the subtraction's rounding
+	}
+	l := math.Log1p(d)
+	// |d̂ − d| ≤ u|d| + 3u·Σ|t_i| + the compensated sum's second-order term.
+	errD := u*math.Abs(d) + 3*u*abs + 4*u*u*float64(len(p)+1)*(total+abs)
+	errL := 2*u*math.Abs(l) + errD/math.Max(1+d-errD, 0x1p-1022)
+	nn := float64(n)
+	logS = nn * l
+	return logS, math.Expm1(nn*errL+2*u*math.Abs(logS)) + 2*u
+}
+
+// chernoff fills logChern: D_n(x) ≤ E(S − x)₊ ≤ e^{K(λ) − λx}/(eλ) for
+// every λ > 0 ((z)₊ ≤ e^{λz}/(eλ)), K(λ) = n·log Σ β_i e^{λ s_i}.
+func (b *bulk) chernoff(beta pmf, h, n float64) {
+	width := math.Max(b.h*float64(len(b.c.c)), h)
+	var lams, ks []float64
+	for j := 0; j <= 120; j++ {
+		lam := math.Exp2(float64(j)/3) / width
+		k := n * (logMGF(&beta, h, lam) + lam*beta.off)
+		if math.IsNaN(k) || math.IsInf(k, 0) {
+			break
+		}
+		lams = append(lams, lam)
+		ks = append(ks, k+1e-9*(1+math.Abs(k))) // rounding of the Horner sum
+	}
+	b.logChern = make([]float64, len(b.c.c))
+	for i := range b.logChern {
+		s := b.s0 + float64(i)*b.h
+		best := math.Inf(1)
+		for j, lam := range lams {
+			best = math.Min(best, ks[j]-lam*s-1-math.Log(lam))
+		}
+		b.logChern[i] = best
+	}
+}
+
+// d returns an upper or lower bound on D(x) = ∫(1 − e^{x−s})₊ dβ^{*n}(s).
+//
+// (i) Σ_{s_i>x} ĉ_i(1 − e^{x−s_i}): the FFT's error is at most e2·√cnt
+// (Cauchy–Schwarz), the mass outside the window at most tailTop + tailBot,
+// and aliased mass only raises ĉ.
+// (ii) A − e^x·B + Σ_{s_i≤x} ĉ_i(e^{x−s_i} − 1), with A, B the exact
+// totals Σβ^{*n} = (Σβ)^n and Σβ^{*n}e^{−s} = (Σβe^{−s})^n: the same
+// error terms enter weighted by e^{x−s} − 1, small when x is near or below
+// the bulk.
+// (iii) (upper) the Chernoff bound at the grid point at or below x.
+// The weights are split so that every sum has nonnegative terms: (i) as
+// (1 − e^{x−s_i})·suf0 + e^{x−s_i}·suf2, (ii) as (e^{x−s_{i−1}} − 1)·pre0 +
+// e^{x−s_{i−1}}·pre2; their rounding is then slack times the value.
+func (b *bulk) d(x float64, upper bool) float64 {
+	const u = 0x1p-53
+	c := b.c
+	m := len(c.c)
+	// i: the first cell with loss > x.
+	var i int
+	switch {
+	case x < b.s0:
+		i = 0
+	case !(x-b.s0 < float64(m)*b.h):
+		i = m
+	default:
+		i = int(math.Floor((x-b.s0)/b.h)) + 1
+	}
+	for i < m && b.s0+float64(i)*b.h <= x {
+		i++
+	}
+	for i > 0 && b.s0+float64(i-1)*b.h > x {
+		i--
+	}
+	tails := c.tailTop + c.tailBot
+	// (i)
+	var v1 float64
+	if i < m {
+		si := b.s0 + float64(i)*b.h
+		v1 = -math.Expm1(x-si)*b.suf0[i] + math.Exp(x-si)*b.suf2[i]
+	}
+	r1 := (b.slack+2*u)*v1 + c.e2*math.Sqrt(float64(m-i))
+	// (ii)
+	up2, lo2 := math.Inf(1), math.Inf(-1)
+	if b.pre0 != nil || i == 0 {
+		A, eB := math.Exp(b.logA), math.Exp(x+b.logB)
+		v2 := A - eB
+		round := b.rhoA*A + b.rhoB*eB + u*(A+eB)
+		var corr, maxw float64 // maxw: e^{x−s} − 1 at the window's lowest loss
+		if i > 0 {
+			maxw = math.Expm1(x - b.s0)
+			sl := b.s0 + float64(i-1)*b.h
+			corr = math.Expm1(x-sl)*b.pre0[i] + math.Exp(x-sl)*b.pre2[i]
+			round += (b.slack + 2*u) * corr
+		}
+		below := 0.0 // the true mass below the window, weighted
+		if x > b.sMin {
+			below = c.tailBot * math.Expm1(x-b.sMin)
+		}
+		if upper {
+			up2 = v2 + corr + round + c.e2*math.Sqrt(float64(i))*maxw + below
+		} else {
+			lo2 = v2 + corr - round - (c.e2*math.Sqrt(float64(i))+tails)*maxw
+		}
+	}
+	if !upper {
+		return math.Max(0, math.Max(v1-r1-tails, lo2))
+	}
+	up := math.Min(v1+r1+tails, up2)
+	if b.logChern != nil && i > 0 {
+		up = math.Min(up, math.Exp(b.logChern[i-1]))
+	}
+	return math.Max(0, math.Min(up, math.Exp(b.logA)*(1+b.rhoA)))
+}
+
+// twoScaleSet is the two-scale bounds of the remove direction for one
+// per-step truncation, on two bulk grids (their brackets are intersected).
+type twoScaleSet struct {
+	ups, lows []*twoScaleBound
+	// add bounds the add direction from above (newBulkUpper; nil
+	// where it does not apply).
+	add []*twoScaleBound
+}
+
+// addDelta returns the upper bound on the add direction's δ(eps), 1
+// where there is none.
+func (s *twoScaleSet) addDelta(eps float64) float64 {
+	upper := 1.0
+	for _, t := range s.add {
+		upper = math.Min(upper, t.delta(eps))
+	}
+	return upper
+}
+
+// twoScaleJump is T·P(L > a) at the split point a: the expected number
+// of steps whose loss falls on the jump grid.
+const twoScaleJump = 1e-3
+
+// twoScale returns the two-scale bounds of the remove direction, and the
+// one-bulk upper bound of the add direction (newBulkUpper), for the
+// truncation eta, or nil when the composition does not qualify: the
+// default grid with the tails cut at a query's δ (setup.eta), one
+// Poisson-sampled Gaussian step repeated, and a per-step loss whose range
+// above the split exceeds the bulk's by 16 or more. restMax bounds the
+// binomial remainder (a small share of the δ of interest).
+func (a *Accountant) twoScale(ctx context.Context, eta, restMax float64) (*twoScaleSet, error) {
+	if a.twoScales == nil {
+		a.twoScales = map[float64]*twoScaleSet{}
+	}
+	if s, ok := a.twoScales[eta]; ok {
+		return s, nil
+	}
+	s, err := a.newTwoScale(ctx, eta, restMax)
+	if err == errTooLarge {
+		s, err = nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	a.twoScales[eta] = s
+	return s, nil
+}
+
+func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64) (*twoScaleSet, error) {
+	keys := a.keys()
+	if a.h != 0 || len(keys) != 1 || !(eta > etaFor(a.steps, 0)) {
+		return nil, nil
+	}
+	k := keys[0]
+	// Two directions of a loss with a density and no atoms (a
+	// Poisson-sampled Gaussian): the split below needs both.
+	if p := a.pld(k); p.Symmetric || p.Remove.Support().Atoms != nil || p.Remove.Support().Lattice {
+		return nil, nil
+	}
+	if a.setup == nil {
+		a.setup = newSetup(a.pldsOf(keys))
+	}
+	pair := &cutPair{a.setup.pairs[0][0]} // remove
+	steps := a.counts[k]
+	lLo, lHi := pair.Truncation(eta)
+	if !(lLo < lHi) || math.IsInf(lLo, 0) || math.IsInf(lHi, 0) {
+		return nil, nil
+	}
+	// The split: T·P(L > a) = twoScaleJump, by bisection.
+	lo, hi := lLo, lHi
+	for it := 0; it < 200 && hi-lo > 1e-3*(hi-lLo)*1e-6; it++ {
+		mid := 0.5 * (lo + hi)
+		if float64(steps)*math.Exp(pair.Tails(mid).PAbove) > twoScaleJump {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	split := hi
+	if !(split > lLo && split < lHi) || lHi-split < 16*(split-lLo) {
+		return nil, nil
+	}
+	hJ := (lHi - split) / 16384
+	s := &twoScaleSet{}
+	for _, cells := range []float64{512, 1024} {
+		hB := (split - lLo) / cells
+		up, err := newTwoScaleBound(ctx, pair, steps, eta, split, hB, hJ, restMax, true)
+		if err != nil {
+			return nil, err
+		}
+		low, err := newTwoScaleBound(ctx, pair, steps, eta, split, hB, hJ, restMax, false)
+		if err != nil {
+			return nil, err
+		}
+		s.ups, s.lows = append(s.ups, up), append(s.lows, low)
+	}
+	if len(a.setup.pairs) == 2 {
+		// The add direction: its losses lie below −log(1 − q); the mass
+		// of its long lower tail is moved up to the point below which
+		// T·P(L ≤ a) = twoScaleJump.
+		add := &cutPair{a.setup.pairs[1][0]}
+		lLo, lHi := add.Truncation(eta)
+		if lLo < lHi && !math.IsInf(lLo, 0) && !math.IsInf(lHi, 0) {
+			lo, hi := lLo, lHi
+			for it := 0; it < 200 && hi-lo > 1e-9*(hi-lLo); it++ {
+				mid := 0.5 * (lo + hi)
+				if float64(steps)*math.Exp(add.Tails(mid).PBelow) > twoScaleJump {
+					hi = mid
+				} else {
+					lo = mid
+				}
+			}
+			for _, cells := range []float64{512, 1024} {
+				t, err := newBulkUpper(ctx, add, steps, eta, lo, (lHi-lo)/cells)
+				if err == errTooLarge {
+					continue
+				}
+				if err != nil {
+					return nil, err
+				}
+				s.add = append(s.add, t)
+			}
+		}
+	}
+	return s, nil
+}
+
+// deltaBounds returns the intersected bracket on the remove direction's
+// δ(eps).
+func (s *twoScaleSet) deltaBounds(eps float64) (lower, upper float64) {
+	upper = 1
+	for _, t := range s.ups {
+		upper = math.Min(upper, t.delta(eps))
+	}
+	for _, t := range s.lows {
+		lower = math.Max(lower, t.delta(eps))
+	}
+	return lower, upper
+}
+
+// epsilonBounds returns a bracket on the remove direction's ε(delta)
+// within [lo0, up0] (a bracket known already): the smallest ε found by
+// bisection whose upper δ is at most delta, and the largest whose lower
+// δ exceeds it (up0 and lo0 when no point qualifies).
+func (s *twoScaleSet) epsilonBounds(ctx context.Context, delta, lo0, up0 float64) (lower, upper float64, err error) {
+	dUp := func(e float64) float64 { _, u := s.deltaBounds(e); return u }
+	dLow := func(e float64) float64 { l, _ := s.deltaBounds(e); return l }
+	upper, lower = up0, lo0
+	if !(up0 > lo0) || math.IsInf(up0, 1) {
+		return lower, upper, nil
+	}
+	if dUp(lo0) <= delta {
+		upper = lo0
+	} else if dUp(up0) <= delta {
+		// dUp(lo0) > delta ≥ dUp(up0)
+		upper = search.Bisect(func(e float64) bool { return dUp(e) <= delta }, lo0, up0, 1e-9)
+	}
+	if dLow(lo0) > delta {
+		l, u := lo0, upper // dLow(l) > delta
+		if dLow(u) > delta {
+			return upper, upper, nil
+		}
+		for it := 0; it < 48 && u-l > 1e-9*u; it++ {
+			if err := accounting.Canceled(ctx); err != nil {
+				return 0, 0, err
+			}
+			m := 0.5 * (l + u)
+			if dLow(m) > delta {
+				l = m
+			} else {
+				u = m
+			}
+		}
+		lower = l
+	}
+	return lower, upper, nil
+}
+
+// dirUpper returns the smallest upper bound f(c, true) over the compositions
+// of direction d cached on the levels of lv (untilted and tilted, every
+// grid): each is a certified bound for that direction.
+func dirUpper(lv *levels, d int, f func(c *composition, upper bool) float64) float64 {
+	best := math.Inf(1)
+	for _, r := range append([]*result{lv.res}, lv.finer...) {
+		if r == nil || d >= len(r.dirs) {
+			continue
+		}
+		dir := r.dirs[d]
+		if dir.up != nil {
+			best = math.Min(best, f(dir.up, true))
+		}
+		for key, c := range dir.tilt {
+			if key.upper {
+				best = math.Min(best, f(c, true))
+			}
+		}
+	}
+	return best
+}
+
+// twoScaleEpsilon tightens the bracket [lower, upper] on ε(delta) with the
+// two-scale bounds of the remove direction (see twoScaleBound), where they
+// apply: ε ≤ max(min(remove's bounds), add's bound), ε ≥ either lower.
+func (a *Accountant) twoScaleEpsilon(ctx context.Context, lv *levels, delta, lower, upper float64) (float64, float64, error) {
+	s, err := a.twoScale(ctx, lv.res.eta, 1e-6*delta)
+	if err != nil || s == nil || len(lv.res.dirs) != 2 {
+		return lower, upper, err
+	}
+	f := epsF(delta)
+	remUp, addUp := dirUpper(lv, 0, f), dirUpper(lv, 1, f)
+	lo2, up2, err := s.epsilonBounds(ctx, delta, lower, math.Min(remUp, upper))
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(s.add) > 0 && s.addDelta(addUp) <= delta {
+		// The smallest ε in [0, addUp] whose add-direction δ is at most
+		// delta, by bisection (δ(ε) decreases).
+		addUp = search.Bisect(func(e float64) bool { return s.addDelta(e) <= delta }, 0, addUp, 1e-9)
+	}
+	return math.Max(lower, lo2), math.Min(upper, math.Max(math.Min(remUp, up2), addUp)), nil
+}
+
+// twoScaleDelta is twoScaleEpsilon for δ(eps); dEst sizes the binomial
+// remainder.
+func (a *Accountant) twoScaleDelta(ctx context.Context, lv *levels, eps, dEst, lower, upper float64) (float64, float64, error) {
+	s, err := a.twoScale(ctx, lv.res.eta, 1e-6*math.Max(dEst, 1e-300))
+	if err != nil || s == nil || len(lv.res.dirs) != 2 {
+		return lower, upper, err
+	}
+	f := deltaF(eps)
+	remUp, addUp := dirUpper(lv, 0, f), dirUpper(lv, 1, f)
+	lo2, up2 := s.deltaBounds(eps)
+	addUp = math.Min(addUp, s.addDelta(eps))
+	return math.Max(lower, lo2), math.Min(upper, math.Max(math.Min(remUp, up2), addUp)), nil
+}
