@@ -180,6 +180,9 @@ func Of(s accounting.Step) (Mechanism, error) {
 	smp := samplingOf(s)
 	switch s.Mechanism {
 	case accounting.MechGaussian:
+		if smp.kind == accounting.SamplingRandomAllocation {
+			return allocation{sigma: s.Sigma, sampling: smp}, nil
+		}
 		return gaussian{sigma: s.Sigma, sampling: smp}, nil
 	case accounting.MechLaplace:
 		return laplace{b: s.Sigma, sampling: smp}, nil
@@ -238,6 +241,8 @@ func (s sampling) wrap(e accounting.Event) accounting.Event {
 		return accounting.SampledWithoutReplacement{SourceDatasetSize: s.n, SampleSize: s.m, Event: e}
 	case accounting.SamplingShuffle:
 		return accounting.Shuffled{DatasetSize: s.n, BatchSize: s.m, Event: e}
+	case accounting.SamplingRandomAllocation:
+		return accounting.RandomAllocation{NumSelected: s.m, NumSteps: s.n, Event: e}
 	}
 	return e
 }
@@ -253,6 +258,8 @@ func (s sampling) describe(name string) string {
 		b = "fixed-size-sampled "
 	case accounting.SamplingShuffle:
 		b = "shuffled "
+	case accounting.SamplingRandomAllocation:
+		b = "randomly allocated "
 	}
 	return b + name + " under " + s.adj.String()
 }
