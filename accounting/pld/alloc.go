@@ -13,7 +13,7 @@ import (
 // ε(delta) of the randomly allocated Gaussian steps of e, normalised under
 // add-remove (the largest over its random-allocation steps: the true ε of
 // a composition is at least that of any part of it). ok is false when e
-// has none.
+// has none (or does not normalise under add-remove).
 //
 // For k = 1 (balls-in-bins) the bound is that of E epochs of the pair
 // (1/t)Σ_i N(μe_i, I) against N(0, I), μ = 1/σ, which a linear query
@@ -31,7 +31,9 @@ func AllocationLowerEpsilonOf(ctx context.Context, e accounting.Event, delta flo
 	}
 	p, err := accounting.NormalizeUnder(accounting.AddRemove, e, 1)
 	if err != nil {
-		return 0, false, err
+		// Not an add-remove event (the accountants' rows say why): it has
+		// no random-allocation step.
+		return 0, false, nil
 	}
 	for _, s := range p.Steps {
 		if s.Sampling != accounting.SamplingRandomAllocation || s.Mechanism != accounting.MechGaussian {

@@ -194,7 +194,7 @@ func privacyAt(ctx context.Context, g *given, af accountantFlags, extra error, d
 			}
 		}
 	}
-	if delta > 0 {
+	if delta > 0 && adj == accounting.AddRemove {
 		// Randomly allocated epochs: a certified lower bound on the true ε.
 		src := ev
 		if src == nil {
