@@ -84,7 +84,7 @@ var allocCache sync.Map // allocKey → AllocPLDPairs
 const (
 	allocTail     = 8.5
 	allocMaxCells = 1 << 14
-	allocDrop     = 1e-45 // masses below this at either end of a partial sum are dropped
+	allocDrop     = 1e-30 // masses below this at either end of a partial sum are dropped
 )
 
 // AllocationPairs returns discrete pairs for the 1-out-of-t random
@@ -121,10 +121,10 @@ const (
 // nonnegative terms; each only lowers both hockey-stick divergences, for
 // one group and for any composition.
 //
-// Masses are computed in float64 by Gauss–Legendre quadrature of the
-// lognormal density on each cell and direct (positive, cancellation-free)
-// convolution; their relative rounding, about 1e-14, is not carried into
-// the bound. It costs O(c²·log t) for c ≤ 2^14 cells and is cached.
+// Masses are computed in float64 from closed forms (differences of Φ)
+// and direct (positive, cancellation-free) convolution; the upper pair's
+// +∞ and −∞ atoms carry a margin of 1e-12 for their rounding, the lower
+// pairs none (their rounding, about 1e-12 relative, is not carried). It costs O(c²·log t) for c ≤ 2^14 cells and is cached.
 func AllocationPairs(mu float64, t int, lower bool) (AllocPLDPairs, error) {
 	if t < 2 || !(mu > 0) || math.IsInf(mu, 1) {
 		return AllocPLDPairs{}, fmt.Errorf("mechanism: allocation pair needs t >= 2 and finite μ > 0 (t %d, μ %g)", t, mu)
@@ -162,36 +162,40 @@ func allocGrid(mu float64) (yMax, delta float64) {
 	return yMax, delta
 }
 
-// Gauss–Legendre nodes and weights on [−1, 1] (8 points).
-var glX = [8]float64{-0.9602898564975363, -0.7966664774136267, -0.5255324099163290, -0.1834346424956498, 0.1834346424956498, 0.5255324099163290, 0.7966664774136267, 0.9602898564975363}
-var glW = [8]float64{0.1012285362903763, 0.2223810344533745, 0.3137066458778873, 0.3626837833783620, 0.3626837833783620, 0.3137066458778873, 0.2223810344533745, 0.1012285362903763}
-
 // lnDensity is the density of Y = exp(μX − μ²/2), X ~ N(0, 1), at y > 0.
 func lnDensity(mu, y float64) float64 {
 	z := (math.Log(y) + mu*mu/2) / mu
 	return math.Exp(-z*z/2) / (math.Sqrt(2*math.Pi) * mu * y)
 }
 
-// cellMoments returns ∫_a^b f and ∫_a^b (y − c)·f over [a, b] by
-// Gauss–Legendre quadrature on 4 sub-intervals.
-func cellMoments(mu, a, b, c float64) (m0, m1 float64) {
-	const parts = 4
-	w := (b - a) / parts
-	for s := 0; s < parts; s++ {
-		lo := a + float64(s)*w
-		h := w / 2
-		mid := lo + h
-		for i := range glX {
-			y := mid + h*glX[i]
-			if y <= 0 {
-				continue
-			}
-			f := lnDensity(mu, y) * glW[i] * h
-			m0 += f
-			m1 += (y - c) * f
-		}
+// phiDiff returns Φ(b) − Φ(a) for a ≤ b, from whichever tails avoid
+// cancellation.
+func phiDiff(a, b float64) float64 {
+	phi := func(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
+	switch {
+	case b <= 0:
+		return phi(b) - phi(a)
+	case a >= 0:
+		return phi(-a) - phi(-b)
 	}
-	return m0, m1
+	return 1 - phi(a) - phi(-b)
+}
+
+// cellMoments returns ∫_a^b f and ∫_a^b (y − c)·f, f the density of Y
+// (0 ≤ a < b), in closed form: with z(y) = (log y + μ²/2)/μ,
+// ∫_a^b f = Φ(z(b)) − Φ(z(a)) and ∫_a^b y·f = Φ(z(b) − μ) − Φ(z(a) − μ)
+// (y·f is the density of Y under the shifted X ~ N(μ, 1)).
+func cellMoments(mu, a, b, c float64) (m0, m1 float64) {
+	z := func(y float64) float64 {
+		if y <= 0 {
+			return math.Inf(-1)
+		}
+		return (math.Log(y) + mu*mu/2) / mu
+	}
+	za, zb := z(a), z(b)
+	m0 = phiDiff(za, zb)
+	my := phiDiff(za-mu, zb-mu)
+	return m0, my - c*m0
 }
 
 // convolve returns the convolution of a (offset oa) and b (offset ob)
@@ -280,9 +284,10 @@ func allocUpperPair(mu float64, t int) *discretePair {
 		sp.add(p)
 		sq.add(q)
 	}
-	// The revealed event A: what the kept masses miss, with a margin of a
-	// few ulps of 1 for the rounding of the sums.
-	const margin = 4e-16
+	// The revealed event A: what the kept masses miss, with a margin for
+	// the rounding of the masses (each within about 1e-12 of itself, the
+	// spread weights being differences of closed forms) and of the sums.
+	const margin = 1e-12
 	pInf := math.Max(1-sp.sum(), 0) + margin
 	qInf := math.Max(1-sq.sum(), 0) + margin
 	return newDiscretePair(loss, lp, lq, math.Log(pInf), math.Log(qInf))
