@@ -52,12 +52,16 @@ func (a allocation) PLD() (*PLD, error) {
 	return &PLD{Remove: up.Remove, Add: up.Add, MaxLoss: math.Inf(1)}, nil
 }
 
-// RDP: the unsampled Gaussian's curve. By joint convexity of
-// exp((α−1)D_α) (van Erven and Harremoës 2014, Theorem 13), the mixture
-// P = (1/t)Σ_i N(μe_i, I) against N(0, I) has D_α in both orders at most
-// that of N(μ, 1) against N(0, 1): a sound bound without amplification.
+// RDP: for a 1-out-of-t group, the curve of [allocRDP]. (A k-out-of-t
+// step not yet bounded as groups gets the unsampled Gaussian's: by joint
+// convexity of exp((α−1)D_α), van Erven and Harremoës 2014, Theorem 13, a
+// mixture of shifted Gaussians against N(0, I) is no worse than its
+// worst component.)
 func (a allocation) RDP() (RDP, error) {
-	return gaussianRDP{sigma: a.sigma, q: 1}, nil
+	if a.m != 1 || a.n < 2 {
+		return gaussianRDP{sigma: a.sigma, q: 1}, nil
+	}
+	return allocRDP{mu: 1 / a.sigma, t: a.n}, nil
 }
 
 // ZCDP is the unsampled Gaussian's ρ = 1/(2σ²), by the same convexity.

@@ -66,6 +66,18 @@ func TestRandomAllocationCommand(t *testing.T) {
 	if o.Err != nil || len(rows.Rows) != 2 || rows.Rows[0].Steps != 10 {
 		t.Fatalf("%v, %+v", o.Err, rows.Rows)
 	}
+	// rdp: the balls-in-bins curve of each of the 10 groups (without
+	// amplification it was 8.85); at least the certified lower 2.254.
+	rows, o = runRows(t, "eps", "--sigma", "2", "--sampling", "random-allocation", "--k", "10", "--steps", "100", "--delta", "1e-6", "--accountant", "rdp")
+	if o.Err != nil || rows.Rows[0].Epsilon == nil || *rows.Rows[0].Epsilon < 2.254 || *rows.Rows[0].Epsilon > 2.62 {
+		t.Errorf("rdp: %v, %+v", o.Err, rows.Rows)
+	}
+	// zcdp: each group as one unsampled Gaussian, 10 of them.
+	rows, o = runRows(t, "eps", "--sigma", "2", "--sampling", "random-allocation", "--k", "10", "--steps", "100", "--delta", "1e-6", "--accountant", "zcdp")
+	ref, _ := runRows(t, "eps", "--sigma", "2", "--q", "1", "--steps", "10", "--delta", "1e-6", "--accountant", "zcdp")
+	if o.Err != nil || rows.Rows[0].Epsilon == nil || ref.Rows[0].Epsilon == nil || *rows.Rows[0].Epsilon != *ref.Rows[0].Epsilon {
+		t.Errorf("zcdp: %v, %+v, want %+v", o.Err, rows.Rows, ref.Rows)
+	}
 	for _, bad := range [][]string{
 		{"--sampling", "random-allocation", "--k", "10", "--steps", "100", "--adjacency", "replace-one"},
 		{"--sampling", "random-allocation", "--k", "101", "--steps", "100"},
