@@ -55,6 +55,22 @@ func TestRandomAllocation(t *testing.T) {
 			if !(lo >= c.loMin && lo <= up) {
 				t.Errorf("lower %v, want in [%v, upper %v]", lo, c.loMin, up)
 			}
+			if c.k > 1 && c.steps%c.k == 0 {
+				// The reduction's own pair (k groups of t/k per epoch) is
+				// bounded below by its dominated pairs: the upper end is
+				// at most that far above the reduction's true ε. And
+				// dp_accounting's PLD of the same reduction (PR #414, head
+				// 125d46c, value_discretization_interval 1e-4) gives
+				// 2.426525625 at σ 2, k 10, t 100, δ 1e-6: a coarser upper
+				// bound, so ours must not exceed it.
+				rl, err := allocationLowerPairs(ctx, 1/c.sigma, c.steps/c.k, c.k*c.epochs, c.delta)
+				if err != nil || !(rl <= up && up-rl < 0.005) {
+					t.Errorf("reduction's lower %v (%v), upper %v: want within 0.005 below", rl, err, up)
+				}
+				if c.name == "public check" && up > 2.426525625 {
+					t.Errorf("upper %v above dp_accounting's 2.426525625", up)
+				}
+			}
 		})
 	}
 }
