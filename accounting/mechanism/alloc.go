@@ -79,7 +79,14 @@ type allocKey struct {
 	lower bool
 }
 
-var allocCache sync.Map // allocKey → AllocPLDPairs
+// allocCache holds the pairs of the last allocCacheSize keys (a σ
+// calibration tries a few dozen).
+var (
+	allocCacheMu sync.Mutex
+	allocCache   = map[allocKey]AllocPLDPairs{}
+)
+
+const allocCacheSize = 64
 
 // The discretisation of the allocation pair: Y is kept on [0, yMax] with
 // yMax = exp(μ·(μ + allocTail) − μ²/2) (the mass above it,
@@ -140,8 +147,11 @@ func AllocationPairs(mu float64, t int, lower bool) (AllocPLDPairs, error) {
 		return AllocPLDPairs{}, errorf("random allocation with σ = %g < 0.25 is not supported by the pld pair (its loss range is too wide); use rdp", 1/mu)
 	}
 	key := allocKey{mu, t, lower}
-	if v, ok := allocCache.Load(key); ok {
-		return v.(AllocPLDPairs), nil
+	allocCacheMu.Lock()
+	v, ok := allocCache[key]
+	allocCacheMu.Unlock()
+	if ok {
+		return v, nil
 	}
 	var out AllocPLDPairs
 	if lower {
@@ -152,7 +162,12 @@ func AllocationPairs(mu float64, t int, lower bool) (AllocPLDPairs, error) {
 		p := allocUpperPair(mu, t)
 		out = AllocPLDPairs{Remove: p, Add: p.reverse()}
 	}
-	allocCache.Store(key, out)
+	allocCacheMu.Lock()
+	if len(allocCache) >= allocCacheSize {
+		clear(allocCache)
+	}
+	allocCache[key] = out
+	allocCacheMu.Unlock()
 	return out, nil
 }
 

@@ -143,7 +143,10 @@ type allocAddGrid struct {
 	logRho  float64 // log Q(Y < yLo)
 }
 
-var allocAddCache sync.Map // allocMomentsKey → *allocAddGrid
+var (
+	allocAddMu    sync.Mutex
+	allocAddCache = map[allocMomentsKey]*allocAddGrid{} // at most allocCacheSize
+)
 
 // The add direction's Laplace grid: u from addU0 to addU1 in ratio addR.
 const (
@@ -224,8 +227,11 @@ func logGamma(x float64) float64 {
 // addGrid builds (once per (μ, t)) the Laplace grid of addMoment.
 func (r allocRDP) addGrid() *allocAddGrid {
 	key := allocMomentsKey{r.mu, r.t}
-	if v, ok := allocAddCache.Load(key); ok {
-		return v.(*allocAddGrid)
+	allocAddMu.Lock()
+	v, ok := allocAddCache[key]
+	allocAddMu.Unlock()
+	if ok {
+		return v
 	}
 	mu, t := r.mu, float64(r.t)
 	yLo := math.Exp(-addZ*mu - mu*mu/2)
@@ -275,6 +281,11 @@ func (r allocRDP) addGrid() *allocAddGrid {
 			break
 		}
 	}
-	allocAddCache.Store(key, g)
+	allocAddMu.Lock()
+	if len(allocAddCache) >= allocCacheSize {
+		clear(allocAddCache)
+	}
+	allocAddCache[key] = g
+	allocAddMu.Unlock()
 	return g
 }

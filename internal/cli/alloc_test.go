@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"math"
 	"reflect"
 	"testing"
 
@@ -78,11 +79,18 @@ func TestRandomAllocationCommand(t *testing.T) {
 	if o.Err != nil || rows.Rows[0].Epsilon == nil || ref.Rows[0].Epsilon == nil || *rows.Rows[0].Epsilon != *ref.Rows[0].Epsilon {
 		t.Errorf("zcdp: %v, %+v, want %+v", o.Err, rows.Rows, ref.Rows)
 	}
+	// sigma: calibrating back to the rdp ε of σ 2 finds σ 2.
+	rows, o = runRows(t, "sigma", "--eps", "2.6064729099902086", "--sampling", "random-allocation", "--k", "10", "--steps", "100", "--delta", "1e-6", "--accountant", "rdp")
+	if o.Err != nil || !(math.Abs(rows.Rows[0].Sigma-2) < 1e-5) {
+		t.Errorf("sigma: %v, %+v", o.Err, rows.Rows)
+	}
 	for _, bad := range [][]string{
 		{"--sampling", "random-allocation", "--k", "10", "--steps", "100", "--adjacency", "replace-one"},
 		{"--sampling", "random-allocation", "--k", "101", "--steps", "100"},
 		{"--sampling", "cyclic", "--q", "0.1", "--steps", "100"},
 		{"--sampling", "poisson", "--q", "0.1", "--steps", "100", "--k", "2"},
+		{"--sampling", "balls-in-bins", "--batch", "100", "--n", "1000", "--epochs", "1.5"},
+		{"--sampling", "balls-in-bins", "--batch", "100", "--n", "1000", "--steps", "15"},
 	} {
 		_, o := runRows(t, append([]string{"eps", "--sigma", "2"}, bad...)...)
 		if o.Err == nil || o.Code != 2 {

@@ -384,16 +384,25 @@ func (p Plan) stepsPerRep(i int) int {
 // allocated resolves the lengths of a random-allocation or cyclic plan
 // (see newPlanWith).
 func (p Plan) allocated(unknown string) (Plan, error) {
-	if unknown != "" {
-		return Plan{}, fmt.Errorf("--sampling %s: dpcalc sigma and epochs do not support it yet; use dpcalc eps or delta", p.Sampling)
+	if unknown == "length" {
+		return Plan{}, fmt.Errorf("--sampling %s: dpcalc epochs does not support it yet; use dpcalc eps, delta or sigma", p.Sampling)
 	}
+	unknowns := 0
 	for i := range p.Phases {
 		ph := &p.Phases[i]
 		at := ""
 		if len(p.Phases) > 1 {
 			at = "phase " + strconv.Itoa(i+1) + ": "
 		}
-		if err := accounting.CheckNoiseMultiplier(ph.Sigma); err != nil {
+		if ph.Unknown == "steps" || ph.Unknown == "epochs" {
+			return Plan{}, fmt.Errorf("%ssteps=? and epochs=? are only for dpcalc epochs", at)
+		}
+		if ph.Unknown == "sigma" {
+			if unknown != "sigma" {
+				return Plan{}, fmt.Errorf("%ssigma=? is only for dpcalc sigma", at)
+			}
+			unknowns++
+		} else if err := accounting.CheckNoiseMultiplier(ph.Sigma); err != nil {
 			return Plan{}, fmt.Errorf("%sinvalid sigma: %s, want finite and > 0", at, accounting.FormatValue(ph.Sigma))
 		}
 		var steps, reps int
@@ -456,7 +465,10 @@ func (p Plan) allocated(unknown string) (Plan, error) {
 		steps = reps * t
 		p.steps, p.reps = append(p.steps, steps), append(p.reps, reps)
 	}
-	if _, err := accounting.NormalizeUnder(p.Adjacency, p.Event(0), 1); err != nil {
+	if unknown == "sigma" && unknowns != 1 {
+		return Plan{}, fmt.Errorf("--schedule needs exactly one phase with sigma=? (it has %d)", unknowns)
+	}
+	if _, err := accounting.NormalizeUnder(p.Adjacency, p.Event(1), 1); err != nil {
 		return Plan{}, fmt.Errorf("total of the phases: %s", strings.TrimPrefix(err.Error(), "accounting: "))
 	}
 	return p, nil
@@ -665,7 +677,9 @@ func (g *given) plan(unknown string) (Plan, error) {
 		if sampling != "cyclic" && g.Q != nil {
 			return Plan{}, usageAt("q", "--sampling %s takes --steps (one epoch), or --batch and --n, not --q (q = k/t)", sampling)
 		}
-		if err := checkFlag("sigma", accounting.CheckNoiseMultiplier(ph.Sigma)); err != nil && unknown == "" {
+		if unknown == "sigma" {
+			ph.Unknown = "sigma"
+		} else if err := checkFlag("sigma", accounting.CheckNoiseMultiplier(ph.Sigma)); err != nil {
 			return Plan{}, err
 		}
 		p, err := newPlanWith([]Phase{ph}, sampling, adj, n, unknown, k, bands)
