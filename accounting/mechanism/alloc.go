@@ -96,6 +96,7 @@ const (
 	allocTail     = 8.5
 	allocMaxCells = 1 << 14
 	allocDrop     = 1e-30 // masses below this at either end of a partial sum are dropped
+	allocMaxWork  = 2e10  // the most multiply-adds the convolutions may take (about 20 s)
 )
 
 // AllocationPairs returns discrete pairs for the 1-out-of-t random
@@ -145,6 +146,12 @@ func AllocationPairs(mu float64, t int, lower bool) (AllocPLDPairs, error) {
 		// amplification would be the honest answer, which the caller's
 		// other rows give; refuse here.
 		return AllocPLDPairs{}, errorf("random allocation with σ = %g < 0.25 is not supported by the pld pair (its loss range is too wide); use rdp", 1/mu)
+	}
+	// The work of the convolutions: the sum's window is about
+	// (yMax + 20μ√t)/Δ cells, squared, log2(t) times.
+	yMax, d := allocGrid(mu)
+	if w := (yMax + 20*mu*math.Sqrt(float64(t))) / d; w*w*math.Log2(float64(t)) > allocMaxWork {
+		return AllocPLDPairs{}, errorf("a 1-out-of-%d random allocation at σ = %g is too large for the pld pair (about %.3g operations); rdp bounds it", t, 1/mu, w*w*math.Log2(float64(t)))
 	}
 	key := allocKey{mu, t, lower}
 	allocCacheMu.Lock()

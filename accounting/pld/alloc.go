@@ -15,7 +15,7 @@ import (
 // a composition is at least that of any part of it). ok is false when e
 // has none (or does not normalise under add-remove).
 //
-// For k = 1 (balls-in-bins) the bound is that of E epochs of the pair
+// For k = 1 (balls-in-bins) the bound is (also) that of E epochs of the pair
 // (1/t)Σ_i N(μe_i, I) against N(0, I), μ = 1/σ, which a linear query
 // attains (every other record contributes 0, the differing one a unit
 // vector): the dominated discrete pairs of [mechanism.AllocationPairs]
@@ -94,9 +94,12 @@ func allocationLowerPairs(ctx context.Context, mu float64, t, epochs int, delta 
 	if t == 1 {
 		return gaussianLowerEpsilon(mu*math.Sqrt(float64(epochs)), delta), nil
 	}
+	// The sum of an epoch's outputs, N(μ, t) against N(0, t), is a lower
+	// bound too, and the one left when the pairs are too large.
+	proj := gaussianLowerEpsilon(mu*math.Sqrt(float64(epochs)/float64(t)), delta)
 	pp, err := mechanism.AllocationPairs(mu, t, true)
 	if err != nil {
-		return 0, nil // no pair: 0 is a valid lower bound
+		return proj, nil
 	}
 	pairs := [][]mechanism.Pair{{pp.Remove}, {pp.Add}}
 	st := &setup{counts: []int{epochs}, steps: epochs, dirs: []bool{false, true}, pairs: pairs}
@@ -107,7 +110,7 @@ func allocationLowerPairs(ctx context.Context, mu float64, t, epochs int, delta 
 	r, err := st.compose(ctx, 0, etaFor(epochs, 0))
 	if err != nil {
 		if err == errTooLarge {
-			return 0, nil
+			return proj, nil
 		}
 		return 0, err
 	}
@@ -136,7 +139,7 @@ func allocationLowerPairs(ctx context.Context, mu float64, t, epochs int, delta 
 		best = lo
 	}
 	if !(best >= 0) || math.IsInf(best, 0) {
-		return 0, nil
+		return proj, nil
 	}
-	return best, nil
+	return math.Max(best, proj), nil
 }
