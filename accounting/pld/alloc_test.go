@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/moments"
+	"github.com/dpcalc/dpcalc/internal/testenv"
 )
 
 // TestRandomAllocation checks the public value of dp_accounting's
@@ -136,5 +138,60 @@ func TestRandomAllocationMonteCarlo(t *testing.T) {
 	t.Logf("certified ε at δ = %.6g: lower %.6g; at δ = %.6g: upper %.6g", hi, eLo, lo, eUp)
 	if eLo > eps || eUp < eps {
 		t.Errorf("certified ends %v (at δ %v), %v (at δ %v) do not bracket ε = %v", eLo, hi, eUp, lo, eps)
+	}
+}
+
+// TestRandomAllocationSweep checks, over σ, t and epochs, that the
+// certified lower end is below the upper, that they are close for
+// balls-in-bins (both come from the exact pair), and that rdp's bound is
+// at least the certified lower end (rdp is an upper bound too). The
+// default run takes two cases; the long step the grid.
+func TestRandomAllocationSweep(t *testing.T) {
+	ctx := context.Background()
+	type tc struct {
+		sigma     float64
+		t, epochs int
+	}
+	cases := []tc{{4, 20, 5}, {1.5, 5, 3}}
+	if testenv.Long() {
+		cases = nil
+		for _, s := range []float64{0.8, 1, 2, 4, 8} {
+			for _, st := range []int{2, 10, 100} {
+				for _, e := range []int{1, 30} {
+					cases = append(cases, tc{s, st, e})
+				}
+			}
+		}
+	}
+	for _, c := range cases {
+		ev := accounting.SelfComposed{Event: accounting.RandomAllocation{NumSelected: 1, NumSteps: c.t, Event: accounting.Gaussian{NoiseMultiplier: c.sigma}}, Count: c.epochs}
+		a, _ := New(Options{})
+		if err := a.Compose(ev, 1); err != nil {
+			t.Fatal(err)
+		}
+		const delta = 1e-5
+		_, up, err := a.EpsilonBounds(ctx, delta)
+		if err != nil {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		lo, _, err := AllocationLowerEpsilonOf(ctx, ev, delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := moments.NewRDP(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Compose(ev, 1); err != nil {
+			t.Fatal(err)
+		}
+		re, err := r.Epsilon(ctx, delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%+v: [%.6g, %.6g], rdp %.6g", c, lo, up, re)
+		if !(lo <= up && up-lo <= 0.03*up+1e-3) || re < lo {
+			t.Errorf("%+v: lower %v, upper %v, rdp %v", c, lo, up, re)
+		}
 	}
 }

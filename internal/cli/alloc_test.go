@@ -67,6 +67,12 @@ func TestRandomAllocationCommand(t *testing.T) {
 	if o.Err != nil || len(rows.Rows) != 2 || rows.Rows[0].Steps != 10 {
 		t.Fatalf("%v, %+v", o.Err, rows.Rows)
 	}
+	// The same training read back from its events: 100 steps.
+	f := eventFile(t, accounting.RandomAllocation{NumSelected: 10, NumSteps: 100, Event: accounting.Gaussian{NoiseMultiplier: 2}})
+	rows, o = runRows(t, "eps", "--events", f, "--delta", "1e-6", "--accountant", "pld")
+	if o.Err != nil || len(rows.Rows) != 2 || rows.Rows[0].Steps != 100 || *rows.Rows[0].Epsilon != *up.Epsilon {
+		t.Errorf("events: %v, %+v", o.Err, rows.Rows)
+	}
 	// rdp: the balls-in-bins curve of each of the 10 groups (without
 	// amplification it was 8.85); at least the certified lower 2.254.
 	rows, o = runRows(t, "eps", "--sigma", "2", "--sampling", "random-allocation", "--k", "10", "--steps", "100", "--delta", "1e-6", "--accountant", "rdp")

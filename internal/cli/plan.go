@@ -539,6 +539,12 @@ func (a Accountants) NewEventRow(k accounting.Kind, e accounting.Event) Row {
 	r.event, r.Sampling = e, ""
 	if p, err := accounting.NormalizeUnder(a.Adjacency, e, 1); err == nil {
 		r.Steps = p.Total()
+		for _, st := range p.Steps {
+			if st.Sampling == accounting.SamplingRandomAllocation {
+				// A repetition is an epoch of DatasetSize steps.
+				r.Steps += st.Count * (st.DatasetSize - 1)
+			}
+		}
 		var kinds []string
 		for _, st := range p.Steps {
 			if s := st.Sampling.String(); !slices.Contains(kinds, s) {
