@@ -39,11 +39,21 @@ func (a allocation) Event() accounting.Event {
 func (a allocation) order() []float64 { return a.sampling.order(a.sigma, 0) }
 
 // PLD: the dominating discrete pair of [AllocationPairs] (upper), for a
-// 1-out-of-t group; k-out-of-t epochs are bounded as k groups (see
+// 1-out-of-t group, or the unsampled Gaussian's where the grid is too
+// coarse for it; k-out-of-t epochs are bounded as k groups (see
 // [accounting.Plan.Bounded]).
 func (a allocation) PLD() (*PLD, error) {
 	if a.m != 1 {
 		return nil, errorf("no privacy-loss pair for a %d-out-of-%d allocation: bound the plan (k groups of 1-out-of-t/k) first", a.m, a.n)
+	}
+	if _, d := allocGrid(1 / a.sigma); d > 1/a.sigma || a.n < 2 {
+		// The grid is capped and coarser than μ (σ below about 0.9): its
+		// spread would lose more than amplification gains. The unsampled
+		// Gaussian pair dominates the group in both directions (H_γ is
+		// jointly convex, so a mixture of shifted Gaussians against
+		// N(0, I) is no worse than one of them).
+		rem, add := newGaussianPair(a.sigma, 1, false), newGaussianPair(a.sigma, 1, true)
+		return &PLD{Remove: &rem, Add: &add, Symmetric: true, GaussianSigma: a.sigma, MaxLoss: math.Inf(1)}, nil
 	}
 	up, err := AllocationPairs(1/a.sigma, a.n, false)
 	if err != nil {
@@ -164,6 +174,11 @@ func AllocationPairs(mu float64, t int, lower bool) (AllocPLDPairs, error) {
 	if lower {
 		rem := allocLowerPair(mu, t, false)
 		add := allocLowerPair(mu, t, true)
+		if len(rem.loss) < 2 || len(add.loss) < 2 {
+			// The grid is coarser than the mass of Y (Δ near its mean 1):
+			// no partition has its conditional means on it.
+			return AllocPLDPairs{}, errorf("the dominated pair of a 1-out-of-%d random allocation at σ = %g does not fit its grid", t, 1/mu)
+		}
 		out = AllocPLDPairs{Remove: rem, Add: add}
 	} else {
 		p := allocUpperPair(mu, t)
@@ -502,6 +517,9 @@ func (p *discretePair) Tails(l float64) Tails {
 
 func (p *discretePair) Truncation(eta float64) (lo, hi float64) {
 	n := len(p.loss)
+	if n == 0 {
+		return 0, 1 // no finite loss (not made by AllocationPairs)
+	}
 	le := math.Log(eta)
 	i := 0
 	for i < n-1 && p.pBelow[i+1] <= le {

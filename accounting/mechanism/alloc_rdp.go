@@ -23,7 +23,8 @@ import (
 // by binary powering over t; all terms positive). Between integers the
 // chord of log E[(S/t)^α], convex in α (Hölder), bounds it from above.
 //
-// Add is bounded by [addMoment].
+// Add is bounded by [addMoment]. Each order takes the smaller of that and
+// the unsampled Gaussian's λ(λ+1)μ²/2.
 type allocRDP struct {
 	mu float64
 	t  int
@@ -49,7 +50,9 @@ func (r allocRDP) LogMomentAt(ctx context.Context, _ *Cache, count, lambda float
 	}
 	rem := r.removeMoment(lambda + 1)
 	add := r.addMoment(lambda)
-	k := math.Max(rem, add)
+	// The unsampled Gaussian's λ(λ+1)μ²/2 bounds both directions too
+	// (joint convexity); it is the smaller where the grids are coarse.
+	k := math.Min(math.Max(rem, add), lambda*(lambda+1)*r.mu*r.mu/2)
 	if k < 0 {
 		k = 0
 	}
