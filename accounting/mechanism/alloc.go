@@ -46,20 +46,54 @@ func (a allocation) PLD() (*PLD, error) {
 	if a.m != 1 {
 		return nil, errorf("no privacy-loss pair for a %d-out-of-%d allocation: bound the plan (k groups of 1-out-of-t/k) first", a.m, a.n)
 	}
+	// The unsampled Gaussian pair dominates the group in both directions
+	// too (H_γ is jointly convex, so a mixture of shifted Gaussians
+	// against N(0, I) is no worse than one of them); it is the one used
+	// where the spread pair's grid is too coarse to amplify (the grid is
+	// capped: σ below about 0.9, or few steps at σ near 1).
+	rem, add := newGaussianPair(a.sigma, 1, false), newGaussianPair(a.sigma, 1, true)
+	gauss := &PLD{Remove: &rem, Add: &add, Symmetric: true, GaussianSigma: a.sigma, MaxLoss: math.Inf(1)}
 	if _, d := allocGrid(1 / a.sigma); d > 1/a.sigma || a.n < 2 {
-		// The grid is capped and coarser than μ (σ below about 0.9): its
-		// spread would lose more than amplification gains. The unsampled
-		// Gaussian pair dominates the group in both directions (H_γ is
-		// jointly convex, so a mixture of shifted Gaussians against
-		// N(0, I) is no worse than one of them).
-		rem, add := newGaussianPair(a.sigma, 1, false), newGaussianPair(a.sigma, 1, true)
-		return &PLD{Remove: &rem, Add: &add, Symmetric: true, GaussianSigma: a.sigma, MaxLoss: math.Inf(1)}, nil
+		return gauss, nil
 	}
 	up, err := AllocationPairs(1/a.sigma, a.n, false)
 	if err != nil {
 		return nil, err
 	}
+	if !amplifies(up.Remove, &rem) {
+		return gauss, nil
+	}
 	return &PLD{Remove: up.Remove, Add: up.Add, MaxLoss: math.Inf(1)}, nil
+}
+
+// amplifies reports whether the spread pair p (one pair for both
+// directions) has a smaller hockey-stick divergence than the Gaussian
+// pair g at the ε where g's is 1e-2, 1e-4 and 1e-6 (a choice between two
+// dominating pairs: either is sound).
+func amplifies(p, g Pair) bool {
+	hs := func(x Pair, eps float64) float64 {
+		t := x.Tails(eps)
+		return math.Exp(t.PAbove) - math.Exp(eps+t.QAbove)
+	}
+	rev := p.(*discretePair).reverse()
+	for _, target := range []float64{1e-2, 1e-4, 1e-6} {
+		lo, hi := 0.0, 1.0
+		for hs(g, hi) > target && hi < 1e3 {
+			lo, hi = hi, 2*hi
+		}
+		for it := 0; it < 60; it++ {
+			m := (lo + hi) / 2
+			if hs(g, m) > target {
+				lo = m
+			} else {
+				hi = m
+			}
+		}
+		if math.Max(hs(p, hi), hs(rev, hi)) >= hs(g, hi) {
+			return false
+		}
+	}
+	return true
 }
 
 // RDP: for a 1-out-of-t group, the curve of [allocRDP]. (A k-out-of-t
