@@ -156,8 +156,8 @@ const (
 	addU0 = 1e-9
 	addR  = 1.004
 	addZ  = 10.0 // y_lo = exp(−addZ·μ − μ²/2): Q(Y < y_lo) = Φ(−addZ)
-	// addCells caps the cells of L̄.
-	addCells = 2048
+	// addC is the relative width of the cells of L̄.
+	addC = 0.004
 )
 
 // addMoment returns an upper bound on log E[(t/S)^m], m > 0. Split on
@@ -167,8 +167,8 @@ const (
 // t·Φ(−addZ)·(t/(t−1))^m·exp(mμ²/2 + m²μ²/(2(t−1))). Otherwise, by
 // s^{−m} = Γ(m)^{−1}∫₀^∞ u^{m−1}e^{−us}du and independence,
 // E[S^{−m}; all Y_i ≥ y_lo] = Γ(m)^{−1}∫₀^∞ u^{m−1}·L(u)^t du with
-// L(u) = E[e^{−uY}; Y ≥ y_lo] ≤ L̄(u): on each cell [a, b) of the grid
-// from y_lo, e^{−uy} lies below its chord, so the cell contributes at most
+// L(u) = E[e^{−uY}; Y ≥ y_lo] ≤ L̄(u): on each cell [a, a(1+addC)) from
+// y_lo, e^{−uy} lies below its chord, so the cell contributes at most
 // w_a·e^{−ua} + w_b·e^{−ub}, the weights keeping the cell's mass and mean
 // (the mass above the grid is rounded down to its lower end). The
 // integral is bounded on each interval of a geometric grid (see the
@@ -238,19 +238,14 @@ func (r allocRDP) addGrid() *allocAddGrid {
 	}
 	mu, t := r.mu, float64(r.t)
 	yLo := math.Exp(-addZ*mu - mu*mu/2)
-	yMax, d := allocGrid(mu)
-	// A coarser grid than the pairs' (the chord's error is of second
-	// order in the width): at most addCells cells.
-	d = math.Max(d, yMax/addCells)
-	// Cells from y_lo: [y_lo, Δ), [Δ, 2Δ), …, [nΔ, ∞); masses in closed form.
+	yMax, _ := allocGrid(mu)
+	// Cells [a, a·(1+addC)) from y_lo to y_max: relative widths, so the
+	// chord of e^{−uy} on each is within (ua·addC)²/8·e^{−ua} ≤ addC²/15 of
+	// it, at every u.
 	var a, c []float64
-	n := int(math.Ceil(yMax / d))
 	prev := yLo
-	for j := 1; j <= n; j++ {
-		b := float64(j) * d
-		if b <= prev {
-			continue
-		}
+	for prev < yMax {
+		b := prev * (1 + addC)
 		// e^{−uy} is convex in y: below its chord on the cell, so the
 		// cell's part of L(u) is at most w_a·e^{−ua} + w_b·e^{−ub} with the
 		// weights that keep the cell's mass and mean at its two ends.
