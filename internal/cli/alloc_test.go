@@ -90,6 +90,12 @@ func TestRandomAllocationCommand(t *testing.T) {
 	if o.Err != nil || !(math.Abs(rows.Rows[0].Sigma-2) < 1e-5) {
 		t.Errorf("sigma: %v, %+v", o.Err, rows.Rows)
 	}
+	// A fixed-size run under replace-one has no allocation: no lower row
+	// (it printed an error row from normalising under add-remove).
+	rows, o = runRows(t, "eps", "--sigma", "2", "--batch", "100", "--n", "1000", "--steps", "10", "--sampling", "fixed", "--adjacency", "replace-one", "--accountant", "pld")
+	if o.Err != nil || len(rows.Rows) != 1 || rows.Rows[0].Error != "" {
+		t.Errorf("fixed: %v, %+v", o.Err, rows.Rows)
+	}
 	for _, bad := range [][]string{
 		{"--sampling", "random-allocation", "--k", "10", "--steps", "100", "--adjacency", "replace-one"},
 		{"--sampling", "random-allocation", "--k", "101", "--steps", "100"},
