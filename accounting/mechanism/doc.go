@@ -24,7 +24,9 @@
 // add-remove, sampled without replacement under replace-one), the Laplace
 // (unsampled, Poisson-sampled), and the guarantees zCDP and (ε, δ). The
 // pair of the shuffled-batches lower-bound construction is
-// [ShuffledMaxPairs].
+// [ShuffledMaxPairs]; the Gaussian on a 1-out-of-t random allocation
+// (balls-in-bins) states discrete pairs that bound it from above and
+// below ([AllocationPairs]).
 //
 // To add a mechanism: its event in accounting/event.go (with its JSON class
 // in accounting/dpevent.go), one file here with its type and what it
