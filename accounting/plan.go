@@ -235,6 +235,10 @@ func (s Step) PureEpsilon() (float64, bool) {
 // show the Poisson number can be far too small). Under add-remove a shuffled
 // epoch has no such bound: adding a record moves every later record to
 // another batch; Bounded returns an *UnsupportedEventError naming the step.
+//
+// Each epoch of k-out-of-t random allocation with k > 1 becomes the groups
+// of [AllocationGroups], each a 1-out-of-g allocation (a group of one step
+// an unsampled step): a bound on the epoch, not the epoch itself.
 func (p Plan) Bounded() (Plan, error) {
 	out := Plan{Unbounded: p.Unbounded, UnboundedPath: p.UnboundedPath, Adjacency: p.Adjacency}
 	b := planBuilder{p: &out}
