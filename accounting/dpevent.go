@@ -36,6 +36,7 @@ var eventClasses = []eventClass{
 	{dpEventModule, "PoissonSampledDpEvent", []string{"sampling_probability", "event"}},
 	{dpEventModule, "SampledWithoutReplacementDpEvent", []string{"source_dataset_size", "sample_size", "event"}},
 	{dpcalcModule, "ShuffledDpEvent", []string{"dataset_size", "batch_size", "event"}},
+	{dpEventModule, "RandomAllocationDpEvent", []string{"event", "num_selected", "num_steps"}},
 	{dpEventModule, "SelfComposedDpEvent", []string{"event", "count"}},
 	{dpEventModule, "ComposedDpEvent", []string{"events"}},
 	{dpEventModule, "EpsilonDeltaDpEvent", []string{"epsilon", "delta"}},
@@ -111,6 +112,8 @@ func writeEvent(b *bytes.Buffer, e Event, path string) error {
 		class, fields = "SampledWithoutReplacementDpEvent", []jsonField{{"source_dataset_size", e.SourceDatasetSize}, {"sample_size", e.SampleSize}, {"event", e.Event}}
 	case Shuffled:
 		class, fields = "ShuffledDpEvent", []jsonField{{"dataset_size", e.DatasetSize}, {"batch_size", e.BatchSize}, {"event", e.Event}}
+	case RandomAllocation:
+		class, fields = "RandomAllocationDpEvent", []jsonField{{"event", e.Event}, {"num_selected", e.NumSelected}, {"num_steps", e.NumSteps}}
 	case SelfComposed:
 		class, fields = "SelfComposedDpEvent", []jsonField{{"event", e.Event}, {"count", e.Count}}
 	case Composed:
@@ -569,6 +572,8 @@ func decodeEvent(ctx context.Context, raw *jsonValue, path string, depth int) (E
 		e = SampledWithoutReplacement{SourceDatasetSize: d.int("source_dataset_size"), SampleSize: d.int("sample_size"), Event: d.event("event")}
 	case "ShuffledDpEvent":
 		e = Shuffled{DatasetSize: d.int("dataset_size"), BatchSize: d.int("batch_size"), Event: d.event("event")}
+	case "RandomAllocationDpEvent":
+		e = RandomAllocation{Event: d.event("event"), NumSelected: d.int("num_selected"), NumSteps: d.int("num_steps")}
 	case "SelfComposedDpEvent":
 		e = SelfComposed{Event: d.event("event"), Count: d.int("count")}
 	case "ComposedDpEvent":

@@ -107,6 +107,21 @@ type Shuffled struct {
 	Event       Event `json:"event"`
 }
 
+// RandomAllocation is one epoch of NumSteps steps in which every record is
+// used in exactly NumSelected of them, chosen uniformly at random and
+// independently of the other records (random k-out-of-t allocation,
+// Feldman and Shenfeld 2025, arXiv 2502.08202; NumSelected = 1 is the
+// balls-in-bins sampling of Chua et al. 2024, arXiv 2412.16802); Event
+// runs at each step on the records allocated to it. dp_accounting's
+// RandomAllocationDpEvent (event, num_selected, num_steps). Adding or
+// removing a record moves no other record, so it is defined under
+// add-remove adjacency.
+type RandomAllocation struct {
+	NumSelected int   `json:"num_selected"`
+	NumSteps    int   `json:"num_steps"`
+	Event       Event `json:"event"`
+}
+
 // NoOp is a mechanism that does not touch the data; it costs nothing.
 type NoOp struct{}
 
@@ -120,6 +135,7 @@ func (DiscreteGaussian) isEvent()          {}
 func (DiscreteLaplace) isEvent()           {}
 func (SampledWithoutReplacement) isEvent() {}
 func (Shuffled) isEvent()                  {}
+func (RandomAllocation) isEvent()          {}
 func (PoissonSampled) isEvent()            {}
 func (SelfComposed) isEvent()              {}
 func (Composed) isEvent()                  {}

@@ -60,6 +60,11 @@ const (
 	// Step.SampleSize out of Step.DatasetSize records ([Shuffled]);
 	// Step.Rate is their ratio rounded up.
 	SamplingShuffle
+	// SamplingRandomAllocation: one repetition is one epoch of
+	// Step.DatasetSize steps in which every record is used in exactly
+	// Step.SampleSize of them, chosen uniformly ([RandomAllocation]; the
+	// two fields hold t and k); Step.Rate is k/t rounded up.
+	SamplingRandomAllocation
 )
 
 func (s Sampling) String() string {
@@ -72,6 +77,8 @@ func (s Sampling) String() string {
 		return "fixed"
 	case SamplingShuffle:
 		return "shuffle"
+	case SamplingRandomAllocation:
+		return "random-allocation"
 	}
 	return "Sampling(" + strconv.Itoa(int(s)) + ")"
 }
@@ -177,6 +184,8 @@ func (s Step) Event() Event {
 		e = SampledWithoutReplacement{SourceDatasetSize: s.DatasetSize, SampleSize: s.SampleSize, Event: e}
 	case SamplingShuffle:
 		e = Shuffled{DatasetSize: s.DatasetSize, BatchSize: s.SampleSize, Event: e}
+	case SamplingRandomAllocation:
+		e = RandomAllocation{NumSelected: s.SampleSize, NumSteps: s.DatasetSize, Event: e}
 	}
 	return e
 }
@@ -219,6 +228,10 @@ func (s Step) PureEpsilon() (float64, bool) {
 // show the Poisson number can be far too small). Under add-remove a shuffled
 // epoch has no such bound: adding a record moves every later record to
 // another batch; Bounded returns an *UnsupportedEventError naming the step.
+//
+// Each epoch of k-out-of-t random allocation with k > 1 becomes the groups
+// of [AllocationGroups], each a 1-out-of-g allocation (a group of one step
+// an unsampled step): a bound on the epoch, not the epoch itself.
 func (p Plan) Bounded() (Plan, error) {
 	out := Plan{Unbounded: p.Unbounded, UnboundedPath: p.UnboundedPath, Adjacency: p.Adjacency}
 	b := planBuilder{p: &out}
@@ -230,9 +243,52 @@ func (p Plan) Bounded() (Plan, error) {
 			}
 			s.Sampling, s.Rate, s.DatasetSize, s.SampleSize = SamplingNone, 1, 0, 0
 		}
+		if s.Sampling == SamplingRandomAllocation && s.SampleSize > 1 {
+			for _, g := range AllocationGroups(s.SampleSize, s.DatasetSize) {
+				if g.Groups > MaxCount/s.Count {
+					return Plan{}, tooManySteps(0, s.Count, g.Groups, s.Path)
+				}
+				r := s
+				r.SampleSize, r.DatasetSize, r.Count = 1, g.Steps, s.Count*g.Groups
+				r.Rate = sizeRate(1, g.Steps)
+				if g.Steps == 1 {
+					// A group of one step uses the record in it: unsampled.
+					r.Sampling, r.Rate, r.DatasetSize, r.SampleSize = SamplingNone, 1, 0, 0
+				}
+				b.add(r)
+			}
+			continue
+		}
 		b.add(s)
 	}
 	return out, nil
+}
+
+// AllocationGroup is Groups groups of Steps steps each.
+type AllocationGroup struct{ Groups, Steps int }
+
+// AllocationGroups returns the groups by which [Plan.Bounded] replaces an
+// epoch of k-out-of-t random allocation (1 ≤ k ≤ t): k − r groups of
+// ⌊t/k⌋ steps and r = t − k⌊t/k⌋ groups of ⌊t/k⌋ + 1, each a 1-out-of-its-
+// steps allocation. The reduction (Feldman and Shenfeld 2025, arXiv
+// 2502.08202, and dp_accounting's random-allocation PLD, which uses the
+// same groups): cut a uniformly random permutation of the t steps into
+// groups of these sizes and use the record in one uniformly chosen step of
+// each group. By symmetry every k-subset of the steps is equally likely,
+// so this is k-out-of-t allocation; revealing the partition (independent
+// of the data) can only raise the privacy loss, and given the partition
+// the epoch is the composition of one 1-out-of-g allocation per group.
+func AllocationGroups(k, t int) []AllocationGroup {
+	f := t / k
+	r := t - k*f
+	var out []AllocationGroup
+	if k-r > 0 {
+		out = append(out, AllocationGroup{Groups: k - r, Steps: f})
+	}
+	if r > 0 {
+		out = append(out, AllocationGroup{Groups: r, Steps: f + 1})
+	}
+	return out
 }
 
 // CheckAdjacency returns an error for a relation other than [AddRemove]
@@ -255,6 +311,8 @@ func (s Step) Describe() string {
 		b = "fixed-size-sampled "
 	case SamplingShuffle:
 		b = "shuffled "
+	case SamplingRandomAllocation:
+		b = "randomly allocated "
 	}
 	return b + eventName(s.Leaf) + " under " + s.Adjacency.String()
 }
@@ -476,6 +534,8 @@ func (b *planBuilder) add(s Step) {
 //	  fixed-size or shuffled sampling of any
 //	  sampled event                             → *UnsupportedEventError
 //	SampledWithoutReplacement under AddRemove   → *UnsupportedEventError
+//	RandomAllocation under ReplaceOne           → *UnsupportedEventError
+//	RandomAllocation k = 0 → free; k = t        → t unsampled steps
 //	total count > MaxCount                      → *ParamError "count"
 //	nil event, unknown event type               → *UnsupportedEventError
 //
@@ -540,10 +600,10 @@ func normalize(e Event, path string, mult int, smp sampler, b *planBuilder, tota
 		case Composed, SelfComposed:
 			return &UnsupportedEventError{Event: inner, Path: join(at, eventName(inner)),
 				Reason: "sampling of a composition (one sample shared by several steps) is not supported; sample each step"}
-		case PoissonSampled, SampledWithoutReplacement, Shuffled:
-			if smp.kind == SamplingWithoutReplacement || smp.kind == SamplingShuffle {
+		case PoissonSampled, SampledWithoutReplacement, Shuffled, RandomAllocation:
+			if smp.kind == SamplingWithoutReplacement || smp.kind == SamplingShuffle || smp.kind == SamplingRandomAllocation {
 				return &UnsupportedEventError{Event: inner, Path: join(at, eventName(inner)),
-					Reason: "nested sampling below a fixed-size or shuffled sample is not supported"}
+					Reason: "nested sampling below a fixed-size, shuffled or allocated sample is not supported"}
 			}
 		}
 		return nil
@@ -590,8 +650,8 @@ func normalize(e Event, path string, mult int, smp sampler, b *planBuilder, tota
 		if err := sampled(ev.Event, at); err != nil {
 			return err
 		}
-		if smp.kind == SamplingWithoutReplacement || smp.kind == SamplingShuffle {
-			return &UnsupportedEventError{Event: e, Path: at, Reason: "nested sampling below a fixed-size or shuffled sample is not supported"}
+		if smp.kind == SamplingWithoutReplacement || smp.kind == SamplingShuffle || smp.kind == SamplingRandomAllocation {
+			return &UnsupportedEventError{Event: e, Path: at, Reason: "nested sampling below a fixed-size, shuffled or allocated sample is not supported"}
 		}
 		if r == 0 {
 			// Nothing is ever sampled; validate the inner event all the same.
@@ -646,6 +706,34 @@ func normalize(e Event, path string, mult int, smp sampler, b *planBuilder, tota
 			return validateOnly(ev.Event, at, smp.adj)
 		}
 		return normalize(ev.Event, at, mult, sampler{kind: SamplingShuffle, q: sizeRate(ev.BatchSize, ev.DatasetSize), n: ev.DatasetSize, m: ev.BatchSize, adj: smp.adj}, b, total)
+	case RandomAllocation:
+		at := join(path, "RandomAllocation")
+		if ev.NumSteps < 1 {
+			return &ParamError{Name: "num_steps", Value: float64(ev.NumSteps), Path: at, Want: ">= 1"}
+		}
+		if ev.NumSelected < 0 || ev.NumSelected > ev.NumSteps {
+			return &ParamError{Name: "num_selected", Value: float64(ev.NumSelected), Path: at, Want: fmt.Sprintf("in [0, %d] (num_steps)", ev.NumSteps)}
+		}
+		if err := sampled(ev.Event, at); err != nil {
+			return err
+		}
+		if smp.kind != SamplingNone {
+			return &UnsupportedEventError{Event: e, Path: at, Reason: "random allocation of a sample is not supported"}
+		}
+		if smp.adj != AddRemove {
+			return &UnsupportedEventError{Event: e, Path: at, Reason: "random allocation is accounted under add-remove adjacency (adding or removing a record moves no other record), not " + smp.adj.String()}
+		}
+		if ev.NumSelected == 0 {
+			return validateOnly(ev.Event, at, smp.adj)
+		}
+		if ev.NumSelected == ev.NumSteps {
+			// Every step uses every record: NumSteps unsampled steps.
+			if mult > MaxCount/ev.NumSteps {
+				return tooManySteps(0, mult, ev.NumSteps, at)
+			}
+			return normalize(ev.Event, at, mult*ev.NumSteps, smp, b, total)
+		}
+		return normalize(ev.Event, at, mult, sampler{kind: SamplingRandomAllocation, q: sizeRate(ev.NumSelected, ev.NumSteps), n: ev.NumSteps, m: ev.NumSelected, adj: smp.adj}, b, total)
 	case SelfComposed:
 		at := join(path, "SelfComposed")
 		if ev.Count < 1 {

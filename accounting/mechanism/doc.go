@@ -25,7 +25,9 @@
 // (unsampled, Poisson-sampled), the discrete Gaussian and the discrete
 // Laplace (unsampled, Poisson-sampled), and the guarantees zCDP and
 // (ε, δ). The pair of the shuffled-batches lower-bound construction is
-// [ShuffledMaxPairs].
+// [ShuffledMaxPairs]; the Gaussian on a 1-out-of-t random allocation
+// (balls-in-bins) states discrete pairs that bound it from above and
+// below ([AllocationPairs]).
 //
 // Shared constructions a mechanism can build on: an additive mechanism on
 // integers states its noise (log tails and mass function) and gets the

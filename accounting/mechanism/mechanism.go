@@ -180,6 +180,9 @@ func Of(s accounting.Step) (Mechanism, error) {
 	smp := samplingOf(s)
 	switch e := s.Leaf.(type) {
 	case accounting.Gaussian:
+		if smp.kind == accounting.SamplingRandomAllocation {
+			return allocation{sigma: e.NoiseMultiplier, sampling: smp}, nil
+		}
 		return gaussian{sigma: e.NoiseMultiplier, sampling: smp}, nil
 	case accounting.Laplace:
 		return laplace{b: e.NoiseMultiplier, sampling: smp}, nil
@@ -242,6 +245,8 @@ func (s sampling) wrap(e accounting.Event) accounting.Event {
 		return accounting.SampledWithoutReplacement{SourceDatasetSize: s.n, SampleSize: s.m, Event: e}
 	case accounting.SamplingShuffle:
 		return accounting.Shuffled{DatasetSize: s.n, BatchSize: s.m, Event: e}
+	case accounting.SamplingRandomAllocation:
+		return accounting.RandomAllocation{NumSelected: s.m, NumSteps: s.n, Event: e}
 	}
 	return e
 }
@@ -257,6 +262,8 @@ func (s sampling) describe(name string) string {
 		b = "fixed-size-sampled "
 	case accounting.SamplingShuffle:
 		b = "shuffled "
+	case accounting.SamplingRandomAllocation:
+		b = "randomly allocated "
 	}
 	return b + name + " under " + s.adj.String()
 }

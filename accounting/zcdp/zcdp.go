@@ -64,10 +64,13 @@ func (a *Accountant) UpperBound() {}
 // no zCDP bound. Sampling is not amplified: a sampled step is bounded as
 // the unsampled one (sound, since neighbouring datasets give samples that
 // are neighbours or equal), so fixed-size sampling under replace-one is
-// accepted too.
+// accepted too, and so is a 1-out-of-t random-allocation group (its
+// mixture of shifted Gaussians is no worse than one, by the joint
+// convexity of exp((α−1)D_α)).
 func (a *Accountant) Supports(s accounting.Step) error {
 	wor := s.Sampling == accounting.SamplingWithoutReplacement && s.Adjacency == accounting.ReplaceOne
-	if !(s.ClassicSampling() || wor) {
+	alloc := s.Sampling == accounting.SamplingRandomAllocation && s.SampleSize == 1
+	if !(s.ClassicSampling() || wor || alloc) {
 		return s.Unsupported(accounting.KindZCDP, "no zCDP bound for a "+s.Describe()+" step")
 	}
 	m, err := mechanism.Of(s)

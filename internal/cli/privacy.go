@@ -203,6 +203,28 @@ func privacyAt(ctx context.Context, g *given, af accountantFlags, extra error, d
 			}
 		}
 	}
+	if delta > 0 && adj == accounting.AddRemove {
+		// Randomly allocated epochs: a certified lower bound on the true ε.
+		src := ev
+		if src == nil {
+			src = p.Event(0)
+		}
+		if lb, ok, err := pld.AllocationLowerEpsilonOf(ctx, src, delta); ok || err != nil {
+			var lr Row
+			if ev != nil {
+				lr = a.NewEventRow(accounting.KindPLD, ev)
+			} else {
+				lr = a.NewPlanRow(accounting.KindPLD, p, 0)
+			}
+			lr.Note, lr.LowerBound, lr.Delta = allocLowerNote, true, delta
+			if err != nil {
+				lr.Error = err.Error()
+			} else {
+				lr.EpsilonLower = FinitePtr(lb)
+			}
+			res.Rows = append(res.Rows, lr)
+		}
+	}
 	if ev != nil && delta > 0 {
 		// Shuffled epochs in an events file: the same lower bound.
 		// (An event that does not normalise is reported by the rows above.)
@@ -381,6 +403,9 @@ func (e *Env) printRows(res *Rows, emit string) error {
 
 // shuffleLowerNote labels the row of pld.ShuffledLowerEpsilonOf.
 const shuffleLowerNote = "certified LOWER bound on the true ε of shuffled DP-SGD (Chua et al. 2024's construction): no sound accountant can report less"
+
+// allocLowerNote labels the row of pld.AllocationLowerEpsilonOf.
+const allocLowerNote = "certified LOWER bound on the true ε of random allocation (a pair of neighbouring datasets the mechanism attains): no sound accountant can report less"
 
 // poissonReadingNote labels the row of [Plan.PoissonReading].
 const poissonReadingNote = "NOT proven for shuffled batches: the Poisson number at q = B/N, the usual practice (Chua et al. 2024 show the true ε of shuffling can be far larger)"
