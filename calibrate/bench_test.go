@@ -2,6 +2,7 @@ package calibrate
 
 import (
 	"testing"
+	"time"
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/registry"
@@ -45,6 +46,56 @@ func BenchmarkEpsilon(b *testing.B) {
 				}
 				benchSink = e
 			}
+		})
+	}
+}
+
+// BenchmarkSigmaPLDSeeded measures pld's σ calibration seeded by rdp
+// (SigmaSeeded, what dpcalc sigma runs) against, in the same run, the
+// plain search from σ = 1 on the same accountant (SigmaFor) and rdp's own
+// calibration: ns/op is the seeded search; x-plain and x-rdp are the
+// ratios of its time to theirs, evals/op and plain-evals/op their pld
+// queries. Settings: the headline (ε 1, δ 1e-5, q 0.01, 200 epochs) and a
+// small δ (ε 7.78807, δ 1e-10, q 1e-3, T 1000: σ ≈ 0.5; at a σ of 1 or
+// 4 the plain search would start on the root).
+func BenchmarkSigmaPLDSeeded(b *testing.B) {
+	for _, c := range []struct {
+		name          string
+		eps, delta, q float64
+		steps         int
+	}{
+		{"headline", 1, 1e-5, 0.01, 20000},
+		{"delta1e-10", 7.78807, 1e-10, 1e-3, 1000},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			tr := Training{SamplingRate: c.q, Steps: c.steps}
+			newPLD := func() (accounting.Method, error) { return registry.New(accounting.KindPLD, registry.Options{}) }
+			newRDP := func() (accounting.Method, error) { return registry.New(accounting.KindRDP, registry.Options{}) }
+			var seeded, plain, rdp time.Duration
+			var evals, plainEvals int
+			for b.Loop() {
+				t0 := time.Now()
+				r, _, err := SigmaSeeded(b.Context(), newPLD, newRDP, tr.Event, c.eps, c.delta, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				p, err := SigmaFor(b.Context(), newPLD, tr.Event, c.eps, c.delta, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				t2 := time.Now()
+				if _, err := SigmaFor(b.Context(), newRDP, tr.Event, c.eps, c.delta, Options{}); err != nil {
+					b.Fatal(err)
+				}
+				seeded, plain, rdp = seeded+t1.Sub(t0), plain+t2.Sub(t1), rdp+time.Since(t2)
+				benchSink, evals, plainEvals = r.X, r.Evaluations, p.Evaluations
+			}
+			b.ReportMetric(float64(seeded.Nanoseconds())/float64(b.N), "ns/op")
+			b.ReportMetric(float64(seeded)/float64(plain), "x-plain")
+			b.ReportMetric(float64(seeded)/float64(rdp), "x-rdp")
+			b.ReportMetric(float64(evals), "evals/op")
+			b.ReportMetric(float64(plainEvals), "plain-evals/op")
 		})
 	}
 }

@@ -111,6 +111,9 @@ type Accountant struct {
 	// groups holds the grouped compositions that answer for more than
 	// maxDistinctSteps distinct steps (see grouped).
 	groups *groupBounds
+	// stopDelta, when > 0, ends a δ query as soon as an upper bound it
+	// keeps is at most stopDelta (see deltaAtMost).
+	stopDelta float64
 }
 
 // maxSteps caps the total number of composed steps.

@@ -18,8 +18,10 @@ type pmf struct {
 	off float64 // losses are (lo+i)·h + off
 	p   []float64
 	inf float64
-	// fallback is the P-mass the lower-bound merge had to round down.
-	fallback float64
+	// fallback is the P-mass the lower-bound merge had to round down, and
+	// fallbackAt the merged loss of its heaviest cell (before rounding).
+	fallback, fallbackAt float64
+	heaviest             float64 // the mass of that cell
 	// stop is the loss above which a lower merge on a grid with dropTop
 	// dropped the P-mass (see grid.dropTop).
 	stop float64
@@ -465,8 +467,12 @@ func (m *lowerMerge) fallback(t float64, j0 int) {
 		if math.IsInf(f, 1) {
 			loss = m.top
 		}
-		m.putLoss(loss, math.Exp(lp))
-		m.low.fallback += math.Exp(lp)
+		mass := math.Exp(lp)
+		m.putLoss(loss, mass)
+		m.low.fallback += mass
+		if mass > m.low.heaviest && !math.IsInf(f, 1) {
+			m.low.heaviest, m.low.fallbackAt = mass, loss
+		}
 	}
 	m.a, m.ta, m.j = gr.at(gr.kLo+j0), tb, j0
 }

@@ -38,6 +38,9 @@ func (a *Accountant) refined(ctx context.Context, lv *levels, f func(c *composit
 		upper = math.Max(upper, f(c, true))
 	}
 	upper0 = upper
+	if a.stopped(upper) {
+		return 0, 0, 0, errStopped
+	}
 	var lams []float64
 	r.lams = nil
 	eps, delta, err := point(0, upper)
@@ -55,7 +58,10 @@ func (a *Accountant) refined(ctx context.Context, lv *levels, f func(c *composit
 			if same {
 				break
 			}
-			lo2, up2, err := r.bounds(ctx, f, next)
+			lo2, up2, err := r.boundsUntil(ctx, f, next, func(up float64) bool {
+				// Only a tilt that will be kept may stop the query.
+				return a.stopped(up) && !math.IsInf(up, 1) && !r.tiltNoisy(next, eps, delta)
+			})
 			if err == errTooLarge || (err == nil && (math.IsInf(up2, 1) || r.tiltNoisy(next, eps, delta))) {
 				// The untilted bracket stands. (A tilt whose own error
 				// terms are not small is the PLD's floor, far below the
@@ -85,7 +91,7 @@ func (a *Accountant) refined(ctx context.Context, lv *levels, f func(c *composit
 		if eps, delta, err = point(lower, upper); err != nil {
 			return 0, 0, 0, err
 		}
-		if lower, upper, err = r.bigTilt(ctx, f, eps, delta, lower, upper); err != nil {
+		if lower, upper, err = r.bigTilt(ctx, f, eps, delta, lower, upper, a.stopped); err != nil {
 			return 0, 0, 0, err
 		}
 	}
@@ -98,7 +104,7 @@ func (a *Accountant) refined(ctx context.Context, lv *levels, f func(c *composit
 		if err != nil {
 			return 0, 0, 0, err
 		}
-		lo2, up2, err := fr.bounds(ctx, f, lams)
+		lo2, up2, err := fr.boundsUntil(ctx, f, lams, a.stopped)
 		if err == errTooLarge {
 			break
 		}
@@ -123,7 +129,7 @@ func (a *Accountant) refined(ctx context.Context, lv *levels, f func(c *composit
 // T 1e3, δ 1e-15: λ ≈ 7000 gives [0.0055560, 0.0055592], the capped tilt
 // [0.00426, 0.00718]). Only for a bracket still wide: past the cap the
 // tilted window can also be worse (σ 0.5), and both are certified.
-func (r *result) bigTilt(ctx context.Context, f func(c *composition, upper bool) float64, eps, delta, lower, upper float64) (float64, float64, error) {
+func (r *result) bigTilt(ctx context.Context, f func(c *composition, upper bool) float64, eps, delta, lower, upper float64, stop func(up float64) bool) (float64, float64, error) {
 	big := make([]float64, len(r.dirs))
 	beyond := false
 	for d := range r.dirs {
@@ -133,7 +139,9 @@ func (r *result) bigTilt(ctx context.Context, f func(c *composition, upper bool)
 	if !beyond {
 		return lower, upper, nil
 	}
-	lo2, up2, err := r.bounds(ctx, f, big)
+	lo2, up2, err := r.boundsUntil(ctx, f, big, func(up float64) bool {
+		return stop(up) && !math.IsInf(up, 1) && !r.tiltNoisy(big, eps, delta)
+	})
 	if err == errTooLarge || (err == nil && (math.IsInf(up2, 1) || r.tiltNoisy(big, eps, delta))) {
 		return lower, upper, nil
 	}
@@ -229,6 +237,13 @@ func (r *result) slope(eps float64) float64 {
 // cannot raise it and is skipped. A lower distribution too large for the
 // FFT cap contributes the trivial lower bound 0.
 func (r *result) bounds(ctx context.Context, f func(c *composition, upper bool) float64, lams []float64) (lower, upper float64, err error) {
+	return r.boundsUntil(ctx, f, lams, nil)
+}
+
+// boundsUntil is bounds that returns errStopped once the upper bound is
+// known, before any lower distribution is made, when stop (if not nil)
+// holds for it.
+func (r *result) boundsUntil(ctx context.Context, f func(c *composition, upper bool) float64, lams []float64, stop func(up float64) bool) (lower, upper float64, err error) {
 	lam := func(d int) float64 {
 		if lams == nil {
 			return 0
@@ -247,6 +262,9 @@ func (r *result) bounds(ctx context.Context, f func(c *composition, upper bool) 
 			best = d
 		}
 		upper = math.Max(upper, ups[d])
+	}
+	if stop != nil && stop(upper) {
+		return 0, 0, errStopped
 	}
 	if upper == 0 {
 		return 0, 0, nil // lower ≤ upper = 0 needs no work

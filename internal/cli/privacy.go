@@ -54,7 +54,19 @@ func (c *SigmaCmd) Run(e *Env) error {
 	}
 	res := &Rows{Quantity: "sigma"}
 	for _, k := range kinds {
-		s, err := calibrate.SigmaFor(e.Ctx, a.Factory(k), p.Event, eps, delta, calibrate.Options{RelTol: tol})
+		var s calibrate.Result
+		var at accounting.Method // the method holding the run at s.X, if kept
+		if k == accounting.KindPLD {
+			// pld's queries cost up to seconds at small δ: seed the
+			// search with rdp's σ (pldSearchQueries counts the queries).
+			pldCount := func() (accounting.Method, error) {
+				pldSearchQueries.Add(1)
+				return a.Factory(k)()
+			}
+			s, at, err = calibrate.SigmaSeeded(e.Ctx, pldCount, a.Factory(accounting.KindRDP), p.Event, eps, delta, calibrate.Options{RelTol: tol})
+		} else {
+			s, err = calibrate.SigmaFor(e.Ctx, a.Factory(k), p.Event, eps, delta, calibrate.Options{RelTol: tol})
+		}
 		if err != nil {
 			r := a.NewPlanRow(k, p, 0)
 			r.solved = "sigma"
@@ -65,7 +77,11 @@ func (c *SigmaCmd) Run(e *Env) error {
 		}
 		r := a.NewPlanRow(k, p, s.X)
 		r.solved = "sigma"
-		r.Fill(e.Ctx, a.Factory(k), delta, 0)
+		if at != nil {
+			r.FillFrom(e.Ctx, at, delta, 0)
+		} else {
+			r.Fill(e.Ctx, a.Factory(k), delta, 0)
+		}
 		a.suggest(&r, k, p.Event(s.X))
 		res.Rows = append(res.Rows, r)
 		if res.Event == nil {
@@ -410,8 +426,8 @@ const allocLowerNote = "certified LOWER bound on the true ε of random allocatio
 // poissonReadingNote labels the row of [Plan.PoissonReading].
 const poissonReadingNote = "NOT proven for shuffled batches: the Poisson number at q = B/N, the usual practice (Chua et al. 2024 show the true ε of shuffling can be far larger)"
 
-// pldSearchQueries counts the pld queries of epochs searches (tests bound
-// the cost of a search by it).
+// pldSearchQueries counts the pld methods made by epochs and σ searches,
+// one per query (tests bound the cost of a search by it).
 var pldSearchQueries atomic.Int64
 
 // pldMaxSteps is the most steps the pld accountant composes.

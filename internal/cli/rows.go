@@ -213,6 +213,13 @@ func (r *Row) Fill(ctx context.Context, newAcc calibrate.Factory, delta, eps flo
 		r.setError(err)
 		return
 	}
+	r.FillFrom(ctx, acc, delta, eps)
+}
+
+// FillFrom is [Row.Fill] with a method that already holds the row's
+// training run (the one a σ search found it with).
+func (r *Row) FillFrom(ctx context.Context, acc accounting.Method, delta, eps float64) {
+	var err error
 	if delta > 0 {
 		r.Delta, r.answer = delta, "epsilon"
 		var e float64
