@@ -83,7 +83,7 @@ type EpsCmd struct {
 
 // Run implements the command.
 func (c *EpsCmd) Run(e *Env) error {
-	g, err := c.given(e, c.Sigma, c.Events)
+	g, err := c.given(e, c.Sigma, c.eventFlags)
 	if err != nil {
 		return err
 	}
@@ -100,13 +100,25 @@ func (c *EpsCmd) Run(e *Env) error {
 	return e.printRows(res, c.EmitEvents)
 }
 
-// given reads the --events file, if any, with the training flags.
-func (t *trainingFlags) given(e *Env, sigma *float64, events string) (*given, error) {
-	ev, err := readEventFile(e, events, t.Adjacency)
+// given reads the --events or --ledger file, if any, with the training
+// flags.
+func (t *trainingFlags) given(e *Env, sigma *float64, files eventFlags) (*given, error) {
+	flag, name := "events", files.Events
+	if files.Ledger != "" {
+		flag, name = "ledger", files.Ledger
+	}
+	r, err := readTrainingFile(e, flag, name, t.Adjacency)
 	if err != nil {
 		return nil, err
 	}
-	return &given{trainingFlags: *t, sigma: sigma, event: ev}, nil
+	g := &given{trainingFlags: *t, sigma: sigma, event: r.Event}
+	if r.Event != nil {
+		g.fileFlag = flag
+		if flag == "ledger" {
+			g.read = r
+		}
+	}
+	return g, nil
 }
 
 // DeltaCmd computes δ(ε).
@@ -120,7 +132,7 @@ type DeltaCmd struct {
 
 // Run implements the command.
 func (c *DeltaCmd) Run(e *Env) error {
-	g, err := c.given(e, c.Sigma, c.Events)
+	g, err := c.given(e, c.Sigma, c.eventFlags)
 	if err != nil {
 		return err
 	}
@@ -163,6 +175,10 @@ func privacyAt(ctx context.Context, g *given, af accountantFlags, extra error, d
 		var r Row
 		if ev != nil {
 			r = a.NewEventRow(k, ev)
+			if g.read.Format != "" {
+				r.LedgerFormat = string(g.read.Format)
+				r.Note = JoinNotes("read "+g.read.Description, r.Note)
+			}
 		} else {
 			r = a.NewPlanRow(k, p, 0)
 		}

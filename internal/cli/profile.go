@@ -59,7 +59,7 @@ func (c *ProfileCmd) Run(e *Env) error {
 	if err != nil {
 		return usageAt("accountant", "invalid --accountant: %q, want one of %s", c.Accountant, strings.Join(registry.Names(), ", "))
 	}
-	g, err := c.given(e, c.Sigma, c.Events)
+	g, err := c.given(e, c.Sigma, eventFlags{Events: c.Events})
 	if err != nil {
 		return err
 	}

@@ -41,9 +41,12 @@ type Row struct {
 	Delta      float64  `json:"delta"`
 	Lambda     *float64 `json:"lambda,omitempty"`
 	Note       string   `json:"note,omitempty"`
-	Procedure  bool     `json:"procedure,omitempty"`
-	Error      string   `json:"error,omitempty"`
-	Version    string   `json:"version"`
+	// LedgerFormat is the format --ledger read ("dpcalc-ledger", "opacus",
+	// "dp_accounting"), when the training came from a ledger file.
+	LedgerFormat string `json:"ledger_format,omitempty"`
+	Procedure    bool   `json:"procedure,omitempty"`
+	Error        string `json:"error,omitempty"`
+	Version      string `json:"version"`
 
 	event accounting.Event // what Fill composes; nil: SubsampledGaussian(Sigma, Q, Steps)
 	// answer says which of ε and δ Fill computed ("epsilon", "delta"), and
