@@ -43,7 +43,7 @@ func TestDpEventFromDPAccounting(t *testing.T) {
 		})
 	}
 	for _, tc := range []struct{ name, want string }{
-		{"unsupported_class", `$.event: unknown class_name "SampledWithReplacementDpEvent"`},
+		{"unsupported_class", `$.event (SampledWithReplacementDpEvent): refused: sampling with replacement`},
 		{"not_recursive", `$.events[0]: want an event object with class_name, got an array (a namedtuple dumped without converting it to a dict? see docs/events.md)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

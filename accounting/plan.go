@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"strconv"
 	"sync/atomic"
 )
@@ -21,6 +22,9 @@ const (
 	MechZCDP
 	// MechLaplace is [Laplace]: noise scale Step.Sigma.
 	MechLaplace
+	// MechBoundedRange is [ExponentialMechanism]: Step.Epsilon-DP and
+	// Step.Epsilon-bounded range.
+	MechBoundedRange
 )
 
 func (m Mechanism) String() string {
@@ -33,6 +37,8 @@ func (m Mechanism) String() string {
 		return "ZCDP"
 	case MechLaplace:
 		return "Laplace"
+	case MechBoundedRange:
+		return "ExponentialMechanism"
 	}
 	return "Mechanism(" + strconv.Itoa(int(m)) + ")"
 }
@@ -170,6 +176,8 @@ func (s Step) Event() Event {
 		e = ZCDP{Rho: s.Rho, Xi: s.Xi}
 	case MechLaplace:
 		e = Laplace{NoiseMultiplier: s.Sigma}
+	case MechBoundedRange:
+		e = ExponentialMechanism{Epsilon: s.Epsilon}
 	}
 	switch s.Sampling {
 	case SamplingPoisson:
@@ -199,12 +207,13 @@ func (s Step) ClassicSampling() bool {
 }
 
 // PureEpsilon returns the ε of a pure-DP step and true: an EpsilonDelta
-// with δ = 0, or a Laplace step, which is (1/b, 0)-DP (Dwork et al. 2006;
-// 1/b rounded up). Sampling never makes a step less private, so a sampled
+// with δ = 0 (which randomized response and permute-and-flip become), an
+// exponential mechanism, or a Laplace step, which is (1/b, 0)-DP (Dwork
+// et al. 2006; 1/b rounded up). Sampling never makes a step less private, so a sampled
 // step has the same pure ε (amplification is the method's business).
 func (s Step) PureEpsilon() (float64, bool) {
 	switch {
-	case s.Mechanism == MechEpsilonDelta && s.Delta == 0:
+	case s.Mechanism == MechEpsilonDelta && s.Delta == 0, s.Mechanism == MechBoundedRange:
 		return s.Epsilon, true
 	case s.Mechanism == MechLaplace:
 		e := 1 / s.Sigma
@@ -465,9 +474,16 @@ func (b *planBuilder) add(s Step) {
 //	  sizes outside 0 ≤ m ≤ n, n ≥ 1,
 //	  count < 1, ε, δ, ρ, ξ out of range       → *ParamError naming it
 //	σ = +Inf, PoissonSampled q = 0, sample size 0,
-//	  ZCDP ρ = ξ = 0, EpsilonDelta (0, 0), NoOp → no step (free)
+//	  ZCDP ρ = ξ = 0, EpsilonDelta (0, 0), NoOp,
+//	  ε = 0 of ExponentialMechanism or
+//	  PermuteAndFlip, RandomizedResponse with
+//	  p = 1 or k = 1                            → no step (free)
 //	0 ≤ σ < SigmaFloor, NonPrivate,
-//	  EpsilonDelta δ = 1                        → Unbounded
+//	  EpsilonDelta δ = 1, RandomizedResponse
+//	  p = 0 with k ≥ 2                          → Unbounded
+//	RandomizedResponse, PermuteAndFlip          → EpsilonDelta (ε, 0) step
+//	SingleEpochTreeAggregation                  → Gaussian σ/√D step
+//	sampled SingleEpochTreeAggregation          → *UnsupportedEventError
 //	σ > SigmaCeiling                            → σ = SigmaCeiling
 //	PoissonSampled 0 < q < RateFloor            → q = RateFloor
 //	PoissonSampled{q1, PoissonSampled{q2, e}}  → rate q1·q2, rounded up
@@ -611,6 +627,83 @@ func normalize(e Event, path string, mult int, smp sampler, b *planBuilder, tota
 			return nil
 		}
 		return leaf(Step{Mechanism: MechEpsilonDelta, Epsilon: ev.Epsilon, Delta: ev.Delta, Path: at})
+	case RandomizedResponse:
+		at := join(path, "RandomizedResponse")
+		p := ev.NoiseParameter
+		if math.IsNaN(p) || p < 0 || p > 1 {
+			return &ParamError{Name: "noise_parameter", Value: p, Path: at, Want: "in [0, 1]"}
+		}
+		if ev.NumBuckets < 1 {
+			return &ParamError{Name: "num_buckets", Value: float64(ev.NumBuckets), Path: at, Want: ">= 1"}
+		}
+		switch {
+		case ev.NumBuckets == 1 || p == 1:
+			return nil // the output does not depend on the input
+		case p == 0:
+			unbounded(at)
+			return nil
+		}
+		// ε = log(1 + k(1−p)/p), rounded up: k(1−p)/p and log1p each
+		// carry one rounding, so two ulps up cover them.
+		eps := math.Log1p(float64(ev.NumBuckets) * (1 - p) / p)
+		eps = math.Nextafter(math.Nextafter(eps, math.Inf(1)), math.Inf(1))
+		if math.IsInf(eps, 1) {
+			unbounded(at)
+			return nil
+		}
+		return leaf(Step{Mechanism: MechEpsilonDelta, Epsilon: eps, Path: at})
+	case ExponentialMechanism:
+		at := join(path, "ExponentialMechanism")
+		if !finite(ev.Epsilon) || ev.Epsilon < 0 {
+			return &ParamError{Name: "eps", Value: ev.Epsilon, Path: at, Want: "finite and >= 0"}
+		}
+		if ev.Epsilon == 0 {
+			return nil
+		}
+		return leaf(Step{Mechanism: MechBoundedRange, Epsilon: ev.Epsilon, Path: at})
+	case PermuteAndFlip:
+		at := join(path, "PermuteAndFlip")
+		if !finite(ev.Epsilon) || ev.Epsilon < 0 {
+			return &ParamError{Name: "eps", Value: ev.Epsilon, Path: at, Want: "finite and >= 0"}
+		}
+		if ev.Epsilon == 0 {
+			return nil
+		}
+		return leaf(Step{Mechanism: MechEpsilonDelta, Epsilon: ev.Epsilon, Path: at})
+	case SingleEpochTreeAggregation:
+		at := join(path, "SingleEpochTreeAggregation")
+		if smp.kind != SamplingNone {
+			return &UnsupportedEventError{Event: e, Path: at, Reason: "sampling of tree aggregation is not supported (every record is used once per epoch by the trees themselves)"}
+		}
+		if len(ev.StepCounts) == 0 {
+			return &ParamError{Name: "step_counts", Value: 0, Path: at, Want: "one step count or a non-empty list"}
+		}
+		most := 0
+		for _, n := range ev.StepCounts {
+			if n < 0 {
+				return &ParamError{Name: "step_counts", Value: float64(n), Path: at, Want: "each >= 0"}
+			}
+			most = max(most, n)
+		}
+		if most == 0 {
+			return &ParamError{Name: "step_counts", Value: 0, Path: at, Want: "at least one count >= 1"}
+		}
+		s, ok, err := noise(ev.NoiseMultiplier, at)
+		if !ok {
+			return err
+		}
+		// D = ⌈log2(most+1)⌉ nodes on a leaf-to-root path: the bit length
+		// of most (exact in integers). σ/√D is rounded down (a smaller σ
+		// is a worse Gaussian).
+		d := bits.Len(uint(most))
+		if d > 1 {
+			s = math.Nextafter(s/math.Sqrt(float64(d)), 0)
+			if s < SigmaFloor {
+				unbounded(at)
+				return nil
+			}
+		}
+		return leaf(Step{Mechanism: MechGaussian, Sigma: s, Path: at})
 	case ZCDP:
 		at := join(path, "ZCDP")
 		if !finite(ev.Rho) || ev.Rho < 0 {

@@ -187,6 +187,8 @@ func Of(s accounting.Step) (Mechanism, error) {
 		return zcdpGuarantee{rho: s.Rho, xi: s.Xi, sampling: smp}, nil
 	case accounting.MechEpsilonDelta:
 		return approxDP{eps: s.Epsilon, delta: s.Delta, sampling: smp}, nil
+	case accounting.MechBoundedRange:
+		return boundedRange{eps: s.Epsilon, sampling: smp}, nil
 	}
 	return nil, &accounting.UnsupportedEventError{Event: s.Event(), Path: s.Path, Reason: fmt.Sprintf("no mechanism for a %s step", s.Mechanism)}
 }
