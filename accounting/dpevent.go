@@ -44,6 +44,7 @@ var eventClasses = []eventClass{
 	{dpEventModule, "ExponentialMechanismDpEvent", []string{"epsilon"}},
 	{dpEventModule, "PermuteAndFlipDpEvent", []string{"epsilon"}},
 	{dpEventModule, "SingleEpochTreeAggregationDpEvent", []string{"noise_multiplier", "step_counts"}},
+	{dpEventModule, "MixtureOfGaussiansDpEvent", []string{"standard_deviation", "sensitivities", "sampling_probs"}},
 }
 
 // refusedClasses are dp_accounting's event classes that no dpcalc
@@ -137,6 +138,9 @@ func writeEvent(b *bytes.Buffer, e Event, path string) error {
 		class, fields = "ExponentialMechanismDpEvent", []jsonField{{"epsilon", e.Epsilon}}
 	case PermuteAndFlip:
 		class, fields = "PermuteAndFlipDpEvent", []jsonField{{"epsilon", e.Epsilon}}
+	case MixtureOfGaussians:
+		class, fields = "MixtureOfGaussiansDpEvent", []jsonField{{"standard_deviation", e.StandardDeviation},
+			{"sensitivities", e.Sensitivities}, {"sampling_probs", e.SamplingProbs}}
 	case SingleEpochTreeAggregation:
 		var counts any = e.StepCounts
 		if e.Scalar && len(e.StepCounts) == 1 {
@@ -159,6 +163,18 @@ func writeEvent(b *bytes.Buffer, e Event, path string) error {
 			b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
 		case int:
 			b.WriteString(strconv.Itoa(v))
+		case []float64:
+			b.WriteByte('[')
+			for j, x := range v {
+				if !finite(x) {
+					return &ParamError{Name: f.name, Value: x, Path: path, Want: "finite numbers (JSON has no infinities)"}
+				}
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString(strconv.FormatFloat(x, 'g', -1, 64))
+			}
+			b.WriteByte(']')
 		case []int:
 			b.WriteByte('[')
 			for j, n := range v {
@@ -608,6 +624,9 @@ func decodeEvent(ctx context.Context, raw *jsonValue, path string, depth int) (E
 		e = ExponentialMechanism{Epsilon: d.float("epsilon")}
 	case "PermuteAndFlipDpEvent":
 		e = PermuteAndFlip{Epsilon: d.float("epsilon")}
+	case "MixtureOfGaussiansDpEvent":
+		e = MixtureOfGaussians{StandardDeviation: d.float("standard_deviation"),
+			Sensitivities: d.floats("sensitivities"), SamplingProbs: d.floats("sampling_probs")}
 	case "SingleEpochTreeAggregationDpEvent":
 		counts, scalar := d.ints("step_counts")
 		e = SingleEpochTreeAggregation{NoiseMultiplier: d.float("noise_multiplier"), StepCounts: counts, Scalar: scalar}
@@ -752,6 +771,33 @@ func exactInt(lit string) (x int64, whole, big bool) {
 		v = -v
 	}
 	return v, true, false
+}
+
+// floats decodes a field that is a list of numbers.
+func (d *fieldDecoder) floats(field string) []float64 {
+	v, ok := d.get(field)
+	if !ok {
+		return nil
+	}
+	if v.kind != '[' {
+		d.fail(field, "want a list of numbers, got %s", kindOf(v))
+		return nil
+	}
+	out := make([]float64, len(v.vals))
+	for i, x := range v.vals {
+		at := fmt.Sprintf("%s[%d]", field, i)
+		if x.kind != '0' {
+			d.fail(at, "want a number, got %s", kindOf(x))
+			return nil
+		}
+		y, err := strconv.ParseFloat(x.text, 64)
+		if err != nil || !finite(y) {
+			d.fail(at, "%s is not a finite float64", x.text)
+			return nil
+		}
+		out[i] = y
+	}
+	return out
 }
 
 // ints decodes a field that is one integer (scalar true) or a list of

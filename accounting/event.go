@@ -129,6 +129,20 @@ type SingleEpochTreeAggregation struct {
 	Scalar          bool    `json:"-"`
 }
 
+// MixtureOfGaussians is the mixture-of-Gaussians mechanism
+// (dp_accounting's MixtureOfGaussiansDpEvent; Choquette-Choo, Ganesh,
+// Steinke and Thakurta 2023): without the differing record the output is
+// N(0, StandardDeviation²); with it, Σ_i SamplingProbs[i]·N(Sensitivities[i],
+// StandardDeviation²). It describes a user who contributes several
+// examples to a Poisson-sampled Gaussian sum (the number sampled is the
+// random sensitivity), under add-remove adjacency. Sensitivities are ≥ 0
+// and the probabilities sum to 1.
+type MixtureOfGaussians struct {
+	StandardDeviation float64   `json:"standard_deviation"`
+	Sensitivities     []float64 `json:"sensitivities"`
+	SamplingProbs     []float64 `json:"sampling_probs"`
+}
+
 // NoOp is a mechanism that does not touch the data; it costs nothing.
 type NoOp struct{}
 
@@ -150,6 +164,7 @@ func (RandomizedResponse) isEvent()         {}
 func (ExponentialMechanism) isEvent()       {}
 func (PermuteAndFlip) isEvent()             {}
 func (SingleEpochTreeAggregation) isEvent() {}
+func (MixtureOfGaussians) isEvent()         {}
 func (NonPrivate) isEvent()                 {}
 
 // SubsampledGaussian returns the event of Abadi et al. (2016) Algorithm 1

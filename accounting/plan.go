@@ -25,6 +25,9 @@ const (
 	// MechBoundedRange is [ExponentialMechanism]: Step.Epsilon-DP and
 	// Step.Epsilon-bounded range.
 	MechBoundedRange
+	// MechMixture is [MixtureOfGaussians] with standard deviation
+	// Step.Sigma and the components Step.Mixture.
+	MechMixture
 )
 
 func (m Mechanism) String() string {
@@ -39,6 +42,8 @@ func (m Mechanism) String() string {
 		return "Laplace"
 	case MechBoundedRange:
 		return "ExponentialMechanism"
+	case MechMixture:
+		return "MixtureOfGaussians"
 	}
 	return "Mechanism(" + strconv.Itoa(int(m)) + ")"
 }
@@ -157,6 +162,9 @@ type Step struct {
 	DatasetSize, SampleSize int
 	// Adjacency is the neighbouring relation of the plan the step is in.
 	Adjacency Adjacency
+	// Mixture is the components of MechMixture, canonical (see
+	// [ParseMixture]); "" otherwise.
+	Mixture string
 	// Count is the number of repetitions, in [1, MaxCount].
 	Count int
 	// Path locates the step's first occurrence in the event passed to
@@ -178,6 +186,9 @@ func (s Step) Event() Event {
 		e = Laplace{NoiseMultiplier: s.Sigma}
 	case MechBoundedRange:
 		e = ExponentialMechanism{Epsilon: s.Epsilon}
+	case MechMixture:
+		c, p, _ := ParseMixture(s.Mixture)
+		e = MixtureOfGaussians{StandardDeviation: s.Sigma, Sensitivities: c, SamplingProbs: p}
 	}
 	switch s.Sampling {
 	case SamplingPoisson:
@@ -282,7 +293,7 @@ func (s Step) Unsupported(m Kind, reason string) error {
 
 // key identifies steps that Normalize merges.
 func (s Step) key() stepKey {
-	return stepKey{s.Mechanism, s.Sigma, s.Epsilon, s.Delta, s.Rho, s.Xi, s.Sampling, s.Rate, s.DatasetSize, s.SampleSize, s.Adjacency}
+	return stepKey{s.Mechanism, s.Sigma, s.Epsilon, s.Delta, s.Rho, s.Xi, s.Sampling, s.Rate, s.DatasetSize, s.SampleSize, s.Adjacency, s.Mixture}
 }
 
 type stepKey struct {
@@ -293,6 +304,7 @@ type stepKey struct {
 	rate            float64
 	n, m2           int
 	adjacency       Adjacency
+	mixture         string
 }
 
 // Plan is the flat form of an event: the distinct steps it composes, in order
@@ -704,6 +716,9 @@ func normalize(e Event, path string, mult int, smp sampler, b *planBuilder, tota
 			}
 		}
 		return leaf(Step{Mechanism: MechGaussian, Sigma: s, Path: at})
+	case MixtureOfGaussians:
+		at := join(path, "MixtureOfGaussians")
+		return normalizeMixture(ev, at, smp, leaf, unbounded)
 	case ZCDP:
 		at := join(path, "ZCDP")
 		if !finite(ev.Rho) || ev.Rho < 0 {

@@ -159,10 +159,13 @@ func (a *core) Supports(s accounting.Step) error {
 	if !(s.ClassicSampling() || wor) {
 		return s.Unsupported(a.Kind(), "no advanced-composition bound for a "+s.Describe()+" step")
 	}
-	if s.Mechanism == accounting.MechZCDP {
+	switch s.Mechanism {
+	case accounting.MechZCDP:
 		return s.Unsupported(accounting.KindAC, "zCDP has no per-step (ε, δ) for advanced composition; use the zcdp accountant")
+	case accounting.MechGaussian, accounting.MechLaplace, accounting.MechEpsilonDelta, accounting.MechBoundedRange:
+		return nil
 	}
-	return nil
+	return s.Unsupported(accounting.KindAC, "no per-step (ε, δ) for a "+s.Mechanism.String()+" step; use pld")
 }
 
 // Compose adds count adaptive repetitions of e. On error the method is

@@ -22,8 +22,9 @@
 //
 // Mechanisms here: the Gaussian (unsampled, Poisson-sampled under
 // add-remove, sampled without replacement under replace-one), the Laplace
-// (unsampled, Poisson-sampled), the exponential mechanism (ε-DP and
-// ε-bounded range), and the guarantees zCDP and (ε, δ), with (ε, 0)
+// (unsampled, Poisson-sampled), the mixture of Gaussians, the exponential
+// mechanism (ε-DP and ε-bounded range), and the guarantees zCDP and (ε, δ),
+// with (ε, 0)
 // bounded through binary randomized response (pure.go). The
 // pair of the shuffled-batches lower-bound construction is
 // [ShuffledMaxPairs].

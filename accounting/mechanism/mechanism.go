@@ -189,6 +189,8 @@ func Of(s accounting.Step) (Mechanism, error) {
 		return approxDP{eps: s.Epsilon, delta: s.Delta, sampling: smp}, nil
 	case accounting.MechBoundedRange:
 		return boundedRange{eps: s.Epsilon, sampling: smp}, nil
+	case accounting.MechMixture:
+		return mixture{sigma: s.Sigma, spec: s.Mixture, sampling: smp}, nil
 	}
 	return nil, &accounting.UnsupportedEventError{Event: s.Event(), Path: s.Path, Reason: fmt.Sprintf("no mechanism for a %s step", s.Mechanism)}
 }
