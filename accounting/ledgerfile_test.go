@@ -147,3 +147,41 @@ func TestReadLedgerFileRefuses(t *testing.T) {
 		})
 	}
 }
+
+// FuzzReadLedgerFile: any input is read or refused with one line naming
+// the file, never a panic; what is read normalises or is refused by
+// Normalize with an error, and its format is one of the three.
+func FuzzReadLedgerFile(f *testing.F) {
+	for _, s := range []string{
+		`{"mechanism":"rdp","history":[[3.0,0.2,50]]}`,
+		`{"mechanism":"prv","history":[[1,0.01,5000],[2,0.02,3000]]}`,
+		`{"mechanism":"gdp","history":[]}`,
+		`{"mechanism":"rdp","history":[[1e308,1e-308,9007199254740992]]}`,
+		`{"format":"dpcalc-ledger","version":3,"sha256":"x","segments":[]}`,
+		`{"class_name":"MixtureOfGaussiansDpEvent","standard_deviation":1,"sensitivities":[0,1],"sampling_probs":[0.5,0.5]}`,
+		`{"class_name":"RandomizedResponseDpEvent","noise_parameter":0.5,"num_buckets":3}`,
+		`{"class_name":"SingleEpochTreeAggregationDpEvent","noise_multiplier":1,"step_counts":7}`,
+		`{"schema_version":1}`,
+		`[]`, ``, `null`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := ReadLedgerFile(context.Background(), "f", b, AddRemove)
+		if err != nil {
+			if msg := err.Error(); !strings.HasPrefix(msg, "accounting: ledger file f: ") || strings.ContainsAny(msg, "\n\r") {
+				t.Fatalf("error %q: want one line naming the file", msg)
+			}
+			return
+		}
+		switch r.Format {
+		case FormatDpcalcLedger, FormatOpacus, FormatDPEvent:
+		default:
+			t.Fatalf("format %q", r.Format)
+		}
+		if r.Event == nil {
+			t.Fatal("nil event without an error")
+		}
+		_, _ = Normalize(r.Event, 1)
+	})
+}
