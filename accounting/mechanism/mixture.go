@@ -126,7 +126,7 @@ func (p *mixturePair) xOf(l float64) float64 {
 		return lo
 	}
 	for {
-		mid := lo + (hi-lo)/2
+		mid := lo/2 + hi/2 // no overflow at the ends of the float64 range
 		if mid <= lo || mid >= hi {
 			return lo
 		}

@@ -131,3 +131,25 @@ func TestLedgerRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestProfileLedger: profile takes --ledger too and says what it read; its
+// bound is that of the same run given by the training flags.
+func TestProfileLedger(t *testing.T) {
+	run := func(args ...string) cli.Profile {
+		t.Helper()
+		stdout, stderr, code := runCLI(append([]string{"profile", "--json", "--deltas", "1e-5"}, args...)...)
+		var p cli.Profile
+		if code != 0 || json.Unmarshal([]byte(stdout), &p) != nil || len(p.Epsilons) != 1 {
+			t.Fatalf("%v: exit %d: %s%s", args, code, stdout, stderr)
+		}
+		return p
+	}
+	l := run("--ledger", filepath.Join("..", "..", "testdata", "ledger", "opacus_rdp.json"))
+	f := run("--sigma", "3", "--q", "0.2", "--steps", "50")
+	if len(l.Statements) == 0 || l.Statements[0] != "The run was read from Opacus accountant state (mechanism rdp, 1 history entry)." {
+		t.Errorf("statements %q", l.Statements)
+	}
+	if l.Epsilons[0] != f.Epsilons[0] {
+		t.Errorf("--ledger ε %+v, flags %+v", l.Epsilons[0], f.Epsilons[0])
+	}
+}
