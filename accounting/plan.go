@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/big"
-	"math/bits"
 	"strconv"
 	"sync/atomic"
 )
@@ -22,12 +21,9 @@ const (
 	MechZCDP
 	// MechLaplace is [Laplace]: noise scale Step.Sigma.
 	MechLaplace
-	// MechBoundedRange is [ExponentialMechanism]: Step.Epsilon-DP and
-	// Step.Epsilon-bounded range.
-	MechBoundedRange
-	// MechMixture is [MixtureOfGaussians] with standard deviation
-	// Step.Sigma and the components Step.Mixture.
-	MechMixture
+	// MechOther is a mechanism known by its event alone (Step.Leaf): one
+	// whose parameters have no field of their own in Step.
+	MechOther
 )
 
 func (m Mechanism) String() string {
@@ -40,10 +36,8 @@ func (m Mechanism) String() string {
 		return "ZCDP"
 	case MechLaplace:
 		return "Laplace"
-	case MechBoundedRange:
-		return "ExponentialMechanism"
-	case MechMixture:
-		return "MixtureOfGaussians"
+	case MechOther:
+		return "Other"
 	}
 	return "Mechanism(" + strconv.Itoa(int(m)) + ")"
 }
@@ -145,6 +139,13 @@ const (
 // mechanism run on one sampling of the records.
 type Step struct {
 	Mechanism Mechanism
+	// Leaf is the mechanism's event as Normalize read it (σ clamped to the
+	// boundary table): Gaussian{Sigma} for MechGaussian (tree aggregation's
+	// σ/√D included), EpsilonDelta for MechEpsilonDelta (randomized response
+	// and permute-and-flip as (ε, 0)), and for MechOther the only
+	// description of the mechanism (a mixture of Gaussians in canonical
+	// form: components with positive probability, by increasing shift).
+	Leaf Event
 	// Sigma is the noise multiplier of MechGaussian or MechLaplace, in
 	// [SigmaFloor, SigmaCeiling].
 	Sigma float64
@@ -162,9 +163,6 @@ type Step struct {
 	DatasetSize, SampleSize int
 	// Adjacency is the neighbouring relation of the plan the step is in.
 	Adjacency Adjacency
-	// Mixture is the components of MechMixture, canonical (see
-	// [ParseMixture]); "" otherwise.
-	Mixture string
 	// Count is the number of repetitions, in [1, MaxCount].
 	Count int
 	// Path locates the step's first occurrence in the event passed to
@@ -174,22 +172,7 @@ type Step struct {
 
 // Event returns one repetition of s as an event.
 func (s Step) Event() Event {
-	var e Event
-	switch s.Mechanism {
-	case MechGaussian:
-		e = Gaussian{NoiseMultiplier: s.Sigma}
-	case MechEpsilonDelta:
-		e = EpsilonDelta{Epsilon: s.Epsilon, Delta: s.Delta}
-	case MechZCDP:
-		e = ZCDP{Rho: s.Rho, Xi: s.Xi}
-	case MechLaplace:
-		e = Laplace{NoiseMultiplier: s.Sigma}
-	case MechBoundedRange:
-		e = ExponentialMechanism{Epsilon: s.Epsilon}
-	case MechMixture:
-		c, p, _ := ParseMixture(s.Mixture)
-		e = MixtureOfGaussians{StandardDeviation: s.Sigma, Sensitivities: c, SamplingProbs: p}
-	}
+	e := s.Leaf
 	switch s.Sampling {
 	case SamplingPoisson:
 		e = PoissonSampled{SamplingRate: s.Rate, Event: e}
@@ -217,21 +200,15 @@ func (s Step) ClassicSampling() bool {
 	return s.Sampling == SamplingNone || s.Sampling == SamplingPoisson && s.Adjacency == AddRemove
 }
 
-// PureEpsilon returns the ε of a pure-DP step and true: an EpsilonDelta
-// with δ = 0 (which randomized response and permute-and-flip become), an
-// exponential mechanism, or a Laplace step, which is (1/b, 0)-DP (Dwork
-// et al. 2006; 1/b rounded up). Sampling never makes a step less private, so a sampled
-// step has the same pure ε (amplification is the method's business).
+// PureEpsilon returns the ε of a pure-DP step and true, as its mechanism's
+// event states it: an EpsilonDelta with δ = 0 (which randomized response
+// and permute-and-flip become), an exponential mechanism, or a Laplace
+// step, which is (1/b, 0)-DP (Dwork et al. 2006; 1/b rounded up).
+// Sampling never makes a step less private, so a sampled step has the same
+// pure ε (amplification is the method's business).
 func (s Step) PureEpsilon() (float64, bool) {
-	switch {
-	case s.Mechanism == MechEpsilonDelta && s.Delta == 0, s.Mechanism == MechBoundedRange:
-		return s.Epsilon, true
-	case s.Mechanism == MechLaplace:
-		e := 1 / s.Sigma
-		if e*s.Sigma < 1 {
-			e = math.Nextafter(e, math.Inf(1))
-		}
-		return e, true
+	if m, ok := s.Leaf.(mechanismEvent); ok {
+		return m.pureEpsilon()
 	}
 	return 0, false
 }
@@ -283,7 +260,7 @@ func (s Step) Describe() string {
 	case SamplingShuffle:
 		b = "shuffled "
 	}
-	return b + s.Mechanism.String() + " under " + s.Adjacency.String()
+	return b + eventName(s.Leaf) + " under " + s.Adjacency.String()
 }
 
 // Unsupported returns the error a method gives for a step it cannot bound.
@@ -293,18 +270,34 @@ func (s Step) Unsupported(m Kind, reason string) error {
 
 // key identifies steps that Normalize merges.
 func (s Step) key() stepKey {
-	return stepKey{s.Mechanism, s.Sigma, s.Epsilon, s.Delta, s.Rho, s.Xi, s.Sampling, s.Rate, s.DatasetSize, s.SampleSize, s.Adjacency, s.Mixture}
+	return stepKey{s.Mechanism, leafKey(s.Leaf), s.Sigma, s.Epsilon, s.Delta, s.Rho, s.Xi, s.Sampling, s.Rate, s.DatasetSize, s.SampleSize, s.Adjacency}
 }
 
 type stepKey struct {
 	m               Mechanism
+	leaf            any // the leaf, or its leafKey when it holds slices
 	sigma, eps, del float64
 	rho, xi         float64
 	sampling        Sampling
 	rate            float64
 	n, m2           int
 	adjacency       Adjacency
-	mixture         string
+}
+
+// keyedEvent is a mechanism event that is not comparable (it holds
+// slices): key returns a comparable value equal for equal events, by
+// which the plan merges its steps.
+type keyedEvent interface {
+	key() any
+}
+
+// leafKey returns a comparable stand-in for a step's leaf: the leaf
+// itself (mechanism events are structs of numbers), or its key.
+func leafKey(e Event) any {
+	if k, ok := e.(keyedEvent); ok {
+		return k.key()
+	}
+	return e
 }
 
 // Plan is the flat form of an event: the distinct steps it composes, in order
@@ -314,7 +307,8 @@ type stepKey struct {
 type Plan struct {
 	Steps []Step
 	// Unbounded is set by NonPrivate, by a Gaussian with σ < SigmaFloor
-	// (σ = 0 included) and by an EpsilonDelta with δ = 1, anywhere in the
+	// (σ = 0 included), by an EpsilonDelta with δ = 1 and by the discrete
+	// mechanisms' rows of the boundary table of Normalize, anywhere in the
 	// event; UnboundedPath locates the first such event.
 	Unbounded     bool
 	UnboundedPath string
@@ -495,8 +489,16 @@ func (b *planBuilder) add(s Step) {
 //	  p = 0 with k ≥ 2                          → Unbounded
 //	RandomizedResponse, PermuteAndFlip          → EpsilonDelta (ε, 0) step
 //	SingleEpochTreeAggregation                  → Gaussian σ/√D step
-//	sampled SingleEpochTreeAggregation          → *UnsupportedEventError
+//	sampled SingleEpochTreeAggregation,
+//	  sampled MixtureOfGaussians, or one under
+//	  ReplaceOne                                → *UnsupportedEventError
 //	σ > SigmaCeiling                            → σ = SigmaCeiling
+//	DiscreteGaussian σ/Δ below SigmaFloor,
+//	  DiscreteLaplace a = 0, +Inf or aΔ >
+//	  1/SigmaFloor                              → Unbounded
+//	DiscreteGaussian σ/Δ > SigmaCeiling         → σ = SigmaCeiling·Δ
+//	DiscreteLaplace aΔ < 1/SigmaCeiling         → aΔ = 1/SigmaCeiling
+//	either with sensitivity 0                   → no step (free)
 //	PoissonSampled 0 < q < RateFloor            → q = RateFloor
 //	PoissonSampled{q1, PoissonSampled{q2, e}}  → rate q1·q2, rounded up
 //	any sampling of Composed or SelfComposed,
@@ -560,22 +562,6 @@ func normalize(e Event, path string, mult int, smp sampler, b *planBuilder, tota
 		b.add(s)
 		return nil
 	}
-	// noise validates a noise multiplier: ok is false when the step is free
-	// or unbounded (already recorded).
-	noise := func(s float64, at string) (float64, bool, error) {
-		switch {
-		case math.IsNaN(s) || s < 0:
-			return 0, false, &ParamError{Name: "sigma", Value: s, Path: at, Want: ">= 0"}
-		case math.IsInf(s, 1):
-			return 0, false, nil
-		case s < SigmaFloor:
-			unbounded(at)
-			return 0, false, nil
-		case s > SigmaCeiling:
-			s = SigmaCeiling
-		}
-		return s, true, nil
-	}
 	// sampled refuses the inner events no sampling supports, and any
 	// sampling below a fixed-size or shuffled one.
 	sampled := func(inner Event, at string) error {
@@ -609,128 +595,28 @@ func normalize(e Event, path string, mult int, smp sampler, b *planBuilder, tota
 	case NonPrivate:
 		unbounded(join(path, "NonPrivate"))
 		return nil
-	case Gaussian:
-		at := join(path, "Gaussian")
-		s, ok, err := noise(ev.NoiseMultiplier, at)
-		if !ok {
-			return err
-		}
-		return leaf(Step{Mechanism: MechGaussian, Sigma: s, Path: at})
-	case Laplace:
-		at := join(path, "Laplace")
-		s, ok, err := noise(ev.NoiseMultiplier, at)
-		if !ok {
-			return err
-		}
-		return leaf(Step{Mechanism: MechLaplace, Sigma: s, Path: at})
-	case EpsilonDelta:
-		at := join(path, "EpsilonDelta")
-		if !finite(ev.Epsilon) || ev.Epsilon < 0 {
-			return &ParamError{Name: "eps", Value: ev.Epsilon, Path: at, Want: "finite and >= 0"}
-		}
-		if math.IsNaN(ev.Delta) || ev.Delta < 0 || ev.Delta > 1 {
-			return &ParamError{Name: "delta", Value: ev.Delta, Path: at, Want: "in [0, 1]"}
+	case mechanismEvent:
+		// A mechanism's event states what it means (see mechanismEvent).
+		at := join(path, eventName(e))
+		var s Step
+		var free, unb bool
+		var err error
+		if c, ok := ev.(samplingMechanismEvent); ok {
+			s, free, unb, err = c.stepUnder(at, smp.kind, smp.adj)
+		} else {
+			s, free, unb, err = ev.step(at)
 		}
 		switch {
-		case ev.Delta == 1:
-			unbounded(at)
-			return nil
-		case ev.Epsilon == 0 && ev.Delta == 0:
-			return nil
-		}
-		return leaf(Step{Mechanism: MechEpsilonDelta, Epsilon: ev.Epsilon, Delta: ev.Delta, Path: at})
-	case RandomizedResponse:
-		at := join(path, "RandomizedResponse")
-		p := ev.NoiseParameter
-		if math.IsNaN(p) || p < 0 || p > 1 {
-			return &ParamError{Name: "noise_parameter", Value: p, Path: at, Want: "in [0, 1]"}
-		}
-		if ev.NumBuckets < 1 {
-			return &ParamError{Name: "num_buckets", Value: float64(ev.NumBuckets), Path: at, Want: ">= 1"}
-		}
-		switch {
-		case ev.NumBuckets == 1 || p == 1:
-			return nil // the output does not depend on the input
-		case p == 0:
-			unbounded(at)
-			return nil
-		}
-		// ε = log(1 + k(1−p)/p), rounded up: k(1−p)/p and log1p each
-		// carry one rounding, so two ulps up cover them.
-		eps := math.Log1p(float64(ev.NumBuckets) * (1 - p) / p)
-		eps = math.Nextafter(math.Nextafter(eps, math.Inf(1)), math.Inf(1))
-		if math.IsInf(eps, 1) {
-			unbounded(at)
-			return nil
-		}
-		return leaf(Step{Mechanism: MechEpsilonDelta, Epsilon: eps, Path: at})
-	case ExponentialMechanism:
-		at := join(path, "ExponentialMechanism")
-		if !finite(ev.Epsilon) || ev.Epsilon < 0 {
-			return &ParamError{Name: "eps", Value: ev.Epsilon, Path: at, Want: "finite and >= 0"}
-		}
-		if ev.Epsilon == 0 {
-			return nil
-		}
-		return leaf(Step{Mechanism: MechBoundedRange, Epsilon: ev.Epsilon, Path: at})
-	case PermuteAndFlip:
-		at := join(path, "PermuteAndFlip")
-		if !finite(ev.Epsilon) || ev.Epsilon < 0 {
-			return &ParamError{Name: "eps", Value: ev.Epsilon, Path: at, Want: "finite and >= 0"}
-		}
-		if ev.Epsilon == 0 {
-			return nil
-		}
-		return leaf(Step{Mechanism: MechEpsilonDelta, Epsilon: ev.Epsilon, Path: at})
-	case SingleEpochTreeAggregation:
-		at := join(path, "SingleEpochTreeAggregation")
-		if smp.kind != SamplingNone {
-			return &UnsupportedEventError{Event: e, Path: at, Reason: "sampling of tree aggregation is not supported (every record is used once per epoch by the trees themselves)"}
-		}
-		if len(ev.StepCounts) == 0 {
-			return &ParamError{Name: "step_counts", Value: 0, Path: at, Want: "one step count or a non-empty list"}
-		}
-		most := 0
-		for _, n := range ev.StepCounts {
-			if n < 0 {
-				return &ParamError{Name: "step_counts", Value: float64(n), Path: at, Want: "each >= 0"}
-			}
-			most = max(most, n)
-		}
-		if most == 0 {
-			return &ParamError{Name: "step_counts", Value: 0, Path: at, Want: "at least one count >= 1"}
-		}
-		s, ok, err := noise(ev.NoiseMultiplier, at)
-		if !ok {
+		case err != nil:
 			return err
-		}
-		// D = ⌈log2(most+1)⌉ nodes on a leaf-to-root path: the bit length
-		// of most (exact in integers). σ/√D is rounded down (a smaller σ
-		// is a worse Gaussian).
-		d := bits.Len(uint(most))
-		if d > 1 {
-			s = math.Nextafter(s/math.Sqrt(float64(d)), 0)
-			if s < SigmaFloor {
-				unbounded(at)
-				return nil
-			}
-		}
-		return leaf(Step{Mechanism: MechGaussian, Sigma: s, Path: at})
-	case MixtureOfGaussians:
-		at := join(path, "MixtureOfGaussians")
-		return normalizeMixture(ev, at, smp, leaf, unbounded)
-	case ZCDP:
-		at := join(path, "ZCDP")
-		if !finite(ev.Rho) || ev.Rho < 0 {
-			return &ParamError{Name: "rho", Value: ev.Rho, Path: at, Want: "finite and >= 0"}
-		}
-		if !finite(ev.Xi) || ev.Xi < 0 {
-			return &ParamError{Name: "xi", Value: ev.Xi, Path: at, Want: "finite and >= 0"}
-		}
-		if ev.Rho == 0 && ev.Xi == 0 {
+		case unb:
+			unbounded(at)
+			return nil
+		case free:
 			return nil
 		}
-		return leaf(Step{Mechanism: MechZCDP, Rho: ev.Rho, Xi: ev.Xi, Path: at})
+		s.Path = at
+		return leaf(s)
 	case PoissonSampled:
 		at := join(path, "PoissonSampled")
 		r := ev.SamplingRate

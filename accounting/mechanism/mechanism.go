@@ -178,21 +178,25 @@ var continuous = Support{LogInf: math.Inf(-1)}
 // the one place that maps events to mechanisms.
 func Of(s accounting.Step) (Mechanism, error) {
 	smp := samplingOf(s)
-	switch s.Mechanism {
-	case accounting.MechGaussian:
-		return gaussian{sigma: s.Sigma, sampling: smp}, nil
-	case accounting.MechLaplace:
-		return laplace{b: s.Sigma, sampling: smp}, nil
-	case accounting.MechZCDP:
-		return zcdpGuarantee{rho: s.Rho, xi: s.Xi, sampling: smp}, nil
-	case accounting.MechEpsilonDelta:
-		return approxDP{eps: s.Epsilon, delta: s.Delta, sampling: smp}, nil
-	case accounting.MechBoundedRange:
-		return boundedRange{eps: s.Epsilon, sampling: smp}, nil
-	case accounting.MechMixture:
-		return mixture{sigma: s.Sigma, spec: s.Mixture, sampling: smp}, nil
+	switch e := s.Leaf.(type) {
+	case accounting.Gaussian:
+		return gaussian{sigma: e.NoiseMultiplier, sampling: smp}, nil
+	case accounting.Laplace:
+		return laplace{b: e.NoiseMultiplier, sampling: smp}, nil
+	case accounting.DiscreteGaussian:
+		return discreteGaussian{sigma: e.Sigma, sens: e.Sensitivity, dim: e.Dimension, sampling: smp}, nil
+	case accounting.DiscreteLaplace:
+		return discreteLaplace{a: e.NoiseParameter, sens: e.Sensitivity, sampling: smp}, nil
+	case accounting.ZCDP:
+		return zcdpGuarantee{rho: e.Rho, xi: e.Xi, sampling: smp}, nil
+	case accounting.EpsilonDelta:
+		return approxDP{eps: e.Epsilon, delta: e.Delta, sampling: smp}, nil
+	case accounting.ExponentialMechanism:
+		return boundedRange{eps: e.Epsilon, sampling: smp}, nil
+	case accounting.MixtureOfGaussians:
+		return mixture{sigma: e.StandardDeviation, spec: mixtureSpec(e), sampling: smp}, nil
 	}
-	return nil, &accounting.UnsupportedEventError{Event: s.Event(), Path: s.Path, Reason: fmt.Sprintf("no mechanism for a %s step", s.Mechanism)}
+	return nil, &accounting.UnsupportedEventError{Event: s.Event(), Path: s.Path, Reason: fmt.Sprintf("no mechanism for a %T step", s.Leaf)}
 }
 
 // sampling is how the records of a step are chosen, and under which

@@ -2,6 +2,8 @@ package mechanism
 
 import (
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/internal/logmath"
@@ -10,16 +12,43 @@ import (
 // mixture is the mixture-of-Gaussians mechanism
 // ([accounting.MixtureOfGaussians]): N(0, σ²) without the record, the
 // mixture Σ p_i N(c_i, σ²) with it, c_i ≥ 0, unsampled, under add-remove.
-// spec holds the components canonically ([accounting.ParseMixture]), so
-// that the value stays comparable.
+// spec holds the components of the canonical event Normalize makes
+// (mixtureSpec), so that the value stays comparable.
 type mixture struct {
 	sigma float64
 	spec  string
 	sampling
 }
 
+// mixtureSpec encodes a mixture's components as "c1/p1,c2/p2,...", each
+// float64 in its shortest exact form.
+func mixtureSpec(e accounting.MixtureOfGaussians) string {
+	var b strings.Builder
+	for i, x := range e.Sensitivities {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.FormatFloat(x, 'g', -1, 64))
+		b.WriteByte('/')
+		b.WriteString(strconv.FormatFloat(e.SamplingProbs[i], 'g', -1, 64))
+	}
+	return b.String()
+}
+
+// parse decodes spec (made by mixtureSpec: valid) into the sensitivities
+// and probabilities.
+func (m mixture) parse() (c, p []float64) {
+	for _, part := range strings.Split(m.spec, ",") {
+		a, b, _ := strings.Cut(part, "/")
+		x, _ := strconv.ParseFloat(a, 64)
+		y, _ := strconv.ParseFloat(b, 64)
+		c, p = append(c, x), append(p, y)
+	}
+	return c, p
+}
+
 func (m mixture) components() (c, logp []float64) {
-	c, p, _ := accounting.ParseMixture(m.spec) // made by Normalize: valid
+	c, p := m.parse()
 	logp = make([]float64, len(p))
 	for i := range p {
 		logp[i] = math.Log(p[i])
@@ -30,15 +59,15 @@ func (m mixture) components() (c, logp []float64) {
 func (m mixture) Name() string { return "MixtureOfGaussians" }
 
 func (m mixture) Event() accounting.Event {
-	c, p, _ := accounting.ParseMixture(m.spec)
+	c, p := m.parse()
 	return m.wrap(accounting.MixtureOfGaussians{StandardDeviation: m.sigma, Sensitivities: c, SamplingProbs: p})
 }
 
 func (m mixture) order() []float64 {
-	c, p, _ := accounting.ParseMixture(m.spec)
+	c, p := m.parse()
 	key := []float64{float64(len(c))}
 	key = append(append(key, c...), p...)
-	return m.sampling.order(m.sigma, 5, key...)
+	return m.sampling.order(m.sigma, 7, key...)
 }
 
 // PLD: the remove pair (the mixture, N(0, σ²)) and the add pair (N(0, σ²),

@@ -15,8 +15,9 @@ import (
 // loss by bisection, the Gaussian in closed form).
 func TestMixturePairs(t *testing.T) {
 	const sigma, q = 1.3, 0.05
-	mixMech := func(spec string) *PLD {
-		m, err := Of(accounting.Step{Mechanism: accounting.MechMixture, Sigma: sigma, Mixture: spec, Rate: 1, Count: 1})
+	mixMech := func(c, probs []float64) *PLD {
+		leaf := accounting.MixtureOfGaussians{StandardDeviation: sigma, Sensitivities: c, SamplingProbs: probs}
+		m, err := Of(accounting.Step{Mechanism: accounting.MechOther, Leaf: leaf, Rate: 1, Count: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -26,7 +27,7 @@ func TestMixturePairs(t *testing.T) {
 		}
 		return p
 	}
-	mix := mixMech("0/0.95,1/0.05")
+	mix := mixMech([]float64{0, 1}, []float64{0.95, 0.05})
 	g, err := gaussian{sigma: sigma, sampling: poisson(q, accounting.AddRemove)}.PLD()
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +61,7 @@ func TestMixturePairs(t *testing.T) {
 		}
 	}
 	// One component of shift c is the Gaussian of σ/c, in closed form.
-	one := mixMech("2/1")
+	one := mixMech([]float64{2}, []float64{1})
 	if one.GaussianSigma != sigma/2 || !one.Symmetric {
 		t.Errorf("one component: GaussianSigma %v, symmetric %v", one.GaussianSigma, one.Symmetric)
 	}

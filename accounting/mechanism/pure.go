@@ -69,7 +69,7 @@ func (p *purePair) Support() Support {
 func (p *purePair) TailsCost() int { return 1 }
 
 // purePLD returns the pairs of an unsampled ε-DP step: R_ε in both
-// directions.
+// directions. They dominate the step but are not its own ([WorstCase]).
 func purePLD(eps float64) *PLD {
 	r := newPurePair(eps)
 	return &PLD{Remove: r, Add: r, Symmetric: true, MaxLoss: eps}
@@ -125,7 +125,7 @@ func (b boundedRange) Event() accounting.Event {
 	return b.wrap(accounting.ExponentialMechanism{Epsilon: b.eps})
 }
 
-func (b boundedRange) order() []float64 { return b.sampling.order(0, 4, b.eps) }
+func (b boundedRange) order() []float64 { return b.sampling.order(0, 6, b.eps) }
 
 // PLD: unsampled, the pair R_ε of an ε-DP mechanism (dp_accounting's PLD
 // accountant treats it the same way).
@@ -154,4 +154,20 @@ func (b boundedRange) ZCDP() (rho, xi float64, err error) {
 // positive float64.
 func boundedRangeRho(e float64) float64 {
 	return math.Max(math.Nextafter(e*e/8, math.Inf(1)), math.SmallestNonzeroFloat64)
+}
+
+// WorstCase reports whether m's privacy-loss pairs are not its own but
+// those of the worst mechanism with its guarantee: an ε-DP step (an
+// (ε, 0) guarantee, which randomized response and permute-and-flip are
+// read as, or the exponential mechanism) is bounded through binary
+// randomized response R_ε. An upper bound computed from the pairs holds
+// for m; a lower bound holds for R_ε only, and m's true ε may lie below it
+// (it does for randomized response over more than two buckets, for
+// permute-and-flip and for the exponential mechanism on most utilities).
+func WorstCase(m Mechanism) bool {
+	switch m.(type) {
+	case approxDP, boundedRange:
+		return true
+	}
+	return false
 }

@@ -370,7 +370,7 @@ func (a *Accountant) cutFallbacks(ctx context.Context, f func(c *composition, up
 // uncut intersects the bracket [lower, upper] found with the tails cut at a
 // query's δ with the bracket of the default truncation (etaFor(steps, 0)),
 // for a query whose cut bracket is still wide: the cut narrows the grid
-// for tiny ε (issue 11 §4), but where δ is small the narrower per-step
+// for tiny ε, but where δ is small the narrower per-step
 // range can leave the tilted composition coarser than the uncut one (σ
 // 0.5, q 1e-4, T 1e4, δ 1e-10: cut [4.347, 5.783], uncut [5.0841,
 // 5.0848]). Both are certified, so their intersection is. A composition

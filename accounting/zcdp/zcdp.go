@@ -181,11 +181,17 @@ func (a *Accountant) pureEpsilon() float64 {
 	var e float64
 	for _, s := range a.plan.Steps {
 		var x float64
-		switch {
-		case s.Mechanism == accounting.MechZCDP && s.Rho == 0:
-			x = s.Xi
-		case s.Mechanism == accounting.MechEpsilonDelta && s.Delta == 0:
-			x = s.Epsilon
+		switch e := s.Leaf.(type) {
+		case accounting.ZCDP:
+			if e.Rho != 0 {
+				return math.Inf(1)
+			}
+			x = e.Xi
+		case accounting.EpsilonDelta:
+			if e.Delta != 0 {
+				return math.Inf(1)
+			}
+			x = e.Epsilon
 		default:
 			return math.Inf(1)
 		}

@@ -29,7 +29,7 @@ var binPath string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	for _, env := range []string{killTrainEnv, holdRunEnv, booksHelperEnv} {
+	for _, env := range []string{killTrainEnv, holdRunEnv, booksHelperEnv, secondInterruptEnv} {
 		if os.Getenv(env) != "" {
 			// A helper process of a kill test: it needs no binary.
 			os.Exit(m.Run())

@@ -174,16 +174,67 @@ func TestEventClassesDoc(t *testing.T) {
 			}
 		})
 	}
-	// Every class dp_accounting has (its dp_event.py, 2026) has a row,
-	// except the discrete mechanisms, documented with their accountants.
+	// Every class dp_accounting has (its dp_event.py, 2026) has a row.
 	for _, c := range []string{"NoOpDpEvent", "NonPrivateDpEvent", "UnsupportedDpEvent", "RandomizedResponseDpEvent",
-		"EpsilonDeltaDpEvent", "GaussianDpEvent", "LaplaceDpEvent", "SelfComposedDpEvent", "ComposedDpEvent",
+		"EpsilonDeltaDpEvent", "GaussianDpEvent", "LaplaceDpEvent", "DiscreteGaussianDpEvent", "DiscreteLaplaceDpEvent",
+		"SelfComposedDpEvent", "ComposedDpEvent",
 		"PoissonSampledDpEvent", "SampledWithReplacementDpEvent", "SampledWithoutReplacementDpEvent",
 		"SingleEpochTreeAggregationDpEvent", "RepeatAndSelectDpEvent", "MixtureOfGaussiansDpEvent", "ZCDpEvent",
 		"ExponentialMechanismDpEvent", "PermuteAndFlipDpEvent", "TruncatedSubsampledGaussianDpEvent"} {
 		if !seen[c] {
 			t.Errorf("docs/events.md has no row for %s", c)
 		}
+	}
+}
+
+// TestWorstCasePairNote: pld bounds an ε-DP step (randomized response,
+// permute-and-flip, the exponential mechanism, an (ε, 0) guarantee)
+// through the worst ε-DP pair, so the lower end of its interval bounds
+// that pair, not the mechanism: its row says so, beside the interval;
+// rows of mechanisms bounded by their own pairs, and rows without a lower
+// end (δ(ε)), do not.
+func TestWorstCasePairNote(t *testing.T) {
+	classes := filepath.Join("..", "..", "testdata", "dpevent", "classes")
+	rr3 := filepath.Join(t.TempDir(), "rr3.json")
+	if err := os.WriteFile(rr3, []byte(`{"class_name":"SelfComposedDpEvent","count":10,"event":`+
+		`{"class_name":"RandomizedResponseDpEvent","noise_parameter":0.5,"num_buckets":3}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		file string
+		want bool
+	}{
+		{rr3, true},
+		{filepath.Join(classes, "RandomizedResponseDpEvent.json"), true},
+		{filepath.Join(classes, "PermuteAndFlipDpEvent.json"), true},
+		{filepath.Join(classes, "ExponentialMechanismDpEvent.json"), true},
+		{filepath.Join(classes, "EpsilonDeltaDpEvent.json"), true},
+		{filepath.Join(classes, "GaussianDpEvent.json"), false},
+		{filepath.Join(classes, "LaplaceDpEvent.json"), false},
+		{filepath.Join(classes, "DiscreteLaplaceDpEvent.json"), false},
+		{filepath.Join(classes, "MixtureOfGaussiansDpEvent.json"), false},
+	} {
+		t.Run(filepath.Base(c.file), func(t *testing.T) {
+			stdout, stderr, code := runCLI("eps", "--events", c.file, "--accountant", "pld", "--json")
+			var r cli.Row
+			if code != 0 || json.Unmarshal([]byte(stdout), &r) != nil {
+				t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+			}
+			if r.EpsilonLower == nil || r.Epsilon == nil {
+				t.Fatalf("ε %v, lower %v; want an interval", r.Epsilon, r.EpsilonLower)
+			}
+			if got := strings.Contains(r.Note, "the lower end bounds that pair, not their true ε"); got != c.want {
+				t.Errorf("note %q: worst-case caveat %v, want %v", r.Note, got, c.want)
+			}
+			stdout, stderr, code = runCLI("delta", "--eps", "1", "--events", c.file, "--accountant", "pld", "--json")
+			var d cli.Row
+			if code != 0 || json.Unmarshal([]byte(stdout), &d) != nil {
+				t.Fatalf("delta: exit %d: %s%s", code, stdout, stderr)
+			}
+			if strings.Contains(d.Note, "lower end") {
+				t.Errorf("delta: note %q; no lower end is printed", d.Note)
+			}
+		})
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/mechanism"
 	"github.com/dpcalc/dpcalc/accounting/pld"
 	"github.com/dpcalc/dpcalc/calibrate"
 	"github.com/dpcalc/dpcalc/internal/atomicfile"
@@ -150,6 +151,25 @@ func (c *DeltaCmd) Run(e *Env) error {
 	return e.printRows(res, c.EmitEvents)
 }
 
+// worstCaseNote is the note of a pld row whose event has an ε-DP step
+// bounded through the worst ε-DP pair (see [mechanism.WorstCase]).
+const worstCaseNote = "ε-DP steps are bounded through the worst ε-DP pair (binary randomized response): the lower end bounds that pair, not their true ε"
+
+// worstCaseSteps reports whether e, under adj, has a step whose pld pairs
+// are those of the worst mechanism with its guarantee, not its own.
+func worstCaseSteps(e accounting.Event, adj accounting.Adjacency) bool {
+	p, err := accounting.NormalizeUnder(adj, e, 1)
+	if err != nil {
+		return false
+	}
+	for _, s := range p.Steps {
+		if m, err := mechanism.Of(s); err == nil && mechanism.WorstCase(m) {
+			return true
+		}
+	}
+	return false
+}
+
 // privacyAt answers ε at delta when delta > 0, else δ at eps; extra is the
 // check of the command's own flag, made after the training's.
 func privacyAt(ctx context.Context, g *given, af accountantFlags, extra error, delta, eps float64) (*Rows, error) {
@@ -183,6 +203,9 @@ func privacyAt(ctx context.Context, g *given, af accountantFlags, extra error, d
 			r = a.NewPlanRow(k, p, 0)
 		}
 		r.Fill(ctx, a.Factory(k), delta, eps)
+		if ev != nil && k == accounting.KindPLD && r.EpsilonLower != nil && worstCaseSteps(ev, adj) {
+			r.Note = JoinNotes(r.Note, worstCaseNote)
+		}
 		res.Rows = append(res.Rows, r)
 	}
 	if pp, ok := p.PoissonReading(); ok && ev == nil {

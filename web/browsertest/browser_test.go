@@ -594,7 +594,7 @@ menu: [...document.getElementById("accountant").options].map((o) => o.value)};`)
 	d.fill("eps", "2")
 	h.check("epochs")
 
-	// Issue 12: a schedule of two phases (the DPD procedures say why they
+	// Training plans: a schedule of two phases (the DPD procedures say why they
 	// cannot bound it), batch and n under replace-one (unsupported rows).
 	d.choose("cmd", "eps")
 	for _, f := range []string{"sigma", "q", "epochs", "steps"} {
