@@ -43,6 +43,25 @@ var eventClasses = []eventClass{
 	{dpEventModule, "ZCDpEvent", []string{"rho", "xi"}},
 	{dpEventModule, "NoOpDpEvent", nil},
 	{dpEventModule, "NonPrivateDpEvent", nil},
+	{dpEventModule, "RandomizedResponseDpEvent", []string{"noise_parameter", "num_buckets"}},
+	{dpEventModule, "ExponentialMechanismDpEvent", []string{"epsilon"}},
+	{dpEventModule, "PermuteAndFlipDpEvent", []string{"epsilon"}},
+	{dpEventModule, "SingleEpochTreeAggregationDpEvent", []string{"noise_multiplier", "step_counts"}},
+	{dpEventModule, "MixtureOfGaussiansDpEvent", []string{"standard_deviation", "sensitivities", "sampling_probs"}},
+}
+
+// refusedClasses are dp_accounting's event classes that no dpcalc
+// accountant bounds, with the reason: reading one is an error naming it,
+// so that a file is never accounted without its part.
+var refusedClasses = map[string]string{
+	"UnsupportedDpEvent": "dp_accounting marks with it an operation that has no DP description; " +
+		"no accountant bounds it",
+	"SampledWithReplacementDpEvent": "sampling with replacement (a record may appear several times in one " +
+		"sample) is bounded by none of dpcalc's accountants; describe the sampling as Poisson or without replacement if that is what ran",
+	"RepeatAndSelectDpEvent": "repeating a mechanism a random number of times and selecting the best " +
+		"output (Papernot and Steinke 2022) is bounded by none of dpcalc's accountants",
+	"MixtureOfGaussiansDpEvent":          "the mixture-of-Gaussians mechanism is bounded by none of dpcalc's accountants yet",
+	"TruncatedSubsampledGaussianDpEvent": "the truncated subsampled Gaussian is bounded by none of dpcalc's accountants",
 }
 
 func classOf(name string) (eventClass, bool) {
@@ -126,6 +145,21 @@ func writeEvent(b *bytes.Buffer, e Event, path string) error {
 		class = "NoOpDpEvent"
 	case NonPrivate:
 		class = "NonPrivateDpEvent"
+	case RandomizedResponse:
+		class, fields = "RandomizedResponseDpEvent", []jsonField{{"noise_parameter", e.NoiseParameter}, {"num_buckets", e.NumBuckets}}
+	case ExponentialMechanism:
+		class, fields = "ExponentialMechanismDpEvent", []jsonField{{"epsilon", e.Epsilon}}
+	case PermuteAndFlip:
+		class, fields = "PermuteAndFlipDpEvent", []jsonField{{"epsilon", e.Epsilon}}
+	case MixtureOfGaussians:
+		class, fields = "MixtureOfGaussiansDpEvent", []jsonField{{"standard_deviation", e.StandardDeviation},
+			{"sensitivities", e.Sensitivities}, {"sampling_probs", e.SamplingProbs}}
+	case SingleEpochTreeAggregation:
+		var counts any = e.StepCounts
+		if e.Scalar && len(e.StepCounts) == 1 {
+			counts = e.StepCounts[0]
+		}
+		class, fields = "SingleEpochTreeAggregationDpEvent", []jsonField{{"noise_multiplier", e.NoiseMultiplier}, {"step_counts", counts}}
 	default:
 		return &UnsupportedEventError{Event: e, Path: path, Reason: "no JSON encoding for this event type"}
 	}
@@ -142,6 +176,27 @@ func writeEvent(b *bytes.Buffer, e Event, path string) error {
 			b.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
 		case int:
 			b.WriteString(strconv.Itoa(v))
+		case []float64:
+			b.WriteByte('[')
+			for j, x := range v {
+				if !finite(x) {
+					return &ParamError{Name: f.name, Value: x, Path: path, Want: "finite numbers (JSON has no infinities)"}
+				}
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString(strconv.FormatFloat(x, 'g', -1, 64))
+			}
+			b.WriteByte(']')
+		case []int:
+			b.WriteByte('[')
+			for j, n := range v {
+				if j > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString(strconv.Itoa(n))
+			}
+			b.WriteByte(']')
 		case Event:
 			if err := writeEvent(b, v, path); err != nil {
 				return err
@@ -528,6 +583,9 @@ func decodeEvent(ctx context.Context, raw *jsonValue, path string, depth int) (E
 		return nil, &dpEventError{Path: path, Msg: "missing class_name (every event object names its dp_accounting class)"}
 	}
 	c, ok := classOf(class)
+	if reason, refused := refusedClasses[class]; refused && !ok {
+		return nil, &dpEventError{Path: path, Class: class, Msg: "refused: " + reason}
+	}
 	if !ok {
 		return nil, &dpEventError{Path: path, Msg: fmt.Sprintf("unknown class_name %q; dpcalc reads %s", class, classNames())}
 	}
@@ -590,6 +648,18 @@ func decodeEvent(ctx context.Context, raw *jsonValue, path string, depth int) (E
 		e = NoOp{}
 	case "NonPrivateDpEvent":
 		e = NonPrivate{}
+	case "RandomizedResponseDpEvent":
+		e = RandomizedResponse{NoiseParameter: d.float("noise_parameter"), NumBuckets: d.int("num_buckets")}
+	case "ExponentialMechanismDpEvent":
+		e = ExponentialMechanism{Epsilon: d.float("epsilon")}
+	case "PermuteAndFlipDpEvent":
+		e = PermuteAndFlip{Epsilon: d.float("epsilon")}
+	case "MixtureOfGaussiansDpEvent":
+		e = MixtureOfGaussians{StandardDeviation: d.float("standard_deviation"),
+			Sensitivities: d.floats("sensitivities"), SamplingProbs: d.floats("sampling_probs")}
+	case "SingleEpochTreeAggregationDpEvent":
+		counts, scalar := d.ints("step_counts")
+		e = SingleEpochTreeAggregation{NoiseMultiplier: d.float("noise_multiplier"), StepCounts: counts, Scalar: scalar}
 	}
 	if d.err != nil {
 		return nil, d.err
@@ -731,6 +801,74 @@ func exactInt(lit string) (x int64, whole, big bool) {
 		v = -v
 	}
 	return v, true, false
+}
+
+// floats decodes a field that is a list of numbers.
+func (d *fieldDecoder) floats(field string) []float64 {
+	v, ok := d.get(field)
+	if !ok {
+		return nil
+	}
+	if v.kind != '[' {
+		d.fail(field, "want a list of numbers, got %s", kindOf(v))
+		return nil
+	}
+	out := make([]float64, len(v.vals))
+	for i, x := range v.vals {
+		at := fmt.Sprintf("%s[%d]", field, i)
+		if x.kind != '0' {
+			d.fail(at, "want a number, got %s", kindOf(x))
+			return nil
+		}
+		y, err := strconv.ParseFloat(x.text, 64)
+		if err != nil || !finite(y) {
+			d.fail(at, "%s is not a finite float64", x.text)
+			return nil
+		}
+		out[i] = y
+	}
+	return out
+}
+
+// ints decodes a field that is one integer (scalar true) or a list of
+// integers, as dp_accounting's step_counts.
+func (d *fieldDecoder) ints(field string) (out []int, scalar bool) {
+	v, ok := d.get(field)
+	if !ok {
+		return nil, false
+	}
+	one := func(x *jsonValue, at string) (int, bool) {
+		if x.kind != '0' {
+			d.fail(at, "want an integer or a list of integers, got %s", kindOf(x))
+			return 0, false
+		}
+		n, whole, big := exactInt(x.text)
+		switch {
+		case big:
+			d.fail(at, "%s is too large: want at most %d (2^53)", x.text, MaxCount)
+			return 0, false
+		case !whole:
+			d.fail(at, "%s is not an integer", x.text)
+			return 0, false
+		}
+		return int(n), true
+	}
+	if v.kind != '[' {
+		n, ok := one(v, field)
+		if !ok {
+			return nil, false
+		}
+		return []int{n}, true
+	}
+	out = make([]int, len(v.vals))
+	for i, x := range v.vals {
+		n, ok := one(x, fmt.Sprintf("%s[%d]", field, i))
+		if !ok {
+			return nil, false
+		}
+		out[i] = n
+	}
+	return out, false
 }
 
 func (d *fieldDecoder) event(field string) Event {

@@ -49,7 +49,7 @@ func TestDpEventFromDPAccounting(t *testing.T) {
 		})
 	}
 	for _, tc := range []struct{ name, want string }{
-		{"unsupported_class", `$.event: unknown class_name "SampledWithReplacementDpEvent"`},
+		{"unsupported_class", `$.event (SampledWithReplacementDpEvent): refused: sampling with replacement`},
 		{"not_recursive", `$.events[0]: want an event object with class_name, got an array (a namedtuple dumped without converting it to a dict? see docs/events.md)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -211,6 +211,14 @@ func FuzzUnmarshalEvent(f *testing.F) {
 		}
 	}
 	f.Add([]byte(`{"class_name":"ShuffledDpEvent","dataset_size":10,"batch_size":3,"event":{"class_name":"LaplaceDpEvent","noise_multiplier":1}}`))
+	if files, err := filepath.Glob(filepath.Join("..", "testdata", "dpevent", "classes", "*.json")); err == nil {
+		for _, name := range files {
+			if b, err := os.ReadFile(name); err == nil {
+				f.Add(b)
+			}
+		}
+	}
+	f.Add([]byte(`{"class_name":"SingleEpochTreeAggregationDpEvent","noise_multiplier":1,"step_counts":7}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		e, err := UnmarshalEvent(b)
 		if err != nil {

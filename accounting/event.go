@@ -122,6 +122,69 @@ type RandomAllocation struct {
 	Event       Event `json:"event"`
 }
 
+// RandomizedResponse is randomized response over NumBuckets buckets with
+// noise parameter NoiseParameter = p (dp_accounting's
+// RandomizedResponseDpEvent): the input bucket is output with
+// probability 1 − p, and with probability p a bucket drawn uniformly from
+// all NumBuckets. An output bucket has probability 1 − p + p/k under the
+// input that is that bucket and p/k under any other, so the mechanism is
+// ε-DP with ε = log((1 − p + p/k)/(p/k)) = log(1 + k(1 − p)/p) (Warner
+// 1965; the ε of k-ary randomized response), and not better: the bound is
+// attained. p = 0 (the input is released) is not private when k ≥ 2.
+type RandomizedResponse struct {
+	NoiseParameter float64 `json:"noise_parameter"`
+	NumBuckets     int     `json:"num_buckets"`
+}
+
+// ExponentialMechanism is the ε-DP exponential mechanism (McSherry and
+// Talwar 2007) with privacy parameter Epsilon (dp_accounting's
+// ExponentialMechanismDpEvent). It is ε-bounded range (Durfee and Rogers
+// 2019): its privacy loss lies in an interval [t, t + ε], which makes it
+// (ε²/8)-zCDP (Cesar and Rogers 2021) besides ε-DP.
+type ExponentialMechanism struct {
+	Epsilon float64 `json:"epsilon"`
+}
+
+// PermuteAndFlip is the permute-and-flip mechanism (McKenna and Sheldon
+// 2020) with privacy parameter Epsilon (dp_accounting's
+// PermuteAndFlipDpEvent): it is ε-DP, and dpcalc bounds it as an ε-DP
+// mechanism.
+type PermuteAndFlip struct {
+	Epsilon float64 `json:"epsilon"`
+}
+
+// SingleEpochTreeAggregation is one epoch of tree aggregation (DP-FTRL;
+// dp_accounting's SingleEpochTreeAggregationDpEvent): StepCounts[i] steps
+// aggregated by the i-th tree, every node's sum released with Gaussian
+// noise of NoiseMultiplier times the L2 sensitivity, and every record used
+// in at most one step across all trees (Kairouz et al. 2021, Appendix D).
+// A record then changes the nodes on one leaf-to-root path of at most
+// D = ⌈log2(max StepCounts + 1)⌉ nodes, so the release is one Gaussian
+// mechanism with noise multiplier NoiseMultiplier/√D, which is how every
+// accountant bounds it (dp_accounting's RDP accountant charges
+// αD/(2σ²), the same curve). Scalar reports that dp_accounting's
+// step_counts was one integer rather than a list (StepCounts then has
+// one element).
+type SingleEpochTreeAggregation struct {
+	NoiseMultiplier float64 `json:"noise_multiplier"`
+	StepCounts      []int   `json:"step_counts"`
+	Scalar          bool    `json:"-"`
+}
+
+// MixtureOfGaussians is the mixture-of-Gaussians mechanism
+// (dp_accounting's MixtureOfGaussiansDpEvent; Choquette-Choo, Ganesh,
+// Steinke and Thakurta 2023): without the differing record the output is
+// N(0, StandardDeviation²); with it, Σ_i SamplingProbs[i]·N(Sensitivities[i],
+// StandardDeviation²). It describes a user who contributes several
+// examples to a Poisson-sampled Gaussian sum (the number sampled is the
+// random sensitivity), under add-remove adjacency. Sensitivities are ≥ 0
+// and the probabilities sum to 1.
+type MixtureOfGaussians struct {
+	StandardDeviation float64   `json:"standard_deviation"`
+	Sensitivities     []float64 `json:"sensitivities"`
+	SamplingProbs     []float64 `json:"sampling_probs"`
+}
+
 // NoOp is a mechanism that does not touch the data; it costs nothing.
 type NoOp struct{}
 
@@ -129,20 +192,25 @@ type NoOp struct{}
 // ε = +Inf for every δ < 1.
 type NonPrivate struct{}
 
-func (Gaussian) isEvent()                  {}
-func (Laplace) isEvent()                   {}
-func (DiscreteGaussian) isEvent()          {}
-func (DiscreteLaplace) isEvent()           {}
-func (SampledWithoutReplacement) isEvent() {}
-func (Shuffled) isEvent()                  {}
-func (RandomAllocation) isEvent()          {}
-func (PoissonSampled) isEvent()            {}
-func (SelfComposed) isEvent()              {}
-func (Composed) isEvent()                  {}
-func (EpsilonDelta) isEvent()              {}
-func (ZCDP) isEvent()                      {}
-func (NoOp) isEvent()                      {}
-func (NonPrivate) isEvent()                {}
+func (Gaussian) isEvent()                   {}
+func (Laplace) isEvent()                    {}
+func (DiscreteGaussian) isEvent()           {}
+func (DiscreteLaplace) isEvent()            {}
+func (SampledWithoutReplacement) isEvent()  {}
+func (Shuffled) isEvent()                   {}
+func (RandomAllocation) isEvent()           {}
+func (PoissonSampled) isEvent()             {}
+func (SelfComposed) isEvent()               {}
+func (Composed) isEvent()                   {}
+func (EpsilonDelta) isEvent()               {}
+func (ZCDP) isEvent()                       {}
+func (NoOp) isEvent()                       {}
+func (RandomizedResponse) isEvent()         {}
+func (ExponentialMechanism) isEvent()       {}
+func (PermuteAndFlip) isEvent()             {}
+func (SingleEpochTreeAggregation) isEvent() {}
+func (MixtureOfGaussians) isEvent()         {}
+func (NonPrivate) isEvent()                 {}
 
 // SubsampledGaussian returns the event of Abadi et al. (2016) Algorithm 1
 // run for steps steps: SelfComposed{PoissonSampled{q, Gaussian{σ}}, steps}.
@@ -168,6 +236,17 @@ type mechanismEvent interface {
 	step(at string) (s Step, free, unbounded bool, err error)
 	// pureEpsilon returns ε and true when one release is (ε, 0)-DP.
 	pureEpsilon() (float64, bool)
+}
+
+// samplingMechanismEvent is a mechanismEvent whose definition fixes the
+// sampling of its records or the neighbouring relation (tree aggregation
+// uses every record once by itself; the mixture of Gaussians describes a
+// sampling, under add-remove). Normalize calls stepUnder, with the
+// sampling and relation the event runs under, instead of step; it refuses
+// those it is not defined under with an *UnsupportedEventError.
+type samplingMechanismEvent interface {
+	mechanismEvent
+	stepUnder(at string, kind Sampling, adj Adjacency) (s Step, free, unbounded bool, err error)
 }
 
 // noiseScale validates a noise multiplier or scale s at path at by the

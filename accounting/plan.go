@@ -147,8 +147,11 @@ const (
 type Step struct {
 	Mechanism Mechanism
 	// Leaf is the mechanism's event as Normalize read it (σ clamped to the
-	// boundary table): Gaussian{Sigma} for MechGaussian, and for MechOther
-	// the only description of the mechanism.
+	// boundary table): Gaussian{Sigma} for MechGaussian (tree aggregation's
+	// σ/√D included), EpsilonDelta for MechEpsilonDelta (randomized response
+	// and permute-and-flip as (ε, 0)), and for MechOther the only
+	// description of the mechanism (a mixture of Gaussians in canonical
+	// form: components with positive probability, by increasing shift).
 	Leaf Event
 	// Sigma is the noise multiplier of MechGaussian or MechLaplace, in
 	// [SigmaFloor, SigmaCeiling].
@@ -207,10 +210,11 @@ func (s Step) ClassicSampling() bool {
 }
 
 // PureEpsilon returns the ε of a pure-DP step and true, as its mechanism's
-// event states it: an EpsilonDelta with δ = 0, or a Laplace step, which is
-// (1/b, 0)-DP (Dwork et al. 2006; 1/b rounded up). Sampling never makes a
-// step less private, so a sampled step has the same pure ε (amplification
-// is the method's business).
+// event states it: an EpsilonDelta with δ = 0 (which randomized response
+// and permute-and-flip become), an exponential mechanism, or a Laplace
+// step, which is (1/b, 0)-DP (Dwork et al. 2006; 1/b rounded up).
+// Sampling never makes a step less private, so a sampled step has the same
+// pure ε (amplification is the method's business).
 func (s Step) PureEpsilon() (float64, bool) {
 	if m, ok := s.Leaf.(mechanismEvent); ok {
 		return m.pureEpsilon()
@@ -324,18 +328,34 @@ func (s Step) Unsupported(m Kind, reason string) error {
 
 // key identifies steps that Normalize merges.
 func (s Step) key() stepKey {
-	return stepKey{s.Mechanism, s.Leaf, s.Sigma, s.Epsilon, s.Delta, s.Rho, s.Xi, s.Sampling, s.Rate, s.DatasetSize, s.SampleSize, s.Adjacency}
+	return stepKey{s.Mechanism, leafKey(s.Leaf), s.Sigma, s.Epsilon, s.Delta, s.Rho, s.Xi, s.Sampling, s.Rate, s.DatasetSize, s.SampleSize, s.Adjacency}
 }
 
 type stepKey struct {
 	m               Mechanism
-	leaf            Event // comparable: mechanism events are structs of numbers
+	leaf            any // the leaf, or its leafKey when it holds slices
 	sigma, eps, del float64
 	rho, xi         float64
 	sampling        Sampling
 	rate            float64
 	n, m2           int
 	adjacency       Adjacency
+}
+
+// keyedEvent is a mechanism event that is not comparable (it holds
+// slices): key returns a comparable value equal for equal events, by
+// which the plan merges its steps.
+type keyedEvent interface {
+	key() any
+}
+
+// leafKey returns a comparable stand-in for a step's leaf: the leaf
+// itself (mechanism events are structs of numbers), or its key.
+func leafKey(e Event) any {
+	if k, ok := e.(keyedEvent); ok {
+		return k.key()
+	}
+	return e
 }
 
 // Plan is the flat form of an event: the distinct steps it composes, in order
@@ -518,9 +538,18 @@ func (b *planBuilder) add(s Step) {
 //	  sizes outside 0 ≤ m ≤ n, n ≥ 1,
 //	  count < 1, ε, δ, ρ, ξ out of range       → *ParamError naming it
 //	σ = +Inf, PoissonSampled q = 0, sample size 0,
-//	  ZCDP ρ = ξ = 0, EpsilonDelta (0, 0), NoOp → no step (free)
+//	  ZCDP ρ = ξ = 0, EpsilonDelta (0, 0), NoOp,
+//	  ε = 0 of ExponentialMechanism or
+//	  PermuteAndFlip, RandomizedResponse with
+//	  p = 1 or k = 1                            → no step (free)
 //	0 ≤ σ < SigmaFloor, NonPrivate,
-//	  EpsilonDelta δ = 1                        → Unbounded
+//	  EpsilonDelta δ = 1, RandomizedResponse
+//	  p = 0 with k ≥ 2                          → Unbounded
+//	RandomizedResponse, PermuteAndFlip          → EpsilonDelta (ε, 0) step
+//	SingleEpochTreeAggregation                  → Gaussian σ/√D step
+//	sampled SingleEpochTreeAggregation,
+//	  sampled MixtureOfGaussians, or one under
+//	  ReplaceOne                                → *UnsupportedEventError
 //	σ > SigmaCeiling                            → σ = SigmaCeiling
 //	DiscreteGaussian σ/Δ below SigmaFloor,
 //	  DiscreteLaplace a = 0, +Inf or aΔ >
@@ -629,7 +658,14 @@ func normalize(e Event, path string, mult int, smp sampler, b *planBuilder, tota
 	case mechanismEvent:
 		// A mechanism's event states what it means (see mechanismEvent).
 		at := join(path, eventName(e))
-		s, free, unb, err := ev.step(at)
+		var s Step
+		var free, unb bool
+		var err error
+		if c, ok := ev.(samplingMechanismEvent); ok {
+			s, free, unb, err = c.stepUnder(at, smp.kind, smp.adj)
+		} else {
+			s, free, unb, err = ev.step(at)
+		}
 		switch {
 		case err != nil:
 			return err

@@ -147,10 +147,12 @@ func (a *Linear) Caveat() string {
 // Amplification returns the amplification mode in use.
 func (a *core) Amplification() Amplification { return a.amp }
 
-// Supports accepts Gaussian and (ε, δ) steps and those of pure-DP
-// mechanisms ([accounting.Step.PureEpsilon]: Laplace as (1/b, 0)-DP, the
-// discrete Laplace as (aΔ, 0)-DP), unsampled, Poisson-sampled under
-// add-remove, or sampled without replacement under replace-one. Fixed-size sampling of m of n under
+// Supports accepts Gaussian and (ε, δ) steps (randomized response and
+// permute-and-flip are (ε, 0) steps) and those of pure-DP mechanisms
+// ([accounting.Step.PureEpsilon]: Laplace as (1/b, 0)-DP, the discrete
+// Laplace as (aΔ, 0)-DP, the exponential mechanism as (ε, 0)-DP),
+// unsampled, Poisson-sampled under add-remove, or sampled without
+// replacement under replace-one. Fixed-size sampling of m of n under
 // replace-one amplifies an (ε, δ) step exactly as Poisson sampling with
 // γ = m/n does under add-remove, to (log(1 + γ(e^ε − 1)), γδ) (Balle,
 // Barthe and Gaboardi 2018, Theorem 10 and Table 1), so both take the

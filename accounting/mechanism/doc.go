@@ -23,8 +23,14 @@
 // Mechanisms here: the Gaussian (unsampled, Poisson-sampled under
 // add-remove, sampled without replacement under replace-one), the Laplace
 // (unsampled, Poisson-sampled), the discrete Gaussian and the discrete
-// Laplace (unsampled, Poisson-sampled), and the guarantees zCDP and
-// (ε, δ). The pair of the shuffled-batches lower-bound construction is
+// Laplace (unsampled, Poisson-sampled), the mixture of Gaussians, the
+// exponential mechanism (ε-DP and ε-bounded range), and the guarantees
+// zCDP and (ε, δ), with (ε, 0) bounded through binary randomized response
+// (pure.go). The pairs of an ε-DP step (an (ε, 0) guarantee, randomized
+// response and permute-and-flip read as one, the exponential mechanism)
+// are those of the worst ε-DP mechanism, not the step's own: a lower bound
+// computed from them bounds that worst mechanism only ([WorstCase]). The
+// pair of the shuffled-batches lower-bound construction is
 // [ShuffledMaxPairs]; the Gaussian on a 1-out-of-t random allocation
 // (balls-in-bins) states discrete pairs that bound it from above and
 // below ([AllocationPairs]).
@@ -39,7 +45,10 @@
 // To add a mechanism:
 //
 //   - accounting/event.go: its event type, a struct of numbers (events are
-//     compared and used as map keys), with isEvent and the two methods of
+//     compared and used as map keys; one that holds slices, as the mixture
+//     of Gaussians does, also has a key method giving a comparable
+//     stand-in, and one whose definition fixes its sampling or relation a
+//     stepUnder method), with isEvent and the two methods of
 //     the unexported mechanismEvent interface: step (validate the
 //     parameters by the boundary table of accounting.Normalize and return
 //     the step, free or unbounded) and pureEpsilon. Normalize, the plan's

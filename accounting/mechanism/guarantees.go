@@ -69,12 +69,28 @@ func (a approxDP) Event() accounting.Event {
 
 func (a approxDP) order() []float64 { return a.sampling.order(0, 3, a.eps, a.delta) }
 
+// PLD: for δ = 0, unsampled, the pair R_ε that dominates every ε-DP
+// mechanism (see pure.go); none for δ > 0 or sampled.
 func (a approxDP) PLD() (*PLD, error) {
-	return nil, errorf("no privacy-loss pair for an (ε, δ) guarantee")
+	switch {
+	case a.delta > 0:
+		return nil, errorf("no privacy-loss pair for an (ε, δ) guarantee with δ > 0")
+	case a.kind != accounting.SamplingNone:
+		return nil, errorf("no privacy-loss pair for a %s", a.describe("(ε, 0) guarantee"))
+	}
+	return purePLD(a.eps), nil
 }
 
+// RDP: for δ = 0, unsampled, the Rényi curve of R_ε, the largest of any
+// ε-DP mechanism; none for δ > 0 or sampled.
 func (a approxDP) RDP() (RDP, error) {
-	return nil, errorf("no Rényi bound for an (ε, δ) guarantee")
+	switch {
+	case a.delta > 0:
+		return nil, errorf("no Rényi bound for an (ε, δ) guarantee with δ > 0")
+	case a.kind != accounting.SamplingNone:
+		return nil, errorf("no Rényi bound for a %s", a.describe("(ε, 0) guarantee"))
+	}
+	return pureRDP{eps: a.eps}, nil
 }
 
 // ZCDP: ε-DP is (ε²/2)-zCDP (Bun and Steinke 2016, Proposition 1.4); δ > 0

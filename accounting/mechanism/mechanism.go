@@ -194,6 +194,10 @@ func Of(s accounting.Step) (Mechanism, error) {
 		return zcdpGuarantee{rho: e.Rho, xi: e.Xi, sampling: smp}, nil
 	case accounting.EpsilonDelta:
 		return approxDP{eps: e.Epsilon, delta: e.Delta, sampling: smp}, nil
+	case accounting.ExponentialMechanism:
+		return boundedRange{eps: e.Epsilon, sampling: smp}, nil
+	case accounting.MixtureOfGaussians:
+		return mixture{sigma: e.StandardDeviation, spec: mixtureSpec(e), sampling: smp}, nil
 	}
 	return nil, &accounting.UnsupportedEventError{Event: s.Event(), Path: s.Path, Reason: fmt.Sprintf("no mechanism for a %T step", s.Leaf)}
 }

@@ -116,7 +116,7 @@ func TestEventsBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown class", []string{"eps", "--events", unknown}, `unknown class_name "SampledWithReplacementDpEvent"`},
+		{"class no accountant bounds", []string{"eps", "--events", unknown}, `event JSON at $ (SampledWithReplacementDpEvent): refused: sampling with replacement`},
 		{"unknown field", []string{"delta", "--eps", "1", "--events", field}, `unknown field "sensitivity"`},
 		{"negative count", []string{"eps", "--events", negative}, "count = -2 at SelfComposed, want >= 1"},
 		{"truncated", []string{"eps", "--events", truncated}, "truncated"},

@@ -458,8 +458,8 @@ func helpPrinter(o kong.HelpOptions, ctx *kong.Context) error {
 	// training ([given.check] checks it); kong sees only optional flags.
 	const phase = "(--q=Q | --batch=BATCH --n=N) (--epochs=EPOCHS | --steps=STEPS)"
 	for cmd, usage := range map[string]string{
-		"eps":    "(--sigma=SIGMA " + phase + " | --schedule=PHASES | --events=FILE)",
-		"delta":  "--eps=EPS (--sigma=SIGMA " + phase + " | --schedule=PHASES | --events=FILE)",
+		"eps":    "(--sigma=SIGMA " + phase + " | --schedule=PHASES | --events=FILE | --ledger=FILE)",
+		"delta":  "--eps=EPS (--sigma=SIGMA " + phase + " | --schedule=PHASES | --events=FILE | --ledger=FILE)",
 		"sigma":  "--eps=EPS (" + phase + " | --schedule=PHASES)",
 		"epochs": "--eps=EPS (--sigma=SIGMA (--q=Q | --batch=BATCH --n=N) | --schedule=PHASES)",
 	} {

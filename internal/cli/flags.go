@@ -176,52 +176,72 @@ type trainingFlags struct {
 	Adjacency string   `name:"adjacency" default:"add-remove" enum:"add-remove,replace-one" help:"Neighbouring datasets: add or remove one record, or replace one (σ stays the noise over the clipping norm C; the events get σ/2, the sensitivity being 2C)."`
 }
 
-// eventFlags read and write the training as dp_accounting DpEvent JSON.
+// eventFlags read and write the training as dp_accounting DpEvent JSON,
+// or read it from another tool's ledger.
 type eventFlags struct {
-	Events     string `name:"events" placeholder:"FILE" help:"Read the training from FILE (- for stdin): dp_accounting DpEvent JSON (docs/events.md), instead of the training flags."`
+	Events     string `name:"events" placeholder:"FILE" xor:"file" help:"Read the training from FILE (- for stdin): dp_accounting DpEvent JSON (docs/events.md), instead of the training flags."`
+	Ledger     string `name:"ledger" placeholder:"FILE" xor:"file" help:"Read the training from a ledger FILE (- for stdin), instead of the training flags: a dpcalc training ledger, an Opacus accountant state or a dp_accounting DpEvent, detected from its contents (docs/events.md)."`
 	EmitEvents string `name:"emit-events" placeholder:"FILE" help:"Write the training as dp_accounting DpEvent JSON to FILE (- for stdout, instead of the table), only if the command succeeds."`
 }
 
 // readEventFile reads and checks the --events file name under the
 // neighbouring relation adjacency (a flag value); nil when name is "".
 func readEventFile(e *Env, name, adjacency string) (accounting.Event, error) {
+	r, err := readTrainingFile(e, "events", name, adjacency)
+	return r.Event, err
+}
+
+// readTrainingFile reads and checks the file name of flag ("events":
+// dp_accounting DpEvent JSON; "ledger": any format accounting.ReadLedgerFile
+// detects) under the neighbouring relation adjacency (a flag value); the
+// zero value when name is "".
+func readTrainingFile(e *Env, flag, name, adjacency string) (accounting.LedgerRead, error) {
 	if name == "" {
-		return nil, nil
-	}
-	b, err := readEvents(name, e.Stdin)
-	if err != nil {
-		return nil, err
-	}
-	ev, err := accounting.UnmarshalEventContext(e.Ctx, b)
-	if err != nil && e.Ctx.Err() != nil && errors.Is(err, e.Ctx.Err()) {
-		return nil, err // interrupted (exit 130)
-	}
-	if err != nil {
-		return nil, usageAt("events", "--events %s: %s", name, strings.TrimPrefix(err.Error(), "accounting: "))
+		return accounting.LedgerRead{}, nil
 	}
 	adj, err := accounting.ParseAdjacency(adjacency)
 	if err != nil {
-		return nil, Usagef("%v", err)
+		return accounting.LedgerRead{}, Usagef("%v", err)
 	}
-	if _, err := accounting.NormalizeUnder(adj, ev, 1); err != nil {
-		return nil, usageAt("events", "--events %s: %s", name, strings.TrimPrefix(err.Error(), "accounting: "))
+	b, err := readEvents(flag, name, e.Stdin)
+	if err != nil {
+		return accounting.LedgerRead{}, err
 	}
-	return ev, nil
+	var r accounting.LedgerRead
+	if flag == "events" {
+		r.Format, r.Description = accounting.FormatDPEvent, "dp_accounting DpEvent"
+		r.Event, err = accounting.UnmarshalEventContext(e.Ctx, b)
+	} else {
+		r, err = accounting.ReadLedgerFile(e.Ctx, name, b, adj)
+	}
+	if err != nil && e.Ctx.Err() != nil && errors.Is(err, e.Ctx.Err()) {
+		return accounting.LedgerRead{}, err // interrupted (exit 130)
+	}
+	if err != nil {
+		msg := strings.TrimPrefix(err.Error(), "accounting: ")
+		msg = strings.TrimPrefix(msg, "ledger file "+name+": ")
+		return accounting.LedgerRead{}, usageAt(flag, "--%s %s: %s", flag, name, msg)
+	}
+	if _, err := accounting.NormalizeUnder(adj, r.Event, 1); err != nil {
+		return accounting.LedgerRead{}, usageAt(flag, "--%s %s: %s", flag, name, strings.TrimPrefix(err.Error(), "accounting: "))
+	}
+	return r, nil
 }
 
-// readEvents reads the --events file (stdin for "-"), refusing one larger
-// than accounting.MaxEventJSONBytes (64 MiB) before reading it when its
-// size is known, else as soon as the limit is passed.
-func readEvents(name string, stdin io.Reader) ([]byte, error) {
+// readEvents reads the file of flag ("events" or "ledger"; stdin for
+// "-"), refusing one larger than accounting.MaxEventJSONBytes (64 MiB)
+// before reading it when its size is known, else as soon as the limit is
+// passed.
+func readEvents(flag, name string, stdin io.Reader) ([]byte, error) {
 	const max = accounting.MaxEventJSONBytes
 	tooBig := func(what string) error {
-		return usageAt("events", "--events %s: %s; --events reads at most 64 MiB (%d bytes)", name, what, max)
+		return usageAt(flag, "--%s %s: %s; --%s reads at most 64 MiB (%d bytes)", flag, name, what, flag, max)
 	}
 	r := stdin
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, usageAt("events", "--events: %v", err)
+			return nil, usageAt(flag, "--%s: %v", flag, err)
 		}
 		defer f.Close()
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
@@ -230,19 +250,19 @@ func readEvents(name string, stdin io.Reader) ([]byte, error) {
 			}
 			// The decoded events and their plan take about 8 bytes per
 			// byte of JSON (100,000 phases: 23 MB of JSON, 170 MB).
-			if err := sysmem.Check(8*float64(fi.Size()), "--events "+name+": decoding it",
+			if err := sysmem.Check(8*float64(fi.Size()), "--"+flag+" "+name+": decoding it",
 				"the number of events in the file (repeated phases can be one SelfComposedDpEvent with a count)"); err != nil {
-				return nil, usageAt("events", "%v", err)
+				return nil, usageAt(flag, "%v", err)
 			}
 		}
 		r = f
 	}
 	if r == nil {
-		return nil, usageAt("events", "--events %s: there is no standard input here", name)
+		return nil, usageAt(flag, "--%s %s: there is no standard input here", flag, name)
 	}
 	b, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
-		return nil, usageAt("events", "--events: %v", err)
+		return nil, usageAt(flag, "--%s: %v", flag, err)
 	}
 	if len(b) > max {
 		return nil, tooBig(fmt.Sprintf("more than %d bytes", max))

@@ -110,14 +110,16 @@ type OutputRow struct {
 	Features *int   `json:"features,omitempty"`
 	Classes  *int   `json:"classes,omitempty"`
 
-	// Note is a caveat about the row's numbers; Unsupported says why the
+	// Note is a caveat about the row's numbers; LedgerFormat is the format
+	// --ledger read; Unsupported says why the
 	// accountant cannot bound this training; Procedure marks a published
 	// procedure whose numbers are not proven bounds; Error is the failure
 	// of this row.
-	Note        string `json:"note,omitempty"`
-	Unsupported string `json:"unsupported,omitempty"`
-	Procedure   bool   `json:"procedure,omitempty"`
-	Error       string `json:"error,omitempty"`
+	Note         string `json:"note,omitempty"`
+	LedgerFormat string `json:"ledger_format,omitempty"`
+	Unsupported  string `json:"unsupported,omitempty"`
+	Procedure    bool   `json:"procedure,omitempty"`
+	Error        string `json:"error,omitempty"`
 }
 
 // Outputter is a Result that fills the rows (and its command's fields) of

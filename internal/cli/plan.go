@@ -563,6 +563,10 @@ type given struct {
 	trainingFlags
 	sigma *float64
 	event accounting.Event
+	// fileFlag is the flag that gave event ("events" or "ledger"), and
+	// read what --ledger read.
+	fileFlag string
+	read     accounting.LedgerRead
 }
 
 func deref[T float64 | Count](p *T) T {
@@ -587,12 +591,12 @@ func (g *given) check(cmd string, required ...any) error {
 				continue
 			}
 			if g.event != nil {
-				return usageAt(f.name, "--events replaces --sigma, --q, --batch, --epochs, --steps and --schedule: the file describes the training")
+				return usageAt(f.name, "--%s replaces --sigma, --q, --batch, --epochs, --steps and --schedule: the file describes the training", g.fileFlag)
 			}
 			return usageAt(f.name, "--schedule replaces --%s: give sigma, q or batch, and steps or epochs in each phase", f.name)
 		}
 		if g.event != nil && g.Schedule != nil {
-			return usageAt("schedule", "--events and --schedule can't be used together")
+			return usageAt("schedule", "--%s and --schedule can't be used together", g.fileFlag)
 		}
 	}
 	if g.Q != nil && g.Batch != nil {

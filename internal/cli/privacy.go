@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/mechanism"
 	"github.com/dpcalc/dpcalc/accounting/pld"
 	"github.com/dpcalc/dpcalc/calibrate"
 	"github.com/dpcalc/dpcalc/internal/atomicfile"
@@ -102,7 +103,7 @@ type EpsCmd struct {
 
 // Run implements the command.
 func (c *EpsCmd) Run(e *Env) error {
-	g, err := c.given(e, c.Sigma, c.Events)
+	g, err := c.given(e, c.Sigma, c.eventFlags)
 	if err != nil {
 		return err
 	}
@@ -119,13 +120,25 @@ func (c *EpsCmd) Run(e *Env) error {
 	return e.printRows(res, c.EmitEvents)
 }
 
-// given reads the --events file, if any, with the training flags.
-func (t *trainingFlags) given(e *Env, sigma *float64, events string) (*given, error) {
-	ev, err := readEventFile(e, events, t.Adjacency)
+// given reads the --events or --ledger file, if any, with the training
+// flags.
+func (t *trainingFlags) given(e *Env, sigma *float64, files eventFlags) (*given, error) {
+	flag, name := "events", files.Events
+	if files.Ledger != "" {
+		flag, name = "ledger", files.Ledger
+	}
+	r, err := readTrainingFile(e, flag, name, t.Adjacency)
 	if err != nil {
 		return nil, err
 	}
-	return &given{trainingFlags: *t, sigma: sigma, event: ev}, nil
+	g := &given{trainingFlags: *t, sigma: sigma, event: r.Event}
+	if r.Event != nil {
+		g.fileFlag = flag
+		if flag == "ledger" {
+			g.read = r
+		}
+	}
+	return g, nil
 }
 
 // DeltaCmd computes δ(ε).
@@ -139,7 +152,7 @@ type DeltaCmd struct {
 
 // Run implements the command.
 func (c *DeltaCmd) Run(e *Env) error {
-	g, err := c.given(e, c.Sigma, c.Events)
+	g, err := c.given(e, c.Sigma, c.eventFlags)
 	if err != nil {
 		return err
 	}
@@ -155,6 +168,25 @@ func (c *DeltaCmd) Run(e *Env) error {
 		return err
 	}
 	return e.printRows(res, c.EmitEvents)
+}
+
+// worstCaseNote is the note of a pld row whose event has an ε-DP step
+// bounded through the worst ε-DP pair (see [mechanism.WorstCase]).
+const worstCaseNote = "ε-DP steps are bounded through the worst ε-DP pair (binary randomized response): the lower end bounds that pair, not their true ε"
+
+// worstCaseSteps reports whether e, under adj, has a step whose pld pairs
+// are those of the worst mechanism with its guarantee, not its own.
+func worstCaseSteps(e accounting.Event, adj accounting.Adjacency) bool {
+	p, err := accounting.NormalizeUnder(adj, e, 1)
+	if err != nil {
+		return false
+	}
+	for _, s := range p.Steps {
+		if m, err := mechanism.Of(s); err == nil && mechanism.WorstCase(m) {
+			return true
+		}
+	}
+	return false
 }
 
 // privacyAt answers ε at delta when delta > 0, else δ at eps; extra is the
@@ -186,12 +218,19 @@ func privacyAt(ctx context.Context, g *given, af accountantFlags, extra error, d
 		training := ev
 		if ev != nil {
 			r = a.NewEventRow(k, ev)
+			if g.read.Format != "" {
+				r.LedgerFormat = string(g.read.Format)
+				r.Note = JoinNotes("read "+g.read.Description, r.Note)
+			}
 		} else {
 			r = a.NewPlanRow(k, p, 0)
 			training = p.Event(0)
 		}
 		r.Fill(ctx, a.Factory(k), delta, eps)
 		a.suggest(&r, k, training)
+		if ev != nil && k == accounting.KindPLD && r.EpsilonLower != nil && worstCaseSteps(ev, adj) {
+			r.Note = JoinNotes(r.Note, worstCaseNote)
+		}
 		res.Rows = append(res.Rows, r)
 	}
 	if pp, ok := p.PoissonReading(); ok && ev == nil {

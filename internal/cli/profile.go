@@ -16,7 +16,8 @@ import (
 type ProfileCmd struct {
 	Sigma *float64 `name:"sigma" help:"Noise multiplier σ (noise std / L2 sensitivity, the clipping norm), > 0."`
 	trainingFlags
-	Events     string    `name:"events" placeholder:"FILE" help:"Read the training from FILE (- for stdin): dp_accounting DpEvent JSON (docs/events.md), instead of the training flags."`
+	Events     string    `name:"events" placeholder:"FILE" xor:"file" help:"Read the training from FILE (- for stdin): dp_accounting DpEvent JSON (docs/events.md), instead of the training flags."`
+	Ledger     string    `name:"ledger" placeholder:"FILE" xor:"file" help:"Read the training from a ledger FILE (- for stdin), instead of the training flags: a dpcalc training ledger, an Opacus accountant state or a dp_accounting DpEvent, detected from its contents (docs/events.md)."`
 	Accountant string    `name:"accountant" default:"${default_accountant}" enum:"${accountants}" help:"Accountant: ${certified_accountant} (certified and tightest), ${other_accountants}, or a procedure ${procedures} (not certified)."`
 	PLDGrid    float64   `name:"pld-grid" placeholder:"WIDTH" help:"Discretisation width of the pld accountant's privacy loss grid (default: adaptive)."`
 	ACSampling string    `name:"ac-sampling" default:"log" enum:"log,linear" help:"How ac amplifies by sampling: log (proven, default) or linear (Abadi §3.1's reading; not a proven bound)."`
@@ -59,7 +60,7 @@ func (c *ProfileCmd) Run(e *Env) error {
 	if err != nil {
 		return usageAt("accountant", "invalid --accountant: %q, want one of %s", c.Accountant, strings.Join(registry.Names(), ", "))
 	}
-	g, err := c.given(e, c.Sigma, c.Events)
+	g, err := c.given(e, c.Sigma, eventFlags{Events: c.Events, Ledger: c.Ledger})
 	if err != nil {
 		return err
 	}
@@ -92,7 +93,7 @@ func (c *ProfileCmd) Run(e *Env) error {
 		Sigma: head.Sigma, Q: head.Q, Steps: head.Steps, Epochs: head.Epochs,
 		Sampling: head.Sampling, Adjacency: head.Adjacency, Phases: head.Phases,
 		Epsilons: p.Epsilons, Deltas: p.Deltas, Attacks: p.Attacks,
-		Advantage: p.Advantage, Accuracy: p.Accuracy, Statements: statements(p),
+		Advantage: p.Advantage, Accuracy: p.Accuracy, Statements: append(readStatement(g), statements(p)...),
 		Tradeoff: p.Curve, Version: Version(),
 		csv: format == "csv",
 	}
@@ -180,6 +181,14 @@ func ParseEpsRange(s string, n int) ([]float64, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// readStatement says what --ledger read, if it was given.
+func readStatement(g *given) []string {
+	if g.read.Format == "" {
+		return nil
+	}
+	return []string{"The run was read from " + g.read.Description + "."}
 }
 
 // statements are the profile in words. Every number is an upper bound on

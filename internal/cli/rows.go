@@ -42,9 +42,12 @@ type Row struct {
 	Delta      float64  `json:"delta"`
 	Lambda     *float64 `json:"lambda,omitempty"`
 	Note       string   `json:"note,omitempty"`
-	Procedure  bool     `json:"procedure,omitempty"`
-	Error      string   `json:"error,omitempty"`
-	Version    string   `json:"version"`
+	// LedgerFormat is the format --ledger read ("dpcalc-ledger", "opacus",
+	// "dp_accounting"), when the training came from a ledger file.
+	LedgerFormat string `json:"ledger_format,omitempty"`
+	Procedure    bool   `json:"procedure,omitempty"`
+	Error        string `json:"error,omitempty"`
+	Version      string `json:"version"`
 
 	event accounting.Event // what Fill composes; nil: SubsampledGaussian(Sigma, Q, Steps)
 	// answer says which of ε and δ Fill computed ("epsilon", "delta"), and
@@ -299,7 +302,7 @@ func (r Row) Output(quantity string) OutputRow {
 		Sampling: r.Sampling, Adjacency: r.Adjacency, Phases: r.Phases,
 		Epsilon: r.Epsilon, EpsilonLower: r.EpsilonLower, EpsilonUpper: r.EpsilonUpper,
 		LowerBound: r.LowerBound, Lambda: r.Lambda,
-		Note: r.Note, Unsupported: r.Unsupported, Procedure: r.Procedure, Error: r.Error,
+		Note: r.Note, LedgerFormat: r.LedgerFormat, Unsupported: r.Unsupported, Procedure: r.Procedure, Error: r.Error,
 	}
 	if r.Q != 0 || len(r.Phases) > 0 {
 		o.Epochs = fptr(r.Epochs)
