@@ -371,17 +371,26 @@ func (c *trainCmd) Run(e *cli.Env) error {
 		if err := base.Validate(n, train.D); err != nil {
 			return fieldError(err)
 		}
-		res, err := calibrate.SigmaFor(e.Ctx,
-			newAcc,
-			func(s float64) accounting.Event {
-				b := base
-				b.NoiseMultiplier = s
-				if bk.spent != nil {
-					return accounting.Composed{Events: []accounting.Event{bk.spent.Event(), b.RunEvent(n)}}
-				}
-				return b.RunEvent(n)
-			},
-			*c.Eps, c.delta(), calibrate.Options{})
+		run := func(s float64) accounting.Event {
+			b := base
+			b.NoiseMultiplier = s
+			if bk.spent != nil {
+				return accounting.Composed{Events: []accounting.Event{bk.spent.Event(), b.RunEvent(n)}}
+			}
+			return b.RunEvent(n)
+		}
+		var res calibrate.Result
+		var err error
+		if kind == accounting.KindPLD {
+			// As the sigma command does: pld's search seeded by rdp's σ
+			// (fewer pld queries, the same contract and the same σ).
+			rdp := func() (accounting.Method, error) {
+				return registry.New(accounting.KindRDP, registry.Options{Adjacency: cfg.Adjacency()})
+			}
+			res, _, err = calibrate.SigmaSeeded(e.Ctx, newAcc, rdp, run, *c.Eps, c.delta(), calibrate.Options{})
+		} else {
+			res, err = calibrate.SigmaFor(e.Ctx, newAcc, run, *c.Eps, c.delta(), calibrate.Options{})
+		}
 		if err != nil {
 			if e.Ctx.Err() != nil {
 				return c.interruptedBeforeStart(e, hard, fmt.Sprintf("stopped while calibrating σ for ε = %g", *c.Eps), bk.spent, cfg, n, err)
