@@ -97,6 +97,21 @@ type PLD struct {
 	// of count repetitions that needs no discretisation (ok false when it
 	// does not apply to that count).
 	Lower func(count int) (l CompositionLower, ok bool)
+	// Attained reports that the pairs are the step's own: for some pair of
+	// neighbouring data sets, and some query of the step's sensitivity
+	// (each step of a run may have its own), the step releases exactly P
+	// against Q in each direction. A lower bound on a composition of
+	// attained pairs is then one on the true ε of the run, not only on the
+	// pairs'. True for the unsampled and Poisson-sampled mechanisms here;
+	// false where the pairs only dominate (fixed-size sampling).
+	Attained bool
+	// Witness, when Attained is false, is a mechanism whose pairs are
+	// attained within every run of this one (nil: none is known), so that
+	// the lower bound of its composition is one on the true ε of the run:
+	// for fixed-size sampling of γ = m/n under replace-one, the
+	// Poisson-sampled mechanism at rate γ under add-remove (a fixed pair of
+	// neighbours attains it).
+	Witness Mechanism
 }
 
 // Family places a mechanism among those that differ only in a noise scale

@@ -111,6 +111,26 @@ type Accountant struct {
 	// groups holds the grouped compositions that answer for more than
 	// maxDistinctSteps distinct steps (see grouped).
 	groups *groupBounds
+
+	// unattained counts, per recorded mechanism, the steps whose pairs are
+	// not attained although the mechanism's are (shuffled epochs, recorded
+	// as unsampled releases); shuffles holds those epochs (see witness).
+	unattained map[mechanism.Mechanism]int
+	shuffles   map[shuffledEpochs]int
+	// witnesses is the accountant of the steps' witnesses (see witness),
+	// made lazily and cached until the next Compose.
+	witnesses *Accountant
+	// lowerOnly marks a witnesses accountant: only its lower bounds are
+	// used, and its steps may mix relations, so it has no RDP cross-check.
+	lowerOnly bool
+}
+
+// shuffledEpochs identifies the epochs of one shuffled Gaussian step for
+// ShuffledLowerEpsilon: its noise multiplier, batches and unused share.
+type shuffledEpochs struct {
+	sigma   float64
+	batches int
+	unused  float64
 }
 
 // maxSteps caps the total number of composed steps.
@@ -181,6 +201,10 @@ func (a *Accountant) Compose(e accounting.Event, count int) error {
 	if err != nil {
 		return err
 	}
+	loose, shuffles, err := a.shuffledOf(e, count)
+	if err != nil {
+		return err
+	}
 	total := a.steps
 	for _, n := range add {
 		if total += n; total > maxSteps || total < 0 {
@@ -190,11 +214,23 @@ func (a *Accountant) Compose(e accounting.Event, count int) error {
 	for k, n := range add {
 		a.counts[k] += n
 	}
+	for k, n := range loose {
+		if a.unattained == nil {
+			a.unattained = map[mechanism.Mechanism]int{}
+		}
+		a.unattained[k] += n
+	}
+	for k, n := range shuffles {
+		if a.shuffles == nil {
+			a.shuffles = map[shuffledEpochs]int{}
+		}
+		a.shuffles[k] += n
+	}
 	a.steps = total
 	if unbounded {
 		a.private = false
 	}
-	a.setup, a.levels, a.rdp, a.twoScales, a.groups = nil, nil, nil, nil, nil
+	a.setup, a.levels, a.rdp, a.twoScales, a.groups, a.witnesses = nil, nil, nil, nil, nil, nil
 	return nil
 }
 
@@ -222,6 +258,44 @@ func (a *Accountant) stepsOf(e accounting.Event, count int) (map[mechanism.Mecha
 		add[k] += s.Count
 	}
 	return add, p.Unbounded, nil
+}
+
+// shuffledOf returns the shuffled epochs of count repetitions of e (which
+// stepsOf accepted): per mechanism they are recorded as, their count, and
+// the epochs of each shuffled Gaussian step.
+func (a *Accountant) shuffledOf(e accounting.Event, count int) (map[mechanism.Mechanism]int, map[shuffledEpochs]int, error) {
+	p, err := accounting.NormalizeUnder(a.adj, e, count)
+	if err != nil {
+		return nil, nil, err
+	}
+	var loose map[mechanism.Mechanism]int
+	var shuffles map[shuffledEpochs]int
+	for _, s := range p.Steps {
+		if s.Sampling != accounting.SamplingShuffle {
+			continue
+		}
+		if sigma, b, unused, ok := mechanism.ShuffledEpoch(s); ok {
+			if shuffles == nil {
+				shuffles = map[shuffledEpochs]int{}
+			}
+			shuffles[shuffledEpochs{sigma, b, unused}] += s.Count
+		}
+		one := accounting.Plan{Adjacency: p.Adjacency, Steps: []accounting.Step{s}}
+		if one, err = one.Bounded(); err != nil {
+			return nil, nil, err
+		}
+		for _, u := range one.Steps {
+			k, err := mechanism.Of(u)
+			if err != nil {
+				return nil, nil, err
+			}
+			if loose == nil {
+				loose = map[mechanism.Mechanism]int{}
+			}
+			loose[k] += u.Count
+		}
+	}
+	return loose, shuffles, nil
 }
 
 // empty returns an accountant with a's options and adjacency and no steps.

@@ -295,14 +295,15 @@ func TestTwoPhaseAgainstDPAccounting(t *testing.T) {
 }
 
 // TestShuffleRows: --sampling shuffle answers with the certified rows (no
-// amplification: E unsampled releases at σ/2 under replace-one) and then
+// amplification: E unsampled releases at σ/2 under replace-one), whose
+// bracket reaches down to the certified lower bound on the true ε of the
+// run (pld.ShuffledLowerEpsilon, 0.887, not the pair's 33.1), and then
 // pld's Poisson reading at q = B/N, labelled as not proven and marked as
-// a procedure, and the certified lower bound on the true ε
-// (pld.ShuffledLowerEpsilonOf), with ε null.
+// a procedure.
 func TestShuffleRows(t *testing.T) {
 	res, o := runRows(t, "eps", "--sigma", "4", "--batch", "600", "--n", "60000", "--epochs", "100", "--sampling", "shuffle",
 		"--adjacency", "replace-one", "--accountant", "pld", "--delta", "1e-5")
-	if o.Err != nil || len(res.Rows) != 3 || !res.All {
+	if o.Err != nil || len(res.Rows) != 2 || !res.All {
 		t.Fatalf("rows %+v, error %v, all %v", res.Rows, o.Err, res.All)
 	}
 	eps := func(e accounting.Event) float64 {
@@ -331,21 +332,54 @@ func TestShuffleRows(t *testing.T) {
 	if !(*pois.Epsilon < *cert.Epsilon) {
 		t.Errorf("Poisson reading %v not below the certified %v", *pois.Epsilon, *cert.Epsilon)
 	}
-	low := res.Rows[2]
 	want, err := pld.ShuffledLowerEpsilon(t.Context(), 2, 100, 100, 0, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The certified row's bracket reaches down to the lower bound on the
+	// run, marked as not the pair's (whose own lower end is the upper's).
+	if cert.EpsilonLower == nil || *cert.EpsilonLower != want || cert.PairEpsilonLower == nil || !(*cert.PairEpsilonLower > 33) ||
+		!(want > 0.88 && want < 0.89) || !strings.Contains(cert.Note, "*: lower end certified for the run") {
+		t.Errorf("certified row %+v, want lower end %v and the pair's > 33", cert, want)
+	}
 	// The same training as events (what --emit-events writes): the same
-	// certified row and lower bound.
+	// certified row and bracket.
 	ev, o := runRows(t, "eps", "--adjacency", "replace-one", "--accountant", "pld", "--delta", "1e-5",
 		"--events", eventFile(t, accounting.SelfComposed{Event: accounting.Shuffled{DatasetSize: 60000, BatchSize: 600, Event: accounting.Gaussian{NoiseMultiplier: 2}}, Count: 100}))
-	if o.Err != nil || len(ev.Rows) != 2 || ev.Rows[0].Epsilon == nil || *ev.Rows[0].Epsilon != *cert.Epsilon ||
-		!ev.Rows[1].LowerBound || ev.Rows[1].EpsilonLower == nil || *ev.Rows[1].EpsilonLower != want {
-		t.Errorf("events: %+v, %v; want ε %v and ≥ %v", ev.Rows, o.Err, *cert.Epsilon, want)
+	if o.Err != nil || len(ev.Rows) != 1 || ev.Rows[0].Epsilon == nil || *ev.Rows[0].Epsilon != *cert.Epsilon ||
+		ev.Rows[0].EpsilonLower == nil || *ev.Rows[0].EpsilonLower != want {
+		t.Errorf("events: %+v, %v; want ε %v in [%v, ...]", ev.Rows, o.Err, *cert.Epsilon, want)
 	}
-	if !low.LowerBound || low.Epsilon != nil || low.EpsilonLower == nil || *low.EpsilonLower != want || low.Sampling != "shuffle" ||
-		low.Adjacency != "replace-one" || low.Procedure || !strings.Contains(low.Note, "LOWER bound") || !(want > 0.88 && want < *cert.Epsilon) {
-		t.Errorf("lower-bound row %+v, want ε ≥ %v", low, want)
+}
+
+// TestFixedSizeBracketBoundsTheRun: under fixed-size replace-one the
+// symmetric pair's lower end (2.56121) is no bound on the run; a fixed pair
+// of neighbours attains the Poisson pairs at σ/2 and γ, so the bracket's
+// lower end is theirs (2.1622, below the Poisson row's upper 2.16367), the
+// pair's own kept apart and marked.
+func TestFixedSizeBracketBoundsTheRun(t *testing.T) {
+	res, o := runRows(t, "eps", "--sigma", "4", "--batch", "600", "--n", "60000", "--epochs", "100", "--sampling", "fixed",
+		"--adjacency", "replace-one", "--accountant", "pld", "--delta", "1e-5")
+	if o.Err != nil || len(res.Rows) != 1 {
+		t.Fatalf("rows %+v, error %v", res.Rows, o.Err)
+	}
+	r := res.Rows[0]
+	if r.EpsilonLower == nil || r.EpsilonUpper == nil || r.PairEpsilonLower == nil {
+		t.Fatalf("row %+v: want a bracket and the pair's lower end", r)
+	}
+	if lo := *r.EpsilonLower; !(lo > 2.16 && lo <= 2.16367) {
+		t.Errorf("lower end %v, want in (2.16, 2.16367]: the Poisson pairs at σ 2, q 0.01", lo)
+	}
+	if p := *r.PairEpsilonLower; !(p > 2.561 && p <= *r.EpsilonUpper) {
+		t.Errorf("pair's lower end %v, want in (2.561, %v]", p, *r.EpsilonUpper)
+	}
+	cells := res.View()[0].Table.Rows[0].Cells
+	if !strings.Contains(cells[7], "*,") {
+		t.Errorf("table ε %q: want the lower end marked", cells[7])
+	}
+	// Poisson lots: the pairs are attained, nothing marked.
+	res, o = runRows(t, "eps", "--sigma", "4", "--q", "0.01", "--epochs", "100", "--accountant", "pld")
+	if o.Err != nil || res.Rows[0].PairEpsilonLower != nil || res.Rows[0].EpsilonLower == nil || !(*res.Rows[0].EpsilonLower > 0.9466) {
+		t.Errorf("Poisson row %+v, %v: want the pairs' bracket unmarked", res.Rows[0], o.Err)
 	}
 }

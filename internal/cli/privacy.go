@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	"github.com/dpcalc/dpcalc/accounting"
-	"github.com/dpcalc/dpcalc/accounting/pld"
 	"github.com/dpcalc/dpcalc/calibrate"
 	"github.com/dpcalc/dpcalc/internal/atomicfile"
 )
@@ -178,31 +177,6 @@ func privacyAt(ctx context.Context, g *given, af accountantFlags, extra error, d
 		r.Note, r.Procedure = JoinNotes(poissonReadingNote, r.Note), true
 		r.Fill(ctx, pa.Factory(accounting.KindPLD), delta, eps)
 		res.Rows = append(res.Rows, r)
-		if delta > 0 {
-			// And how far below the certified bound the truth can be.
-			lr := a.NewPlanRow(accounting.KindPLD, p, 0)
-			lr.Note, lr.LowerBound, lr.Delta = shuffleLowerNote, true, delta
-			lb, ok, err := pld.ShuffledLowerEpsilonOf(ctx, p.Event(0), delta)
-			switch {
-			case err != nil:
-				lr.Error = err.Error()
-			case ok:
-				lr.EpsilonLower = FinitePtr(lb)
-			}
-			if ok || err != nil {
-				res.Rows = append(res.Rows, lr)
-			}
-		}
-	}
-	if ev != nil && delta > 0 {
-		// Shuffled epochs in an events file: the same lower bound.
-		// (An event that does not normalise is reported by the rows above.)
-		if lb, ok, err := pld.ShuffledLowerEpsilonOf(ctx, ev, delta); err == nil && ok {
-			lr := a.NewEventRow(accounting.KindPLD, ev)
-			lr.Note, lr.LowerBound, lr.Delta = shuffleLowerNote, true, delta
-			lr.EpsilonLower = FinitePtr(lb)
-			res.Rows = append(res.Rows, lr)
-		}
 	}
 	res.All = a.Name == "all" || len(res.Rows) > 1
 	res.Event = ev
@@ -369,9 +343,6 @@ func (e *Env) printRows(res *Rows, emit string) error {
 	e.Print(res)
 	return nil
 }
-
-// shuffleLowerNote labels the row of pld.ShuffledLowerEpsilonOf.
-const shuffleLowerNote = "certified LOWER bound on the true ε of shuffled DP-SGD (Chua et al. 2024's construction): no sound accountant can report less"
 
 // poissonReadingNote labels the row of [Plan.PoissonReading].
 const poissonReadingNote = "NOT proven for shuffled batches: the Poisson number at q = B/N, the usual practice (Chua et al. 2024 show the true ε of shuffling can be far larger)"
