@@ -26,8 +26,9 @@ func (g gaussian) Event() accounting.Event {
 func (g gaussian) order() []float64 { return g.sampling.order(g.sigma, 0) }
 
 // PLD: unsampled, the Gaussian shift pair (symmetric); Poisson-sampled
-// under add-remove, the pairs of [newGaussianPair]; fixed-size under
-// replace-one, the symmetric pair of [newFixedSizePair].
+// under add-remove, the pairs of [newGaussianPair], under replace-one the
+// symmetric pair of [newReplacePair]; fixed-size under replace-one, the
+// symmetric pair of [newFixedSizePair].
 func (g gaussian) PLD() (*PLD, error) {
 	switch {
 	case g.fixedSize():
@@ -46,6 +47,9 @@ func (g gaussian) PLD() (*PLD, error) {
 		// m = n: every record is in the batch, an unsampled release.
 		rem, add := newGaussianPair(g.sigma, 1, false), newGaussianPair(g.sigma, 1, true)
 		return &PLD{Remove: &rem, Add: &add, Symmetric: true, GaussianSigma: g.sigma, MaxLoss: math.Inf(1), Attained: true}, nil
+	case g.poissonReplaceOne():
+		p := newReplacePair(g.sigma, g.rate)
+		return &PLD{Remove: p, Add: p, Symmetric: true, MaxLoss: math.Inf(1), Attained: true}, nil
 	case g.classic():
 		q := g.rate
 		rem, add := newGaussianPair(g.sigma, q, false), newGaussianPair(g.sigma, q, true)
@@ -76,11 +80,13 @@ func (g gaussian) family() *Family {
 // RDP: unsampled and Poisson-sampled under add-remove, the log moments of
 // Abadi et al. (2016) §3.2 ([GaussianLogMoments]); fixed-size under
 // replace-one, the bound of Wang, Balle and Kasiviswanathan (2019) (see
-// worAlpha).
+// worAlpha); Poisson-sampled under replace-one, see replaceRDP.
 func (g gaussian) RDP() (RDP, error) {
 	switch {
 	case g.fixedSize():
 		return fixedSizeRDP{sigma: g.sigma, gamma: g.rate}, nil
+	case g.poissonReplaceOne():
+		return replaceRDP{sigma: g.sigma, q: g.rate}, nil
 	case g.classic():
 		return gaussianRDP{sigma: g.sigma, q: g.rate}, nil
 	}

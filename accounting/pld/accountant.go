@@ -141,7 +141,7 @@ const maxSteps = 1 << 40
 // neighbouring relation. opts set the relation (accounting.WithAdjacency;
 // the default is add-remove). Under replace-one it bounds unsampled steps,
 // shuffled epochs (see [accounting.Plan.Bounded]) and Gaussian steps
-// sampled without replacement, with noise multipliers relative to the
+// Poisson-sampled or sampled without replacement, with noise multipliers relative to the
 // replace-one sensitivity: an unsampled Gaussian's privacy loss is the same
 // under both relations, so the composition and its rdp cross-check are
 // those of add-remove.
@@ -164,7 +164,7 @@ func (a *Accountant) UpperBound() {}
 
 // Supports accepts the steps whose mechanism states a privacy-loss pair
 // ([mechanism.Mechanism.PLD]): Gaussian steps unsampled, Poisson-sampled
-// under add-remove or fixed-size-sampled under replace-one, Laplace steps
+// or fixed-size-sampled under replace-one, Laplace steps
 // unsampled or Poisson-sampled under add-remove.
 func (a *Accountant) Supports(s accounting.Step) error {
 	m, err := mechanism.Of(s)

@@ -383,3 +383,28 @@ func TestFixedSizeBracketBoundsTheRun(t *testing.T) {
 		t.Errorf("Poisson row %+v, %v: want the pairs' bracket unmarked", res.Rows[0], o.Err)
 	}
 }
+
+// TestPoissonReplaceOneAnswers: Poisson lots under replace-one, once
+// refused by every accountant (exit 1), are bounded by pld (the worst-case
+// pair of Lebeda et al. 2025) and rdp. At σ 4 (events σ 2), q 0.01,
+// T 10,000, δ 1e-5 dp_accounting's PLD for the same mechanism
+// (REPLACE_ONE, its noise multiplier 4 relative to half the replace-one
+// sensitivity) gives 1.99319; rdp's bound through the weak triangle
+// inequality lies above pld's.
+func TestPoissonReplaceOneAnswers(t *testing.T) {
+	res, o := runRows(t, "eps", "--sigma", "4", "--q", "0.01", "--steps", "10000", "--adjacency", "replace-one", "--accountant", "all")
+	if o.Err != nil {
+		t.Fatalf("error %v", o.Err)
+	}
+	got := map[string]Row{}
+	for _, r := range res.Rows {
+		got[r.Accountant] = r
+	}
+	p, r := got["pld"], got["rdp"]
+	if p.Epsilon == nil || p.EpsilonLower == nil || !(*p.EpsilonLower <= 1.99319 && 1.99319 <= *p.Epsilon && *p.Epsilon < 1.995) || p.PairEpsilonLower != nil {
+		t.Errorf("pld row %+v: want a bracket around 1.99319", p)
+	}
+	if r.Epsilon == nil || !(*r.Epsilon >= *p.Epsilon && *r.Epsilon < 2.3) {
+		t.Errorf("rdp row %+v: want ε in [pld's, 2.3)", r)
+	}
+}
