@@ -63,11 +63,12 @@ func (a *Accountant) UpperBound() {}
 // Supports accepts every step except an EpsilonDelta with δ > 0, which has
 // no zCDP bound. Sampling is not amplified: a sampled step is bounded as
 // the unsampled one (sound, since neighbouring datasets give samples that
-// are neighbours or equal), so fixed-size sampling under replace-one is
-// accepted too.
+// are neighbours or equal), so fixed-size and Poisson sampling under
+// replace-one are accepted too (the same draw of positions picks the
+// replaced record in both data sets or in neither).
 func (a *Accountant) Supports(s accounting.Step) error {
-	wor := s.Sampling == accounting.SamplingWithoutReplacement && s.Adjacency == accounting.ReplaceOne
-	if !(s.ClassicSampling() || wor) {
+	ro := s.Adjacency == accounting.ReplaceOne && (s.Sampling == accounting.SamplingWithoutReplacement || s.Sampling == accounting.SamplingPoisson)
+	if !(s.ClassicSampling() || ro) {
 		return s.Unsupported(accounting.KindZCDP, "no zCDP bound for a "+s.Describe()+" step")
 	}
 	m, err := mechanism.Of(s)
