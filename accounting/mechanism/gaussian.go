@@ -47,6 +47,8 @@ func (g gaussian) PLD() (*PLD, error) {
 		// m = n: every record is in the batch, an unsampled release.
 		rem, add := newGaussianPair(g.sigma, 1, false), newGaussianPair(g.sigma, 1, true)
 		return &PLD{Remove: &rem, Add: &add, Symmetric: true, GaussianSigma: g.sigma, MaxLoss: math.Inf(1), Attained: true}, nil
+	case g.kind == accounting.SamplingTruncatedPoisson:
+		return g.truncatedPLD()
 	case g.poissonReplaceOne():
 		p := newReplacePair(g.sigma, g.rate)
 		return &PLD{Remove: p, Add: p, Symmetric: true, MaxLoss: math.Inf(1), Attained: true}, nil

@@ -253,6 +253,10 @@ func (s sampling) wrap(e accounting.Event) accounting.Event {
 		return accounting.SampledWithoutReplacement{SourceDatasetSize: s.n, SampleSize: s.m, Event: e}
 	case accounting.SamplingShuffle:
 		return accounting.Shuffled{DatasetSize: s.n, BatchSize: s.m, Event: e}
+	case accounting.SamplingTruncatedPoisson:
+		if g, ok := e.(accounting.Gaussian); ok {
+			return accounting.TruncatedSubsampledGaussian{DatasetSize: s.n, SamplingRate: s.rate, TruncatedBatchSize: s.m, NoiseMultiplier: g.NoiseMultiplier}
+		}
 	}
 	return e
 }
@@ -268,6 +272,8 @@ func (s sampling) describe(name string) string {
 		b = "fixed-size-sampled "
 	case accounting.SamplingShuffle:
 		b = "shuffled "
+	case accounting.SamplingTruncatedPoisson:
+		b = "truncated-Poisson-sampled "
 	}
 	return b + name + " under " + s.adj.String()
 }
