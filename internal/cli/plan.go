@@ -161,14 +161,16 @@ func parsePhaseFloat(v string) (float64, error) {
 }
 
 // Samplings are the values of --sampling.
-var Samplings = []string{"poisson", "fixed", "shuffle"}
+var Samplings = []string{"poisson", "fixed", "shuffle", "truncated-poisson"}
 
 // Plan is a training run of one or more phases, all with one way of
 // drawing batches and one neighbouring relation.
 type Plan struct {
 	Phases    []Phase
-	Sampling  string // "poisson", "fixed" or "shuffle"
+	Sampling  string // "poisson", "fixed", "shuffle" or "truncated-poisson"
 	Adjacency accounting.Adjacency
+	// MaxBatch is the cap of truncated-poisson lots (see WithMaxBatch).
+	MaxBatch int
 	// steps[i] is phase i's number of steps (shuffle: epochs·⌊N/B⌋), and
 	// reps[i] its number of repetitions of the phase's event (shuffle:
 	// epochs, else steps); unknownReps for the phase whose length is
@@ -197,9 +199,11 @@ func NewPlan(phases []Phase, sampling string, adjacency accounting.Adjacency, n 
 		if adjacency != accounting.ReplaceOne {
 			return Plan{}, fmt.Errorf("--sampling shuffle needs --adjacency replace-one: adding a record to a shuffled epoch moves every later record to another batch, so only replace-one has a bound")
 		}
+	case "truncated-poisson":
 	default:
-		return Plan{}, fmt.Errorf("invalid --sampling: %q, want poisson, fixed or shuffle", sampling)
+		return Plan{}, fmt.Errorf("invalid --sampling: %q, want poisson, fixed, shuffle or truncated-poisson", sampling)
 	}
+	poissonLike := sampling == "poisson" || sampling == "truncated-poisson" // q may be given
 	unknowns := 0
 	for i := range p.Phases {
 		ph := &p.Phases[i]
@@ -222,7 +226,7 @@ func NewPlan(phases []Phase, sampling string, adjacency accounting.Adjacency, n 
 			unknowns++
 		}
 		switch {
-		case ph.Batch != 0 || (sampling != "poisson" && ph.Q == 0):
+		case ph.Batch != 0 || (!poissonLike && ph.Q == 0):
 			if ph.Batch < 1 {
 				return Plan{}, fmt.Errorf("%s--sampling %s needs the batch size (batch, with n): invalid batch %d, want >= 1", at, sampling, ph.Batch)
 			}
@@ -230,12 +234,15 @@ func NewPlan(phases []Phase, sampling string, adjacency accounting.Adjacency, n 
 				return Plan{}, fmt.Errorf("%sinvalid n: %d, want the dataset size, >= batch = %d (give n in the phase or --n)", at, ph.N, ph.Batch)
 			}
 			ph.Q = float64(ph.Batch) / float64(ph.N)
-		case sampling != "poisson":
+		case !poissonLike:
 			return Plan{}, fmt.Errorf("%s--sampling %s needs batch and n, not q (q = batch/n)", at, sampling)
 		default:
 			if err := accounting.CheckSamplingRate(ph.Q); err != nil {
 				return Plan{}, fmt.Errorf("%sinvalid q: %s, want in (0, 1]", at, accounting.FormatValue(ph.Q))
 			}
+		}
+		if sampling == "truncated-poisson" && ph.N < 1 {
+			return Plan{}, fmt.Errorf("%s--sampling truncated-poisson needs the dataset size (n in the phase or --n)", at)
 		}
 		steps, reps := ph.Steps, ph.Steps
 		switch {
@@ -313,6 +320,8 @@ func (p Plan) Event(x float64) accounting.Event {
 			evs[i] = accounting.SelfComposed{Event: accounting.SampledWithoutReplacement{SourceDatasetSize: ph.N, SampleSize: ph.Batch, Event: g}, Count: reps}
 		case "shuffle":
 			evs[i] = accounting.SelfComposed{Event: accounting.Shuffled{DatasetSize: ph.N, BatchSize: ph.Batch, Event: g}, Count: reps}
+		case "truncated-poisson":
+			evs[i] = accounting.SelfComposed{Event: accounting.TruncatedSubsampledGaussian{DatasetSize: ph.N, SamplingRate: ph.Q, TruncatedBatchSize: p.MaxBatch, NoiseMultiplier: sigma}, Count: reps}
 		default:
 			evs[i] = accounting.SubsampledGaussian(sigma, ph.Q, reps)
 		}
@@ -321,6 +330,19 @@ func (p Plan) Event(x float64) accounting.Event {
 		return evs[0]
 	}
 	return accounting.Composed{Events: evs}
+}
+
+// WithMaxBatch returns the plan with truncated-poisson lots capped at b
+// records, b ≥ 1 (an error otherwise, or for another sampling).
+func (p Plan) WithMaxBatch(b int) (Plan, error) {
+	if p.Sampling != "truncated-poisson" {
+		return Plan{}, fmt.Errorf("--max-batch is for --sampling truncated-poisson, not %s", p.Sampling)
+	}
+	if b < 1 {
+		return Plan{}, fmt.Errorf("invalid --max-batch: %d, want an integer >= 1", b)
+	}
+	p.MaxBatch = b
+	return p, nil
 }
 
 // unknownPhase returns the index of the phase with an unknown, or -1.
@@ -511,7 +533,7 @@ func (g *given) plan(unknown string) (Plan, error) {
 		if err != nil {
 			return Plan{}, usageAt("schedule", "--schedule %s", strings.TrimPrefix(err.Error(), "--schedule "))
 		}
-		return p, nil
+		return g.capped(p)
 	}
 	batchSet := g.Batch != nil
 	ph := Phase{Sigma: deref(g.sigma), Q: deref(g.Q), Batch: int(deref(g.Batch)), Steps: int(deref(g.Steps)), Epochs: deref(g.Epochs)}
@@ -524,7 +546,10 @@ func (g *given) plan(unknown string) (Plan, error) {
 	if batchSet && n < ph.Batch {
 		return Plan{}, usageAt("n", "invalid --n: %d, want the dataset size, >= --batch %d", n, ph.Batch)
 	}
-	if sampling != "poisson" && !batchSet {
+	if sampling == "truncated-poisson" && g.N == nil {
+		return Plan{}, usageAt("n", "--sampling truncated-poisson needs --n, the dataset size")
+	}
+	if sampling != "poisson" && sampling != "truncated-poisson" && !batchSet {
 		return Plan{}, usageAt("batch", "--sampling %s needs --batch and --n (q = batch/n)", sampling)
 	}
 	if sampling == "fixed" && adj != accounting.ReplaceOne {
@@ -580,6 +605,22 @@ func (g *given) plan(unknown string) (Plan, error) {
 			flag = "epochs"
 		}
 		return Plan{}, usageAt(flag, "%s", msg)
+	}
+	return g.capped(p)
+}
+
+// capped applies --max-batch to p: required by, and only for,
+// --sampling truncated-poisson.
+func (g *given) capped(p Plan) (Plan, error) {
+	switch {
+	case g.MaxBatch == nil && p.Sampling != "truncated-poisson":
+		return p, nil
+	case g.MaxBatch == nil:
+		return Plan{}, usageAt("max-batch", "--sampling truncated-poisson needs --max-batch, the largest lot")
+	}
+	p, err := p.WithMaxBatch(int(*g.MaxBatch))
+	if err != nil {
+		return Plan{}, usageAt("max-batch", "%v", err)
 	}
 	return p, nil
 }

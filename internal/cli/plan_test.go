@@ -408,3 +408,41 @@ func TestPoissonReplaceOneAnswers(t *testing.T) {
 		t.Errorf("rdp row %+v: want ε in [pld's, 2.3)", r)
 	}
 }
+
+// TestTruncatedPoissonFlags: --sampling truncated-poisson --max-batch B
+// with --n (and --q or --batch) accounts for capped Poisson lots, under
+// both relations; the flags it needs are named when missing, and
+// --max-batch alone is refused. MNIST-sized, cap 650: the pair's bracket
+// holds dp_accounting's 1.0989815 (add-remove) and 2.0641126 (its
+// REPLACE_ONE at noise multiplier 4, the events' 2 here).
+func TestTruncatedPoissonFlags(t *testing.T) {
+	for _, c := range []struct {
+		adj string
+		ref float64
+	}{{"add-remove", 1.0989815464678636}, {"replace-one", 2.0641125756960292}} {
+		res, o := runRows(t, "eps", "--sigma", "4", "--q", "0.01", "--n", "60000", "--max-batch", "650", "--steps", "10000",
+			"--sampling", "truncated-poisson", "--adjacency", c.adj, "--accountant", "pld")
+		if o.Err != nil || len(res.Rows) != 1 {
+			t.Fatalf("%s: %+v, %v", c.adj, res.Rows, o.Err)
+		}
+		r := res.Rows[0]
+		if r.Sampling != "truncated-poisson" || r.Epsilon == nil || r.PairEpsilonLower == nil || r.EpsilonLower == nil ||
+			!(*r.PairEpsilonLower <= c.ref && c.ref <= *r.Epsilon) || !(*r.EpsilonLower < *r.PairEpsilonLower) {
+			t.Errorf("%s: row %+v, want the pair's bracket around %v", c.adj, r, c.ref)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sampling", "truncated-poisson", "--n", "100"}, "--max-batch"},
+		{[]string{"--sampling", "truncated-poisson", "--max-batch", "5"}, "--n"},
+		{[]string{"--max-batch", "5"}, "--max-batch is for --sampling truncated-poisson"},
+		{[]string{"--sampling", "truncated-poisson", "--n", "100", "--max-batch", "0"}, "invalid --max-batch: 0"},
+	} {
+		_, o := runRows(t, append([]string{"eps", "--sigma", "1", "--q", "0.1", "--steps", "10"}, c.args...)...)
+		if o.Err == nil || !strings.Contains(o.Err.Error(), c.want) || o.Code != 2 {
+			t.Errorf("%q: %v (code %d), want exit 2 naming %q", c.args, o.Err, o.Code, c.want)
+		}
+	}
+}

@@ -195,7 +195,8 @@ type EpochsCmd struct {
 	Batch     *Count   `name:"batch" help:"Batch size B, instead of --q (with --n: q = B/N)."`
 	N         *Count   `name:"n" help:"Dataset size N (with --batch)."`
 	Schedule  *string  `name:"schedule" placeholder:"PHASES" help:"Phases, one with steps=? or epochs=? (see dpcalc eps --help)."`
-	Sampling  string   `name:"sampling" default:"poisson" enum:"poisson,fixed,shuffle" help:"How batches are drawn: poisson, fixed or shuffle."`
+	Sampling  string   `name:"sampling" default:"poisson" enum:"poisson,fixed,shuffle,truncated-poisson" help:"How batches are drawn: poisson, fixed, shuffle or truncated-poisson (with --max-batch)."`
+	MaxBatch  *Count   `name:"max-batch" placeholder:"B" help:"Largest lot of --sampling truncated-poisson."`
 	Adjacency string   `name:"adjacency" default:"add-remove" enum:"add-remove,replace-one" help:"Neighbouring datasets: add-remove or replace-one."`
 	accountantFlags
 	MaxSteps int `name:"max-steps" default:"1000000000" help:"Search limit on steps."`
@@ -203,7 +204,7 @@ type EpochsCmd struct {
 
 // Run implements the command.
 func (c *EpochsCmd) Run(e *Env) error {
-	g := &given{trainingFlags: trainingFlags{Q: c.Q, Batch: c.Batch, N: c.N, Schedule: c.Schedule, Sampling: c.Sampling, Adjacency: c.Adjacency}, sigma: c.Sigma}
+	g := &given{trainingFlags: trainingFlags{Q: c.Q, Batch: c.Batch, N: c.N, Schedule: c.Schedule, Sampling: c.Sampling, MaxBatch: c.MaxBatch, Adjacency: c.Adjacency}, sigma: c.Sigma}
 	if err := g.check("epochs", "sigma", c.Sigma != nil, "q", c.Q != nil, "eps", c.Eps != nil); err != nil {
 		return err
 	}

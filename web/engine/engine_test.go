@@ -73,7 +73,7 @@ func TestDescribe(t *testing.T) {
 			acc = f
 		}
 	}
-	if want := []string{"sigma", "delta", "q", "epochs", "steps", "batch", "n", "schedule", "sampling", "adjacency", "accountant", "pld-grid", "ac-sampling", "events", "emit-events"}; !slices.Equal(names, want) {
+	if want := []string{"sigma", "delta", "q", "epochs", "steps", "batch", "n", "schedule", "sampling", "max-batch", "adjacency", "accountant", "pld-grid", "ac-sampling", "events", "emit-events"}; !slices.Equal(names, want) {
 		t.Errorf("eps flags %v, want %v", names, want)
 	}
 	if want := append(registry.Names(), "all"); acc.Default != "rdp" || !slices.Equal(acc.Enum, want) {
