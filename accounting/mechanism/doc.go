@@ -20,8 +20,9 @@
 //     mechanism's doc says which).
 //   - [Mechanism.ZCDP], for zcdp: (ρ, ξ).
 //
-// Mechanisms here: the Gaussian (unsampled, Poisson-sampled under either
-// relation, sampled without replacement under replace-one), the Laplace
+// Mechanisms here: the Gaussian (unsampled, Poisson-sampled or on capped
+// Poisson lots under either relation, sampled without replacement under
+// replace-one), the Laplace
 // (unsampled, Poisson-sampled), and the guarantees zCDP and (ε, δ). The
 // pair of the shuffled-batches lower-bound construction is
 // [ShuffledMaxPairs].

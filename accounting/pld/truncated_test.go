@@ -1,9 +1,11 @@
 package pld
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/internal/testref"
 )
 
 // truncated is one step of the truncated-Poisson Gaussian.
@@ -54,5 +56,42 @@ func TestTruncatedPoissonAgainstDPAccounting(t *testing.T) {
 				t.Errorf("bracket %+v: want the pairs' to hold dp_accounting's %v, the run's lower end below it", b, c.ref)
 			}
 		})
+	}
+}
+
+// TestTruncatedPoissonAgainstMpmath: one step of the truncated-Poisson
+// pairs against their exact ε(δ), built from the densities by 30-digit
+// mpmath (testdata/pld/gen_truncated_ref.py): the pairs' certified bracket
+// holds it, under both relations.
+func TestTruncatedPoissonAgainstMpmath(t *testing.T) {
+	rows := testref.CSV(t, "pld/truncated_ref.csv")[1:]
+	if len(rows) < 2 {
+		t.Fatalf("%d rows in truncated_ref.csv", len(rows))
+	}
+	for _, r := range rows {
+		adj, err := accounting.ParseAdjacency(r[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := strconv.Atoi(r[1])
+		q, _ := strconv.ParseFloat(r[2], 64)
+		b, _ := strconv.Atoi(r[3])
+		sigma, _ := strconv.ParseFloat(r[4], 64)
+		delta, _ := strconv.ParseFloat(r[5], 64)
+		ref, _ := strconv.ParseFloat(r[6], 64)
+		a, err := New(Options{}, accounting.WithAdjacency(adj))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Compose(truncated(n, q, b, sigma), 1); err != nil {
+			t.Fatal(err)
+		}
+		br, err := a.EpsilonBracket(t.Context(), delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(br.PairLower <= ref*(1+1e-9) && ref*(1-1e-9) <= br.Upper) || !(br.Lower <= br.PairLower) {
+			t.Errorf("%v N %d q %g B %d σ %g δ %g: bracket %+v, exact %.12f", adj, n, q, b, sigma, delta, br, ref)
+		}
 	}
 }
