@@ -36,9 +36,12 @@ func (g gaussian) truncatedPLD() (*PLD, error) {
 	sHi, _ := binomTails(n, q, m+1)   // P(Binom(n, q) > m)
 	// q′ = m·S/(n·p), rounded up (a larger rate only adds privacy loss:
 	// the pair at a smaller rate is a post-processing of it).
-	qc := new(big.Float).SetPrec(binomPrec).Mul(sHi, big.NewFloat(float64(m)))
-	qc.Quo(qc, new(big.Float).SetPrec(binomPrec).Mul(pHi, big.NewFloat(float64(n))))
-	qCond := roundUp(qc)
+	var qCond float64
+	if pHi.Sign() > 0 { // always for 0 < q and m < n, which normalisation ensures
+		qc := new(big.Float).SetPrec(binomPrec).Mul(sHi, big.NewFloat(float64(m)))
+		qc.Quo(qc, new(big.Float).SetPrec(binomPrec).Mul(pHi, big.NewFloat(float64(n))))
+		qCond = roundUp(qc)
+	}
 	// The rate the differing record is kept at, rounded down (a witness
 	// must not be more revealing than the run).
 	qe := new(big.Float).SetPrec(binomPrec).Mul(pLo, big.NewFloat(q))
