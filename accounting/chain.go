@@ -25,8 +25,9 @@ const chainDomain = "dpcalc-ledger-chain\n"
 const runIDLen = 32
 
 // MaxChainEntries is the most entries a chained ledger holds: computing a
-// head costs one SHA-256 per entry (about 0.5 s per million), and no
-// training run comes near this many steps.
+// head from scratch (as decoding a ledger does) costs one SHA-256 per entry
+// (about 0.15–0.7 s per million), and no training run comes near this many
+// steps.
 const MaxChainEntries = 1 << 26
 
 // NewRunID returns a fresh run id: 128 bits from crypto/rand in
@@ -75,7 +76,11 @@ func (l *Ledger) Mark() (Mark, error) {
 }
 
 // HeadAt returns the chain head of the ledger's first n entries, 0 ≤ n ≤
-// [Ledger.Len]; "" for an unchained ledger. It costs n SHA-256s.
+// [Ledger.Len]; "" for an unchained ledger. It costs one SHA-256 per entry
+// past the longest prefix whose head the ledger has computed before (kept
+// by Head, HeadAt, Record, Clone and decoding; see [Ledger]), so the head
+// of a ledger extended by k entries costs k, not its length; an n before
+// that prefix costs n.
 func (l *Ledger) HeadAt(n int) (string, error) {
 	if l.RunID == "" {
 		return "", nil
@@ -89,24 +94,53 @@ func (l *Ledger) HeadAt(n int) (string, error) {
 	if n > MaxChainEntries {
 		return "", &ParamError{Name: "n", Value: float64(n), Want: fmt.Sprintf("<= %d (the most entries a chained ledger holds)", MaxChainEntries)}
 	}
-	h := sha256.Sum256([]byte(chainDomain + l.RunID))
+	// Start from the kept head if it is of a prefix of the first n entries.
+	m := l.memoFor()
+	var h [sha256.Size]byte
+	var tip ledgerMemo // the chain fields of the new tip
+	i, pos, before, skip := 0, 0, 0, 0
+	if m.chainTip(l.Segments, l.RunID) && n >= m.before+m.within {
+		tip.setChain(m)
+		h, i, before, skip = m.head, m.seg, m.before, m.within
+		pos = before + skip
+	} else {
+		h = sha256.Sum256([]byte(chainDomain + l.RunID))
+		chainHashes.Add(1)
+	}
 	var buf [2 * sha256.Size]byte
-	for i, s := range l.Segments {
-		if n == 0 {
-			break
+	for ; pos < n; i++ {
+		s := l.Segments[i]
+		var e [sha256.Size]byte
+		if tip.chain && i == tip.seg {
+			e = tip.evHash
+		} else {
+			b, err := MarshalEvent(s.Event)
+			if err != nil {
+				return "", fmt.Errorf("accounting: ledger segment %d: %w", i, err)
+			}
+			e = sha256.Sum256(b)
 		}
-		b, err := MarshalEvent(s.Event)
-		if err != nil {
-			return "", fmt.Errorf("accounting: ledger segment %d: %w", i, err)
-		}
-		e := sha256.Sum256(b)
 		copy(buf[sha256.Size:], e[:])
-		k := min(s.Count, n)
+		k := min(s.Count-skip, n-pos)
 		for range k {
 			copy(buf[:sha256.Size], h[:])
 			h = sha256.Sum256(buf[:])
 		}
-		n -= k
+		chainHashes.Add(int64(k))
+		pos += k
+		if k > 0 {
+			tip = ledgerMemo{chain: true, runID: l.RunID, seg: i, before: before, within: skip + k, tipEv: s.Event, evHash: e, head: h}
+		}
+		before += s.Count
+		skip = 0
+	}
+	if tip.chain && (m == nil || !m.chainTip(l.Segments, l.RunID) || tip.before+tip.within > m.before+m.within) {
+		nm := &ledgerMemo{base: &l.Segments[0]}
+		if m != nil {
+			nm.nValid, nm.total, nm.vTip = m.nValid, m.total, m.vTip
+		}
+		nm.setChain(&tip)
+		l.memo = nm
 	}
 	return hex.EncodeToString(h[:]), nil
 }

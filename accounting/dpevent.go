@@ -31,10 +31,13 @@ type eventClass struct {
 var eventClasses = []eventClass{
 	{dpEventModule, "GaussianDpEvent", []string{"noise_multiplier"}},
 	{dpEventModule, "LaplaceDpEvent", []string{"noise_multiplier"}},
+	{dpEventModule, "DiscreteGaussianDpEvent", []string{"sigma", "sensitivity", "dimension"}},
+	{dpEventModule, "DiscreteLaplaceDpEvent", []string{"noise_parameter", "sensitivity"}},
 	{dpEventModule, "PoissonSampledDpEvent", []string{"sampling_probability", "event"}},
 	{dpEventModule, "SampledWithoutReplacementDpEvent", []string{"source_dataset_size", "sample_size", "event"}},
 	{dpcalcModule, "ShuffledDpEvent", []string{"dataset_size", "batch_size", "event"}},
 	{dpEventModule, "TruncatedSubsampledGaussianDpEvent", []string{"dataset_size", "sampling_probability", "truncated_batch_size", "noise_multiplier"}},
+	{dpEventModule, "RandomAllocationDpEvent", []string{"event", "num_selected", "num_steps"}},
 	{dpEventModule, "SelfComposedDpEvent", []string{"event", "count"}},
 	{dpEventModule, "ComposedDpEvent", []string{"events"}},
 	{dpEventModule, "EpsilonDeltaDpEvent", []string{"epsilon", "delta"}},
@@ -84,7 +87,7 @@ func MarshalEvent(e Event) ([]byte, error) {
 
 type jsonField struct {
 	name  string
-	value any // float64, int, Event or []Event
+	value any // float64, int, Event, []Event, or nil for null
 }
 
 // writeEvent writes e; path is e's path in the format of [Normalize].
@@ -96,6 +99,14 @@ func writeEvent(b *bytes.Buffer, e Event, path string) error {
 		class, fields = "GaussianDpEvent", []jsonField{{"noise_multiplier", e.NoiseMultiplier}}
 	case Laplace:
 		class, fields = "LaplaceDpEvent", []jsonField{{"noise_multiplier", e.NoiseMultiplier}}
+	case DiscreteGaussian:
+		var dim any // dp_accounting's None: unknown
+		if e.Dimension != 0 {
+			dim = e.Dimension
+		}
+		class, fields = "DiscreteGaussianDpEvent", []jsonField{{"sigma", e.Sigma}, {"sensitivity", e.Sensitivity}, {"dimension", dim}}
+	case DiscreteLaplace:
+		class, fields = "DiscreteLaplaceDpEvent", []jsonField{{"noise_parameter", e.NoiseParameter}, {"sensitivity", e.Sensitivity}}
 	case PoissonSampled:
 		class, fields = "PoissonSampledDpEvent", []jsonField{{"sampling_probability", e.SamplingRate}, {"event", e.Event}}
 	case SampledWithoutReplacement:
@@ -104,6 +115,8 @@ func writeEvent(b *bytes.Buffer, e Event, path string) error {
 		class, fields = "ShuffledDpEvent", []jsonField{{"dataset_size", e.DatasetSize}, {"batch_size", e.BatchSize}, {"event", e.Event}}
 	case TruncatedSubsampledGaussian:
 		class, fields = "TruncatedSubsampledGaussianDpEvent", []jsonField{{"dataset_size", e.DatasetSize}, {"sampling_probability", e.SamplingRate}, {"truncated_batch_size", e.TruncatedBatchSize}, {"noise_multiplier", e.NoiseMultiplier}}
+	case RandomAllocation:
+		class, fields = "RandomAllocationDpEvent", []jsonField{{"event", e.Event}, {"num_selected", e.NumSelected}, {"num_steps", e.NumSteps}}
 	case SelfComposed:
 		class, fields = "SelfComposedDpEvent", []jsonField{{"event", e.Event}, {"count", e.Count}}
 	case Composed:
@@ -147,6 +160,8 @@ func writeEvent(b *bytes.Buffer, e Event, path string) error {
 				}
 			}
 			b.WriteByte(']')
+		case nil: // an optional value given as None
+			b.WriteString("null")
 		default: // a nil Event (checkEventTree refuses it first)
 			return &UnsupportedEventError{Path: path, Reason: fmt.Sprintf("nil event in field %d", i)}
 		}
@@ -541,6 +556,19 @@ func decodeEvent(ctx context.Context, raw *jsonValue, path string, depth int) (E
 		e = Gaussian{NoiseMultiplier: d.float("noise_multiplier")}
 	case "LaplaceDpEvent":
 		e = Laplace{NoiseMultiplier: d.float("noise_multiplier")}
+	case "DiscreteGaussianDpEvent":
+		// sensitivity defaults to 1 and dimension to None (0, unknown), as
+		// in dp_accounting.
+		g := DiscreteGaussian{Sigma: d.float("sigma"), Sensitivity: 1}
+		if _, ok := m["sensitivity"]; ok {
+			g.Sensitivity = d.float("sensitivity")
+		}
+		if v, ok := m["dimension"]; ok && v.kind != 'n' {
+			g.Dimension = d.int("dimension")
+		}
+		e = g
+	case "DiscreteLaplaceDpEvent":
+		e = DiscreteLaplace{NoiseParameter: d.float("noise_parameter"), Sensitivity: d.int("sensitivity")}
 	case "PoissonSampledDpEvent":
 		e = PoissonSampled{SamplingRate: d.float("sampling_probability"), Event: d.event("event")}
 	case "SampledWithoutReplacementDpEvent":
@@ -549,6 +577,8 @@ func decodeEvent(ctx context.Context, raw *jsonValue, path string, depth int) (E
 		e = Shuffled{DatasetSize: d.int("dataset_size"), BatchSize: d.int("batch_size"), Event: d.event("event")}
 	case "TruncatedSubsampledGaussianDpEvent":
 		e = TruncatedSubsampledGaussian{DatasetSize: d.int("dataset_size"), SamplingRate: d.float("sampling_probability"), TruncatedBatchSize: d.int("truncated_batch_size"), NoiseMultiplier: d.float("noise_multiplier")}
+	case "RandomAllocationDpEvent":
+		e = RandomAllocation{Event: d.event("event"), NumSelected: d.int("num_selected"), NumSteps: d.int("num_steps")}
 	case "SelfComposedDpEvent":
 		e = SelfComposed{Event: d.event("event"), Count: d.int("count")}
 	case "ComposedDpEvent":

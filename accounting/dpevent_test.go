@@ -22,6 +22,12 @@ var dpEventFixtures = map[string]Event{
 	"fixed": SelfComposed{Event: SampledWithoutReplacement{SourceDatasetSize: 60000, SampleSize: 256, Event: Gaussian{NoiseMultiplier: 0.55}}, Count: 1000},
 	"misc": Composed{Events: []Event{NoOp{}, NonPrivate{}, EpsilonDelta{Epsilon: 1, Delta: 1e-6},
 		ZCDP{Rho: 0.5, Xi: 0.1}, ZCDP{Rho: 0.25}}},
+	// dp_accounting's defaults: sensitivity 1.0, dimension None (unknown).
+	"discrete_gaussian": DiscreteGaussian{Sigma: 2.5, Sensitivity: 1},
+	"discrete": Composed{Events: []Event{
+		SelfComposed{Event: PoissonSampled{SamplingRate: 0.1, Event: DiscreteGaussian{Sigma: 2, Sensitivity: 1, Dimension: 1}}, Count: 100},
+		SelfComposed{Event: PoissonSampled{SamplingRate: 0.1, Event: DiscreteLaplace{NoiseParameter: 0.5, Sensitivity: 2}}, Count: 100},
+	}},
 }
 
 // TestDpEventFromDPAccounting reads the JSON dp_accounting wrote

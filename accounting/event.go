@@ -1,5 +1,7 @@
 package accounting
 
+import "math"
+
 // Event describes a differentially private mechanism, or a composition of
 // mechanisms, without saying how its privacy loss is bounded.
 //
@@ -57,6 +59,31 @@ type Laplace struct {
 	NoiseMultiplier float64 `json:"noise_multiplier"`
 }
 
+// DiscreteGaussian is the discrete Gaussian mechanism (dp_accounting's
+// DiscreteGaussianDpEvent; Canonne, Kamath and Steinke 2020, "The Discrete
+// Gaussian for Differential Privacy", arXiv:2004.00010): an integer-valued
+// query f, of Dimension coordinates, whose values on neighbouring data sets
+// differ by at most Sensitivity in L2 norm, released as f(x) + z with z
+// drawn from the discrete Gaussian N_Z(0, Sigma²), P[z] ∝ exp(−‖z‖²/(2·Sigma²))
+// on the integer vectors. Dimension 0 means unknown (dp_accounting's None).
+// Unlike Gaussian's noise multiplier, Sigma is absolute: the privacy loss
+// depends on Sigma and Sensitivity, not only on their ratio.
+type DiscreteGaussian struct {
+	Sigma       float64 `json:"sigma"`
+	Sensitivity float64 `json:"sensitivity"`
+	Dimension   int     `json:"dimension"`
+}
+
+// DiscreteLaplace is the discrete Laplace mechanism (dp_accounting's
+// DiscreteLaplaceDpEvent): an integer-valued query whose values on
+// neighbouring data sets differ by at most Sensitivity in L1 norm, released
+// with noise drawn coordinate-wise from DLap(a), a = NoiseParameter:
+// P[z] = tanh(a/2)·exp(−a|z|) on the integers. It is (a·Sensitivity, 0)-DP.
+type DiscreteLaplace struct {
+	NoiseParameter float64 `json:"noise_parameter"`
+	Sensitivity    int     `json:"sensitivity"`
+}
+
 // SampledWithoutReplacement runs Event on SampleSize records drawn uniformly
 // without replacement from SourceDatasetSize (dp_accounting's
 // SampledWithoutReplacementDpEvent). Fixed-size sampling is defined under
@@ -80,6 +107,21 @@ type Shuffled struct {
 	Event       Event `json:"event"`
 }
 
+// RandomAllocation is one epoch of NumSteps steps in which every record is
+// used in exactly NumSelected of them, chosen uniformly at random and
+// independently of the other records (random k-out-of-t allocation,
+// Feldman and Shenfeld 2025, arXiv 2502.08202; NumSelected = 1 is the
+// balls-in-bins sampling of Chua et al. 2024, arXiv 2412.16802); Event
+// runs at each step on the records allocated to it. dp_accounting's
+// RandomAllocationDpEvent (event, num_selected, num_steps). Adding or
+// removing a record moves no other record, so it is defined under
+// add-remove adjacency.
+type RandomAllocation struct {
+	NumSelected int   `json:"num_selected"`
+	NumSteps    int   `json:"num_steps"`
+	Event       Event `json:"event"`
+}
+
 // NoOp is a mechanism that does not touch the data; it costs nothing.
 type NoOp struct{}
 
@@ -89,8 +131,11 @@ type NonPrivate struct{}
 
 func (Gaussian) isEvent()                  {}
 func (Laplace) isEvent()                   {}
+func (DiscreteGaussian) isEvent()          {}
+func (DiscreteLaplace) isEvent()           {}
 func (SampledWithoutReplacement) isEvent() {}
 func (Shuffled) isEvent()                  {}
+func (RandomAllocation) isEvent()          {}
 func (PoissonSampled) isEvent()            {}
 func (SelfComposed) isEvent()              {}
 func (Composed) isEvent()                  {}
@@ -106,4 +151,147 @@ func SubsampledGaussian(noiseMultiplier, samplingRate float64, steps int) Event 
 		Event: PoissonSampled{SamplingRate: samplingRate, Event: Gaussian{NoiseMultiplier: noiseMultiplier}},
 		Count: steps,
 	}
+}
+
+// mechanismEvent is a leaf of an event tree: one release of a mechanism.
+// It states its own meaning, so that [Normalize] needs no case per
+// mechanism: a new mechanism is a new type here with these methods (and
+// its JSON class in dpevent.go), and its description for the accountants
+// in package mechanism.
+type mechanismEvent interface {
+	Event
+	// step validates the event's parameters (at is its path, for errors)
+	// and returns the step one release contributes, with Mechanism, its
+	// parameters and Leaf set; free for a release that costs nothing,
+	// unbounded for one with no finite bound (the boundary table of
+	// Normalize).
+	step(at string) (s Step, free, unbounded bool, err error)
+	// pureEpsilon returns ε and true when one release is (ε, 0)-DP.
+	pureEpsilon() (float64, bool)
+}
+
+// noiseScale validates a noise multiplier or scale s at path at by the
+// boundary table of Normalize: free at +Inf, unbounded below SigmaFloor,
+// SigmaCeiling above it.
+func noiseScale(s float64, at string) (v float64, free, unbounded bool, err error) {
+	switch {
+	case math.IsNaN(s) || s < 0:
+		return 0, false, false, &ParamError{Name: "sigma", Value: s, Path: at, Want: ">= 0"}
+	case math.IsInf(s, 1):
+		return 0, true, false, nil
+	case s < SigmaFloor:
+		return 0, false, true, nil
+	case s > SigmaCeiling:
+		s = SigmaCeiling
+	}
+	return s, false, false, nil
+}
+
+func (g Gaussian) step(at string) (Step, bool, bool, error) {
+	s, free, unb, err := noiseScale(g.NoiseMultiplier, at)
+	return Step{Mechanism: MechGaussian, Sigma: s, Leaf: Gaussian{NoiseMultiplier: s}}, free, unb, err
+}
+
+func (Gaussian) pureEpsilon() (float64, bool) { return 0, false }
+
+func (l Laplace) step(at string) (Step, bool, bool, error) {
+	s, free, unb, err := noiseScale(l.NoiseMultiplier, at)
+	return Step{Mechanism: MechLaplace, Sigma: s, Leaf: Laplace{NoiseMultiplier: s}}, free, unb, err
+}
+
+// pureEpsilon: (1/b, 0)-DP (Dwork et al. 2006), 1/b rounded up.
+func (l Laplace) pureEpsilon() (float64, bool) {
+	b := l.NoiseMultiplier
+	e := 1 / b
+	if e*b < 1 {
+		e = math.Nextafter(e, math.Inf(1))
+	}
+	return e, true
+}
+
+func (e EpsilonDelta) step(at string) (Step, bool, bool, error) {
+	if !finite(e.Epsilon) || e.Epsilon < 0 {
+		return Step{}, false, false, &ParamError{Name: "eps", Value: e.Epsilon, Path: at, Want: "finite and >= 0"}
+	}
+	if math.IsNaN(e.Delta) || e.Delta < 0 || e.Delta > 1 {
+		return Step{}, false, false, &ParamError{Name: "delta", Value: e.Delta, Path: at, Want: "in [0, 1]"}
+	}
+	free, unb := e.Epsilon == 0 && e.Delta == 0, e.Delta == 1
+	return Step{Mechanism: MechEpsilonDelta, Epsilon: e.Epsilon, Delta: e.Delta, Leaf: e}, free && !unb, unb, nil
+}
+
+func (e EpsilonDelta) pureEpsilon() (float64, bool) {
+	if e.Delta == 0 {
+		return e.Epsilon, true
+	}
+	return 0, false
+}
+
+func (z ZCDP) step(at string) (Step, bool, bool, error) {
+	if !finite(z.Rho) || z.Rho < 0 {
+		return Step{}, false, false, &ParamError{Name: "rho", Value: z.Rho, Path: at, Want: "finite and >= 0"}
+	}
+	if !finite(z.Xi) || z.Xi < 0 {
+		return Step{}, false, false, &ParamError{Name: "xi", Value: z.Xi, Path: at, Want: "finite and >= 0"}
+	}
+	return Step{Mechanism: MechZCDP, Rho: z.Rho, Xi: z.Xi, Leaf: z}, z.Rho == 0 && z.Xi == 0, false, nil
+}
+
+func (ZCDP) pureEpsilon() (float64, bool) { return 0, false }
+
+// step: σ NaN or < 0, the sensitivity NaN, < 0 or infinite, or a dimension
+// < 0 are errors; σ = +Inf or sensitivity 0 is free; σ/Δ < SigmaFloor is
+// unbounded; σ/Δ > SigmaCeiling is bounded as σ = SigmaCeiling·Δ (less
+// noise: more privacy loss).
+func (g DiscreteGaussian) step(at string) (Step, bool, bool, error) {
+	switch {
+	case math.IsNaN(g.Sigma) || g.Sigma < 0:
+		return Step{}, false, false, &ParamError{Name: "sigma", Value: g.Sigma, Path: at, Want: ">= 0"}
+	case !finite(g.Sensitivity) || g.Sensitivity < 0:
+		return Step{}, false, false, &ParamError{Name: "sensitivity", Value: g.Sensitivity, Path: at, Want: "finite and >= 0"}
+	case g.Dimension < 0:
+		return Step{}, false, false, &ParamError{Name: "dimension", Value: float64(g.Dimension), Path: at, Want: ">= 1, or 0 (unknown)"}
+	case math.IsInf(g.Sigma, 1) || g.Sensitivity == 0:
+		return Step{}, true, false, nil
+	case g.Sigma/g.Sensitivity < SigmaFloor:
+		return Step{}, false, true, nil
+	case g.Sigma/g.Sensitivity > SigmaCeiling:
+		g.Sigma = SigmaCeiling * g.Sensitivity
+	}
+	return Step{Mechanism: MechOther, Leaf: g}, false, false, nil
+}
+
+func (DiscreteGaussian) pureEpsilon() (float64, bool) { return 0, false }
+
+// step: a NaN or < 0 and a sensitivity < 0 are errors; sensitivity 0 is
+// free; a = 0 (no distribution) or a = +Inf (no noise) is unbounded, as
+// in dp_accounting, and so is a·Δ > 1/SigmaFloor; a·Δ < 1/SigmaCeiling is
+// bounded as a·Δ = 1/SigmaCeiling (the boundary table of Laplace).
+func (l DiscreteLaplace) step(at string) (Step, bool, bool, error) {
+	switch {
+	case math.IsNaN(l.NoiseParameter) || l.NoiseParameter < 0:
+		return Step{}, false, false, &ParamError{Name: "noise_parameter", Value: l.NoiseParameter, Path: at, Want: "> 0"}
+	case l.Sensitivity < 0:
+		return Step{}, false, false, &ParamError{Name: "sensitivity", Value: float64(l.Sensitivity), Path: at, Want: ">= 0"}
+	case l.Sensitivity == 0:
+		return Step{}, true, false, nil
+	}
+	e := l.NoiseParameter * float64(l.Sensitivity)
+	switch {
+	case l.NoiseParameter == 0 || !(e <= 1/SigmaFloor):
+		return Step{}, false, true, nil
+	case e < 1/SigmaCeiling:
+		l.NoiseParameter = math.Nextafter(1/SigmaCeiling/float64(l.Sensitivity), math.Inf(1))
+	}
+	return Step{Mechanism: MechOther, Leaf: l}, false, false, nil
+}
+
+// pureEpsilon: a·Δ, rounded up (the loss takes the values a·(|x−Δ| − |x|)).
+func (l DiscreteLaplace) pureEpsilon() (float64, bool) {
+	d := float64(l.Sensitivity)
+	e := l.NoiseParameter * d
+	if math.FMA(l.NoiseParameter, d, -e) > 0 { // a·d rounded down
+		e = math.Nextafter(e, math.Inf(1))
+	}
+	return e, true
 }

@@ -108,7 +108,7 @@ func FuzzLedgerJSON(f *testing.F) {
 			if !strings.Contains(lerr.Error(), "version 1") {
 				t.Fatalf("UnmarshalJSON accepted but LoadLedger refused: %v", lerr)
 			}
-		case err == nil && !reflect.DeepEqual(loaded, &l):
+		case err == nil && !loaded.Equal(&l):
 			t.Fatalf("LoadLedger gave %+v, UnmarshalJSON %+v", loaded, l)
 		}
 		if err != nil {
@@ -132,7 +132,7 @@ func FuzzLedgerJSON(f *testing.F) {
 		if err := json.Unmarshal(out, &back); err != nil {
 			t.Fatalf("re-marshalled ledger %s does not load: %v", out, err)
 		}
-		if !reflect.DeepEqual(back, l) {
+		if !back.Equal(&l) {
 			t.Fatalf("round trip changed the ledger:\n got %+v\nwant %+v\nvia %s", back, l, out)
 		}
 		q := filepath.Join(dir, "saved.json")
@@ -140,7 +140,7 @@ func FuzzLedgerJSON(f *testing.F) {
 			t.Fatalf("SaveLedger: %v", err)
 		}
 		again, err := LoadLedger(q)
-		if err != nil || !reflect.DeepEqual(*again, l) {
+		if err != nil || !again.Equal(&l) {
 			t.Fatalf("SaveLedger/LoadLedger round trip: %v, %+v", err, again)
 		}
 		acc := new(recordingAccountant)
@@ -220,7 +220,7 @@ func TestLedgerTruncatedAndFlipped(t *testing.T) {
 					}
 					return false
 				}
-				if !reflect.DeepEqual(l, orig) {
+				if !l.Equal(orig) {
 					t.Fatalf("%s: loaded a different ledger %+v, want %+v", what, l, orig)
 				}
 				return true
@@ -336,7 +336,7 @@ func TestLedgerCountOverflow(t *testing.T) {
 			if !errors.Is(err, ErrInvalidParameter) {
 				t.Errorf("Record: err = %v, want ErrInvalidParameter", err)
 			}
-			if !reflect.DeepEqual(&l, before) {
+			if !l.Equal(before) {
 				t.Errorf("failed Record changed the ledger to %+v", l.Segments)
 			}
 		})

@@ -40,6 +40,14 @@ type Segment struct {
 // ledger with [Ledger.Covers], and a ledger that was rolled back, replaced
 // or belongs to another run is told apart from one that extends the state.
 //
+// Record validates only what it adds and [Ledger.Head] hashes only the
+// entries added since the last head was computed: both keep what they did
+// for the prefix they saw. Build a ledger with Record (or decode one), or
+// assign Segments a whole new slice; do not change a recorded segment in
+// place (its Event or Count) and then call Record or Head: the kept work
+// would no longer describe it. [Ledger.Validate], MarshalJSON and
+// [SaveLedger] always check the whole ledger.
+//
 // The zero value is an empty ledger ready to use. A Ledger is not safe for
 // concurrent use.
 type Ledger struct {
@@ -48,14 +56,22 @@ type Ledger struct {
 	// empty for an unchained ledger (no head), as every ledger was before
 	// format version 4.
 	RunID string
+
+	// memo is work done on a prefix of Segments (validation, chain head),
+	// so that Record and Head cost what was added since (see ledgerMemo).
+	// It is not part of the ledger's value: compare ledgers with
+	// [Ledger.Equal], not reflect.DeepEqual.
+	memo *ledgerMemo
 }
 
 // Record appends count repetitions of e, merging with the last segment when
 // e equals its event. It returns a *ParamError for count < 1, for a
 // SelfComposed inside e with Count < 1, and for a count that would take the
 // ledger's total ([Ledger.Len]) past math.MaxInt; and an
-// *UnsupportedEventError for a nil (or nil-containing) event. On error the
-// ledger is unchanged.
+// *UnsupportedEventError for a nil (or nil-containing) event. It refuses
+// to extend a ledger that fails [Ledger.Validate] (it checks the segments
+// it has not seen before: O(1) amortised per call for a ledger built by
+// Record). On error the ledger is unchanged.
 func (l *Ledger) Record(e Event, count int) error {
 	if count < 1 {
 		return &ParamError{Name: "count", Value: float64(count), Want: ">= 1"}
@@ -63,7 +79,9 @@ func (l *Ledger) Record(e Event, count int) error {
 	if err := checkLedgerEvent(e); err != nil {
 		return err
 	}
-	total, err := l.total()
+	m := l.memoFor()
+	nv, total := m.validPrefix(l.Segments)
+	total, err := validateSegmentsFrom(l.Segments, nv, total)
 	if err != nil {
 		return err
 	}
@@ -75,11 +93,17 @@ func (l *Ledger) Record(e Event, count int) error {
 		return &ParamError{Name: "count", Value: float64(count),
 			Want: fmt.Sprintf("a chained ledger total of at most %d (the ledger holds %d)", MaxChainEntries, total)}
 	}
+	keepChain := m.chainTip(l.Segments, l.RunID) // still a prefix after the change
 	if n := len(l.Segments); n > 0 && reflect.DeepEqual(l.Segments[n-1].Event, e) {
 		l.Segments[n-1].Count += count
-		return nil
+	} else {
+		l.Segments = append(l.Segments, Segment{Event: e, Count: count})
 	}
-	l.Segments = append(l.Segments, Segment{Event: e, Count: count})
+	nm := &ledgerMemo{base: &l.Segments[0], nValid: len(l.Segments), total: total + count, vTip: l.Segments[len(l.Segments)-1]}
+	if keepChain {
+		nm.setChain(m)
+	}
+	l.memo = nm
 	return nil
 }
 
@@ -114,8 +138,14 @@ func (l *Ledger) total() (int, error) {
 }
 
 func validateSegments(segs []Segment) (int, error) {
-	n := 0
-	for i, s := range segs {
+	return validateSegmentsFrom(segs, 0, 0)
+}
+
+// validateSegmentsFrom validates segs[from:] given that segs[:from] are
+// valid with counts summing to n, and returns the total.
+func validateSegmentsFrom(segs []Segment, from, n int) (int, error) {
+	for i := from; i < len(segs); i++ {
+		s := segs[i]
 		if err := checkLedgerEvent(s.Event); err != nil {
 			return 0, fmt.Errorf("accounting: ledger segment %d: %w", i, err)
 		}
@@ -134,14 +164,39 @@ func validateSegments(segs []Segment) (int, error) {
 // checkLedgerEvent validates e as [Normalize] does: a ledger holds only
 // events some method could bound.
 func checkLedgerEvent(e Event) error {
+	eventChecks.Add(1)
 	_, err := Normalize(e, 1)
 	return err
 }
 
 // Clone returns a deep copy of the segment list (events are immutable
-// values, so they are shared).
+// values, so they are shared). The copy keeps the work done on l (its
+// chain head costs nothing more).
 func (l *Ledger) Clone() *Ledger {
-	return &Ledger{Segments: append([]Segment(nil), l.Segments...), RunID: l.RunID}
+	c := &Ledger{Segments: append([]Segment(nil), l.Segments...), RunID: l.RunID}
+	if m := l.memoFor(); m != nil {
+		c.memo = m.rebased(&c.Segments[0])
+	}
+	return c
+}
+
+// Equal reports whether l and o hold the same ledger: the same run id and
+// the same segments (events compared with reflect.DeepEqual; a nil and an
+// empty segment list are equal). Use it rather than reflect.DeepEqual on
+// Ledgers, which also compares the work a ledger keeps (see [Ledger]).
+func (l *Ledger) Equal(o *Ledger) bool {
+	if l == nil || o == nil {
+		return l == o
+	}
+	if l.RunID != o.RunID || len(l.Segments) != len(o.Segments) {
+		return false
+	}
+	for i, s := range l.Segments {
+		if s.Count != o.Segments[i].Count || !reflect.DeepEqual(s.Event, o.Segments[i].Event) {
+			return false
+		}
+	}
+	return true
 }
 
 // Event returns the whole ledger as one event: Composed of SelfComposed
@@ -326,15 +381,17 @@ func (l *Ledger) UnmarshalJSON(b []byte) error {
 	if p != nil {
 		return &ledgerError{where: "ledger", what: p.what, err: p.err}
 	}
-	l.Segments, l.RunID = d.segs, d.runID
+	l.Segments, l.RunID, l.memo = d.segs, d.runID, d.memo
 	return nil
 }
 
-// decoded is a verified ledger and its format version.
+// decoded is a verified ledger, its format version and the work its
+// verification did (validation, chain head).
 type decoded struct {
 	segs    []Segment
 	runID   string
 	version int
+	memo    *ledgerMemo
 }
 
 // decodeLedger decodes and verifies b.
@@ -403,11 +460,15 @@ func decodeLedger(b []byte) (decoded, *ledgerProblem) {
 	if err != nil {
 		return decoded{}, problem(err, "%s", strings.TrimPrefix(oneLine(err.Error()), "ledger "))
 	}
+	dl := &Ledger{Segments: segs, RunID: in.RunID}
+	if len(segs) > 0 {
+		dl.memo = &ledgerMemo{base: &segs[0], nValid: len(segs), total: n, vTip: segs[len(segs)-1]}
+	}
 	if in.Version == chainVersion {
 		if n > MaxChainEntries {
 			return decoded{}, problem(nil, "chained ledger of %d entries, at most %d", n, MaxChainEntries)
 		}
-		head, err := (&Ledger{Segments: segs, RunID: in.RunID}).Head()
+		head, err := dl.Head()
 		if err != nil {
 			return decoded{}, problem(err, "%v", err)
 		}
@@ -430,7 +491,7 @@ func decodeLedger(b []byte) (decoded, *ledgerProblem) {
 				"(corrupted or edited; restore it from a copy)", in.SHA256, sum)
 		}
 	}
-	return decoded{segs: segs, runID: in.RunID, version: in.Version}, nil
+	return decoded{segs: segs, runID: in.RunID, version: in.Version, memo: dl.memo}, nil
 }
 
 // SaveLedger writes l as indented JSON (format version 4 if chained, else 3, with its checksum)
@@ -472,7 +533,7 @@ func parseLedgerFile(path string, b []byte) (*Ledger, error) {
 		return nil, &ledgerError{where: where, what: "version 1 ledger files have no checksum and are no longer loaded; " +
 			"if you trust it, json.Unmarshal it into an accounting.Ledger and write it again with SaveLedger"}
 	}
-	return &Ledger{Segments: d.segs, RunID: d.runID}, nil
+	return &Ledger{Segments: d.segs, RunID: d.runID, memo: d.memo}, nil
 }
 
 // writeFileAtomic writes b to path atomically (temp file in the same

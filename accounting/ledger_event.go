@@ -227,6 +227,8 @@ func checkEventTree(e Event, path string) error {
 		return checkEventTree(e.Event, join(path, "SampledWithoutReplacement"))
 	case Shuffled:
 		return checkEventTree(e.Event, join(path, "Shuffled"))
+	case RandomAllocation:
+		return checkEventTree(e.Event, join(path, "RandomAllocation"))
 	case Composed:
 		for i, s := range e.Events {
 			if err := checkEventTree(s, join(path, fmt.Sprintf("Composed[%d]", i))); err != nil {

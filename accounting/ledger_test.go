@@ -97,7 +97,7 @@ func TestLedgerJSONRoundTrip(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(back, l) {
+	if !back.Equal(&l) {
 		t.Errorf("round trip:\n got %#v\nwant %#v", back, l)
 	}
 
@@ -110,7 +110,7 @@ func TestLedgerJSONRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(*loaded, l) {
+	if !loaded.Equal(&l) {
 		t.Errorf("Load(Save(l)) differs")
 	}
 	ents, _ := os.ReadDir(dir)
@@ -218,7 +218,7 @@ func TestLedgerChecksum(t *testing.T) {
 	if err := os.WriteFile(path, compact.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := LoadLedger(path); err != nil || !reflect.DeepEqual(*got, l) {
+	if got, err := LoadLedger(path); err != nil || !got.Equal(&l) {
 		t.Errorf("re-formatted ledger: %v, %+v", err, got)
 	}
 }
@@ -257,7 +257,7 @@ func TestLoadLedgerTestdata(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(l3, l) {
+	if !l3.Equal(l) {
 		t.Errorf("version 3 fixture %+v differs from version 2 %+v", *l3, *l)
 	}
 	if got, want := l.Len(), 1+2500; got != want {
@@ -267,7 +267,7 @@ func TestLoadLedgerTestdata(t *testing.T) {
 	if got := l.Segments[1].Event; got != want {
 		t.Errorf("segment 1 = %#v, want %#v", got, want)
 	}
-	if !reflect.DeepEqual(*l, v1) {
+	if !l.Equal(&v1) {
 		t.Errorf("version 2 fixture %+v differs from version 1 %+v", *l, v1)
 	}
 	_, err = LoadLedger(v1Path)

@@ -21,6 +21,9 @@ const (
 	MechZCDP
 	// MechLaplace is [Laplace]: noise scale Step.Sigma.
 	MechLaplace
+	// MechOther is a mechanism known by its event alone (Step.Leaf): one
+	// whose parameters have no field of their own in Step.
+	MechOther
 )
 
 func (m Mechanism) String() string {
@@ -33,6 +36,8 @@ func (m Mechanism) String() string {
 		return "ZCDP"
 	case MechLaplace:
 		return "Laplace"
+	case MechOther:
+		return "Other"
 	}
 	return "Mechanism(" + strconv.Itoa(int(m)) + ")"
 }
@@ -59,6 +64,11 @@ const (
 	// probability Step.Rate, capped at Step.SampleSize records by keeping a
 	// uniformly random subset ([TruncatedSubsampledGaussian]).
 	SamplingTruncatedPoisson
+	// SamplingRandomAllocation: one repetition is one epoch of
+	// Step.DatasetSize steps in which every record is used in exactly
+	// Step.SampleSize of them, chosen uniformly ([RandomAllocation]; the
+	// two fields hold t and k); Step.Rate is k/t rounded up.
+	SamplingRandomAllocation
 )
 
 func (s Sampling) String() string {
@@ -73,6 +83,8 @@ func (s Sampling) String() string {
 		return "shuffle"
 	case SamplingTruncatedPoisson:
 		return "truncated-poisson"
+	case SamplingRandomAllocation:
+		return "random-allocation"
 	}
 	return "Sampling(" + strconv.Itoa(int(s)) + ")"
 }
@@ -140,6 +152,10 @@ const (
 // mechanism run on one sampling of the records.
 type Step struct {
 	Mechanism Mechanism
+	// Leaf is the mechanism's event as Normalize read it (σ clamped to the
+	// boundary table): Gaussian{Sigma} for MechGaussian, and for MechOther
+	// the only description of the mechanism.
+	Leaf Event
 	// Sigma is the noise multiplier of MechGaussian or MechLaplace, in
 	// [SigmaFloor, SigmaCeiling].
 	Sigma float64
@@ -167,17 +183,7 @@ type Step struct {
 
 // Event returns one repetition of s as an event.
 func (s Step) Event() Event {
-	var e Event
-	switch s.Mechanism {
-	case MechGaussian:
-		e = Gaussian{NoiseMultiplier: s.Sigma}
-	case MechEpsilonDelta:
-		e = EpsilonDelta{Epsilon: s.Epsilon, Delta: s.Delta}
-	case MechZCDP:
-		e = ZCDP{Rho: s.Rho, Xi: s.Xi}
-	case MechLaplace:
-		e = Laplace{NoiseMultiplier: s.Sigma}
-	}
+	e := s.Leaf
 	switch s.Sampling {
 	case SamplingPoisson:
 		e = PoissonSampled{SamplingRate: s.Rate, Event: e}
@@ -187,6 +193,8 @@ func (s Step) Event() Event {
 		e = Shuffled{DatasetSize: s.DatasetSize, BatchSize: s.SampleSize, Event: e}
 	case SamplingTruncatedPoisson:
 		e = TruncatedSubsampledGaussian{DatasetSize: s.DatasetSize, SamplingRate: s.Rate, TruncatedBatchSize: s.SampleSize, NoiseMultiplier: s.Sigma}
+	case SamplingRandomAllocation:
+		e = RandomAllocation{NumSelected: s.SampleSize, NumSteps: s.DatasetSize, Event: e}
 	}
 	return e
 }
@@ -207,20 +215,14 @@ func (s Step) ClassicSampling() bool {
 	return s.Sampling == SamplingNone || s.Sampling == SamplingPoisson && s.Adjacency == AddRemove
 }
 
-// PureEpsilon returns the ε of a pure-DP step and true: an EpsilonDelta
-// with δ = 0, or a Laplace step, which is (1/b, 0)-DP (Dwork et al. 2006;
-// 1/b rounded up). Sampling never makes a step less private, so a sampled
-// step has the same pure ε (amplification is the method's business).
+// PureEpsilon returns the ε of a pure-DP step and true, as its mechanism's
+// event states it: an EpsilonDelta with δ = 0, or a Laplace step, which is
+// (1/b, 0)-DP (Dwork et al. 2006; 1/b rounded up). Sampling never makes a
+// step less private, so a sampled step has the same pure ε (amplification
+// is the method's business).
 func (s Step) PureEpsilon() (float64, bool) {
-	switch {
-	case s.Mechanism == MechEpsilonDelta && s.Delta == 0:
-		return s.Epsilon, true
-	case s.Mechanism == MechLaplace:
-		e := 1 / s.Sigma
-		if e*s.Sigma < 1 {
-			e = math.Nextafter(e, math.Inf(1))
-		}
-		return e, true
+	if m, ok := s.Leaf.(mechanismEvent); ok {
+		return m.pureEpsilon()
 	}
 	return 0, false
 }
@@ -235,6 +237,10 @@ func (s Step) PureEpsilon() (float64, bool) {
 // show the Poisson number can be far too small). Under add-remove a shuffled
 // epoch has no such bound: adding a record moves every later record to
 // another batch; Bounded returns an *UnsupportedEventError naming the step.
+//
+// Each epoch of k-out-of-t random allocation with k > 1 becomes the groups
+// of [AllocationGroups], each a 1-out-of-g allocation (a group of one step
+// an unsampled step): a bound on the epoch, not the epoch itself.
 func (p Plan) Bounded() (Plan, error) {
 	out := Plan{Unbounded: p.Unbounded, UnboundedPath: p.UnboundedPath, Adjacency: p.Adjacency}
 	b := planBuilder{p: &out}
@@ -246,9 +252,52 @@ func (p Plan) Bounded() (Plan, error) {
 			}
 			s.Sampling, s.Rate, s.DatasetSize, s.SampleSize = SamplingNone, 1, 0, 0
 		}
+		if s.Sampling == SamplingRandomAllocation && s.SampleSize > 1 {
+			for _, g := range AllocationGroups(s.SampleSize, s.DatasetSize) {
+				if g.Groups > MaxCount/s.Count {
+					return Plan{}, tooManySteps(0, s.Count, g.Groups, s.Path)
+				}
+				r := s
+				r.SampleSize, r.DatasetSize, r.Count = 1, g.Steps, s.Count*g.Groups
+				r.Rate = sizeRate(1, g.Steps)
+				if g.Steps == 1 {
+					// A group of one step uses the record in it: unsampled.
+					r.Sampling, r.Rate, r.DatasetSize, r.SampleSize = SamplingNone, 1, 0, 0
+				}
+				b.add(r)
+			}
+			continue
+		}
 		b.add(s)
 	}
 	return out, nil
+}
+
+// AllocationGroup is Groups groups of Steps steps each.
+type AllocationGroup struct{ Groups, Steps int }
+
+// AllocationGroups returns the groups by which [Plan.Bounded] replaces an
+// epoch of k-out-of-t random allocation (1 ≤ k ≤ t): k − r groups of
+// ⌊t/k⌋ steps and r = t − k⌊t/k⌋ groups of ⌊t/k⌋ + 1, each a 1-out-of-its-
+// steps allocation. The reduction (Feldman and Shenfeld 2025, arXiv
+// 2502.08202, and dp_accounting's random-allocation PLD, which uses the
+// same groups): cut a uniformly random permutation of the t steps into
+// groups of these sizes and use the record in one uniformly chosen step of
+// each group. By symmetry every k-subset of the steps is equally likely,
+// so this is k-out-of-t allocation; revealing the partition (independent
+// of the data) can only raise the privacy loss, and given the partition
+// the epoch is the composition of one 1-out-of-g allocation per group.
+func AllocationGroups(k, t int) []AllocationGroup {
+	f := t / k
+	r := t - k*f
+	var out []AllocationGroup
+	if k-r > 0 {
+		out = append(out, AllocationGroup{Groups: k - r, Steps: f})
+	}
+	if r > 0 {
+		out = append(out, AllocationGroup{Groups: r, Steps: f + 1})
+	}
+	return out
 }
 
 // CheckAdjacency returns an error for a relation other than [AddRemove]
@@ -273,8 +322,10 @@ func (s Step) Describe() string {
 		b = "shuffled "
 	case SamplingTruncatedPoisson:
 		b = "truncated-Poisson-sampled "
+	case SamplingRandomAllocation:
+		b = "randomly allocated "
 	}
-	return b + s.Mechanism.String() + " under " + s.Adjacency.String()
+	return b + eventName(s.Leaf) + " under " + s.Adjacency.String()
 }
 
 // Unsupported returns the error a method gives for a step it cannot bound.
@@ -284,11 +335,12 @@ func (s Step) Unsupported(m Kind, reason string) error {
 
 // key identifies steps that Normalize merges.
 func (s Step) key() stepKey {
-	return stepKey{s.Mechanism, s.Sigma, s.Epsilon, s.Delta, s.Rho, s.Xi, s.Sampling, s.Rate, s.DatasetSize, s.SampleSize, s.Adjacency}
+	return stepKey{s.Mechanism, s.Leaf, s.Sigma, s.Epsilon, s.Delta, s.Rho, s.Xi, s.Sampling, s.Rate, s.DatasetSize, s.SampleSize, s.Adjacency}
 }
 
 type stepKey struct {
 	m               Mechanism
+	leaf            Event // comparable: mechanism events are structs of numbers
 	sigma, eps, del float64
 	rho, xi         float64
 	sampling        Sampling
@@ -304,7 +356,8 @@ type stepKey struct {
 type Plan struct {
 	Steps []Step
 	// Unbounded is set by NonPrivate, by a Gaussian with σ < SigmaFloor
-	// (σ = 0 included) and by an EpsilonDelta with δ = 1, anywhere in the
+	// (σ = 0 included), by an EpsilonDelta with δ = 1 and by the discrete
+	// mechanisms' rows of the boundary table of Normalize, anywhere in the
 	// event; UnboundedPath locates the first such event.
 	Unbounded     bool
 	UnboundedPath string
@@ -480,12 +533,20 @@ func (b *planBuilder) add(s Step) {
 //	0 ≤ σ < SigmaFloor, NonPrivate,
 //	  EpsilonDelta δ = 1                        → Unbounded
 //	σ > SigmaCeiling                            → σ = SigmaCeiling
+//	DiscreteGaussian σ/Δ below SigmaFloor,
+//	  DiscreteLaplace a = 0, +Inf or aΔ >
+//	  1/SigmaFloor                              → Unbounded
+//	DiscreteGaussian σ/Δ > SigmaCeiling         → σ = SigmaCeiling·Δ
+//	DiscreteLaplace aΔ < 1/SigmaCeiling         → aΔ = 1/SigmaCeiling
+//	either with sensitivity 0                   → no step (free)
 //	PoissonSampled 0 < q < RateFloor            → q = RateFloor
 //	PoissonSampled{q1, PoissonSampled{q2, e}}  → rate q1·q2, rounded up
 //	any sampling of Composed or SelfComposed,
 //	  fixed-size or shuffled sampling of any
 //	  sampled event                             → *UnsupportedEventError
 //	SampledWithoutReplacement under AddRemove   → *UnsupportedEventError
+//	RandomAllocation under ReplaceOne           → *UnsupportedEventError
+//	RandomAllocation k = 0 → free; k = t        → t unsampled steps
 //	total count > MaxCount                      → *ParamError "count"
 //	nil event, unknown event type               → *UnsupportedEventError
 //
@@ -543,22 +604,6 @@ func normalize(e Event, path string, mult int, smp sampler, b *planBuilder, tota
 		b.add(s)
 		return nil
 	}
-	// noise validates a noise multiplier: ok is false when the step is free
-	// or unbounded (already recorded).
-	noise := func(s float64, at string) (float64, bool, error) {
-		switch {
-		case math.IsNaN(s) || s < 0:
-			return 0, false, &ParamError{Name: "sigma", Value: s, Path: at, Want: ">= 0"}
-		case math.IsInf(s, 1):
-			return 0, false, nil
-		case s < SigmaFloor:
-			unbounded(at)
-			return 0, false, nil
-		case s > SigmaCeiling:
-			s = SigmaCeiling
-		}
-		return s, true, nil
-	}
 	// sampled refuses the inner events no sampling supports, and any
 	// sampling below a fixed-size or shuffled one.
 	sampled := func(inner Event, at string) error {
@@ -566,10 +611,10 @@ func normalize(e Event, path string, mult int, smp sampler, b *planBuilder, tota
 		case Composed, SelfComposed:
 			return &UnsupportedEventError{Event: inner, Path: join(at, eventName(inner)),
 				Reason: "sampling of a composition (one sample shared by several steps) is not supported; sample each step"}
-		case PoissonSampled, SampledWithoutReplacement, Shuffled:
-			if smp.kind == SamplingWithoutReplacement || smp.kind == SamplingShuffle {
+		case PoissonSampled, SampledWithoutReplacement, Shuffled, RandomAllocation:
+			if smp.kind == SamplingWithoutReplacement || smp.kind == SamplingShuffle || smp.kind == SamplingRandomAllocation {
 				return &UnsupportedEventError{Event: inner, Path: join(at, eventName(inner)),
-					Reason: "nested sampling below a fixed-size or shuffled sample is not supported"}
+					Reason: "nested sampling below a fixed-size, shuffled or allocated sample is not supported"}
 			}
 		}
 		return nil
@@ -592,48 +637,21 @@ func normalize(e Event, path string, mult int, smp sampler, b *planBuilder, tota
 	case NonPrivate:
 		unbounded(join(path, "NonPrivate"))
 		return nil
-	case Gaussian:
-		at := join(path, "Gaussian")
-		s, ok, err := noise(ev.NoiseMultiplier, at)
-		if !ok {
-			return err
-		}
-		return leaf(Step{Mechanism: MechGaussian, Sigma: s, Path: at})
-	case Laplace:
-		at := join(path, "Laplace")
-		s, ok, err := noise(ev.NoiseMultiplier, at)
-		if !ok {
-			return err
-		}
-		return leaf(Step{Mechanism: MechLaplace, Sigma: s, Path: at})
-	case EpsilonDelta:
-		at := join(path, "EpsilonDelta")
-		if !finite(ev.Epsilon) || ev.Epsilon < 0 {
-			return &ParamError{Name: "eps", Value: ev.Epsilon, Path: at, Want: "finite and >= 0"}
-		}
-		if math.IsNaN(ev.Delta) || ev.Delta < 0 || ev.Delta > 1 {
-			return &ParamError{Name: "delta", Value: ev.Delta, Path: at, Want: "in [0, 1]"}
-		}
+	case mechanismEvent:
+		// A mechanism's event states what it means (see mechanismEvent).
+		at := join(path, eventName(e))
+		s, free, unb, err := ev.step(at)
 		switch {
-		case ev.Delta == 1:
+		case err != nil:
+			return err
+		case unb:
 			unbounded(at)
 			return nil
-		case ev.Epsilon == 0 && ev.Delta == 0:
+		case free:
 			return nil
 		}
-		return leaf(Step{Mechanism: MechEpsilonDelta, Epsilon: ev.Epsilon, Delta: ev.Delta, Path: at})
-	case ZCDP:
-		at := join(path, "ZCDP")
-		if !finite(ev.Rho) || ev.Rho < 0 {
-			return &ParamError{Name: "rho", Value: ev.Rho, Path: at, Want: "finite and >= 0"}
-		}
-		if !finite(ev.Xi) || ev.Xi < 0 {
-			return &ParamError{Name: "xi", Value: ev.Xi, Path: at, Want: "finite and >= 0"}
-		}
-		if ev.Rho == 0 && ev.Xi == 0 {
-			return nil
-		}
-		return leaf(Step{Mechanism: MechZCDP, Rho: ev.Rho, Xi: ev.Xi, Path: at})
+		s.Path = at
+		return leaf(s)
 	case PoissonSampled:
 		at := join(path, "PoissonSampled")
 		r := ev.SamplingRate
@@ -643,8 +661,8 @@ func normalize(e Event, path string, mult int, smp sampler, b *planBuilder, tota
 		if err := sampled(ev.Event, at); err != nil {
 			return err
 		}
-		if smp.kind == SamplingWithoutReplacement || smp.kind == SamplingShuffle {
-			return &UnsupportedEventError{Event: e, Path: at, Reason: "nested sampling below a fixed-size or shuffled sample is not supported"}
+		if smp.kind == SamplingWithoutReplacement || smp.kind == SamplingShuffle || smp.kind == SamplingRandomAllocation {
+			return &UnsupportedEventError{Event: e, Path: at, Reason: "nested sampling below a fixed-size, shuffled or allocated sample is not supported"}
 		}
 		if r == 0 {
 			// Nothing is ever sampled; validate the inner event all the same.
@@ -724,6 +742,34 @@ func normalize(e Event, path string, mult int, smp sampler, b *planBuilder, tota
 			return normalize(PoissonSampled{SamplingRate: r, Event: inner}, at, mult, smp, b, total)
 		}
 		return normalize(inner, at, mult, sampler{kind: SamplingTruncatedPoisson, q: math.Max(r, RateFloor), n: ev.DatasetSize, m: ev.TruncatedBatchSize, adj: smp.adj}, b, total)
+	case RandomAllocation:
+		at := join(path, "RandomAllocation")
+		if ev.NumSteps < 1 {
+			return &ParamError{Name: "num_steps", Value: float64(ev.NumSteps), Path: at, Want: ">= 1"}
+		}
+		if ev.NumSelected < 0 || ev.NumSelected > ev.NumSteps {
+			return &ParamError{Name: "num_selected", Value: float64(ev.NumSelected), Path: at, Want: fmt.Sprintf("in [0, %d] (num_steps)", ev.NumSteps)}
+		}
+		if err := sampled(ev.Event, at); err != nil {
+			return err
+		}
+		if smp.kind != SamplingNone {
+			return &UnsupportedEventError{Event: e, Path: at, Reason: "random allocation of a sample is not supported"}
+		}
+		if smp.adj != AddRemove {
+			return &UnsupportedEventError{Event: e, Path: at, Reason: "random allocation is accounted under add-remove adjacency (adding or removing a record moves no other record), not " + smp.adj.String()}
+		}
+		if ev.NumSelected == 0 {
+			return validateOnly(ev.Event, at, smp.adj)
+		}
+		if ev.NumSelected == ev.NumSteps {
+			// Every step uses every record: NumSteps unsampled steps.
+			if mult > MaxCount/ev.NumSteps {
+				return tooManySteps(0, mult, ev.NumSteps, at)
+			}
+			return normalize(ev.Event, at, mult*ev.NumSteps, smp, b, total)
+		}
+		return normalize(ev.Event, at, mult, sampler{kind: SamplingRandomAllocation, q: sizeRate(ev.NumSelected, ev.NumSteps), n: ev.NumSteps, m: ev.NumSelected, adj: smp.adj}, b, total)
 	case SelfComposed:
 		at := join(path, "SelfComposed")
 		if ev.Count < 1 {

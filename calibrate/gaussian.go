@@ -13,8 +13,9 @@ import (
 // AnalyticGaussianSigma returns the smallest noise standard deviation σ for
 // which the Gaussian mechanism with L2 sensitivity sensitivity is
 // (eps, delta)-DP, i.e. gaussian.Delta(σ, sensitivity, eps) ≤ delta (Balle
-// and Wang 2018, Theorem 8 and Algorithm 1; here found by bisection on
-// log σ instead of their reparametrisation).
+// and Wang 2018, Theorem 8 and Algorithm 1; here found by halving or
+// doubling σ/Δ from 1 to a bracket and bisecting it, instead of their
+// reparametrisation).
 //
 // The returned σ is the upper end of a bisection bracket of relative width
 // 1e-12 and is re-checked against delta before it is returned, so it errs
@@ -33,37 +34,48 @@ func AnalyticGaussianSigma(eps, delta, sensitivity float64) (float64, error) {
 	}
 	logDelta := logmath.Log(delta)
 	// Work with s = σ/Δ; δ is decreasing in s.
-	ok := func(s float64) bool { return gaussian.LogDelta(s, 1, eps) <= logDelta }
-	lo, hi := 1.0, 1.0
-	for i := 0; ok(lo); i++ {
-		if i > 2000 {
-			return 0, fmt.Errorf("calibrate: no sigma bracket for eps = %g, delta = %g", eps, delta)
-		}
-		hi = lo
-		lo /= 2
+	// From s = 1 the bracket halves down while δ is small enough or doubles
+	// up while it is not (2001 steps at most), then is bisected to relative
+	// width 1e-12; X is its checked upper end.
+	down, up := 0, 0
+	o, _ := search.Solve(search.Problem[float64]{
+		Holds: func(s float64) (bool, error) { return gaussian.LogDelta(s, 1, eps) <= logDelta, nil },
+		Lo:    1,
+		Hi:    1,
+		Down: func(s float64) (float64, bool) {
+			down++
+			return s / 2, down <= 2001
+		},
+		Up: func(s float64) (float64, bool) {
+			up++
+			return s * 2, up <= 2001
+		},
+		Done: func(lo, hi float64) bool { return !(hi-lo > 1e-12*hi) },
+	})
+	if o.Status == search.AtLowerBound || o.Status == search.NoBracket {
+		return 0, fmt.Errorf("calibrate: no sigma bracket for eps = %g, delta = %g", eps, delta)
 	}
-	for i := 0; !ok(hi); i++ {
-		if i > 2000 {
-			return 0, fmt.Errorf("calibrate: no sigma bracket for eps = %g, delta = %g", eps, delta)
-		}
-		lo = hi
-		hi *= 2
-	}
-	// Invariant: !ok(lo), ok(hi); Bisect returns the checked upper end.
-	hi = search.Bisect(ok, lo, hi, 1e-12)
-	sigma := hi * sensitivity
+	sigma := o.X * sensitivity
 	if math.IsInf(sigma, 1) {
 		return 0, sigmaOverflow(eps, delta, sensitivity)
 	}
-	// Re-check after scaling by the sensitivity; step up if rounding of the
-	// product lost the property.
-	for i := 0; gaussian.LogDelta(sigma, sensitivity, eps) > logDelta; i++ {
-		if i > 100 {
-			return 0, fmt.Errorf("calibrate: sigma re-check failed for eps = %g, delta = %g", eps, delta)
-		}
-		sigma = math.Nextafter(sigma, math.Inf(1)) * (1 + 1e-15)
+	// Re-check after scaling by the sensitivity; step up (101 times at
+	// most) if rounding of the product lost the property.
+	steps := 0
+	r, _ := search.Solve(search.Problem[float64]{
+		Holds: func(s float64) (bool, error) { return !(gaussian.LogDelta(s, sensitivity, eps) > logDelta), nil },
+		Lo:    sigma,
+		Hi:    sigma,
+		Up: func(s float64) (float64, bool) {
+			steps++
+			return math.Nextafter(s, math.Inf(1)) * (1 + 1e-15), steps <= 101
+		},
+		Done: func(lo, hi float64) bool { return true }, // the first σ that holds
+	})
+	if r.Status == search.NoBracket {
+		return 0, fmt.Errorf("calibrate: sigma re-check failed for eps = %g, delta = %g", eps, delta)
 	}
-	return sigma, nil
+	return r.X, nil
 }
 
 // ClassicGaussianSigma returns the classical calibration

@@ -15,6 +15,8 @@ const (
 	AtLowerBound   = search.AtLowerBound
 	IterationLimit = search.IterationLimit
 	NoBracket      = search.NoBracket
+	NoProgress     = search.NoProgress
+	Failure        = search.Failure
 )
 
 // ErrUnreachable is matched by errors.Is when no value in the search domain
@@ -22,7 +24,7 @@ const (
 var ErrUnreachable = search.ErrUnreachable
 
 // Result is the outcome of a search. X always meets the target unless Status
-// is NoBracket.
+// is NoBracket or Failure (then X is 0).
 type Result = search.Result
 
 // Options tunes a search. The zero value means the defaults (relative

@@ -38,21 +38,22 @@ trap 'rm -f "$out"' EXIT
 					python3 -c '
 import json, sys
 r = json.load(sys.stdin)
-res, a = r["result"], r["audit"]
+res = r["training"]
+rows = {x["accountant"]: x for x in r["rows"]}
 def g(x): return "%.3g" % x
-cert = a.get("certified")
-if cert and cert.get("upper") is not None:
-    cert = "[%s, %s]" % (g(cert["lower"]), g(cert["upper"]))
+pld = rows.get("pld")
+if pld and pld.get("epsilon_upper") is not None:
+    cert = "[%s, %s]" % (g(pld["epsilon_lower"]), g(pld["epsilon_upper"]))
 else:
     cert = "none (not private)"
 eps = sys.argv[2]
 method = res["config"]["method"]
 sigma = g(res["noise_multiplier"]) if method != "np" else "-"
-one, fdp, cp = a["one_run"], a["fdp"], a["clopper_pearson"]
+one, fdp, cp = rows["one-run"], rows["fdp"], rows["clopper-pearson"]
 right = "%d of %d" % (one["correct"], one["guesses"]) if one["guesses"] else "-"
 print("| %s | %s | %s | %d %s (%d in) | %s | %.3f | %s | **%s** | %s | %s | %s |" % (
-    sys.argv[1], method, eps if eps != "np" else "-", a["canaries"], a["canary_kind"], a["members"],
-    sigma, res["test_accuracy"], cert, g(one["epsilon"]), right, g(fdp["epsilon"]), g(cp["epsilon"])))
+    sys.argv[1], method, eps if eps != "np" else "-", one["canaries"], res["audit"]["kind"], one["members"],
+    sigma, res["test_accuracy"], cert, g(one["value"]), right, g(fdp["value"]), g(cp["value"])))
 ' "$ds" "$eps"
 			done
 		done

@@ -10,7 +10,7 @@ while IFS=';' read -r label sigma eps delta q epochs; do
 	row=("$label" "$sigma" "($eps, $delta)" "$q" "$epochs")
 	for s in "$sigma" "$(awk -v s="$sigma" 'BEGIN{print 2*s}')"; do
 		json=$($D audit --sigma "$s" --q "$q" --epochs "$epochs" --eps "$eps" --delta "$delta" --json 2>/dev/null || true)
-		row+=("$(printf '%s' "$json" | python3 -c 'import json,sys; r=json.load(sys.stdin); v=r["verdict"]; print("[%.4g, %.4g] | %s" % (r["epsilon_lower"], r["epsilon_upper"], v if v == "holds" else "**%s**" % v))')")
+		row+=("$(printf '%s' "$json" | python3 -c 'import json,sys; r=json.load(sys.stdin); v=r["verdict"]; p=[x for x in r["rows"] if x["accountant"] == "pld"][0]; print("[%.4g, %.4g] | %s" % (p["epsilon_lower"], p["epsilon_upper"], v if v == "holds" else "**%s**" % v))')")
 	done
 	printf '| %s | %s | %s | %s | %s | %s | %s |\n' "${row[@]}"
 done <<'ROWS'

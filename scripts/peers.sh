@@ -1,6 +1,6 @@
 #!/bin/sh
 # Benchmark dpcalc's rdp, ma and pld against Opacus' RDP, dp_accounting's RDP
-# and PLD and prv_accountant on issue 11's examples and 40 seeded random DP-SGD
+# and PLD and prv_accountant on 8 named examples and 40 seeded random DP-SGD
 # settings; writes testdata/peers/peers.csv and docs/peers.md (see the
 # docstring of scripts/peers/peers.py for what is run and how it is timed).
 #

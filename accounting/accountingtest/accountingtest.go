@@ -2,7 +2,7 @@
 // runs from its own package's tests: [Run] checks the contracts of
 // accounting/accountant.go and the boundary table of [accounting.Normalize]
 // as they show in answers, on one shared set of settings, so that
-// accountants cannot drift apart at the edges (issue 10).
+// accountants cannot drift apart at the edges.
 //
 // An [accounting.Accountant] gets every check; an [accounting.Procedure]
 // every check that does not presume an upper bound (the ε↔δ round trip, δ
@@ -72,7 +72,8 @@ const DefaultWorkLimit = 100000
 // Factory returns a fresh method.
 type Factory func() (accounting.Method, error)
 
-// The edge table of issue 10.
+// The edge table: the extremes of float64 and of each parameter's domain,
+// where accountants once disagreed, returned NaN or panicked.
 var (
 	EdgeSigmas = []float64{5e-324, 1e-300, 1e-160, 7e-155, 1e-150, 1e-100, 1e-10, 0.05, 1, 4, 1e3, 1e6, 1e100, 1e150, 1e300, math.MaxFloat64}
 	EdgeRates  = []float64{5e-324, 1e-300, 1e-100, 1e-12, 1e-6, 0.01, 0.5, 1}
@@ -424,6 +425,8 @@ var candidates = []accounting.Event{
 	accounting.ZCDP{Rho: 0.05},
 	accounting.ZCDP{Rho: 0.01, Xi: 0.02},
 	accounting.PoissonSampled{SamplingRate: 0.1, Event: accounting.ZCDP{Rho: 0.05}},
+	accounting.DiscreteLaplace{NoiseParameter: 0.5, Sensitivity: 2},
+	accounting.PoissonSampled{SamplingRate: 0.1, Event: accounting.DiscreteGaussian{Sigma: 2, Sensitivity: 1, Dimension: 1}},
 }
 
 // supported reports whether m supports every step of e; err is the first

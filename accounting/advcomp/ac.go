@@ -147,9 +147,10 @@ func (a *Linear) Caveat() string {
 // Amplification returns the amplification mode in use.
 func (a *core) Amplification() Amplification { return a.amp }
 
-// Supports accepts Gaussian, Laplace (as (1/b, 0)-DP) and (ε, δ) steps,
-// unsampled, Poisson-sampled under add-remove, or sampled without
-// replacement under replace-one. Fixed-size sampling of m of n under
+// Supports accepts Gaussian and (ε, δ) steps and those of pure-DP
+// mechanisms ([accounting.Step.PureEpsilon]: Laplace as (1/b, 0)-DP, the
+// discrete Laplace as (aΔ, 0)-DP), unsampled, Poisson-sampled under
+// add-remove, or sampled without replacement under replace-one. Fixed-size sampling of m of n under
 // replace-one amplifies an (ε, δ) step exactly as Poisson sampling with
 // γ = m/n does under add-remove, to (log(1 + γ(e^ε − 1)), γδ) (Balle,
 // Barthe and Gaboardi 2018, Theorem 10 and Table 1), so both take the
@@ -159,10 +160,16 @@ func (a *core) Supports(s accounting.Step) error {
 	if !(s.ClassicSampling() || wor) {
 		return s.Unsupported(a.Kind(), "no advanced-composition bound for a "+s.Describe()+" step")
 	}
-	if s.Mechanism == accounting.MechZCDP {
+	switch s.Leaf.(type) {
+	case accounting.Gaussian, accounting.EpsilonDelta:
+		return nil
+	case accounting.ZCDP:
 		return s.Unsupported(accounting.KindAC, "zCDP has no per-step (ε, δ) for advanced composition; use the zcdp accountant")
 	}
-	return nil
+	if _, ok := s.PureEpsilon(); ok {
+		return nil // a pure-DP mechanism: (ε, 0) per step
+	}
+	return s.Unsupported(accounting.KindAC, "advanced composition needs a per-step (ε, δ), which the "+s.Describe()+" does not state; use rdp, zcdp or pld")
 }
 
 // Compose adds count adaptive repetitions of e. On error the method is
@@ -175,13 +182,13 @@ func (a *core) Compose(e accounting.Event, count int) error {
 	a.plan = merged
 	for _, s := range p.Steps {
 		seg := acSeg{q: s.Rate}
-		switch s.Mechanism {
-		case accounting.MechGaussian:
-			seg.gauss, seg.sigma = true, s.Sigma
-		case accounting.MechLaplace:
-			seg.eps, _ = s.PureEpsilon() // (1/b, 0)-DP
+		switch e := s.Leaf.(type) {
+		case accounting.Gaussian:
+			seg.gauss, seg.sigma = true, e.NoiseMultiplier
+		case accounting.EpsilonDelta:
+			seg.eps, seg.delta = e.Epsilon, e.Delta
 		default:
-			seg.eps, seg.delta = s.Epsilon, s.Delta
+			seg.eps, _ = s.PureEpsilon() // Laplace (1/b, 0)-DP, or another pure-DP mechanism (Supports)
 		}
 		a.segs[seg] += float64(s.Count)
 	}
@@ -268,18 +275,19 @@ func (a *core) gridInvert(ctx context.Context, eps float64) (float64, error) {
 	if a.epsilon(gridDelta(hi)) > eps {
 		return 1, nil
 	}
-	for hi-lo > 1 { // epsilon(lo) > eps ≥ epsilon(hi)
-		if err := accounting.Canceled(ctx); err != nil {
-			return 0, err
-		}
-		mid := lo + (hi-lo)/2
-		if a.epsilon(gridDelta(mid)) <= eps {
-			hi = mid
-		} else {
-			lo = mid
-		}
+	o, err := search.Solve(search.Problem[int64]{
+		Holds:   func(k int64) (bool, error) { return a.epsilon(gridDelta(k)) <= eps, nil },
+		Lo:      lo, // epsilon(lo) > eps
+		Hi:      hi, // eps ≥ epsilon(hi)
+		LoKnown: true,
+		HiKnown: true,
+		Done:    func(lo, hi int64) bool { return hi-lo <= 1 },
+		Check:   func() error { return accounting.Canceled(ctx) },
+	})
+	if err != nil {
+		return 0, err
 	}
-	return gridDelta(hi), nil
+	return gridDelta(o.X), nil
 }
 
 // Invert returns the smallest δ ∈ [1e-300, maxDelta] with epsOf(δ) ≤ eps
@@ -481,18 +489,29 @@ func acAnalyticGaussianEpsilonLog(sigma, ld float64) float64 {
 	if glo <= 0 {
 		return 0
 	}
-	lo := 0.0
-	hi := 1/(2*sigma*sigma) + math.Sqrt(-2*ld)/sigma
-	ghi := g(hi)
-	for ghi > 0 { // the margin can push g above 0 at the tail bound
-		lo, glo = hi, ghi
-		hi *= 2
-		if hi > 1e300 {
-			return math.Inf(1)
-		}
-		ghi = g(hi)
+	// The margin can push g above 0 at the tail bound: double it until
+	// g ≤ 0 there (up to 1e300).
+	ghi := 0.0
+	b, _ := search.Solve(search.Problem[float64]{
+		Holds: func(x float64) (bool, error) {
+			v := g(x)
+			if v > 0 {
+				glo = v
+				return false, nil
+			}
+			ghi = v
+			return true, nil
+		},
+		Lo:      0,
+		Hi:      1/(2*sigma*sigma) + math.Sqrt(-2*ld)/sigma,
+		LoKnown: true,
+		Up:      func(x float64) (float64, bool) { return x * 2, x*2 <= 1e300 },
+		Done:    func(lo, hi float64) bool { return true }, // bracket only
+	})
+	if b.Status == search.NoBracket {
+		return math.Inf(1)
 	}
-	return search.Illinois(g, lo, hi, glo, ghi, 1e-13)
+	return search.Illinois(g, b.Lo, b.Hi, glo, ghi, 1e-13)
 }
 
 // acLogGaussianDeltaUpper returns an upper bound on log δ(ε) of the Gaussian

@@ -22,12 +22,36 @@
 //
 // Mechanisms here: the Gaussian (unsampled, Poisson-sampled or on capped
 // Poisson lots under either relation, sampled without replacement under
-// replace-one), the Laplace
-// (unsampled, Poisson-sampled), and the guarantees zCDP and (ε, δ). The
-// pair of the shuffled-batches lower-bound construction is
-// [ShuffledMaxPairs].
+// replace-one), the Laplace (unsampled, Poisson-sampled), the discrete
+// Gaussian and the discrete Laplace (unsampled, Poisson-sampled), and the
+// guarantees zCDP and (ε, δ). The pair of the shuffled-batches lower-bound
+// construction is [ShuffledMaxPairs]; the Gaussian on a 1-out-of-t random
+// allocation (balls-in-bins) states discrete pairs that bound it from above
+// and below ([AllocationPairs]).
 //
-// To add a mechanism: its event in accounting/event.go (with its JSON class
-// in accounting/dpevent.go), one file here with its type and what it
-// states, and its case in [Of].
+// Shared constructions a mechanism can build on: an additive mechanism on
+// integers states its noise (log tails and mass function) and gets the
+// shift pair of its unsampled release, whose tails are values of the
+// noise's distribution function (shift.go); any unsampled pair gives the
+// Poisson-sampled pairs of both directions (poissonPair, sampled.go). The
+// Gaussian and the Laplace keep their own closed forms in x.
+//
+// To add a mechanism:
+//
+//   - accounting/event.go: its event type, a struct of numbers (events are
+//     compared and used as map keys), with isEvent and the two methods of
+//     the unexported mechanismEvent interface: step (validate the
+//     parameters by the boundary table of accounting.Normalize and return
+//     the step, free or unbounded) and pureEpsilon. Normalize, the plan's
+//     pure ε and the events' paths then need nothing more.
+//   - accounting/dpevent.go: its JSON class in eventClasses, and its case in
+//     writeEvent and decodeEvent (dp_accounting's class and field names).
+//   - here, one file: its type (comparable: accountants key steps by it)
+//     with Name, Event, order (a rank of its own), PLD, RDP and ZCDP, each
+//     stating what it can and an error saying why for the rest; and its
+//     case in [Of].
+//
+// The pld, rdp and zcdp accountants then bound it with no change. The
+// advanced-composition accountant bounds it when the event states a pure
+// ε (its pureEpsilon); ma tracks Gaussian curves only (RDP.AbadiMoments).
 package mechanism

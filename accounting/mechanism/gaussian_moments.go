@@ -551,18 +551,19 @@ func (g *momentGrid) upperLimit(z float64) float64 {
 // log-derivative −z/σ² − λ·P(z)/σ² (decreasing; P ∈ (0, 1) is the posterior
 // weight of μ1), which has its root in [−λ, 0].
 func (g *momentGrid) e1Mode(lambda float64) float64 {
-	lo, hi := -lambda-1, 0.0
 	// 40 halvings: the mode only places the partition's left end, to far
 	// better than the tail margin of momentTailSD·σ.
-	for i := 0; i < 40; i++ {
-		z := 0.5 * (lo + hi)
-		if -z-lambda*g.posterior(z) > 0 {
-			lo = z
-		} else {
-			hi = z
-		}
-	}
-	return lo
+	o, _ := search.Solve(search.Problem[float64]{
+		Holds:          func(z float64) (bool, error) { return -z-lambda*g.posterior(z) > 0, nil },
+		Side:           search.Lower,
+		Lo:             -lambda - 1,
+		Hi:             0,
+		LoKnown:        true,
+		HiKnown:        true,
+		Next:           func(lo, hi float64) (float64, bool) { return 0.5 * (lo + hi), true },
+		MaxEvaluations: 40,
+	})
+	return o.X
 }
 
 // posterior returns q·μ1(z)/μ(z).

@@ -106,11 +106,13 @@ type PLD struct {
 	// false where the pairs only dominate (fixed-size sampling).
 	Attained bool
 	// Witness, when Attained is false, is a mechanism whose pairs are
-	// attained within every run of this one (nil: none is known), so that
-	// the lower bound of its composition is one on the true ε of the run:
-	// for fixed-size sampling of γ = m/n under replace-one, the
-	// Poisson-sampled mechanism at rate γ under add-remove (a fixed pair of
-	// neighbours attains it).
+	// attained within every run of this one, or are post-processings of
+	// pairs that are (nil: none is known), so that the lower bound of its
+	// composition is one on the true ε of the run: for fixed-size sampling
+	// of γ = m/n under replace-one, the Poisson-sampled mechanism at rate γ
+	// under add-remove (a fixed pair of neighbours attains it); for a
+	// 1-out-of-t random allocation, the dominated pairs of
+	// [AllocationPairs].
 	Witness Mechanism
 }
 
@@ -193,17 +195,24 @@ var continuous = Support{LogInf: math.Inf(-1)}
 // the one place that maps events to mechanisms.
 func Of(s accounting.Step) (Mechanism, error) {
 	smp := samplingOf(s)
-	switch s.Mechanism {
-	case accounting.MechGaussian:
-		return gaussian{sigma: s.Sigma, sampling: smp}, nil
-	case accounting.MechLaplace:
-		return laplace{b: s.Sigma, sampling: smp}, nil
-	case accounting.MechZCDP:
-		return zcdpGuarantee{rho: s.Rho, xi: s.Xi, sampling: smp}, nil
-	case accounting.MechEpsilonDelta:
-		return approxDP{eps: s.Epsilon, delta: s.Delta, sampling: smp}, nil
+	switch e := s.Leaf.(type) {
+	case accounting.Gaussian:
+		if smp.kind == accounting.SamplingRandomAllocation {
+			return allocation{sigma: e.NoiseMultiplier, sampling: smp}, nil
+		}
+		return gaussian{sigma: e.NoiseMultiplier, sampling: smp}, nil
+	case accounting.Laplace:
+		return laplace{b: e.NoiseMultiplier, sampling: smp}, nil
+	case accounting.DiscreteGaussian:
+		return discreteGaussian{sigma: e.Sigma, sens: e.Sensitivity, dim: e.Dimension, sampling: smp}, nil
+	case accounting.DiscreteLaplace:
+		return discreteLaplace{a: e.NoiseParameter, sens: e.Sensitivity, sampling: smp}, nil
+	case accounting.ZCDP:
+		return zcdpGuarantee{rho: e.Rho, xi: e.Xi, sampling: smp}, nil
+	case accounting.EpsilonDelta:
+		return approxDP{eps: e.Epsilon, delta: e.Delta, sampling: smp}, nil
 	}
-	return nil, &accounting.UnsupportedEventError{Event: s.Event(), Path: s.Path, Reason: fmt.Sprintf("no mechanism for a %s step", s.Mechanism)}
+	return nil, &accounting.UnsupportedEventError{Event: s.Event(), Path: s.Path, Reason: fmt.Sprintf("no mechanism for a %T step", s.Leaf)}
 }
 
 // sampling is how the records of a step are chosen, and under which
@@ -257,6 +266,8 @@ func (s sampling) wrap(e accounting.Event) accounting.Event {
 		if g, ok := e.(accounting.Gaussian); ok {
 			return accounting.TruncatedSubsampledGaussian{DatasetSize: s.n, SamplingRate: s.rate, TruncatedBatchSize: s.m, NoiseMultiplier: g.NoiseMultiplier}
 		}
+	case accounting.SamplingRandomAllocation:
+		return accounting.RandomAllocation{NumSelected: s.m, NumSteps: s.n, Event: e}
 	}
 	return e
 }
@@ -274,6 +285,8 @@ func (s sampling) describe(name string) string {
 		b = "shuffled "
 	case accounting.SamplingTruncatedPoisson:
 		b = "truncated-Poisson-sampled "
+	case accounting.SamplingRandomAllocation:
+		b = "randomly allocated "
 	}
 	return b + name + " under " + s.adj.String()
 }

@@ -34,7 +34,7 @@ func TestReplaceRDPAboveExact(t *testing.T) {
 		{2, 0.01, 16, 0.000200025170589988},
 		{2, 0.01, 32.5, 0.000406477755777377},
 	} {
-		m, err := Of(accounting.Step{Mechanism: accounting.MechGaussian, Sigma: r.sigma, Sampling: accounting.SamplingPoisson, Rate: r.q, Adjacency: accounting.ReplaceOne, Count: 1})
+		m, err := Of(accounting.Step{Mechanism: accounting.MechGaussian, Leaf: accounting.Gaussian{NoiseMultiplier: r.sigma}, Sigma: r.sigma, Sampling: accounting.SamplingPoisson, Rate: r.q, Adjacency: accounting.ReplaceOne, Count: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

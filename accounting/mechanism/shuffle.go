@@ -6,6 +6,7 @@ import (
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/internal/logmath"
+	"github.com/dpcalc/dpcalc/internal/search"
 )
 
 // ShuffledEpoch returns the parameters of the lower-bound construction of
@@ -16,11 +17,12 @@ import (
 // ok is false for a step that is not a shuffled Gaussian (the only
 // mechanism the construction is known for). See [ShuffledMaxPairs].
 func ShuffledEpoch(s accounting.Step) (sigma float64, batches int, unused float64, ok bool) {
-	if s.Sampling != accounting.SamplingShuffle || s.Mechanism != accounting.MechGaussian {
+	g, ok := s.Leaf.(accounting.Gaussian)
+	if s.Sampling != accounting.SamplingShuffle || !ok {
 		return 0, 0, 0, false
 	}
 	b := s.DatasetSize / s.SampleSize
-	return s.Sigma, b, float64(s.DatasetSize-b*s.SampleSize) / float64(s.DatasetSize), true
+	return g.NoiseMultiplier, b, float64(s.DatasetSize-b*s.SampleSize) / float64(s.DatasetSize), true
 }
 
 // ShuffledMaxPairs returns the pair (P, Q) of the maximum coordinate of one
@@ -100,19 +102,16 @@ func (p *shuffledMaxPair) tAbove(l float64) float64 {
 		return math.Inf(1)
 	}
 	i := sort.SearchFloat64s(p.ls, l) // ls[i−1] < l ≤ ls[i]
-	lo, hi := p.ts[i-1], p.ts[i]
-	for it := 0; it < 80 && hi > lo; it++ {
-		m := lo + (hi-lo)/2
-		if m <= lo || m >= hi {
-			break
-		}
-		if p.loss(m) >= l {
-			hi = m
-		} else {
-			lo = m
-		}
-	}
-	return hi
+	o, _ := search.Solve(search.Problem[float64]{
+		Holds:          func(t float64) (bool, error) { return p.loss(t) >= l, nil },
+		Lo:             p.ts[i-1],
+		Hi:             p.ts[i],
+		LoKnown:        true,
+		HiKnown:        true,
+		Done:           func(lo, hi float64) bool { return !(hi > lo) },
+		MaxEvaluations: 80,
+	})
+	return o.X
 }
 
 // TailsCost: each Tails runs root searches on the loss (tAbove, tBelow),
@@ -153,19 +152,17 @@ func (p *shuffledMaxPair) tBelow(l float64) float64 {
 	if p.ls[i] == l {
 		return p.ts[i]
 	}
-	lo, hi := p.ts[i-1], p.ts[i]
-	for it := 0; it < 80 && hi > lo; it++ {
-		m := lo + (hi-lo)/2
-		if m <= lo || m >= hi {
-			break
-		}
-		if p.loss(m) <= l {
-			lo = m
-		} else {
-			hi = m
-		}
-	}
-	return lo
+	o, _ := search.Solve(search.Problem[float64]{
+		Holds:          func(t float64) (bool, error) { return p.loss(t) <= l, nil },
+		Side:           search.Lower,
+		Lo:             p.ts[i-1],
+		Hi:             p.ts[i],
+		LoKnown:        true,
+		HiKnown:        true,
+		Done:           func(lo, hi float64) bool { return !(hi > lo) },
+		MaxEvaluations: 80,
+	})
+	return o.X
 }
 
 // truncation returns the losses at the ends of the table (P has mass

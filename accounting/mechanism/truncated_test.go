@@ -43,7 +43,7 @@ func TestBinomTails(t *testing.T) {
 // q·P(K < 2) + 2·P(Binom(4, ½) > 2)/4 = ½·½ + 2·(5/16)/4 = 0.40625.
 func TestTruncatedPairs(t *testing.T) {
 	for _, adj := range []accounting.Adjacency{accounting.AddRemove, accounting.ReplaceOne} {
-		m, err := Of(accounting.Step{Mechanism: accounting.MechGaussian, Sigma: 1, Sampling: accounting.SamplingTruncatedPoisson, Rate: 0.5, DatasetSize: 4, SampleSize: 2, Adjacency: adj, Count: 1})
+		m, err := Of(accounting.Step{Mechanism: accounting.MechGaussian, Leaf: accounting.Gaussian{NoiseMultiplier: 1}, Sigma: 1, Sampling: accounting.SamplingTruncatedPoisson, Rate: 0.5, DatasetSize: 4, SampleSize: 2, Adjacency: adj, Count: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

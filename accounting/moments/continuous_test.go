@@ -134,8 +134,9 @@ func TestContinuousNotAboveGrids(t *testing.T) {
 	t.Logf("continuous ε below the grid's by > 1e-6 relative in %d of %d cases", better, 2*n)
 }
 
-// TestIssue11Examples pins the examples of issue 11, §1 (δ = 1e-5, the
-// default rdp), against testdata/moments/issue11_examples.csv: rdp's
+// TestOrderSearchExamples pins the examples of the continuous order search
+// (δ = 1e-5, the default rdp; docs/rdp-orders.md) against
+// testdata/moments/order_search_examples.csv: rdp's
 // lattice minimum with α integrated by mpmath (gen_examples.py). At each
 // row the accountant picks the reference's lattice order, and its ε is at
 // or above the reference (α is rounded up) by at most 1e-6 relative (α's
@@ -146,13 +147,13 @@ func TestContinuousNotAboveGrids(t *testing.T) {
 // λ ≤ 256): ε = 2050.17 (Opacus 79.05, dp_accounting 79.40); σ = 0.343056
 // (Opacus 0.253); σ = 46.2204 at λ = 256 (pld 13.35); no σ up to 1e6
 // (pld 12,215).
-func TestIssue11Examples(t *testing.T) {
+func TestOrderSearchExamples(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	const delta = 1e-5
-	rows := testref.CSV(t, "moments/issue11_examples.csv")
+	rows := testref.CSV(t, "moments/order_search_examples.csv")
 	if len(rows) != 8 {
-		t.Fatalf("issue11_examples.csv: %d rows, want a header and 7", len(rows))
+		t.Fatalf("order_search_examples.csv: %d rows, want a header and 7", len(rows))
 	}
 	f := func(s string) float64 {
 		v, err := strconv.ParseFloat(s, 64)

@@ -117,6 +117,11 @@ type Accountant struct {
 	// as unsampled releases); shuffles holds those epochs (see witness).
 	unattained map[mechanism.Mechanism]int
 	shuffles   map[shuffledEpochs]int
+	// projections counts the witnesses of k-out-of-t random-allocation
+	// epochs (k > 1), recorded as the groups of their reduction, which
+	// only dominate them: per epoch the sum of its outputs
+	// ([mechanism.AllocationProjection]).
+	projections map[mechanism.Mechanism]int
 	// witnesses is the accountant of the steps' witnesses (see witness),
 	// made lazily and cached until the next Compose.
 	witnesses *Accountant
@@ -201,7 +206,7 @@ func (a *Accountant) Compose(e accounting.Event, count int) error {
 	if err != nil {
 		return err
 	}
-	loose, shuffles, err := a.shuffledOf(e, count)
+	loose, shuffles, projections, err := a.unattainedOf(e, count)
 	if err != nil {
 		return err
 	}
@@ -225,6 +230,12 @@ func (a *Accountant) Compose(e accounting.Event, count int) error {
 			a.shuffles = map[shuffledEpochs]int{}
 		}
 		a.shuffles[k] += n
+	}
+	for k, n := range projections {
+		if a.projections == nil {
+			a.projections = map[mechanism.Mechanism]int{}
+		}
+		a.projections[k] += n
 	}
 	a.steps = total
 	if unbounded {
@@ -260,18 +271,21 @@ func (a *Accountant) stepsOf(e accounting.Event, count int) (map[mechanism.Mecha
 	return add, p.Unbounded, nil
 }
 
-// shuffledOf returns the shuffled epochs of count repetitions of e (which
-// stepsOf accepted): per mechanism they are recorded as, their count, and
-// the epochs of each shuffled Gaussian step.
-func (a *Accountant) shuffledOf(e accounting.Event, count int) (map[mechanism.Mechanism]int, map[shuffledEpochs]int, error) {
+// unattainedOf returns the steps of count repetitions of e (which stepsOf
+// accepted) whose recorded pairs are not attained although their
+// mechanisms' are: shuffled epochs (recorded as unsampled releases) and
+// k-out-of-t random-allocation epochs with k > 1 (recorded as the groups
+// of their reduction). It returns, per mechanism they are recorded as,
+// their count; the epochs of each shuffled Gaussian step; and the
+// witnesses of the allocation epochs with their counts.
+func (a *Accountant) unattainedOf(e accounting.Event, count int) (loose map[mechanism.Mechanism]int, shuffles map[shuffledEpochs]int, projections map[mechanism.Mechanism]int, err error) {
 	p, err := accounting.NormalizeUnder(a.adj, e, count)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	var loose map[mechanism.Mechanism]int
-	var shuffles map[shuffledEpochs]int
 	for _, s := range p.Steps {
-		if s.Sampling != accounting.SamplingShuffle {
+		alloc := s.Sampling == accounting.SamplingRandomAllocation && s.SampleSize > 1
+		if s.Sampling != accounting.SamplingShuffle && !alloc {
 			continue
 		}
 		if sigma, b, unused, ok := mechanism.ShuffledEpoch(s); ok {
@@ -280,14 +294,20 @@ func (a *Accountant) shuffledOf(e accounting.Event, count int) (map[mechanism.Me
 			}
 			shuffles[shuffledEpochs{sigma, b, unused}] += s.Count
 		}
+		if g, ok := s.Leaf.(accounting.Gaussian); ok && alloc {
+			if projections == nil {
+				projections = map[mechanism.Mechanism]int{}
+			}
+			projections[mechanism.AllocationProjection(g.NoiseMultiplier, s.DatasetSize, s.SampleSize, s.Adjacency)] += s.Count
+		}
 		one := accounting.Plan{Adjacency: p.Adjacency, Steps: []accounting.Step{s}}
 		if one, err = one.Bounded(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		for _, u := range one.Steps {
 			k, err := mechanism.Of(u)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if loose == nil {
 				loose = map[mechanism.Mechanism]int{}
@@ -295,7 +315,7 @@ func (a *Accountant) shuffledOf(e accounting.Event, count int) (map[mechanism.Me
 			loose[k] += u.Count
 		}
 	}
-	return loose, shuffles, nil
+	return loose, shuffles, projections, nil
 }
 
 // empty returns an accountant with a's options and adjacency and no steps.

@@ -34,6 +34,21 @@ func TestBracketBoundsTheRun(t *testing.T) {
 			2.160, 2.16367, true, 2.561, 2.5623},
 		{"poisson", accounting.AddRemove, accounting.SubsampledGaussian(2, 0.01, 10000),
 			2.160, 2.16367, false, 2.160, 2.16367},
+		// Random allocation, one epoch of t = 100 steps at σ 2: k = 10 is
+		// bounded by the pair of its 10-groups reduction (2.14236, pair's
+		// lower 2.13979), which reveals the partition and is not attained;
+		// the run's lower end is the sum of the epoch's outputs, N(5, 100)
+		// against N(0, 100): the Gaussian of σ 2, ε 1.99309. k = 1: the
+		// pld pair is the upper discretisation of the attained pair, the
+		// lower end that of its dominated discretisation.
+		{"random allocation k 10", accounting.AddRemove, accounting.RandomAllocation{NumSelected: 10, NumSteps: 100, Event: g},
+			1.99309, 1.993092, true, 2.1397, 2.1399},
+		{"balls-in-bins", accounting.AddRemove, accounting.RandomAllocation{NumSelected: 1, NumSteps: 100, Event: g},
+			0.17315, 0.173153, true, 0.17317, 0.17318},
+		// The discrete Gaussian's shift pair is attained (an integer query
+		// to which the differing record contributes Δ).
+		{"discrete Gaussian", accounting.AddRemove, accounting.SelfComposed{Event: accounting.PoissonSampled{SamplingRate: 0.1, Event: accounting.DiscreteGaussian{Sigma: 2, Sensitivity: 1, Dimension: 1}}, Count: 100},
+			2.3107, 2.3108, false, 2.3107, 2.3108},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a, err := New(Options{}, accounting.WithAdjacency(c.adj))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/moments"
+	"github.com/dpcalc/dpcalc/internal/search"
 )
 
 // rdpAccountant returns an RDP accountant holding the same steps (cached
@@ -68,38 +69,29 @@ func rdpDelta(ctx context.Context, rdp *moments.RDP, eps float64) (float64, erro
 		}
 		return e <= eps, nil
 	}
-	// Walk down from d until a δ' fails, then bisect to the float64.
-	hi, lo := d, d
-	for _, g := range []float64{1e-12, 1e-9, 1e-6, 1e-3, 0.5} {
-		lo = d * (1 - g)
-		ok, err := good(lo)
-		if err != nil {
-			return 0, err
-		}
-		if !ok {
-			break
-		}
-		hi = lo
+	// Walk down from d by the fractions below until a δ' fails, then
+	// bisect to the float64 (at most 53 halvings: lo ≥ d/2). Even d/2
+	// passing (RDP's two directions far apart) ends at the lower bound.
+	walk := []float64{1e-12, 1e-9, 1e-6, 1e-3, 0.5}
+	o, err := search.Solve(search.Problem[float64]{
+		Holds:   good,
+		Lo:      d,
+		Hi:      d,
+		HiKnown: true, // d is rdp's own δ(eps)
+		Down: func(float64) (float64, bool) {
+			if len(walk) == 0 {
+				return 0, false
+			}
+			g := walk[0]
+			walk = walk[1:]
+			return d * (1 - g), true
+		},
+		MaxEvaluations: 64 + 5, // the walk and 64 halvings; never reached
+	})
+	if err != nil {
+		return 0, err
 	}
-	if hi == lo {
-		return hi, nil // even d/2 passes (RDP's two directions far apart)
-	}
-	for k := 0; k < 64; k++ {
-		mid := lo + (hi-lo)/2
-		if mid <= lo || mid >= hi {
-			break
-		}
-		ok, err := good(mid)
-		if err != nil {
-			return 0, err
-		}
-		if ok {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	return hi, nil
+	return o.X, nil
 }
 
 // rdpOnly reports whether err means that the default grid could not hold

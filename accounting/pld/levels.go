@@ -328,6 +328,9 @@ func (a *Accountant) levelAt(ctx context.Context, eta float64) (*levels, error) 
 		return nil, err
 	}
 	lv := &levels{res: r}
+	if a.levels == nil { // a set GridWidth's probe (tailsCut) comes first
+		a.levels = map[float64]*levels{}
+	}
 	a.levels[eta] = lv
 	return lv, nil
 }

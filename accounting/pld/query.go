@@ -58,7 +58,10 @@ type Bracket struct {
 // Poisson-sampled steps) the pairs' lower bound is one on the run. Where
 // they only dominate, the lower bound is the largest of: the composition
 // of the steps' witnesses (for fixed-size sampling, the Poisson pairs a
-// fixed pair of neighbours attains), and for each shuffled Gaussian step
+// fixed pair of neighbours attains; for random allocation, post-processings
+// of the pair a linear query attains: the dominated pairs of a 1-out-of-t
+// group, the sum of an epoch's outputs for k-out-of-t with k > 1), and for
+// each shuffled Gaussian step
 // [ShuffledLowerEpsilon] (the true ε of a composition is at least that of
 // any part of it, whose releases are a post-processing of the whole).
 func (a *Accountant) EpsilonBracket(ctx context.Context, delta float64) (Bracket, error) {
@@ -142,16 +145,21 @@ func (a *Accountant) witness() (w *Accountant, attained bool) {
 	w.lowerOnly = true
 	for k, n := range a.counts {
 		p := a.pld(k)
+		if n -= a.unattained[k]; n <= 0 {
+			continue
+		}
 		switch {
 		case p.Attained:
-			if n -= a.unattained[k]; n > 0 {
-				w.counts[k] += n
-				w.steps += n
-			}
+			w.counts[k] += n
+			w.steps += n
 		case p.Witness != nil:
 			w.counts[p.Witness] += n
 			w.steps += n
 		}
+	}
+	for k, n := range a.projections {
+		w.counts[k] += n
+		w.steps += n
 	}
 	if len(w.counts) == 0 {
 		return nil, false
@@ -495,7 +503,7 @@ func (a *Accountant) cutFallbacks(ctx context.Context, f func(c *composition, up
 // uncut intersects the bracket [lower, upper] found with the tails cut at a
 // query's δ with the bracket of the default truncation (etaFor(steps, 0)),
 // for a query whose cut bracket is still wide: the cut narrows the grid
-// for tiny ε (issue 11 §4), but where δ is small the narrower per-step
+// for tiny ε, but where δ is small the narrower per-step
 // range can leave the tilted composition coarser than the uncut one (σ
 // 0.5, q 1e-4, T 1e4, δ 1e-10: cut [4.347, 5.783], uncut [5.0841,
 // 5.0848]). Both are certified, so their intersection is. A composition

@@ -13,9 +13,9 @@ import (
 	"github.com/dpcalc/dpcalc/internal/testref"
 )
 
-// smallDeltaCases are the small-δ examples of issue 11 §2, where the
+// smallDeltaCases are the small-δ examples (δ ≤ 1e-10), where the
 // PLD used to fall back to RDP, with Microsoft prv_accountant's certified
-// interval as quoted in the issue (0 where none was quoted).
+// interval for them (0 where none is known).
 var smallDeltaCases = []struct {
 	sigma, q      float64
 	steps         int
@@ -63,7 +63,7 @@ func TestGeneratePLDSmallDeltaReference(t *testing.T) {
 	}
 }
 
-// TestPLDSmallDelta pins the small-δ examples of issue 11 §2: the default
+// TestPLDSmallDelta pins the small-δ examples (δ ≤ 1e-10): the default
 // accountant answers them from the PLD (no RDP fallback) with a certified
 // bracket at most 0.1% wide that overlaps the fine-grid bracket of
 // testdata/pld/small_delta_ref.csv (both certify the same number), with
@@ -127,7 +127,7 @@ func TestPLDSmallDelta(t *testing.T) {
 	}
 }
 
-// BenchmarkPLDSmallDelta times the small-δ examples of issue 11 §2 (the
+// BenchmarkPLDSmallDelta times the small-δ examples (δ ≤ 1e-10; the
 // tilted composition; before it, RDP's bound was reported).
 func BenchmarkPLDSmallDelta(b *testing.B) {
 	for _, c := range smallDeltaCases {

@@ -13,9 +13,10 @@ import (
 	"github.com/dpcalc/dpcalc/internal/testref"
 )
 
-// TestTinyQCorners pins issue 11 §4's examples, where ε is tiny next to
-// the range of the per-step loss (the sampled component's tail): the
-// tails are cut at the query's δ and the grid follows the narrower range.
+// TestTinyQCorners pins the tiny-q examples (n7, n8 of docs/peers.md),
+// where ε is tiny next to the range of the per-step loss (the sampled
+// component's tail): the tails are cut at the query's δ and the grid
+// follows the narrower range.
 // Before the cut the brackets were [0, 9.87e-5] and [0, 0.00624].
 //
 // n7: dp_accounting's PLD on grids of 1e-6 and 4e-7

@@ -13,8 +13,8 @@ import (
 // privacy loss lives on two scales: a bulk of tiny losses and rare large
 // ones (a small sampling rate: with σ = 0.742, q = 2.1e-9, T = 7512 the
 // bulk spreads over 5e-7 while single losses reach 1e-4, and ε ≈ 3.5e-6).
-// One uniform grid fine enough for the bulk cannot span the large losses
-// (issue 11 §4); here each step's loss is split at a point a into a bulk
+// One uniform grid fine enough for the bulk cannot span the large losses;
+// here each step's loss is split at a point a into a bulk
 // part β (losses ≤ a, a fine grid) and a jump part γ (losses ≥ a, a coarse
 // grid), both discretised as in discretise (connect the dots above, a
 // merge below; the cells of both grids partition the loss line, so each

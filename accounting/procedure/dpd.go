@@ -224,23 +224,26 @@ func DPDACSigma(eps, delta, q float64, steps int) (float64, error) {
 // non-increasing in σ, by bisection on log σ, returning the upper (safe)
 // end of the bracket.
 func dpdSigmaSearch(epsOf func(float64) float64, eps float64) (float64, error) {
-	lo, hi := math.Log(1e-6), math.Log(1.0)
-	for epsOf(math.Exp(hi)) > eps {
-		lo = hi
-		hi += math.Log(4)
-		if hi > math.Log(1e12) {
-			return 0, fmt.Errorf("procedure: no noise multiplier up to 1e12 reaches eps = %g", eps)
-		}
+	// On u = log σ: from [log 1e-6, 0], the upper end grows by log 4 up to
+	// log 1e12 until it meets eps; then the bracket is halved to width
+	// 1e-11.
+	o, _ := search.Solve(search.Problem[float64]{
+		Holds: func(u float64) (bool, error) { return epsOf(math.Exp(u)) <= eps, nil },
+		Lo:    math.Log(1e-6),
+		Hi:    math.Log(1.0),
+		Up: func(u float64) (float64, bool) {
+			u += math.Log(4)
+			return u, !(u > math.Log(1e12))
+		},
+		Done: func(lo, hi float64) bool { return hi-lo <= 1e-11 },
+	})
+	switch o.Status {
+	case search.NoBracket:
+		return 0, fmt.Errorf("procedure: no noise multiplier up to 1e12 reaches eps = %g", eps)
+	case search.AtLowerBound:
+		return math.Exp(o.X), nil
 	}
-	if epsOf(math.Exp(lo)) <= eps {
-		return math.Exp(lo), nil
-	}
-	s, err := search.BisectLog(context.Background(), func(s float64) bool { return epsOf(s) <= eps }, lo, hi,
-		func(lo, hi float64) bool { return hi-lo <= 1e-11 })
-	if err != nil {
-		return 0, err // unreachable: the context is never done
-	}
-	return up(s), nil
+	return up(math.Exp(o.X)), nil
 }
 
 func dpdCheck(eps, delta, q float64, steps int) error {

@@ -41,7 +41,7 @@ func epsOf(t *testing.T, k accounting.Kind, e accounting.Event, delta float64) (
 // conversion of Canonne, Kamath and Steinke (2020) is never worse than
 // Abadi et al.'s tail bound on the same moments and orders; pld upper ≤ rdp
 // because pld takes the minimum with its own rdp bound where that is
-// smaller. Issue 10 saw both fail by about 1e-12 relative. Monotonicity is
+// smaller. Both once failed by about 1e-12 relative. Monotonicity is
 // in the conformance suite (accounting/accountingtest).
 func TestCrossAccountantOrdering(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2026, 11))

@@ -70,7 +70,7 @@ func loadPeerRows(t *testing.T) []peerRow {
 	return out
 }
 
-// TestPeers holds dpcalc, computed live, to issue 11's "Done when" against
+// TestPeers holds dpcalc, computed live, to two checks against
 // the peers' numbers recorded in testdata/peers/*.csv:
 //   - rdp ≤ each fixed-grid RDP ε (Opacus' and dp_accounting's default
 //     orders), up to a factor 1 + 1e-12: rdp optimises the order
@@ -84,7 +84,7 @@ func loadPeerRows(t *testing.T) []peerRow {
 // default pld only on settings whose recorded dpcalc pld time is under
 // 0.25 s (the §4 tiny-q corners take seconds each).
 // knownPLDGaps are settings where pld's certified upper bound is known to
-// be looser than PRV's: tightness gaps of issue 11 still open, never
+// be looser than PRV's: tightness gaps still open, never
 // soundness. TestPeers logs them while they last and fails once one closes,
 // so that the list stays true.
 var knownPLDGaps = map[string]string{}
@@ -101,7 +101,7 @@ func TestPeers(t *testing.T) {
 		}
 	}
 	if len(settings) < 48 {
-		t.Fatalf("testdata/peers has %d settings, want issue 11's 8 examples + ≥ 40 random", len(settings))
+		t.Fatalf("testdata/peers has %d settings, want the 8 named examples + ≥ 40 random", len(settings))
 	}
 	rdp := map[string]float64{}
 	pldUpper, pldLower := map[string]float64{}, map[string]float64{}

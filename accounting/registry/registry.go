@@ -41,6 +41,15 @@ type Options struct {
 	Adjacency accounting.Adjacency
 }
 
+// Default is the accountant used wherever one accountant answers and none
+// is named: the command line's --accountant of sigma, eps, delta, epochs and
+// profile, train's calibration, budget and reporting, and the web page's
+// menu. It is pld, the tightest certified bound: its upper end is never
+// above rdp's (rdp's bound is its cross-check), and it comes with a lower
+// end, so the interval it prints contains the true ε. Every default is read
+// from here.
+const Default = accounting.KindPLD
+
 // method is one entry of the table: a kind, what it is in a few words (the
 // web page's menu), the note shown beside its numbers ("" for none), and
 // how to make one.
@@ -170,6 +179,25 @@ func NewAccountant(kind accounting.Kind, opt Options) (accounting.Accountant, er
 		return nil, fmt.Errorf("registry: %s is a procedure, not an accountant (%s)", kind, Caveat(m))
 	}
 	return a, nil
+}
+
+// Alternatives returns the accountants to turn to, in order, where kind
+// cannot bound a training (an event it does not support, more steps than
+// it composes, more memory than there is): rdp, the tightest after pld
+// and without a limit on the number of steps, then the other accountants
+// in display order. Procedures are never alternatives: they are not
+// proven bounds.
+func Alternatives(kind accounting.Kind) []accounting.Kind {
+	var out []accounting.Kind
+	if kind != accounting.KindRDP {
+		out = append(out, accounting.KindRDP)
+	}
+	for _, m := range methods {
+		if m.kind != kind && m.kind != accounting.KindRDP && !Procedural(m.kind, Options{}) {
+			out = append(out, m.kind)
+		}
+	}
+	return out
 }
 
 // Procedural reports whether kind with opt makes a procedure (the

@@ -65,10 +65,13 @@ func (a *Accountant) UpperBound() {}
 // the unsampled one (sound, since neighbouring datasets give samples that
 // are neighbours or equal), so fixed-size and Poisson sampling under
 // replace-one are accepted too (the same draw of positions picks the
-// replaced record in both data sets or in neither).
+// replaced record in both data sets or in neither), and so is a
+// 1-out-of-t random-allocation group (its mixture of shifted Gaussians is
+// no worse than one, by the joint convexity of exp((α−1)D_α)).
 func (a *Accountant) Supports(s accounting.Step) error {
 	ro := s.Adjacency == accounting.ReplaceOne && (s.Sampling == accounting.SamplingWithoutReplacement || s.Sampling == accounting.SamplingPoisson)
-	if !(s.ClassicSampling() || ro) {
+	alloc := s.Sampling == accounting.SamplingRandomAllocation && s.SampleSize == 1
+	if !(s.ClassicSampling() || ro || alloc) {
 		return s.Unsupported(accounting.KindZCDP, "no zCDP bound for a "+s.Describe()+" step")
 	}
 	m, err := mechanism.Of(s)
@@ -182,11 +185,17 @@ func (a *Accountant) pureEpsilon() float64 {
 	var e float64
 	for _, s := range a.plan.Steps {
 		var x float64
-		switch {
-		case s.Mechanism == accounting.MechZCDP && s.Rho == 0:
-			x = s.Xi
-		case s.Mechanism == accounting.MechEpsilonDelta && s.Delta == 0:
-			x = s.Epsilon
+		switch e := s.Leaf.(type) {
+		case accounting.ZCDP:
+			if e.Rho != 0 {
+				return math.Inf(1)
+			}
+			x = e.Xi
+		case accounting.EpsilonDelta:
+			if e.Delta != 0 {
+				return math.Inf(1)
+			}
+			x = e.Epsilon
 		default:
 			return math.Inf(1)
 		}

@@ -1,6 +1,10 @@
 package onerun
 
-import "math"
+import (
+	"math"
+
+	"github.com/dpcalc/dpcalc/internal/search"
+)
 
 // logPMF returns log P[Binomial(n, p) = k] for 0 ≤ k ≤ n, given lp = log p
 // and lq = log(1 − p), and a bound on its rounding error: a few ulps of
@@ -164,17 +168,13 @@ func ClopperPearsonUpper(k, n int, significance float64) float64 {
 		}
 		return 1 - upperTail(n, k+1, math.Log(p), math.Log1p(-p), false)
 	}
-	lo, hi := 0.0, 1.0 // cdf(lo) > significance ≥ cdf(hi)
-	for hi-lo > 1e-15*hi {
-		mid := lo + (hi-lo)/2
-		if mid <= lo || mid >= hi {
-			break
-		}
-		if cdf(mid) > significance {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return hi
+	o, _ := search.Solve(search.Problem[float64]{
+		Holds:   func(p float64) (bool, error) { return !(cdf(p) > significance), nil },
+		Lo:      0, // cdf(0) = 1 > significance
+		Hi:      1, // cdf(1) = 0 ≤ significance
+		LoKnown: true,
+		HiKnown: true,
+		Done:    func(lo, hi float64) bool { return !(hi-lo > 1e-15*hi) },
+	})
+	return o.X
 }

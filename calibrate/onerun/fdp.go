@@ -5,6 +5,7 @@ import (
 
 	"github.com/dpcalc/dpcalc/accounting/gaussian"
 	"github.com/dpcalc/dpcalc/internal/logmath"
+	"github.com/dpcalc/dpcalc/internal/search"
 )
 
 // EpsilonLowerFDP returns the f-DP refinement of [EpsilonLower]
@@ -85,24 +86,37 @@ func fdpRejects(c Counts, sig, eps, delta float64) bool {
 // private as the exact one.
 func gaussianMu(eps, delta float64) float64 {
 	logDelta := math.Log(delta)
-	ok := func(s float64) bool { return gaussian.LogDelta(s, 1, eps) <= logDelta } // (eps, delta)-DP at σ = s
+	dp := func(s float64) (bool, error) { return gaussian.LogDelta(s, 1, eps) <= logDelta, nil } // (eps, delta)-DP at σ = s
+	// From s = 1, halve down while DP or double up while not (2000 steps
+	// at most); the bracket keeps 1 as its other end.
+	down, up := 0, 0
+	g, _ := search.Solve(search.Problem[float64]{
+		Holds: dp,
+		Lo:    1,
+		Hi:    1,
+		Down: func(s float64) (float64, bool) {
+			down++
+			return s / 2, down <= 2000
+		},
+		Up: func(s float64) (float64, bool) {
+			up++
+			return s * 2, up <= 2000
+		},
+		Done: func(lo, hi float64) bool { return true }, // bracket only
+	})
 	lo, hi := 1.0, 1.0
-	for i := 0; ok(lo) && i < 2000; i++ {
-		lo /= 2
+	if up > 0 {
+		hi = g.Hi
+	} else {
+		lo = g.Lo
 	}
-	for i := 0; !ok(hi) && i < 2000; i++ {
-		hi *= 2
-	}
-	for hi-lo > 1e-13*hi {
-		mid := lo + (hi-lo)/2
-		if mid <= lo || mid >= hi {
-			break
-		}
-		if ok(mid) {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	return 1 / lo
+	o, _ := search.Solve(search.Problem[float64]{
+		Holds:   dp,
+		Lo:      lo,
+		Hi:      hi,
+		LoKnown: true,
+		HiKnown: true,
+		Done:    func(lo, hi float64) bool { return !(hi-lo > 1e-13*hi) },
+	})
+	return 1 / o.Lo
 }

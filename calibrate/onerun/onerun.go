@@ -3,6 +3,8 @@ package onerun
 import (
 	"fmt"
 	"math"
+
+	"github.com/dpcalc/dpcalc/internal/search"
 )
 
 // Counts is the outcome of the guessing game: Canaries (m) canaries each
@@ -108,23 +110,18 @@ func epsilonLower(c Counts, sig, delta, lo float64) float64 {
 // not rejected, then [lo, hi] is bisected keeping rejected(lo). It gives up
 // at 2^60 and returns the last rejected point (a valid, if loose, bound).
 func bracketUp(rejected func(float64) bool, lo float64) float64 {
-	hi := math.Max(1, 2*lo)
-	for i := 0; rejected(hi); i++ {
-		if i > 60 {
-			return hi
-		}
-		lo, hi = hi, 2*hi
-	}
-	for hi-lo > 1e-12*hi {
-		mid := lo + (hi-lo)/2
-		if mid <= lo || mid >= hi {
-			break
-		}
-		if rejected(mid) {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo
+	n := 0
+	o, _ := search.Solve(search.Problem[float64]{
+		Holds:   func(x float64) (bool, error) { return rejected(x), nil },
+		Side:    search.Lower,
+		Lo:      lo,
+		Hi:      math.Max(1, 2*lo),
+		LoKnown: true,
+		Up: func(x float64) (float64, bool) {
+			n++
+			return 2 * x, n <= 61
+		},
+		Done: func(lo, hi float64) bool { return !(hi-lo > 1e-12*hi) },
+	})
+	return o.X // AtUpperBound past 2^60: the last rejected point
 }

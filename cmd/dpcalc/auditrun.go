@@ -39,13 +39,13 @@ type certifiedInterval struct {
 	Upper *float64 `json:"upper"`
 }
 
-// auditRunOutput is the JSON of audit-run and the "audit" object of train.
+// auditRunOutput is the result of audit-run and the audit of train
+// --canaries (its --json rows: FillOutput).
 type auditRunOutput struct {
 	Kind string `json:"canary_kind,omitempty"`
 	onerun.Result
 	DeadInputs int                `json:"dead_inputs,omitempty"`
 	Certified  *certifiedInterval `json:"certified,omitempty"`
-	Version    string             `json:"version,omitempty"`
 
 	view render.Doc // audit-run's table
 }
@@ -84,7 +84,7 @@ func runAuditRun(e *cli.Env, c *cli.AuditRunCmd) error {
 	if err != nil {
 		return exitErr(cli.ExitUsage, err)
 	}
-	out := auditRunOutput{Result: *res, Version: versionString()}
+	out := auditRunOutput{Result: *res}
 	if ev != nil {
 		if out.Certified, err = certify(e.Ctx, ev, c.Delta); err != nil {
 			return err

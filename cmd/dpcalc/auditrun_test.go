@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dpcalc/dpcalc/internal/cli"
 )
 
 // writeScores writes a scores CSV: nIn members then nOut non-members, the
@@ -36,20 +38,28 @@ func perfectScores() string {
 }
 
 type auditRunJSON struct {
-	Canaries int `json:"canaries"`
-	Members  int `json:"members"`
-	OneRun   struct {
-		Epsilon float64 `json:"epsilon"`
-		Guesses int     `json:"guesses"`
-		Correct int     `json:"correct"`
-	} `json:"one_run"`
-	FDP *struct {
-		Epsilon float64 `json:"epsilon"`
-	} `json:"fdp"`
-	Certified *struct {
-		Lower *float64 `json:"lower"`
-		Upper *float64 `json:"upper"`
-	} `json:"certified"`
+	OneRun, FDP, ClopperPearson, Certified *cli.OutputRow
+}
+
+// auditRows reads the rows of audit-run's (or train --canaries') --json
+// output by accountant.
+func auditRows(t *testing.T, out string) auditRunJSON {
+	t.Helper()
+	var r auditRunJSON
+	rows := decodeOutput(t, out).Rows
+	for i := range rows {
+		switch rows[i].Accountant {
+		case "one-run":
+			r.OneRun = &rows[i]
+		case "fdp":
+			r.FDP = &rows[i]
+		case "clopper-pearson":
+			r.ClopperPearson = &rows[i]
+		case "pld":
+			r.Certified = &rows[i]
+		}
+	}
+	return r
 }
 
 // TestAuditRunPublicCheck: 1,000 canaries, 100 guesses all right, 95%:
@@ -83,12 +93,12 @@ func TestAuditRunPublicCheck(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			var r auditRunJSON
-			if err := json.Unmarshal([]byte(out), &r); err != nil {
-				t.Fatal(err)
+			r := auditRows(t, out)
+			if r.OneRun == nil || r.OneRun.Value == nil || r.OneRun.Guesses == nil || r.OneRun.Correct == nil {
+				t.Fatalf("no one-run row: %s", out)
 			}
-			if got := fmt.Sprintf("%.5f", r.OneRun.Epsilon); got != tc.want || r.OneRun.Guesses != 100 || r.OneRun.Correct != 100 {
-				t.Errorf("%s, δ = %s: ε ≥ %s (%d/%d), want %s (100/100)", filepath.Base(path), tc.delta, got, r.OneRun.Correct, r.OneRun.Guesses, tc.want)
+			if got := fmt.Sprintf("%.5f", *r.OneRun.Value); got != tc.want || *r.OneRun.Guesses != 100 || *r.OneRun.Correct != 100 || !r.OneRun.LowerBound {
+				t.Errorf("%s, δ = %s: ε ≥ %s (%d/%d), want %s (100/100)", filepath.Base(path), tc.delta, got, *r.OneRun.Correct, *r.OneRun.Guesses, tc.want)
 			}
 		}
 	}
@@ -113,9 +123,8 @@ func TestAuditRunCertified(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "exceeds the certified upper bound") {
 		t.Errorf("exit %d, stderr %q; want 1 and the refutation", code, stderr)
 	}
-	var r auditRunJSON
-	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Certified == nil || r.Certified.Upper == nil {
-		t.Fatalf("JSON %q: %v", out, err)
+	if r := auditRows(t, out); r.Certified == nil || r.Certified.EpsilonUpper == nil || decodeOutput(t, out).Error == "" {
+		t.Fatalf("JSON %q: no certified row or no error", out)
 	}
 }
 
@@ -189,18 +198,15 @@ func TestTrainCanaries(t *testing.T) {
 	out, stderr, code = runCLI("train", "--canaries", "1000", "--dataset", "digits", "--eps", "1", "--epochs", "5",
 		"--seed", "1", "--canary-seed", "2", "--quiet", "--json")
 	var tr struct {
-		Result struct {
-			NoiseMultiplier float64 `json:"noise_multiplier"`
-		} `json:"result"`
-		Audit *auditRunJSON `json:"audit"`
+		NoiseMultiplier float64 `json:"noise_multiplier"`
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &tr) != nil || tr.Audit == nil || tr.Audit.Certified == nil {
+	if code != 0 || json.Unmarshal(decodeOutput(t, out).Training, &tr) != nil || auditRows(t, out).Certified == nil || auditRows(t, out).OneRun == nil {
 		t.Fatalf("--json: exit %d, %s\n%s", code, stderr, out)
 	}
-	sig, _, _ := runCLI("sigma", "--eps", "1", "--batch", "100", "--n", "2437", "--steps", "125", "--accountant", "rdp", "--json")
-	var want struct{ Sigma float64 }
-	if err := json.Unmarshal([]byte(sig), &want); err != nil || tr.Result.NoiseMultiplier != want.Sigma {
-		t.Errorf("σ = %v, want %v, the σ of 125 steps at q = 100/2437 (%v)", tr.Result.NoiseMultiplier, want.Sigma, err)
+	// train calibrates with the default accountant, pld.
+	sig, _, _ := runCLI("sigma", "--eps", "1", "--batch", "100", "--n", "2437", "--steps", "125", "--accountant", "pld", "--json")
+	if want := decodeOutput(t, sig).Rows[0].Value; want == nil || tr.NoiseMultiplier != *want {
+		t.Errorf("σ = %v, want %v, pld's σ of 125 steps at q = 100/2437", tr.NoiseMultiplier, want)
 	}
 	for _, tc := range []struct {
 		args []string

@@ -156,7 +156,7 @@ func TestTrainResumeWithoutCheckpoint(t *testing.T) {
 		Result struct {
 			Sigma   float64  `json:"noise_multiplier"`
 			Epsilon *float64 `json:"epsilon"`
-		} `json:"result"`
+		} `json:"training"`
 	}
 	json.Unmarshal([]byte(out), &first)
 	os.Remove(ck2)

@@ -46,7 +46,13 @@ func runDataFetch(e *cli.Env, c *cli.DataFetchCmd) error {
 		return err
 	}
 	if e.JSON {
-		return writeJSON(e.Stdout, map[string]string{"dataset": c.Name, "dir": dir, "status": "verified"})
+		out := &dataOutput{name: c.Name, dir: dir}
+		if train, test, err := data.Load(c.Name, dir); err == nil {
+			out.train = &splitInfo{train.N, train.D, train.Classes}
+			out.test = &splitInfo{test.N, test.D, test.Classes}
+		}
+		e.Print(out)
+		return nil
 	}
 	fmt.Fprintf(e.Stdout, "%s: verified in %s\n", c.Name, dir)
 	if c.Dir != "" && filepath.Clean(c.Dir) != filepath.Clean(data.DefaultDir(c.Name)) {
@@ -70,7 +76,8 @@ func runDataVerify(e *cli.Env, c *cli.DataVerifyCmd) error {
 		return exitErr(cli.ExitUsage, err)
 	}
 	if e.JSON {
-		return writeJSON(e.Stdout, map[string]any{"dataset": c.Name, "train": train.N, "test": test.N, "features": train.D, "classes": train.Classes, "status": "verified"})
+		e.Print(&dataOutput{name: c.Name, dir: dir, train: &splitInfo{train.N, train.D, train.Classes}, test: &splitInfo{test.N, test.D, test.Classes}})
+		return nil
 	}
 	fmt.Fprintf(e.Stdout, "%s: verified: %d train, %d test, %d features, %d classes\n", c.Name, train.N, test.N, train.D, train.Classes)
 	return nil

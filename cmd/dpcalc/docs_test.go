@@ -29,7 +29,7 @@ var binPath string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	for _, env := range []string{killTrainEnv, holdRunEnv, booksHelperEnv} {
+	for _, env := range []string{killTrainEnv, holdRunEnv, booksHelperEnv, secondInterruptEnv} {
 		if os.Getenv(env) != "" {
 			// A helper process of a kill test: it needs no binary.
 			os.Exit(m.Run())
@@ -454,39 +454,50 @@ func TestReadmeGoProgram(t *testing.T) {
 	t.Errorf("the README's Go program prints\n%s\nthe README says\n%s", got, want)
 }
 
-// TestJSONSchemaDocumented: the field table of docs/cli.md's JSON schema
-// lists exactly the JSON fields of a result row, in order.
+// TestJSONSchemaDocumented: the two field tables of docs/cli.md's JSON
+// schema list exactly the JSON fields of the output object (cli.Output)
+// and of its rows (cli.OutputRow), in order.
 func TestJSONSchemaDocumented(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := string(raw)
-	start := strings.Index(doc, "| field | type | meaning |")
-	if start < 0 {
-		t.Fatal("docs/cli.md has no JSON field table")
+	schema := strings.Index(doc, "## JSON schema")
+	if schema < 0 {
+		t.Fatal("docs/cli.md has no JSON schema section")
 	}
-	var documented []string
-	for _, l := range strings.Split(doc[start:], "\n")[2:] {
-		if !strings.HasPrefix(l, "| `") {
-			break
+	doc = doc[schema:]
+	for _, typ := range []reflect.Type{reflect.TypeOf(cli.Output{}), reflect.TypeOf(cli.OutputRow{})} {
+		start := strings.Index(doc, "| field | type | meaning |")
+		if start < 0 {
+			t.Fatalf("docs/cli.md has no JSON field table for %s", typ)
 		}
-		cell := strings.Split(l, "|")[1]
-		for _, f := range strings.Split(cell, ",") {
-			documented = append(documented, strings.Trim(strings.TrimSpace(f), "`"))
+		var documented []string
+		lines := strings.Split(doc[start:], "\n")[2:]
+		n := 0
+		for _, l := range lines {
+			if !strings.HasPrefix(l, "| `") {
+				break
+			}
+			n++
+			cell := strings.Split(l, "|")[1]
+			for _, f := range strings.Split(cell, ",") {
+				documented = append(documented, strings.Trim(strings.TrimSpace(f), "`"))
+			}
 		}
-	}
-	var fields []string
-	rt := reflect.TypeOf(cli.Row{})
-	for i := 0; i < rt.NumField(); i++ {
-		if !rt.Field(i).IsExported() {
-			continue
+		doc = strings.Join(lines[n:], "\n")
+		var fields []string
+		for i := 0; i < typ.NumField(); i++ {
+			if !typ.Field(i).IsExported() {
+				continue
+			}
+			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+			fields = append(fields, name)
 		}
-		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
-		fields = append(fields, name)
-	}
-	if fmt.Sprint(documented) != fmt.Sprint(fields) {
-		t.Errorf("docs/cli.md documents %v, the row has %v", documented, fields)
+		if fmt.Sprint(documented) != fmt.Sprint(fields) {
+			t.Errorf("docs/cli.md documents %v, %s has %v", documented, typ, fields)
+		}
 	}
 }
 
@@ -530,9 +541,9 @@ func TestDocProseNumbers(t *testing.T) {
 	for _, c := range []struct {
 		file, prose, example, output string
 	}{
-		{"docs/training.md", "σ = 10.9721 calibrated for 1,500 steps", "dpcalc sigma --eps 1 --delta 1e-5 --q 0.0695894 --steps 1500", "│ rdp        │ 10.9721 │"},
-		{"docs/training.md", "its own 1,500 steps (σ = 10.9721)", "dpcalc sigma --eps 1 --delta 1e-5 --q 0.0695894 --steps 1500", "│ rdp        │ 10.9721 │"},
-		{"docs/training.md", "it now gives 10.7458", "dpcalc sigma --eps 1 --q 0.0695894 --epochs 100", "│ rdp        │ 10.7458 │"},
+		{"docs/training.md", "σ = 10.9721 calibrated for 1,500 steps", "dpcalc sigma --eps 1 --delta 1e-5 --q 0.0695894 --steps 1500 --accountant rdp", "│ rdp        │ 10.9721 │"},
+		{"docs/training.md", "its own 1,500 steps (σ = 10.9721)", "dpcalc sigma --eps 1 --delta 1e-5 --q 0.0695894 --steps 1500 --accountant rdp", "│ rdp        │ 10.9721 │"},
+		{"docs/training.md", "it now gives 10.7458", "dpcalc sigma --eps 1 --q 0.0695894 --epochs 100 --accountant rdp", "│ rdp        │ 10.7458 │"},
 		{"docs/training.md", "spends ε = 1.02415 under RDP", "dpcalc eps --sigma 10.7361 --q 0.0695894 --steps 1500 --accountant rdp", "│ 1.02415 │"},
 		{"docs/training.md", "(0.937026 under PLD)", "dpcalc eps --sigma 10.7361 --q 0.0695894 --steps 1500 --accountant pld", "│ 0.937026 ["},
 		{"docs/reproduction-sharding.md", "epochs with 10 runs per cell: 930 runs, of which 440 are DIGITS runs", "dpcalc reproduce --profile full --plan --quiet", "930 training runs (440 DIGITS, 490 MNIST)"},

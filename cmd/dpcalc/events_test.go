@@ -10,7 +10,6 @@ import (
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
-	"github.com/dpcalc/dpcalc/internal/cli"
 )
 
 const twoPhase = "sigma=1,q=0.01,steps=5000; sigma=2,q=0.02,steps=3000"
@@ -21,11 +20,11 @@ func epsOf(t *testing.T, args ...string) float64 {
 	if code != 0 {
 		t.Fatalf("%v: exit %d: %s", args, code, stderr)
 	}
-	var r cli.Row
-	if err := json.Unmarshal([]byte(stdout), &r); err != nil || r.Epsilon == nil {
-		t.Fatalf("%v: %v\n%s", args, err, stdout)
+	out := decodeOutput(t, stdout)
+	if len(out.Rows) == 0 || out.Rows[0].Epsilon == nil || out.Rows[0].Value == nil || *out.Rows[0].Value != *out.Rows[0].Epsilon {
+		t.Fatalf("%v: no ε\n%s", args, stdout)
 	}
-	return *r.Epsilon
+	return *out.Rows[0].Epsilon
 }
 
 // TestScheduleEventsAPI: the two-phase example gives one ε from
@@ -33,7 +32,8 @@ func epsOf(t *testing.T, args ...string) float64 {
 // emits (--emit-events, read back with --events, also from stdin), and from
 // the Go API.
 func TestScheduleEventsAPI(t *testing.T) {
-	newAcc := func() (accounting.Method, error) { return registry.New(accounting.KindRDP, registry.Options{}) }
+	// The command line's default accountant.
+	newAcc := func() (accounting.Method, error) { return registry.New(registry.Default, registry.Options{}) }
 	api, err := calibrate.Epsilon(t.Context(), newAcc, accounting.Composed{Events: []accounting.Event{
 		accounting.SubsampledGaussian(1, 0.01, 5000), accounting.SubsampledGaussian(2, 0.02, 3000)}}, 1e-5)
 	if err != nil {

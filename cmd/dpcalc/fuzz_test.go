@@ -21,8 +21,8 @@ import (
 //   - with --json, stdout is exactly one valid JSON value (so it cannot
 //     hold NaN or ±Inf, which JSON cannot spell, and no result may be
 //     replaced by the encoder's "unsupported value" error), and on failure it is
-//     either the {"error": …} object or a result that carries an "error"
-//     (or, for audit, its verdict).
+//     either the {"error": …} object or a result that carries an "error";
+//     it is one object of the one shape (cli.Output, no unknown field).
 //
 // checkRun returns a description of the first broken invariant, or "".
 func checkRun(args []string, asJSON bool) (msg string, code int, stdout, stderr string) {
@@ -51,8 +51,14 @@ func checkRun(args []string, asJSON bool) (msg string, code int, stdout, stderr 
 	if dec.More() {
 		return "--json: stdout holds more than one JSON value", code, stdout, stderr
 	}
-	if code != 0 && !strings.Contains(stdout, `"error"`) && !strings.Contains(stdout, `"verdict"`) {
-		return "--json: failure without an \"error\" (or an audit verdict) in stdout", code, stdout, stderr
+	res, err := parseOutput(stdout)
+	switch {
+	case err != nil:
+		return "--json: stdout does not fit the one shape (cli.Output): " + err.Error(), code, stdout, stderr
+	case code != 0 && res.Error == "":
+		return "--json: failure without an \"error\" in stdout", code, stdout, stderr
+	case code == 0 && (res.Error != "" || res.Command == "" || res.Rows == nil):
+		return "--json: success without its command and rows, or with an \"error\"", code, stdout, stderr
 	}
 	if code == 2 {
 		obj, ok := v.(map[string]any)

@@ -33,7 +33,8 @@ func TestFiniteTreeMatchesEncodingJSON(t *testing.T) {
 	}
 	e := 1.5
 	for _, v := range []any{
-		trainOutput{Dataset: "digits", Result: res, Epsilons: map[string]*float64{"zcdp": &e, "pld": nil}, Version: "dev"},
+		trainRun{Result: res, SigmaCalibrated: true, MatmulKernel: "x"},
+		cli.Output{Command: "eps", Inputs: map[string]any{"sigma": 1.0}, Rows: []cli.OutputRow{{Accountant: "pld", Quantity: "epsilon", Value: &e, EpsilonLower: &e}}, Version: "dev"},
 		res.History[0],
 		cli.Row{Accountant: "rdp", Sigma: 1, Epsilon: &e, Note: "x"},
 		[]cli.Row{{Accountant: "a"}, {Accountant: "b", Lambda: &e}},
@@ -62,7 +63,7 @@ func TestWriteJSONNonFinite(t *testing.T) {
 	inf, nan := math.Inf(1), math.NaN()
 	p := trainer.Progress{Epoch: 1, Loss: nan, Epsilon: &inf, LearningRate: 0.1}
 	var b bytes.Buffer
-	if err := writeJSON(&b, struct {
+	if err := render.JSON(&b, struct {
 		P  trainer.Progress   `json:"p"`
 		M  map[string]float64 `json:"m"`
 		S  []float64          `json:"s"`
@@ -105,7 +106,7 @@ func TestTrainOutputs(t *testing.T) {
 	var out struct {
 		Result struct {
 			History []map[string]any `json:"history"`
-		} `json:"result"`
+		} `json:"training"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil || len(out.Result.History) != 2 {
 		t.Fatalf("result %v, history %v", err, out.Result.History)

@@ -90,6 +90,3 @@ func usageError(format string, args ...any) error { return cli.Usagef(format, ar
 
 // exitErr gives err the exit code code.
 func exitErr(code int, err error) error { return cli.Exit(code, err) }
-
-// writeJSON prints v as JSON (render.JSON).
-func writeJSON(w io.Writer, v any) error { return render.JSON(w, v) }

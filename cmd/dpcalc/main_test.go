@@ -104,7 +104,7 @@ func TestVersionAndHelp(t *testing.T) {
 	if got, stderr, code := runCLI("version"); code != 0 || got != stdout {
 		t.Errorf("version: %q (stderr %q), code %d; --version printed %q", got, stderr, code, stdout)
 	}
-	if got, _, code := runCLI("version", "--json"); code != 0 || got != "{\n  \"version\": \""+versionString()+"\"\n}\n" {
+	if got, _, code := runCLI("version", "--json"); code != 0 || got != "{\n  \"command\": \"version\",\n  \"inputs\": {},\n  \"rows\": [],\n  \"version\": \""+versionString()+"\"\n}\n" {
 		t.Errorf("version --json: %q, code %d", got, code)
 	}
 	for _, args := range [][]string{{}, {"help"}, {"--help"}, {"sigma", "-h"}, {"eps", "-h"}, {"delta", "-h"}, {"epochs", "-h"}, {"moments", "-h"}} {

@@ -153,7 +153,8 @@ func runReproduce(e *cli.Env, c *cli.ReproFlags, opt reproduce.Options, plan boo
 		return err
 	}
 	if e.JSON {
-		return writeJSON(e.Stdout, rep)
+		e.Print(&reproOutput{report: rep})
+		return nil
 	}
 	if plan {
 		p := rep.Plan

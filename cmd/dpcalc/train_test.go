@@ -27,18 +27,18 @@ func smallRunEpochs(ck, epochs string, extra ...string) []string {
 }
 
 type trainJSON struct {
-	Accountant string `json:"accountant"`
-	Result     struct {
+	Result struct {
 		Steps  int `json:"steps"`
 		Config struct {
-			Epochs int `json:"epochs"`
+			Epochs     int    `json:"epochs"`
+			Accountant string `json:"accountant"`
 		} `json:"config"`
 		Ledger struct {
 			Segments []struct {
 				Count int `json:"count"`
 			} `json:"segments"`
 		} `json:"ledger"`
-	} `json:"result"`
+	} `json:"training"`
 }
 
 // TestTrainResumeRefusesChangedSettings: a flag given with --resume that
@@ -57,7 +57,7 @@ func TestTrainResumeRefusesChangedSettings(t *testing.T) {
 	}
 	for _, tc := range []struct{ flag, value string }{
 		{"--eps", "0.5"}, {"--epochs", "1"}, {"--sigma", "50"}, {"--method", "dpd"}, {"--method", "np"},
-		{"--hidden", "10"}, {"--lot", "100"}, {"--seed", "8"}, {"--accountant", "pld"}, {"--clip", "3"},
+		{"--hidden", "10"}, {"--lot", "100"}, {"--seed", "8"}, {"--accountant", "rdp"}, {"--clip", "3"},
 		{"--delta", "1e-6"}, {"--lr", "0.3"}, {"--batch", "10"}, {"--sampling", "shuffle"},
 	} {
 		t.Run(tc.flag+"="+tc.value, func(t *testing.T) {
@@ -73,7 +73,7 @@ func TestTrainResumeRefusesChangedSettings(t *testing.T) {
 	}
 	// Repeating the settings is fine; --epochs extends the run, here
 	// within the ε = 2 budget σ was calibrated for: it stops at the budget.
-	out, stderr, code := runCLI(smallRunEpochs(ck, "3", "--resume", "--json", "--accountant", "rdp")...)
+	out, stderr, code := runCLI(smallRunEpochs(ck, "3", "--resume", "--json", "--accountant", "pld")...)
 	if code != 0 || !strings.Contains(out, `"stopped_by_budget": true`) {
 		t.Fatalf("resume with the same settings and --epochs 3: exit %d: %s", code, stderr)
 	}
@@ -90,8 +90,8 @@ func TestTrainResumeRefusesChangedSettings(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.Result.Config.Epochs != 3 || r.Result.Steps != 3*29 || r.Accountant != "rdp" {
-		t.Errorf("resumed with --epochs 3: %d epochs, %d steps, accountant %q; want 3, %d, rdp", r.Result.Config.Epochs, r.Result.Steps, r.Accountant, 3*29)
+	if r.Result.Config.Epochs != 3 || r.Result.Steps != 3*29 || r.Result.Config.Accountant != "pld" {
+		t.Errorf("resumed with --epochs 3: %d epochs, %d steps, accountant %q; want 3, %d, pld (the default)", r.Result.Config.Epochs, r.Result.Steps, r.Result.Config.Accountant, 3*29)
 	}
 }
 
@@ -348,7 +348,7 @@ func TestTrainDigitsDefaults(t *testing.T) {
 				LRFinal float64 `json:"learning_rate_final"`
 			} `json:"config"`
 			TestAccuracy float64 `json:"test_accuracy"`
-		} `json:"result"`
+		} `json:"training"`
 	}
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)

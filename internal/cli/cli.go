@@ -19,7 +19,7 @@ import (
 
 // Globals are the flags every command takes.
 type Globals struct {
-	JSON    bool             `name:"json" help:"Print one JSON object (an array for --accountant all) instead of a table."`
+	JSON    bool             `name:"json" help:"Print one JSON object (docs/cli.md's schema: command, inputs, rows, version) instead of a table."`
 	Version kong.VersionFlag `name:"version" help:"Print the version and exit."`
 }
 
@@ -114,8 +114,8 @@ func (e *Env) savePlot(path string, c render.Chart) error {
 	return e.hooks.Plots.Save(path, c)
 }
 
-// Result is what a command computes; its JSON form is what --json prints
-// (or, with a method JSONValue() any, that method's value).
+// Result is what a command computes. Its --json form is an [Output]
+// (every Result is an [Outputter]).
 type Result interface {
 	// View is the result as the table view shows it.
 	View() render.Doc
@@ -125,32 +125,28 @@ type Result interface {
 // (a failed row, a claim that does not hold), after the result is printed.
 type failer interface{ Fail() error }
 
-// jsoner is a Result whose --json output is another value.
-type jsoner interface{ JSONValue() any }
-
 // csver is a Result that prints CSV when asked (CSV's second value).
 type csver interface{ CSV() ([][]string, bool) }
 
-// JSONValue is what --json prints for r.
-func JSONValue(r Result) any {
-	if j, ok := r.(jsoner); ok {
-		return j.JSONValue()
-	}
-	return r
-}
-
-// Render prints r as the command line does: JSON with json, else CSV if r
+// renderText prints r as the command line does without --json: CSV if r
 // was asked for CSV, else its table view.
-func Render(w io.Writer, r Result, json bool) error {
-	if json {
-		return render.JSON(w, JSONValue(r))
-	}
+func renderText(w io.Writer, r Result) error {
 	if c, ok := r.(csver); ok {
 		if records, asked := c.CSV(); asked {
 			return render.CSV(w, records)
 		}
 	}
 	return render.Text(w, r.View())
+}
+
+// errMessage is err as the one-line error prints it (after "dpcalc: ").
+func errMessage(ctx context.Context, err error) string {
+	msg := err.Error()
+	if Code(ctx, err) == ExitInterrupted {
+		msg = "interrupted: " + msg
+	}
+	msg = strings.TrimPrefix(msg, "dpcalc: ")
+	return strings.ReplaceAll(msg, "\n", " ")
 }
 
 // Vars are the values kong interpolates into the command tree's tags: the
@@ -170,7 +166,7 @@ func Vars() kong.Vars {
 		"datadir":              DataDirRule,
 		"accountants":          strings.Join(registry.Names(), ","),
 		"accountant_list":      strings.Join(registry.Names(), ", "),
-		"default_accountant":   string(accounting.KindRDP),
+		"default_accountant":   string(registry.Default),
 		"certified_accountant": string(accounting.KindPLD),
 		"other_accountants":    strings.Join(accountants, ", "),
 		"procedures":           strings.Join(procedures, ", "),
@@ -311,15 +307,10 @@ func Execute(ctx context.Context, args []string, streams IO, hooks Hooks) (o Out
 	e := &Env{Ctx: ctx, IO: streams, hooks: hooks}
 	fail := func(err error) Outcome {
 		o.Code, o.Err, o.Flag = Code(ctx, err), err, FlagOf(err)
-		msg := err.Error()
-		if o.Code == ExitInterrupted {
-			msg = "interrupted: " + msg
-		}
-		msg = strings.TrimPrefix(msg, "dpcalc: ")
-		msg = strings.ReplaceAll(msg, "\n", " ")
+		msg := errMessage(ctx, err)
 		fmt.Fprintf(streams.Stderr, "dpcalc: %s\n", msg)
 		if (wantJSON || cli.JSON || e.JSON) && out.n == 0 {
-			render.JSON(out, map[string]string{"error": msg})
+			render.JSON(out, errorOutput(msg))
 		}
 		return o
 	}
@@ -353,14 +344,25 @@ func Execute(ctx context.Context, args []string, streams IO, hooks Hooks) (o Out
 		o.Command = c.Interface()
 	}
 	e.JSON = cli.JSON
+	command, inputs := commandOf(kctx), inputsOf(kctx)
 	err = kctx.Run(e)
 	if e.out != nil {
 		o.Result = e.out
-		if rerr := Render(out, e.out, e.JSON); rerr != nil && err == nil {
-			err = rerr
-		}
 		if f, ok := e.out.(failer); ok && err == nil {
 			err = f.Fail()
+		}
+		var rerr error
+		if e.JSON {
+			res := NewOutput(command, inputs, e.out)
+			if err != nil {
+				res.Error = errMessage(ctx, err)
+			}
+			rerr = render.JSON(out, res)
+		} else {
+			rerr = renderText(out, e.out)
+		}
+		if rerr != nil && err == nil {
+			err = rerr
 		}
 	}
 	if err != nil {

@@ -31,7 +31,7 @@ func TestNothingCarriesOver(t *testing.T) {
 		if o.Code != 2 || !strings.Contains(o.Err.Error(), "missing flags: --sigma=SIGMA") || stdout != "" {
 			t.Errorf("eps without --sigma: exit %d, %v, stdout %q", o.Code, o.Err, stdout)
 		}
-		if _, _, o := execute("eps", "--sigma", "4", "--q", "0.01", "--epochs", "10"); o.Code != 0 || o.Result.(*Rows).Rows[0].Accountant != "rdp" {
+		if _, _, o := execute("eps", "--sigma", "4", "--q", "0.01", "--epochs", "10"); o.Code != 0 || o.Result.(*Rows).Rows[0].Accountant != "pld" {
 			t.Errorf("eps with the default accountant: %+v", o)
 		}
 	}
@@ -47,7 +47,7 @@ func TestConcurrentExecute(t *testing.T) {
 			defer wg.Done()
 			want := []string{"4", "0.1"}[i%2]
 			stdout, _, o := execute("eps", "--sigma", want, "--q", "0.01", "--steps", "100")
-			if o.Code != 0 || !strings.Contains(stdout, "│ rdp        │ "+want+" ") {
+			if o.Code != 0 || !strings.Contains(stdout, "│ pld        │ "+want+" ") {
 				t.Errorf("σ %s: exit %d\n%s", want, o.Code, stdout)
 			}
 		}()

@@ -170,8 +170,10 @@ type trainingFlags struct {
 	Batch     *Count   `name:"batch" help:"Batch size B, instead of --q (with --n: q = B/N); needed by --sampling fixed and shuffle."`
 	N         *Count   `name:"n" help:"Dataset size N (with --batch; the default n of --schedule phases)."`
 	Schedule  *string  `name:"schedule" placeholder:"PHASES" help:"Phases run one after the other, instead of --sigma/--q/--batch/--epochs/--steps: \"sigma=1,q=0.01,steps=5000; sigma=2,batch=256,n=60000,epochs=3\" (keys sigma, q, batch, n, steps, epochs; one of sigma=?, steps=?, epochs=? for dpcalc sigma and epochs)."`
-	Sampling  string   `name:"sampling" default:"poisson" enum:"poisson,fixed,shuffle,truncated-poisson" help:"How batches are drawn: poisson (each record with probability q), fixed (B of N without replacement; needs --adjacency replace-one), shuffle (an epoch of shuffled batches) or truncated-poisson (Poisson lots capped at --max-batch; needs --n)."`
+	Sampling  string   `name:"sampling" default:"poisson" enum:"poisson,fixed,shuffle,truncated-poisson,random-allocation,balls-in-bins,cyclic" help:"How batches are drawn: poisson (each record with probability q), fixed (B of N without replacement; needs --adjacency replace-one), shuffle (an epoch of shuffled batches), truncated-poisson (Poisson lots capped at --max-batch; needs --n), random-allocation (each record in --k of an epoch's steps), balls-in-bins (k = 1) or cyclic (Poisson at rate q from one of --bands groups in turn)."`
 	MaxBatch  *Count   `name:"max-batch" placeholder:"B" help:"Largest lot of --sampling truncated-poisson: a Poisson lot of more records keeps a uniformly random B of them."`
+	K         *Count   `name:"k" help:"With --sampling random-allocation: each record is used in k of the t steps of an epoch (t = --steps for one epoch, or ⌈k·N/B⌉ with --batch and --n)."`
+	Bands     *Count   `name:"bands" help:"With --sampling cyclic: the number of groups b the data is split into; step i samples group i mod b."`
 	Adjacency string   `name:"adjacency" default:"add-remove" enum:"add-remove,replace-one" help:"Neighbouring datasets: add or remove one record, or replace one (σ stays the noise over the clipping norm C; the events get σ/2, the sensitivity being 2C)."`
 }
 

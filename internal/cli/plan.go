@@ -161,16 +161,19 @@ func parsePhaseFloat(v string) (float64, error) {
 }
 
 // Samplings are the values of --sampling.
-var Samplings = []string{"poisson", "fixed", "shuffle", "truncated-poisson"}
+var Samplings = []string{"poisson", "fixed", "shuffle", "truncated-poisson", "random-allocation", "balls-in-bins", "cyclic"}
 
 // Plan is a training run of one or more phases, all with one way of
 // drawing batches and one neighbouring relation.
 type Plan struct {
 	Phases    []Phase
-	Sampling  string // "poisson", "fixed", "shuffle" or "truncated-poisson"
+	Sampling  string // one of Samplings
 	Adjacency accounting.Adjacency
 	// MaxBatch is the cap of truncated-poisson lots (see WithMaxBatch).
 	MaxBatch int
+	// K is the k of random allocation (each record in k of an epoch's t
+	// steps; 1 for balls-in-bins), Bands the b of cyclic Poisson sampling.
+	K, Bands int
 	// steps[i] is phase i's number of steps (shuffle: epochs·⌊N/B⌋), and
 	// reps[i] its number of repetitions of the phase's event (shuffle:
 	// epochs, else steps); unknownReps for the phase whose length is
@@ -188,8 +191,40 @@ type Plan struct {
 // ("sigma", "length" for steps or epochs, or ""): exactly one phase must
 // have it.
 func NewPlan(phases []Phase, sampling string, adjacency accounting.Adjacency, n int, unknown string) (Plan, error) {
-	p := Plan{Phases: append([]Phase(nil), phases...), Sampling: sampling, Adjacency: adjacency}
+	return newPlanWith(phases, sampling, adjacency, n, unknown, 1, 1)
+}
+
+// newPlanWith is [NewPlan] with the k of random allocation and the bands
+// of cyclic Poisson sampling.
+//
+// Random allocation (random-allocation, or balls-in-bins for k = 1): an
+// epoch has t steps, t = ⌈k·n/batch⌉ when batch is given (each step then
+// sees k·n/t ≤ batch records on average), else t = steps and the phase is
+// one epoch; epochs must be whole, steps a multiple of t. It is defined
+// under add-remove.
+//
+// Cyclic Poisson (cyclic, b bands): the records are split into b groups
+// and step i Poisson-samples group i mod b at rate q. A record is in the
+// steps of its group only, ⌈T/b⌉ of the T steps at most, so the phase is
+// accounted as ⌈T/b⌉ Poisson-sampled steps at rate q (see docs/sampling.md
+// for the proof); epochs E count a record's expected passes, T = b·⌈E/q⌉.
+func newPlanWith(phases []Phase, sampling string, adjacency accounting.Adjacency, n int, unknown string, k, bands int) (Plan, error) {
+	p := Plan{Phases: append([]Phase(nil), phases...), Sampling: sampling, Adjacency: adjacency, K: k, Bands: bands}
+	if sampling == "balls-in-bins" {
+		p.K = 1
+	}
 	switch sampling {
+	case "random-allocation", "balls-in-bins", "cyclic":
+		if adjacency != accounting.AddRemove {
+			return Plan{}, fmt.Errorf("--sampling %s is accounted under --adjacency add-remove: adding or removing a record moves no other record", sampling)
+		}
+		if p.K < 1 {
+			return Plan{}, fmt.Errorf("invalid --k: %d, want an integer >= 1 (the steps of an epoch each record is used in)", p.K)
+		}
+		if p.Bands < 1 {
+			return Plan{}, fmt.Errorf("invalid --bands: %d, want an integer >= 1", p.Bands)
+		}
+		return p.allocated(unknown)
 	case "poisson":
 	case "fixed":
 		if adjacency != accounting.ReplaceOne {
@@ -201,7 +236,7 @@ func NewPlan(phases []Phase, sampling string, adjacency accounting.Adjacency, n 
 		}
 	case "truncated-poisson":
 	default:
-		return Plan{}, fmt.Errorf("invalid --sampling: %q, want poisson, fixed, shuffle or truncated-poisson", sampling)
+		return Plan{}, fmt.Errorf("invalid --sampling: %q, want %s", sampling, strings.Join(Samplings, ", "))
 	}
 	poissonLike := sampling == "poisson" || sampling == "truncated-poisson" // q may be given
 	unknowns := 0
@@ -322,6 +357,8 @@ func (p Plan) Event(x float64) accounting.Event {
 			evs[i] = accounting.SelfComposed{Event: accounting.Shuffled{DatasetSize: ph.N, BatchSize: ph.Batch, Event: g}, Count: reps}
 		case "truncated-poisson":
 			evs[i] = accounting.SelfComposed{Event: accounting.TruncatedSubsampledGaussian{DatasetSize: ph.N, SamplingRate: ph.Q, TruncatedBatchSize: p.MaxBatch, NoiseMultiplier: sigma}, Count: reps}
+		case "random-allocation", "balls-in-bins":
+			evs[i] = accounting.SelfComposed{Event: accounting.RandomAllocation{NumSelected: p.K, NumSteps: p.steps[i] / p.reps[i], Event: g}, Count: reps}
 		default:
 			evs[i] = accounting.SubsampledGaussian(sigma, ph.Q, reps)
 		}
@@ -357,10 +394,106 @@ func (p Plan) unknownPhase() int {
 
 // stepsPerRep is the number of steps one repetition of phase i's event is.
 func (p Plan) stepsPerRep(i int) int {
-	if p.Sampling == "shuffle" {
+	switch p.Sampling {
+	case "shuffle":
 		return p.Phases[i].N / p.Phases[i].Batch
+	case "random-allocation", "balls-in-bins":
+		return p.steps[i] / p.reps[i]
 	}
 	return 1
+}
+
+// allocated resolves the lengths of a random-allocation or cyclic plan
+// (see newPlanWith).
+func (p Plan) allocated(unknown string) (Plan, error) {
+	if unknown == "length" {
+		return Plan{}, fmt.Errorf("--sampling %s: dpcalc epochs does not support it yet; use dpcalc eps, delta or sigma", p.Sampling)
+	}
+	unknowns := 0
+	for i := range p.Phases {
+		ph := &p.Phases[i]
+		at := ""
+		if len(p.Phases) > 1 {
+			at = "phase " + strconv.Itoa(i+1) + ": "
+		}
+		if ph.Unknown == "steps" || ph.Unknown == "epochs" {
+			return Plan{}, fmt.Errorf("%ssteps=? and epochs=? are only for dpcalc epochs", at)
+		}
+		if ph.Unknown == "sigma" {
+			if unknown != "sigma" {
+				return Plan{}, fmt.Errorf("%ssigma=? is only for dpcalc sigma", at)
+			}
+			unknowns++
+		} else if err := accounting.CheckNoiseMultiplier(ph.Sigma); err != nil {
+			return Plan{}, fmt.Errorf("%sinvalid sigma: %s, want finite and > 0", at, accounting.FormatValue(ph.Sigma))
+		}
+		var steps, reps int
+		if p.Sampling == "cyclic" {
+			if ph.Batch != 0 {
+				if ph.N < ph.Batch {
+					return Plan{}, fmt.Errorf("%sinvalid n: %d, want the dataset size, >= batch = %d", at, ph.N, ph.Batch)
+				}
+				// A group has n/b records; q is the batch over the group.
+				ph.Q = math.Min(float64(ph.Batch)*float64(p.Bands)/float64(ph.N), 1)
+			}
+			if err := accounting.CheckSamplingRate(ph.Q); err != nil {
+				return Plan{}, fmt.Errorf("%sinvalid q: %s, want in (0, 1] (the rate within a band)", at, accounting.FormatValue(ph.Q))
+			}
+			if ph.Steps != 0 {
+				steps = ph.Steps
+			} else {
+				t, err := calibrate.StepsForEpochs(ph.Epochs, ph.Q)
+				if err != nil || t > accounting.MaxCount/p.Bands {
+					return Plan{}, fmt.Errorf("%sinvalid epochs: %s, want finite and > 0 (at most 2^53 steps)", at, accounting.FormatValue(ph.Epochs))
+				}
+				steps = t * p.Bands
+			}
+			reps = (steps + p.Bands - 1) / p.Bands
+			p.steps, p.reps = append(p.steps, steps), append(p.reps, reps)
+			continue
+		}
+		var t int
+		switch {
+		case ph.Batch != 0:
+			if ph.N < ph.Batch {
+				return Plan{}, fmt.Errorf("%sinvalid n: %d, want the dataset size, >= batch = %d", at, ph.N, ph.Batch)
+			}
+			kn := float64(p.K) * float64(ph.N)
+			if kn > accounting.MaxCount {
+				return Plan{}, fmt.Errorf("%sinvalid k: %d, want k·n at most 2^53", at, p.K)
+			}
+			t = (p.K*ph.N + ph.Batch - 1) / ph.Batch
+			switch {
+			case ph.Steps != 0:
+				if ph.Steps%t != 0 {
+					return Plan{}, fmt.Errorf("%sinvalid steps: %d, want a positive multiple of the epoch's t = ⌈k·n/batch⌉ = %d steps", at, ph.Steps, t)
+				}
+				reps = ph.Steps / t
+			default:
+				if !(ph.Epochs >= 1) || ph.Epochs != math.Trunc(ph.Epochs) || ph.Epochs > float64(accounting.MaxCount/t) {
+					return Plan{}, fmt.Errorf("%sinvalid epochs: %s, want a whole number >= 1 (random allocation counts whole epochs)", at, accounting.FormatValue(ph.Epochs))
+				}
+				reps = int(ph.Epochs)
+			}
+		case ph.Steps != 0 && ph.Q == 0:
+			t, reps = ph.Steps, 1
+		default:
+			return Plan{}, fmt.Errorf("%s--sampling %s needs --steps (one epoch of t steps), or --batch and --n with --epochs (t = ⌈k·n/batch⌉ steps an epoch), not q", at, p.Sampling)
+		}
+		if p.K > t {
+			return Plan{}, fmt.Errorf("%sinvalid k: %d, want at most the epoch's %d steps", at, p.K, t)
+		}
+		ph.Q = float64(p.K) / float64(t)
+		steps = reps * t
+		p.steps, p.reps = append(p.steps, steps), append(p.reps, reps)
+	}
+	if unknown == "sigma" && unknowns != 1 {
+		return Plan{}, fmt.Errorf("--schedule needs exactly one phase with sigma=? (it has %d)", unknowns)
+	}
+	if _, err := accounting.NormalizeUnder(p.Adjacency, p.Event(1), 1); err != nil {
+		return Plan{}, fmt.Errorf("total of the phases: %s", strings.TrimPrefix(err.Error(), "accounting: "))
+	}
+	return p, nil
 }
 
 // PhaseRow is one phase in a row's JSON (rows of plans of two or more
@@ -378,7 +511,7 @@ type PhaseRow struct {
 func (a Accountants) NewPlanRow(k accounting.Kind, p Plan, x float64) Row {
 	r := a.NewRow(k, 0, 0)
 	r.Sampling, r.Adjacency = p.Sampling, p.Adjacency.String()
-	r.event = p.Event(x)
+	r.event, r.x = p.Event(x), x
 	r.Epochs = 0
 	for i, ph := range p.Phases {
 		sigma, steps := ph.Sigma, p.steps[i]
@@ -392,8 +525,11 @@ func (a Accountants) NewPlanRow(k accounting.Kind, p Plan, x float64) Row {
 		if ph.Batch != 0 {
 			pr.Batch, pr.N = ph.Batch, ph.N
 		}
-		if p.Sampling == "shuffle" {
+		switch p.Sampling {
+		case "shuffle", "random-allocation", "balls-in-bins":
 			pr.Epochs = float64(steps / p.stepsPerRep(i))
+		case "cyclic":
+			pr.Epochs = calibrate.EpochsForSteps(p.reps[i], ph.Q)
 		}
 		r.Phases = append(r.Phases, pr)
 		r.Steps += pr.Steps
@@ -425,6 +561,12 @@ func (a Accountants) NewEventRow(k accounting.Kind, e accounting.Event) Row {
 	r.event, r.Sampling = e, ""
 	if p, err := accounting.NormalizeUnder(a.Adjacency, e, 1); err == nil {
 		r.Steps = p.Total()
+		for _, st := range p.Steps {
+			if st.Sampling == accounting.SamplingRandomAllocation {
+				// A repetition is an epoch of DatasetSize steps.
+				r.Steps += st.Count * (st.DatasetSize - 1)
+			}
+		}
 		var kinds []string
 		for _, st := range p.Steps {
 			if s := st.Sampling.String(); !slices.Contains(kinds, s) {
@@ -491,7 +633,8 @@ func (g *given) check(cmd string, required ...any) error {
 	for i := 0; i+1 < len(required); i += 2 {
 		name, set := required[i].(string), required[i+1].(bool)
 		switch {
-		case set, planned && (name == "sigma" || name == "q"), name == "q" && g.Batch != nil:
+		case set, planned && (name == "sigma" || name == "q"), name == "q" && g.Batch != nil,
+			name == "q" && (g.Sampling == "random-allocation" || g.Sampling == "balls-in-bins"):
 		default:
 			add(name, "--"+name+"="+strings.ToUpper(name))
 		}
@@ -512,6 +655,21 @@ func (g *given) check(cmd string, required ...any) error {
 // in the order and with the messages the command line always had.
 func (g *given) plan(unknown string) (Plan, error) {
 	sampling := g.Sampling
+	k, bands := 1, 1
+	if g.K != nil {
+		k = int(*g.K)
+	}
+	if g.Bands != nil {
+		bands = int(*g.Bands)
+	}
+	switch {
+	case g.K != nil && sampling != "random-allocation":
+		return Plan{}, usageAt("k", "--k is for --sampling random-allocation (balls-in-bins is k = 1)")
+	case g.Bands != nil && sampling != "cyclic":
+		return Plan{}, usageAt("bands", "--bands is for --sampling cyclic")
+	case sampling == "cyclic" && g.Bands == nil:
+		return Plan{}, usageAt("bands", "--sampling cyclic needs --bands, the number of groups b")
+	}
 	adj, err := accounting.ParseAdjacency(g.Adjacency)
 	if err != nil {
 		return Plan{}, usageAt("adjacency", "invalid --adjacency: %q, want add-remove or replace-one", g.Adjacency)
@@ -529,9 +687,45 @@ func (g *given) plan(unknown string) (Plan, error) {
 		if err != nil {
 			return Plan{}, usageAt("schedule", "%v", err)
 		}
-		p, err := NewPlan(phases, sampling, adj, n, unknown)
+		p, err := newPlanWith(phases, sampling, adj, n, unknown, k, bands)
 		if err != nil {
 			return Plan{}, usageAt("schedule", "--schedule %s", strings.TrimPrefix(err.Error(), "--schedule "))
+		}
+		return g.capped(p)
+	}
+	switch sampling {
+	case "random-allocation", "balls-in-bins", "cyclic":
+		ph := Phase{Sigma: deref(g.sigma), Q: deref(g.Q), Batch: int(deref(g.Batch)), N: n, Steps: int(deref(g.Steps)), Epochs: deref(g.Epochs)}
+		if g.Batch != nil && g.N == nil {
+			return Plan{}, usageAt("n", "--batch needs --n, the dataset size")
+		}
+		if g.Steps != nil && ph.Steps < 1 {
+			return Plan{}, usageAt("steps", "invalid --steps: %d, want an integer >= 1", ph.Steps)
+		}
+		if sampling != "cyclic" && g.Q != nil {
+			return Plan{}, usageAt("q", "--sampling %s takes --steps (one epoch), or --batch and --n, not --q (q = k/t)", sampling)
+		}
+		if unknown == "sigma" {
+			ph.Unknown = "sigma"
+		} else if err := checkFlag("sigma", accounting.CheckNoiseMultiplier(ph.Sigma)); err != nil {
+			return Plan{}, err
+		}
+		p, err := newPlanWith([]Phase{ph}, sampling, adj, n, unknown, k, bands)
+		if err != nil {
+			flag := "sampling"
+			switch msg := err.Error(); {
+			case strings.Contains(msg, "--k"), strings.Contains(msg, "invalid k"):
+				flag = "k"
+			case strings.Contains(msg, "--bands"):
+				flag = "bands"
+			case strings.Contains(msg, "epochs"):
+				flag = "epochs"
+			case strings.Contains(msg, "steps"):
+				flag = "steps"
+			case strings.Contains(msg, "invalid q"):
+				flag = "q"
+			}
+			return Plan{}, usageAt(flag, "%s", err.Error())
 		}
 		return g.capped(p)
 	}

@@ -51,18 +51,21 @@ func (c *SigmaCmd) Run(e *Env) error {
 	if err != nil {
 		return err
 	}
-	res := &Rows{All: a.Name == "all"}
+	res := &Rows{Quantity: "sigma"}
 	for _, k := range kinds {
 		s, err := calibrate.SigmaFor(e.Ctx, a.Factory(k), p.Event, eps, delta, calibrate.Options{RelTol: tol})
 		if err != nil {
 			r := a.NewPlanRow(k, p, 0)
+			r.solved = "sigma"
 			r.setError(err)
+			a.suggest(&r, k, p.Event(1))
 			res.Rows = append(res.Rows, r)
 			continue
 		}
 		r := a.NewPlanRow(k, p, s.X)
 		r.solved = "sigma"
 		r.Fill(e.Ctx, a.Factory(k), delta, 0)
+		a.suggest(&r, k, p.Event(s.X))
 		res.Rows = append(res.Rows, r)
 		if res.Event == nil {
 			res.Event = p.Event(s.X) // the first accountant's answer
@@ -157,15 +160,21 @@ func privacyAt(ctx context.Context, g *given, af accountantFlags, extra error, d
 	if err != nil {
 		return nil, err
 	}
-	res := &Rows{}
+	res := &Rows{Quantity: "epsilon"}
+	if delta == 0 {
+		res.Quantity = "delta"
+	}
 	for _, k := range kinds {
 		var r Row
+		training := ev
 		if ev != nil {
 			r = a.NewEventRow(k, ev)
 		} else {
 			r = a.NewPlanRow(k, p, 0)
+			training = p.Event(0)
 		}
 		r.Fill(ctx, a.Factory(k), delta, eps)
+		a.suggest(&r, k, training)
 		res.Rows = append(res.Rows, r)
 	}
 	if pp, ok := p.PoissonReading(); ok && ev == nil {
@@ -178,7 +187,6 @@ func privacyAt(ctx context.Context, g *given, af accountantFlags, extra error, d
 		r.Fill(ctx, pa.Factory(accounting.KindPLD), delta, eps)
 		res.Rows = append(res.Rows, r)
 	}
-	res.All = a.Name == "all" || len(res.Rows) > 1
 	res.Event = ev
 	if ev == nil {
 		res.Event = p.Event(0)
@@ -230,7 +238,7 @@ func (c *EpochsCmd) Run(e *Env) error {
 	}
 	u := p.unknownPhase()
 	per := p.stepsPerRep(u)
-	res := &Rows{All: a.Name == "all"}
+	res := &Rows{Quantity: "steps"}
 	for _, k := range kinds {
 		okFor := func(k accounting.Kind) func(n int) (bool, error) {
 			return func(n int) (bool, error) {
@@ -257,6 +265,7 @@ func (c *EpochsCmd) Run(e *Env) error {
 		switch {
 		case err != nil:
 			r.setError(err)
+			a.suggest(&r, k, p.Event(float64(max(n, 1))))
 		case n == 0:
 			r.Note = "not even one step fits the budget"
 			r.Delta = delta

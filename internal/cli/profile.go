@@ -17,7 +17,7 @@ type ProfileCmd struct {
 	Sigma *float64 `name:"sigma" help:"Noise multiplier σ (noise std / L2 sensitivity, the clipping norm), > 0."`
 	trainingFlags
 	Events     string    `name:"events" placeholder:"FILE" help:"Read the training from FILE (- for stdin): dp_accounting DpEvent JSON (docs/events.md), instead of the training flags."`
-	Accountant string    `name:"accountant" default:"${certified_accountant}" enum:"${accountants}" help:"Accountant: ${certified_accountant} (certified and tightest), ${other_accountants}, or a procedure ${procedures} (not certified)."`
+	Accountant string    `name:"accountant" default:"${default_accountant}" enum:"${accountants}" help:"Accountant: ${certified_accountant} (certified and tightest), ${other_accountants}, or a procedure ${procedures} (not certified)."`
 	PLDGrid    float64   `name:"pld-grid" placeholder:"WIDTH" help:"Discretisation width of the pld accountant's privacy loss grid (default: adaptive)."`
 	ACSampling string    `name:"ac-sampling" default:"log" enum:"log,linear" help:"How ac amplifies by sampling: log (proven, default) or linear (Abadi §3.1's reading; not a proven bound)."`
 	Deltas     []float64 `name:"deltas" sep:"," default:"1e-3,1e-5,1e-6,1e-8,1e-10" placeholder:"DELTA" help:"Comma-separated δ at which to report ε, each in (0, 1)."`

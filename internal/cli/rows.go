@@ -12,11 +12,12 @@ import (
 	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
 	"github.com/dpcalc/dpcalc/internal/render"
+	"github.com/dpcalc/dpcalc/internal/sysmem"
 )
 
-// Row is one accountant's answer: its JSON form is the documented schema
-// of eps, delta, sigma and epochs. ε is null in JSON when no finite bound
-// exists (Note says so).
+// Row is one accountant's answer to eps, delta, sigma, epochs, audit or
+// train; its --json form is [Row.Output]. Epsilon is nil when no finite
+// bound exists (Note says so).
 //
 // Sampling and Adjacency say how batches are drawn ("poisson", "fixed",
 // "shuffle"; for an event, the samplings its steps use, e.g. "none+poisson")
@@ -37,23 +38,28 @@ type Row struct {
 	Epsilon     *float64   `json:"epsilon"`
 	// EpsilonLower and EpsilonUpper bracket the true ε of the run, each
 	// end certified. PairEpsilonLower, set when the steps' dominating
-	// pairs are not attained (fixed-size, shuffled), is the pairs' own
-	// lower end: a bound on the pairs, not on the run.
+	// pairs are not attained (fixed-size, shuffled, truncated Poisson,
+	// random allocation), is the pairs' own lower end: a bound on the
+	// pairs, not on the run.
 	EpsilonLower     *float64 `json:"epsilon_lower,omitempty"`
 	EpsilonUpper     *float64 `json:"epsilon_upper,omitempty"`
 	PairEpsilonLower *float64 `json:"pair_epsilon_lower,omitempty"`
-	Delta            float64  `json:"delta"`
-	Lambda           *float64 `json:"lambda,omitempty"`
-	Note             string   `json:"note,omitempty"`
-	Procedure        bool     `json:"procedure,omitempty"`
-	Error            string   `json:"error,omitempty"`
-	Version          string   `json:"version"`
+	// LowerBound marks a row whose epsilon_lower is a certified lower
+	// bound on the true ε, not a guarantee; its epsilon is null.
+	LowerBound bool     `json:"lower_bound,omitempty"`
+	Delta      float64  `json:"delta"`
+	Lambda     *float64 `json:"lambda,omitempty"`
+	Note       string   `json:"note,omitempty"`
+	Procedure  bool     `json:"procedure,omitempty"`
+	Error      string   `json:"error,omitempty"`
+	Version    string   `json:"version"`
 
 	event accounting.Event // what Fill composes; nil: SubsampledGaussian(Sigma, Q, Steps)
 	// answer says which of ε and δ Fill computed ("epsilon", "delta"), and
 	// solved which part of the training the command solved for ("sigma",
 	// "steps"): the view rounds those the safe way.
 	answer, solved string
+	x              float64 // the unknown of NewPlanRow (σ, or repetitions)
 }
 
 // Accountants are the accountant flags: --accountant, --pld-grid and
@@ -160,10 +166,21 @@ func JoinNotes(a, b string) string {
 	return strings.TrimSuffix(a, ".") + "; " + b
 }
 
+// cannotBound reports whether err says that the accountant cannot bound
+// the training, rather than that a computation failed: an event it does
+// not support, more steps than it composes (a count limit: the command
+// line has checked the counts it was given), or more memory than there is.
+func cannotBound(err error) bool {
+	var pe *accounting.ParamError
+	var me *sysmem.Error
+	return errors.Is(err, accounting.ErrUnsupportedEvent) || errors.As(err, &me) ||
+		errors.As(err, &pe) && (pe.Name == "count" || pe.Name == "steps")
+}
+
 // setError records err: in Unsupported (with ε null) when the accountant
-// cannot bound the training, else in Error.
+// cannot bound the training ([cannotBound]), else in Error.
 func (r *Row) setError(err error) {
-	if errors.Is(err, accounting.ErrUnsupportedEvent) {
+	if cannotBound(err) {
 		msg := err.Error()
 		var ue *accounting.UnsupportedEventError
 		if errors.As(err, &ue) {
@@ -173,11 +190,31 @@ func (r *Row) setError(err error) {
 			}
 		}
 		msg = strings.TrimPrefix(msg, "registry: ")
+		msg = strings.TrimPrefix(msg, "accounting: ")
 		r.Unsupported = strings.TrimPrefix(msg, r.Accountant+": ")
 		r.Epsilon, r.EpsilonLower, r.EpsilonUpper, r.Lambda = nil, nil, nil, nil
 		return
 	}
 	r.Error = err.Error()
+}
+
+// suggest completes a row of kind k that cannot bound the training ev
+// (Unsupported) with the accountant that can: the first of
+// [registry.Alternatives] that composes ev. It is for a single
+// accountant's answer (the default's, or one --accountant named): with
+// --accountant all the other rows are there.
+func (a Accountants) suggest(r *Row, k accounting.Kind, ev accounting.Event) {
+	if a.Name == "all" || r.Unsupported == "" || ev == nil {
+		return
+	}
+	for _, alt := range registry.Alternatives(k) {
+		if m, err := a.Factory(alt)(); err == nil && m.Compose(ev, 1) == nil {
+			if hint := "--accountant " + string(alt); !strings.Contains(r.Unsupported, hint) {
+				r.Unsupported += "; " + hint + " can bound this training"
+			}
+			return
+		}
+	}
 }
 
 // Fill composes the row's training run into a fresh method from newAcc
@@ -226,7 +263,7 @@ func (r *Row) Fill(ctx context.Context, newAcc calibrate.Factory, delta, eps flo
 			e, err = acc.Epsilon(ctx, delta)
 		}
 		if err != nil {
-			r.Error = err.Error()
+			r.setError(err)
 			return
 		}
 		r.Epsilon = FinitePtr(e)
@@ -248,7 +285,7 @@ func (r *Row) Fill(ctx context.Context, newAcc calibrate.Factory, delta, eps flo
 		d, err = acc.Delta(ctx, eps)
 	}
 	if err != nil {
-		r.Error = err.Error()
+		r.setError(err)
 		return
 	}
 	r.Delta = d
@@ -259,21 +296,59 @@ func (r *Row) Fill(ctx context.Context, newAcc calibrate.Factory, delta, eps flo
 // certified lower bound).
 type Rows struct {
 	Rows []Row
-	// All: --json prints Rows as an array (--accountant all, or more than
-	// one row, as --sampling shuffle adds its Poisson reading), otherwise
-	// as the single object Rows[0].
-	All bool
+	// Quantity is what the command answers: "sigma", "epsilon", "delta" or
+	// "steps" (the rows' quantity in JSON).
+	Quantity string
 	// Event is the training the rows answer for (eps, delta; sigma: at the
 	// first accountant's σ), for --emit-events.
 	Event accounting.Event
 }
 
-// JSONValue is what --json prints.
-func (r *Rows) JSONValue() any {
-	if !r.All && len(r.Rows) > 0 {
-		return r.Rows[0]
+// FillOutput implements [Outputter]: one row per accountant.
+func (r *Rows) FillOutput(o *Output) {
+	for _, row := range r.Rows {
+		o.Rows = append(o.Rows, row.Output(r.Quantity))
 	}
-	return r.Rows
+}
+
+// Output is r as a row of the --json output, answering quantity ("sigma",
+// "epsilon", "delta" or "steps"): Value is that quantity, null when the
+// row failed or has no finite bound. A lower-bound row answers
+// "epsilon_lower".
+func (r Row) Output(quantity string) OutputRow {
+	o := OutputRow{
+		Accountant: r.Accountant, Quantity: quantity,
+		Sigma: nonzero(r.Sigma), Q: nonzero(r.Q), Steps: iptr(r.Steps),
+		Sampling: r.Sampling, Adjacency: r.Adjacency, Phases: r.Phases,
+		Epsilon: r.Epsilon, EpsilonLower: r.EpsilonLower, EpsilonUpper: r.EpsilonUpper, PairEpsilonLower: r.PairEpsilonLower,
+		LowerBound: r.LowerBound, Lambda: r.Lambda,
+		Note: r.Note, Unsupported: r.Unsupported, Procedure: r.Procedure, Error: r.Error,
+	}
+	if r.Q != 0 || len(r.Phases) > 0 {
+		o.Epochs = fptr(r.Epochs)
+	}
+	failed := r.Error != "" || r.Unsupported != ""
+	if !failed || r.Delta != 0 {
+		o.Delta = FinitePtr(r.Delta)
+	}
+	if r.LowerBound {
+		o.Quantity, o.Value = "epsilon_lower", r.EpsilonLower
+		return o
+	}
+	if failed {
+		return o
+	}
+	switch quantity {
+	case "sigma":
+		o.Value = nonzero(r.x)
+	case "steps":
+		o.Value = fptr(float64(r.Steps))
+	case "epsilon":
+		o.Value = r.Epsilon
+	case "delta":
+		o.Value = o.Delta
+	}
+	return o
 }
 
 // Fail is the exit-1 error of the first failed row, or of rows none of

@@ -52,7 +52,8 @@ type VersionInfo struct {
 	Version string `json:"version"`
 }
 
-// Run implements the command; with --json it prints {"version": …}.
+// Run implements the command; with --json it prints the one object with
+// no rows.
 func (VersionCmd) Run(e *Env) error {
 	e.Print(&VersionInfo{Version: Version()})
 	return nil

@@ -26,21 +26,20 @@ func check(ctx context.Context) error {
 // counts one unit of work, see [work.Add]); on cancellation BisectLog
 // returns ctx.Err().
 func BisectLog(ctx context.Context, meets func(x float64) bool, lo, hi float64, done func(lo, hi float64) bool) (float64, error) {
-	for i := 0; i < 200 && !done(lo, hi); i++ {
-		if err := check(ctx); err != nil {
-			return 0, err
-		}
-		mid := lo + (hi-lo)/2
-		if mid <= lo || mid >= hi {
-			break // no representable point strictly inside
-		}
-		if meets(math.Exp(mid)) {
-			hi = mid
-		} else {
-			lo = mid
-		}
+	o, err := Solve(Problem[float64]{
+		Holds:          func(u float64) (bool, error) { return meets(math.Exp(u)), nil },
+		Lo:             lo,
+		Hi:             hi,
+		LoKnown:        true,
+		HiKnown:        true,
+		Done:           done,
+		MaxEvaluations: 200,
+		Check:          Checker(ctx),
+	})
+	if err != nil {
+		return 0, err
 	}
-	return math.Exp(hi), nil
+	return math.Exp(o.X), nil
 }
 
 // SmallestLog returns the smallest x in [lo, hi] (0 < lo < hi) with
@@ -61,21 +60,29 @@ func SmallestLog(ctx context.Context, f func(float64) float64, target, lo, hi fl
 	}
 	l, h := math.Log(lo), math.Log(hi)
 	if f(hi) > target {
+		// Scan only (Done at once): the first u = l + k·step below h that
+		// meets target ends the growth.
 		const step = 5 * math.Ln10
-		found := false
-		for u := l + step; u < h; u += step {
-			if err := check(ctx); err != nil {
-				return 0, false, err
-			}
-			if f(math.Exp(u)) <= target {
-				h, found = u, true
-				break
-			}
-			l = u
+		top := h
+		o, err := Solve(Problem[float64]{
+			Holds:   func(u float64) (bool, error) { return f(math.Exp(u)) <= target, nil },
+			Lo:      l,
+			Hi:      l,
+			LoKnown: true,
+			Up: func(u float64) (float64, bool) {
+				u += step
+				return u, u < top
+			},
+			Done:  func(lo, hi float64) bool { return true },
+			Check: Checker(ctx),
+		})
+		if err != nil {
+			return 0, false, err
 		}
-		if !found {
+		if o.Status == NoBracket {
 			return 0, false, nil
 		}
+		l, h = o.Lo, o.Hi
 	}
 	x, err = BisectLog(ctx, func(x float64) bool { return f(x) <= target }, l, h,
 		func(lo, hi float64) bool { return hi-lo <= 1e-9*math.Max(1, math.Abs(hi)) })
@@ -93,26 +100,20 @@ func SmallestNonNegative(f func(float64) float64, target, relTol float64) (l, u 
 	if f(0) <= target {
 		return 0, 0
 	}
-	l, u = 0, 1
-	for f(u) > target {
-		l = u
-		if u > math.MaxFloat64/2 {
-			return l, math.Inf(1)
-		}
-		u *= 2
+	o, _ := Solve(Problem[float64]{
+		Holds:   func(x float64) (bool, error) { return f(x) <= target, nil },
+		Lo:      0,
+		Hi:      1,
+		LoKnown: true,
+		Up: func(u float64) (float64, bool) {
+			return u * 2, !(u > math.MaxFloat64/2)
+		},
+		Done: func(l, u float64) bool { return !(u-l > relTol*u) },
+	})
+	if o.Status == NoBracket {
+		return o.Lo, math.Inf(1)
 	}
-	for u-l > relTol*u {
-		mid := l + (u-l)/2
-		if mid <= l || mid >= u {
-			break
-		}
-		if f(mid) > target {
-			l = mid
-		} else {
-			u = mid
-		}
-	}
-	return l, u
+	return o.Lo, o.Hi
 }
 
 // Illinois returns a root of g, decreasing on [lo, hi] with g(lo) = glo > 0
@@ -123,30 +124,41 @@ func SmallestNonNegative(f func(float64) float64, target, relTol float64) (l, u 
 // upper end is an x whose δ is verified, the safe side for an ε.
 func Illinois(g func(float64) float64, lo, hi, glo, ghi, relTol float64) float64 {
 	side := 0
-	for i := 0; i < 200 && hi-lo > relTol*hi; i++ {
-		x := hi - ghi*(hi-lo)/(ghi-glo)
-		if !(x > lo && x < hi) {
-			x = lo + (hi-lo)/2
-		}
-		// Keep the step away from the ends so the bracket always shrinks.
-		w := hi - lo
-		x = math.Min(math.Max(x, lo+w*1e-3), hi-w*1e-3)
-		gx := g(x)
-		if gx <= 0 {
-			hi, ghi = x, gx
-			if side == -1 {
-				glo /= 2
+	o, _ := Solve(Problem[float64]{
+		Holds: func(x float64) (bool, error) {
+			gx := g(x)
+			if gx <= 0 {
+				ghi = gx
+				if side == -1 {
+					glo /= 2
+				}
+				side = -1
+				return true, nil
 			}
-			side = -1
-		} else {
-			lo, glo = x, gx
+			glo = gx
 			if side == 1 {
 				ghi /= 2
 			}
 			side = 1
-		}
-	}
-	return hi
+			return false, nil
+		},
+		Lo:      lo,
+		Hi:      hi,
+		LoKnown: true,
+		HiKnown: true,
+		Next: func(lo, hi float64) (float64, bool) {
+			x := hi - ghi*(hi-lo)/(ghi-glo)
+			if !(x > lo && x < hi) {
+				x = lo + (hi-lo)/2
+			}
+			// Keep the step away from the ends so the bracket always shrinks.
+			w := hi - lo
+			return math.Min(math.Max(x, lo+w*1e-3), hi-w*1e-3), true
+		},
+		Done:           func(lo, hi float64) bool { return !(hi-lo > relTol*hi) },
+		MaxEvaluations: 200,
+	})
+	return o.X
 }
 
 // GridGolden returns the smallest value of eval it finds on the grid lo,
@@ -182,21 +194,18 @@ func GridGolden(eval func(float64) float64, lo, hi, step float64) float64 {
 // Bisect halves a bracket [lo, hi] with meets(lo) false and meets(hi) true
 // until hi − lo ≤ relTol·hi (or no float lies strictly inside) and returns
 // hi, where meets was checked: the safe side when meets(x) says x is
-// enough (a σ whose δ is small enough). It serves the analytic Gaussian σ
-// of calibrate (its linear bisection on σ).
+// enough (an ε whose δ is small enough). It serves pld's two-scale ε
+// bounds.
 func Bisect(meets func(float64) bool, lo, hi, relTol float64) float64 {
-	for hi-lo > relTol*hi {
-		mid := lo + (hi-lo)/2
-		if mid <= lo || mid >= hi {
-			break
-		}
-		if meets(mid) {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	return hi
+	o, _ := Solve(Problem[float64]{
+		Holds:   func(x float64) (bool, error) { return meets(x), nil },
+		Lo:      lo,
+		Hi:      hi,
+		LoKnown: true,
+		HiKnown: true,
+		Done:    func(lo, hi float64) bool { return !(hi-lo > relTol*hi) },
+	})
+	return o.X
 }
 
 // LastTrue returns the largest n in [lo, hi) with ok(n), given ok(lo) true
@@ -206,17 +215,17 @@ func Bisect(meets func(float64) bool, lo, hi, relTol float64) float64 {
 // count that was seen to overspend. An error from ok ends the search.
 // It serves the trainer's budget (budgetSteps).
 func LastTrue(ok func(n int) (bool, error), lo, hi int) (int, error) {
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		good, err := ok(mid)
-		if err != nil {
-			return 0, err
-		}
-		if good {
-			lo = mid
-		} else {
-			hi = mid
-		}
+	o, err := Solve(Problem[int]{
+		Holds:   ok,
+		Side:    Lower,
+		Lo:      lo,
+		Hi:      hi,
+		LoKnown: true,
+		HiKnown: true,
+		Done:    func(lo, hi int) bool { return hi-lo <= 1 },
+	})
+	if err != nil {
+		return 0, err
 	}
-	return lo, nil
+	return o.X, nil
 }

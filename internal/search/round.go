@@ -1,7 +1,16 @@
 // Package search holds dpcalc's numerical toolkit for bounds: root finding
-// and bracketing, directed rounding, and one compensated sum. Every search
-// returns the end of its bracket where the target was checked, and says
-// why that end is the safe one for its callers.
+// and bracketing, directed rounding, and one compensated sum.
+//
+// Every root finding and bracketing loop of dpcalc runs in one driver,
+// [Solve]: a monotone predicate, a bracket grown by Up and Down until the
+// predicate changes across it, narrowed by midpoint or caller-supplied
+// steps until Done, with an evaluation cap, a cancellation and work check,
+// and a [Status] saying how it ended. It returns the end of the bracket
+// where the predicate was evaluated and held, the safe side for its
+// callers. [Smallest], [BisectLog], [Bisect], [Illinois], [SmallestLog],
+// [SmallestNonNegative], [LastTrue], [LargestIntFrom] and [CertifyUp] are
+// thin wrappers that fix its options for one kind of search.
+// [GridGolden] is a minimiser, not a root finder, and stays apart.
 package search
 
 import "math"
@@ -95,13 +104,25 @@ func AddUp(x, y float64) float64 {
 // ≤ δ holds exactly even where Epsilon's closed form and Delta's rounding
 // allowances disagree in the last bits; normally the first ε' is eps.
 func CertifyUp(eps, target float64, deltaAt func(float64) float64) float64 {
-	step := 0x1p-52 * math.Max(eps, math.SmallestNonzeroFloat64)
-	for k := 0; k < 2200 && !math.IsInf(eps, 1); k++ {
-		if deltaAt(eps) <= target {
-			return eps
-		}
-		eps += step
-		step *= 2
+	if math.IsInf(eps, 1) {
+		return eps
 	}
-	return math.Inf(1)
+	step := 0x1p-52 * math.Max(eps, math.SmallestNonzeroFloat64)
+	n := 1 // points tried
+	o, _ := Solve(Problem[float64]{
+		Holds: func(e float64) (bool, error) { return deltaAt(e) <= target, nil },
+		Lo:    eps,
+		Hi:    eps,
+		Up: func(e float64) (float64, bool) {
+			e += step
+			step *= 2
+			n++
+			return e, n <= 2200 && !math.IsInf(e, 1)
+		},
+		Done: func(lo, hi float64) bool { return true }, // the first point that holds
+	})
+	if o.Status == NoBracket {
+		return math.Inf(1)
+	}
+	return o.X // AtLowerBound when eps itself holds
 }

@@ -22,6 +22,18 @@ const (
 	IterationLimit
 	// NoBracket: no x in the search domain meets the target.
 	NoBracket
+	// AtUpperBound: the predicate holds up to the upper end of the search
+	// domain (a search for the largest x where it holds); X is that end.
+	AtUpperBound
+	// NoProgress: no representable point lies strictly inside the bracket
+	// although it is wider than the tolerance; X is its safe end.
+	NoProgress
+	// Failure: the objective returned an error (or NaN).
+	Failure
+	// Canceled: the context was canceled.
+	Canceled
+	// WorkLimit: the work meter of the context ran out (internal/work).
+	WorkLimit
 )
 
 func (s Status) String() string {
@@ -36,6 +48,16 @@ func (s Status) String() string {
 		return "iteration limit"
 	case NoBracket:
 		return "no bracket"
+	case AtUpperBound:
+		return "at upper bound"
+	case NoProgress:
+		return "no progress"
+	case Failure:
+		return "failure"
+	case Canceled:
+		return "canceled"
+	case WorkLimit:
+		return "work limit"
 	}
 	return fmt.Sprintf("Status(%d)", int(s))
 }
@@ -69,7 +91,7 @@ func Prefix(pkg string, err error) error {
 }
 
 // Result is the outcome of a search. X always meets the target unless Status
-// is NoBracket.
+// is NoBracket or Failure (then X is 0).
 type Result struct {
 	X           float64 // the safe end of the final bracket
 	Value       float64 // f(X)
@@ -124,118 +146,106 @@ func Smallest(f func(x float64) (float64, error), target, guess float64, opt Opt
 	}
 	guess = math.Min(math.Max(guess, opt.Min), opt.Max)
 
-	var r Result
-	eval := func(x float64) (float64, error) {
-		r.Evaluations++
+	var (
+		r         Result
+		vlo, vhi  float64 // f at the ends of the bracket
+		glo, ghi  float64 // g at the ends, Illinois-scaled
+		side      int     // the end moved last: +1 upper, −1 lower
+		narrowing bool
+		exact     bool
+	)
+	g := func(v float64) float64 { return math.Log(v) - math.Log(target) }
+	holds := func(x float64) (bool, error) {
 		v, err := f(x)
 		if err != nil {
-			return 0, err
+			return false, err
 		}
 		if math.IsNaN(v) {
-			return 0, &Error{Msg: fmt.Sprintf("objective is NaN at x = %g", x)}
+			return false, &Error{Msg: fmt.Sprintf("objective is NaN at x = %g", x)}
 		}
-		return v, nil
-	}
-	meets := func(v float64) bool { return v <= target }
-
-	// Bracket: lo misses (or is the domain minimum, unevaluated), hi meets.
-	lo, hi := 0.0, 0.0
-	var vlo, vhi float64
-	v, err := eval(guess)
-	if err != nil {
-		return r, err
-	}
-	if meets(v) {
-		hi, vhi = guess, v
-		// Walk down until a miss or the domain minimum.
-		for x := guess; ; {
-			if x <= opt.Min {
-				r.X, r.Value, r.Status = hi, vhi, AtLowerBound
-				return r, nil
+		switch {
+		case narrowing && v == target:
+			exact, vhi = true, v
+			return true, nil
+		case v <= target:
+			vhi = v
+			if narrowing {
+				// The side that keeps its end twice in a row has its g
+				// halved (Illinois) so both ends converge.
+				ghi = g(v)
+				if side == +1 {
+					glo /= 2
+				}
+				side = +1
 			}
-			x = math.Max(x/4, opt.Min)
-			v, err := eval(x)
-			if err != nil {
-				return r, err
-			}
-			if meets(v) {
-				hi, vhi = x, v
-				continue
-			}
-			lo, vlo = x, v
-			break
+			return true, nil
 		}
-	} else {
-		lo, vlo = guess, v
-		for x := guess; ; {
-			if x >= opt.Max {
-				r.Lo, r.Status = lo, NoBracket
-				return r, &Error{Msg: fmt.Sprintf("%v: no value up to %g meets the target %g (value at the maximum: %g)", ErrUnreachable, opt.Max, target, vlo), Err: ErrUnreachable}
-			}
-			x = math.Min(x*4, opt.Max)
-			v, err := eval(x)
-			if err != nil {
-				return r, err
-			}
-			if meets(v) {
-				hi, vhi = x, v
-				break
-			}
-			lo, vlo = x, v
-		}
-	}
-
-	// Narrow [lo, hi] on u = log x. Illinois false position on
-	// g(u) = log f − log target where both ends are finite and positive,
-	// bisection otherwise; the side that keeps its end twice in a row has its
-	// g halved (Illinois) so both ends converge.
-	g := func(v float64) float64 { return math.Log(v) - math.Log(target) }
-	side := 0
-	glo, ghi := g(vlo), g(vhi)
-	for (hi-lo) > opt.RelTol*hi && r.Evaluations < opt.MaxEvaluations {
-		ulo, uhi := math.Log(lo), math.Log(hi)
-		u := 0.5 * (ulo + uhi)
-		if !math.IsInf(glo, 0) && !math.IsInf(ghi, 0) && !math.IsNaN(glo) && !math.IsNaN(ghi) && glo > 0 && ghi <= 0 && glo != ghi {
-			u = uhi - ghi*(uhi-ulo)/(ghi-glo)
-			// Keep the step strictly inside, away from the ends.
-			w := uhi - ulo
-			u = math.Min(math.Max(u, ulo+0.01*w), uhi-0.01*w)
-		}
-		x := math.Exp(u)
-		if x <= lo || x >= hi {
-			x = math.Sqrt(lo * hi)
-			if x <= lo || x >= hi {
-				break // no representable point strictly inside
-			}
-		}
-		v, err := eval(x)
-		if err != nil {
-			return r, err
-		}
-		if v == target {
-			r.X, r.Value, r.Lo, r.Status = x, v, lo, Exact
-			return r, nil
-		}
-		if meets(v) {
-			hi, vhi, ghi = x, v, g(v)
-			if side == +1 {
-				glo /= 2
-			}
-			side = +1
-		} else {
-			lo, vlo, glo = x, v, g(v)
+		vlo = v
+		if narrowing {
+			glo = g(v)
 			if side == -1 {
 				ghi /= 2
 			}
 			side = -1
 		}
+		return false, nil
 	}
-	r.X, r.Value, r.Lo = hi, vhi, lo
-	if (hi - lo) > opt.RelTol*hi {
-		r.Status = IterationLimit
-	} else {
-		r.Status = Converged
+	o, err := Solve(Problem[float64]{
+		Holds: holds,
+		// Bracket: walk from the guess by factors of 4, down while f meets
+		// the target, up while it misses.
+		Lo: guess,
+		Hi: guess,
+		Down: func(x float64) (float64, bool) {
+			return math.Max(x/4, opt.Min), x > opt.Min
+		},
+		Up: func(x float64) (float64, bool) {
+			return math.Min(x*4, opt.Max), x < opt.Max
+		},
+		// Narrow on u = log x: Illinois false position on g(u) = log f −
+		// log target where both ends are finite and positive, bisection
+		// otherwise.
+		Next: func(lo, hi float64) (float64, bool) {
+			if !narrowing {
+				narrowing = true
+				glo, ghi = g(vlo), g(vhi)
+			}
+			ulo, uhi := math.Log(lo), math.Log(hi)
+			u := 0.5 * (ulo + uhi)
+			if !math.IsInf(glo, 0) && !math.IsInf(ghi, 0) && !math.IsNaN(glo) && !math.IsNaN(ghi) && glo > 0 && ghi <= 0 && glo != ghi {
+				u = uhi - ghi*(uhi-ulo)/(ghi-glo)
+				// Keep the step strictly inside, away from the ends.
+				w := uhi - ulo
+				u = math.Min(math.Max(u, ulo+0.01*w), uhi-0.01*w)
+			}
+			x := math.Exp(u)
+			if x <= lo || x >= hi {
+				x = math.Sqrt(lo * hi)
+				if x <= lo || x >= hi {
+					return 0, false // no representable point strictly inside
+				}
+			}
+			return x, true
+		},
+		Done:           func(lo, hi float64) bool { return exact || !((hi - lo) > opt.RelTol*hi) },
+		MaxEvaluations: opt.MaxEvaluations,
+	})
+	r.Evaluations = o.Evaluations
+	switch {
+	case err != nil:
+		r.Status = o.Status // Failure
+		return r, err
+	case o.Status == AtLowerBound:
+		r.X, r.Value, r.Status = o.X, vhi, AtLowerBound
+		return r, nil
+	case o.Status == NoBracket:
+		r.Lo, r.Status = o.Lo, NoBracket
+		return r, &Error{Msg: fmt.Sprintf("%v: no value up to %g meets the target %g (value at the maximum: %g)", ErrUnreachable, opt.Max, target, vlo), Err: ErrUnreachable}
+	case exact:
+		r.X, r.Value, r.Lo, r.Status = o.X, vhi, o.Lo, Exact
+		return r, nil
 	}
+	r.X, r.Value, r.Lo, r.Status = o.X, vhi, o.Lo, o.Status
 	return r, nil
 }
 
@@ -265,37 +275,23 @@ func LargestIntFrom(ok func(n int) (bool, error), lo, max int, relTol float64) (
 	if lo < 1 || max < lo {
 		return 0, 0, &Error{Msg: fmt.Sprintf("lo = %d, max = %d, want 1 <= lo <= max", lo, max)}
 	}
-	call := func(n int) (bool, error) { evaluations++; return ok(n) }
-	hi := 0 // ok(lo) true; ok(hi) false, or hi == 0 if none seen
-	for {
-		next := lo * 2
-		if next > max || next < lo {
-			next = max
-		}
-		if next == lo {
-			return lo, evaluations, nil
-		}
-		good, err := call(next)
-		if err != nil {
-			return 0, evaluations, err
-		}
-		if !good {
-			hi = next
-			break
-		}
-		lo = next
+	o, err := Solve(Problem[int]{
+		Holds:   ok,
+		Side:    Lower,
+		Lo:      lo,
+		Hi:      lo,
+		LoKnown: true,
+		Up: func(n int) (int, bool) {
+			next := n * 2
+			if next > max || next < n {
+				next = max
+			}
+			return next, next != n
+		},
+		Done: func(lo, hi int) bool { return !(hi-lo > 1 && float64(hi-lo) > relTol*float64(lo)) },
+	})
+	if err != nil {
+		return 0, o.Evaluations, err
 	}
-	for hi-lo > 1 && float64(hi-lo) > relTol*float64(lo) {
-		mid := lo + (hi-lo)/2
-		good, err := call(mid)
-		if err != nil {
-			return 0, evaluations, err
-		}
-		if good {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo, evaluations, nil
+	return o.X, o.Evaluations, nil
 }

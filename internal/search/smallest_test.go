@@ -73,3 +73,44 @@ func TestSearchErrors(t *testing.T) {
 		t.Error("LargestInt(max = 0) accepted")
 	}
 }
+
+// TestSmallestErrorStatus: an objective's error (or NaN) ends the search
+// with that error and status Failure, counting the failed evaluation;
+// it used to be reported with the zero status, Converged.
+func TestSmallestErrorStatus(t *testing.T) {
+	boom := errors.New("boom")
+	calls := 0
+	f := func(x float64) (float64, error) {
+		calls++
+		if calls == 3 {
+			return 0, boom
+		}
+		return 1 / x, nil
+	}
+	r, err := Smallest(f, 0.01, 1, Options{})
+	if !errors.Is(err, boom) || r.Status != Failure || r.Evaluations != 3 {
+		t.Errorf("objective error: %+v, %v; want boom, status failure, 3 evaluations", r, err)
+	}
+	r, err = Smallest(func(float64) (float64, error) { return math.NaN(), nil }, 0.01, 1, Options{})
+	var se *Error
+	if !errors.As(err, &se) || r.Status != Failure || r.Evaluations != 1 {
+		t.Errorf("NaN objective: %+v, %v; want a search error, status failure, 1 evaluation", r, err)
+	}
+}
+
+// TestSmallestNoProgress: on a step at 3.7 with a tolerance no float
+// bracket meets, the search ends at adjacent floats around 3.7 with
+// status NoProgress and evaluations to spare; it used to say
+// IterationLimit, as if the budget had run out.
+func TestSmallestNoProgress(t *testing.T) {
+	f := func(x float64) (float64, error) {
+		if x < 3.7 {
+			return 2, nil
+		}
+		return 0.5, nil
+	}
+	r, err := Smallest(f, 1, 1, Options{RelTol: 1e-300, MaxEvaluations: 399})
+	if err != nil || r.Status != NoProgress || r.X != 3.7 || r.Lo != math.Nextafter(3.7, 0) || r.Evaluations >= 399 {
+		t.Errorf("got %+v, %v; want X = 3.7, Lo one ulp below, status no progress before 399 evaluations", r, err)
+	}
+}

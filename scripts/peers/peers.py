@@ -35,7 +35,8 @@ mechanism composed T times (add-or-remove-one adjacency in every tool):
                 where δ < --fine-below (1e-10): a second upper bound; a PRV
                 eps_lower above the smaller dp_accounting ε is reported.
 
-Settings: the examples of issue 11 (§1–§4) plus --n seeded random DP-SGD
+Settings: 8 named examples (§1 large ε, §2 small δ and a long run, §3 a
+typical run, §4 tiny q) plus --n seeded random DP-SGD
 settings, log-uniform in σ ∈ [0.5, 10], q ∈ [1e-4, 0.1], T ∈ [1e2, 1e6],
 δ ∈ [1e-12, 1e-5], rounded to 3 significant digits.
 
@@ -58,7 +59,7 @@ Opacus' RDP analysis needs numpy and scipy only. No pip install.
 Re-running after a change to rdp or pld (e.g. when the continuous-order rdp
 or the tighter pld lands): `nice -n 10 scripts/peers.sh` from the repository
 root, then commit testdata/peers/peers.csv and docs/peers.md together;
-accounting/registry's TestPeers asserts the issue 11 checks against the
+accounting/registry's TestPeers asserts the checks of docs/peers.md against the
 peers' rows of the CSV with dpcalc computed live, so it needs no update.
 A whole run takes about 6.5 minutes on this 2-core machine under load.
 
@@ -95,7 +96,8 @@ COUNTERPART = {"opacus_rdp": "dpcalc_rdp", "dpacc_rdp": "dpcalc_rdp", "dpacc_pld
                "dpacc_pld_fine": "dpcalc_pld"}
 RDP_SLACK = 1e-12  # rdp ≤ peer × (1 + RDP_SLACK) counts as "not looser"
 
-# Issue 11's named examples (§1–§4). §2's T = 1e6 example names no σ and q;
+# The named examples (§1 large ε, §2 small δ and a long run, §3 a typical
+# run, §4 tiny q). §2's T = 1e6 example names no σ and q;
 # σ = 4, q = 0.001 is this script's choice.
 NAMED = [
     ("§1 σ=0.3", 0.3, 0.01, 1000, 1e-5),
@@ -315,11 +317,12 @@ def run_dpcalc(binary, kind, s, timeout, startup):
         return dict(status=f"error: exit {p.returncode}: {p.stderr.strip()[:200]}", seconds=dt)
     if "error" in out:
         return dict(status="error: " + str(out["error"])[:200], seconds=dt)
-    r = dict(status="ok", eps=out["epsilon"], seconds=dt, seconds_net=max(dt - startup, 1e-6))
-    if "epsilon_lower" in out:
-        r["eps_lower"], r["eps_upper"] = out["epsilon_lower"], out["epsilon_upper"]
-    if "lambda" in out:
-        r["detail"] = f"lambda={out['lambda']:g}"
+    row = out["rows"][0]  # the one accountant asked for (docs/cli.md's JSON schema)
+    r = dict(status="ok", eps=row["value"], seconds=dt, seconds_net=max(dt - startup, 1e-6))
+    if "epsilon_lower" in row:
+        r["eps_lower"], r["eps_upper"] = row["epsilon_lower"], row["epsilon_upper"]
+    if "lambda" in row:
+        r["detail"] = f"lambda={row['lambda']:g}"
     return r
 
 

@@ -41,6 +41,11 @@ EVENTS = {
     "misc": d.ComposedDpEvent([
         d.NoOpDpEvent(), d.NonPrivateDpEvent(), d.EpsilonDeltaDpEvent(1.0, 1e-6),
         d.ZCDpEvent(0.5, 0.1), d.ZCDpEvent(0.25)]),
+    "discrete_gaussian": d.DiscreteGaussianDpEvent(2.5),
+    "discrete": d.ComposedDpEvent([
+        d.SelfComposedDpEvent(d.PoissonSampledDpEvent(0.1, d.DiscreteGaussianDpEvent(2.0, 1.0, 1)), 100),
+        d.SelfComposedDpEvent(d.PoissonSampledDpEvent(0.1, d.DiscreteLaplaceDpEvent(0.5, 2)), 100),
+    ]),
     # Errors: a class dpcalc does not read, and _asdict() without recursion.
     "unsupported_class": d.SelfComposedDpEvent(
         d.SampledWithReplacementDpEvent(100, 10, d.GaussianDpEvent(1.0)), 3),

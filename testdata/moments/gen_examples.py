@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""References for issue 11's examples (accounting/moments TestIssue11Reference).
+"""References for the continuous order search's examples (docs/rdp-orders.md;
+accounting/moments TestOrderSearchExamples).
 
 rdp's default search minimises, over the grid moments.DefaultOrders and the
 lattice of moment orders l = 2^(k/1024), the conversion of Canonne, Kamath,
@@ -22,7 +23,7 @@ eps(sigma_hi) <= target < eps(sigma_lo) (checked here).
 
 Columns: k is the lattice index, lambda = 2^(k/1024), eps rdp's eps there.
 Run from the repository root (about 5 minutes on a shared core; mpmath 1.3.0):
-    python3 testdata/moments/gen_examples.py > testdata/moments/issue11_examples.csv
+    python3 testdata/moments/gen_examples.py > testdata/moments/order_search_examples.csv
 """
 import os
 import sys

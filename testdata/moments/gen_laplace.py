@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Log moments of the Laplace mechanism for accounting/moments'
-TestLaplaceAlpha (issue 12 §3): α(λ) = max(log E_{P0}[(1−q+q r)^{λ+1}],
+TestLaplaceAlpha: α(λ) = max(log E_{P0}[(1−q+q r)^{λ+1}],
 log E_{P0}[(1−q+q r)^{−λ}]) with P0 = Lap(0, b), r(x) = e^{(|x|−|x−1|)/b},
 by mpmath quadrature at 40 digits (the two closed-form tails x ≤ 0, x ≥ 1
 plus ∫_0^1 on a split interval), and for q = 1 Mironov's closed form

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""dp_accounting's pessimistic connect-the-dots PLD at the small-δ examples of
-issue 11 §2, for comparison only (it has no certified lower bound; the
+"""dp_accounting's pessimistic connect-the-dots PLD at the small-δ examples
+(δ ≤ 1e-10), for comparison only (it has no certified lower bound; the
 tests use our own fine-grid brackets in small_delta_ref.csv).
 
 Run with google/differential-privacy's python/dp_accounting on the path

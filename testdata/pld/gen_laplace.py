@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""References for accounting/pld's Laplace pair (issue 12 §3).
+"""References for accounting/pld's Laplace pair.
 
 One step, exact (mpmath, 50 digits): the Poisson-subsampled Laplace with
 scale b and rate q under add/remove has the remove pair

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Exact ε(δ) of one epoch of the shuffled lower-bound pair (issue 12 §4), for
+"""Exact ε(δ) of one epoch of the shuffled lower-bound pair, for
 accounting/pld's TestShuffledLowerAgainstMpmath.
 
 One epoch of b batches, noise σ (relative to the replace-one sensitivity),

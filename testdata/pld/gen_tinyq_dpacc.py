@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""dp_accounting's PLD of issue 11 §4's first tiny-q example (σ 0.54,
+"""dp_accounting's PLD of the first tiny-q example (σ 0.54,
 q 6.6e-6, T 13, δ 2e-5) on grids fine enough to resolve ε ≈ 3.8e-5, for
 accounting/pld's TestTinyQCorners. dp_accounting's default grid (1e-4) is
 coarser than ε (it gives 8.49e-5) and prv_accountant's interval at a

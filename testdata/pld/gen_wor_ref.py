@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Independent estimates of ε(δ) for T Gaussian steps on batches drawn
-without replacement under replace-one adjacency (issue 12 §4), for
+without replacement under replace-one adjacency, for
 accounting/pld's TestWORAgainstMirror.
 
 Construction (independent of the Go code, which switches between the two

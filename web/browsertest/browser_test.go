@@ -439,29 +439,25 @@ return {command: el.dataset.command, series: s};`, id)
 			words[i] = trimQuotes(words[i])
 		}
 		out, _ := h.run(h.portable, words[1:], true)
-		var c cli.Curve
+		var c cli.Output
 		if err := json.Unmarshal([]byte(out), &c); err != nil {
 			t.Fatalf("%s: %v", got.Command, err)
 		}
+		// One row per point: ε at epochs (curve epochs), σ at ε (curve sigma).
 		want := map[string]int{}
-		for _, s := range c.Series {
-			n := 0
-			for _, p := range s.Points {
-				x, y := p.Epochs, p.Sigma
-				if c.Curve == "epochs" {
-					y = 0
-					if p.Epsilon != nil {
-						y = *p.Epsilon
-					}
-				} else if p.Epsilon != nil {
-					x = *p.Epsilon
-				}
-				if x > 0 && y > 0 {
-					n++
-				}
+		val := func(p *float64) float64 {
+			if p == nil {
+				return 0
 			}
-			if n > 0 {
-				want[s.Accountant] = n
+			return *p
+		}
+		for _, r := range c.Rows {
+			x, y := val(r.Epochs), val(r.Epsilon)
+			if c.Command == "curve sigma" {
+				x, y = val(r.Epsilon), val(r.Sigma)
+			}
+			if r.Error == "" && x > 0 && y > 0 {
+				want[r.Accountant]++
 			}
 		}
 		if !reflect.DeepEqual(got.Series, want) {
@@ -594,7 +590,7 @@ menu: [...document.getElementById("accountant").options].map((o) => o.value)};`)
 	d.fill("eps", "2")
 	h.check("epochs")
 
-	// Issue 12: a schedule of two phases (the DPD procedures say why they
+	// Training plans: a schedule of two phases (the DPD procedures say why they
 	// cannot bound it), batch and n under replace-one (unsupported rows).
 	d.choose("cmd", "eps")
 	for _, f := range []string{"sigma", "q", "epochs", "steps"} {

@@ -21,22 +21,23 @@ func TestCurvesAround(t *testing.T) {
 	if a.Exit != 0 || len(a.Curves) != 2 {
 		t.Fatalf("answer %+v", a)
 	}
-	var row cli.Row
-	if err := json.Unmarshal([]byte(a.JSON), &row); err != nil || row.Epsilon == nil {
+	var out cli.Output
+	if err := json.Unmarshal([]byte(a.JSON), &out); err != nil || len(out.Rows) != 1 || out.Rows[0].Epsilon == nil {
 		t.Fatal(err, a.JSON)
 	}
-	want := []string{"curve", "epochs", "--sigma", "4", "--q", "0.01", "--delta", "1e-5", "--from", "2", "--to", "200", "--points", "60", "--accountant", "rdp,pld"}
+	row := out.Rows[0]
+	want := []string{"curve", "epochs", "--sigma", "4", "--q", "0.01", "--delta", "1e-5", "--from", "2", "--to", "200", "--points", "60", "--accountant", "pld"}
 	if c := a.Curves[0]; !slices.Equal(c.Args, want) || c.Command != "dpcalc "+strings.Join(want, " ") || c.Mark == nil || *c.Mark != [2]float64{100, *row.Epsilon} {
 		t.Errorf("ε curve %+v, want %q marked at (100, %v)", c, want, *row.Epsilon)
 	}
 	lo, hi := round3(*row.Epsilon/10), round3(*row.Epsilon*10)
-	want = []string{"curve", "sigma", "--delta", "1e-5", "--eps", lo + ":" + hi, "--points", "16", "--q", "0.01", "--steps", "10000", "--accountant", "rdp,pld"}
+	want = []string{"curve", "sigma", "--delta", "1e-5", "--eps", lo + ":" + hi, "--points", "16", "--q", "0.01", "--steps", "10000", "--accountant", "pld"}
 	if c := a.Curves[1]; !slices.Equal(c.Args, want) || c.Mark == nil || *c.Mark != [2]float64{*row.Epsilon, 4} {
 		t.Errorf("σ curve %+v, want %q", c, want)
 	}
-	// The curve itself: its plot, one polyline per accountant.
+	// The curve itself: its plot, one polyline per accountant (pld alone).
 	c := Run(t.Context(), a.Curves[0].Args, a.Curves[0].Mark)
-	if c.Exit != 0 || strings.Count(c.SVG, `class="series"`) != 2 || !strings.Contains(c.SVG, `data-accountant="pld"`) || !strings.Contains(c.SVG, "<circle") {
+	if c.Exit != 0 || strings.Count(c.SVG, `class="series"`) != 1 || !strings.Contains(c.SVG, `data-accountant="pld"`) || !strings.Contains(c.SVG, "<circle") {
 		t.Errorf("curve answer: exit %d, svg %.300s", c.Exit, c.SVG)
 	}
 	if a := Run(t.Context(), []string{"eps", "--schedule", "sigma=1,q=0.01,steps=50; sigma=2,q=0.02,steps=30"}, nil); a.Exit != 0 || a.Curves != nil {
@@ -73,11 +74,11 @@ func TestDescribe(t *testing.T) {
 			acc = f
 		}
 	}
-	if want := []string{"sigma", "delta", "q", "epochs", "steps", "batch", "n", "schedule", "sampling", "max-batch", "adjacency", "accountant", "pld-grid", "ac-sampling", "events", "emit-events"}; !slices.Equal(names, want) {
+	if want := []string{"sigma", "delta", "q", "epochs", "steps", "batch", "n", "schedule", "sampling", "max-batch", "k", "bands", "adjacency", "accountant", "pld-grid", "ac-sampling", "events", "emit-events"}; !slices.Equal(names, want) {
 		t.Errorf("eps flags %v, want %v", names, want)
 	}
-	if want := append(registry.Names(), "all"); acc.Default != "rdp" || !slices.Equal(acc.Enum, want) {
-		t.Errorf("--accountant default %q, choices %v; want rdp, %v", acc.Default, acc.Enum, want)
+	if want := append(registry.Names(), "all"); acc.Default != "pld" || !slices.Equal(acc.Enum, want) {
+		t.Errorf("--accountant default %q, choices %v; want pld, %v", acc.Default, acc.Enum, want)
 	}
 	if len(m.Accountants) != len(registry.Kinds()) || m.Accountants[0].Title == "" || m.Commands["curve epochs"].Help == "" {
 		t.Errorf("model %+v", m)

@@ -306,7 +306,7 @@ function show(ans) {
   $("result").innerHTML = docHTML(ans.doc) + (ans.failure ? `<p class="err">${esc(ans.failure)}</p>` : "");
   // The procedures' caveats, from the rows of the --json output.
   const out = JSON.parse(ans.json);
-  const rows = Array.isArray(out) ? out : out.accountants || [out];
+  const rows = out.rows || [];
   const notes = rows.filter((r) => r.procedure);
   if (notes.length) {
     $("caveats").innerHTML = "<p>" + notes.map((r) => `<b>${esc(r.accountant)}</b>: ${esc(r.note)}.`).join(" ") +

@@ -17,9 +17,11 @@ import (
 	"github.com/dpcalc/dpcalc/internal/work"
 )
 
-// The reproductions of issue 10 that live at the accounting level, one
-// named test each. CLI-level reproductions (exit codes, SIGTERM, tables)
-// belong to cmd/dpcalc.
+// Edge cases that once gave wrong or no answers, reproduced at the
+// accounting level, one named test each: no or almost no noise, huge σ, q
+// = 1, tiny δ, nested sampling, and the search for the most epochs.
+// CLI-level reproductions (exit codes, SIGTERM, tables) belong to
+// cmd/dpcalc.
 
 // within runs f with a context whose work meter (internal/work) stops it
 // past limit units of work, and fails t if f returns an error, needs more
@@ -59,11 +61,11 @@ func allMethods(t *testing.T) map[accounting.Kind]accounting.Method {
 	return ms
 }
 
-// TestIssue10AuditNoNoise: `audit --sigma 1e-200 --q 1 --steps 1 --eps 0.1`
+// TestAuditNoNoise: `audit --sigma 1e-200 --q 1 --steps 1 --eps 0.1`
 // said the true ε lies in [0, 0] and the claim holds. No noise has no
 // finite bound: the interval is [+Inf, +Inf] and the claim is violated,
 // never "holds". The control rows pin that Audit decides at all.
-func TestIssue10AuditNoNoise(t *testing.T) {
+func TestAuditNoNoise(t *testing.T) {
 	for _, tc := range []struct {
 		sigma, eps float64
 		want       calibrate.Verdict
@@ -84,9 +86,9 @@ func TestIssue10AuditNoNoise(t *testing.T) {
 	}
 }
 
-// TestIssue10AuditNaNLower: `audit --sigma 6.55749e-10 --q 0.448916
+// TestAuditNaNLower: `audit --sigma 6.55749e-10 --q 0.448916
 // --steps 1 --delta 6.3571e-159 --eps 1` printed a NaN lower bound.
-func TestIssue10AuditNaNLower(t *testing.T) {
+func TestAuditNaNLower(t *testing.T) {
 	r, err := calibrate.Audit(t.Context(), accounting.SubsampledGaussian(6.55749e-10, 0.448916, 1), calibrate.Epsilons{Epsilon: 1, Delta: 6.3571e-159}, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -96,10 +98,10 @@ func TestIssue10AuditNaNLower(t *testing.T) {
 	}
 }
 
-// TestIssue10PLDTinySigma: `eps --sigma 7e-155 --q 1 --steps 1 --accountant
+// TestPLDTinySigma: `eps --sigma 7e-155 --q 1 --steps 1 --accountant
 // pld` gave ε = 0 (from σ ≈ 7e-155 to 7.5e-155). Below SigmaFloor the
 // answer is +Inf; at and just above it, ε is positive.
-func TestIssue10PLDTinySigma(t *testing.T) {
+func TestPLDTinySigma(t *testing.T) {
 	for _, sigma := range []float64{7e-155, 7.2e-155, 7.5e-155, 1e-152, math.Nextafter(accounting.SigmaFloor, 0), accounting.SigmaFloor, 1e-150, 1e-140} {
 		m, _ := registry.New(accounting.KindPLD, registry.Options{})
 		if err := m.Compose(accounting.SubsampledGaussian(sigma, 1, 1), 1); err != nil {
@@ -119,10 +121,10 @@ func TestIssue10PLDTinySigma(t *testing.T) {
 	}
 }
 
-// TestIssue10PLDTinySigmaSampled: `eps --sigma 1e-160 --q 0.01 --steps 1000
+// TestPLDTinySigmaSampled: `eps --sigma 1e-160 --q 0.01 --steps 1000
 // --accountant pld` ran for more than 300 s. It must answer (+Inf: σ is
 // below SigmaFloor) at once: within 1000 units of work.
-func TestIssue10PLDTinySigmaSampled(t *testing.T) {
+func TestPLDTinySigmaSampled(t *testing.T) {
 	for _, sigma := range []float64{1e-160, 1e-150, 1e-140} {
 		m, _ := registry.New(accounting.KindPLD, registry.Options{})
 		if err := m.Compose(accounting.SubsampledGaussian(sigma, 0.01, 1000), 1); err != nil {
@@ -139,10 +141,10 @@ func TestIssue10PLDTinySigmaSampled(t *testing.T) {
 	}
 }
 
-// TestIssue10HugeSigma: `eps --sigma 1e308 --q 0.01 --epochs 10` panicked
+// TestHugeSigma: `eps --sigma 1e308 --q 0.01 --epochs 10` panicked
 // (makeslice) in every command from σ ≈ 6e307. Every method answers with a
 // valid value.
-func TestIssue10HugeSigma(t *testing.T) {
+func TestHugeSigma(t *testing.T) {
 	for _, sigma := range []float64{6e307, 1e308, math.MaxFloat64} {
 		for k, m := range allMethods(t) {
 			where := fmt.Sprintf("%s σ=%g q=0.01 T=1000", k, sigma)
@@ -165,11 +167,11 @@ func TestIssue10HugeSigma(t *testing.T) {
 	}
 }
 
-// TestIssue10PLDIntervalQ1: at q = 1, σ = 1e5, δ = 1e-50 the pld interval
+// TestPLDIntervalQ1: at q = 1, σ = 1e5, δ = 1e-50 the pld interval
 // lay entirely below the exact ε (testdata/conformance/q1_eps.csv, mpmath at
-// 200 digits). The conformance suite checks every row; this is the one the
-// issue names.
-func TestIssue10PLDIntervalQ1(t *testing.T) {
+// 200 digits). The conformance suite checks every row; this is the one
+// that failed.
+func TestPLDIntervalQ1(t *testing.T) {
 	var exact string
 	for _, r := range testref.CSV(t, "conformance/q1_eps.csv")[1:] {
 		if r[0] == "1e5" && r[1] == "1" && r[2] == "1e-50" {
@@ -196,10 +198,10 @@ func TestIssue10PLDIntervalQ1(t *testing.T) {
 	}
 }
 
-// TestIssue10GaussianZero: Gaussian{0} was ε = +Inf for ma/rdp/pld and a
+// TestGaussianZero: Gaussian{0} was ε = +Inf for ma/rdp/pld and a
 // ParamError for ac/zcdp/dpd. Every method, procedures included, gives +Inf
 // and δ = 1, bare and sampled.
-func TestIssue10GaussianZero(t *testing.T) {
+func TestGaussianZero(t *testing.T) {
 	for _, e := range []accounting.Event{
 		accounting.Gaussian{},
 		accounting.SubsampledGaussian(0, 0.01, 100),
@@ -218,12 +220,12 @@ func TestIssue10GaussianZero(t *testing.T) {
 	}
 }
 
-// TestIssue10NestedPoisson: PoissonSampled{PoissonSampled{…}} was accepted
+// TestNestedPoisson: PoissonSampled{PoissonSampled{…}} was accepted
 // by ac/zcdp and refused by ma/rdp/pld, and the same nested path was
 // spelled three ways in errors. Every method accepts it and answers as for
 // Poisson sampling at the plan's product rate; a bad σ inside is the same
 // *ParamError at the same path everywhere.
-func TestIssue10NestedPoisson(t *testing.T) {
+func TestNestedPoisson(t *testing.T) {
 	nested := accounting.SelfComposed{Event: accounting.PoissonSampled{SamplingRate: 0.5,
 		Event: accounting.PoissonSampled{SamplingRate: 0.02, Event: accounting.Gaussian{NoiseMultiplier: 1}}}, Count: 100}
 	p, err := accounting.Normalize(nested, 1)
@@ -257,9 +259,9 @@ func TestIssue10NestedPoisson(t *testing.T) {
 	}
 }
 
-// TestIssue10DeltaNotZero: `delta --sigma 1e6 --q 1 --steps 1 --eps 1e4`
+// TestDeltaNotZero: `delta --sigma 1e6 --q 1 --steps 1 --eps 1e4`
 // gave δ = 0 from ma, rdp and zcdp; a Gaussian mechanism is never pure DP.
-func TestIssue10DeltaNotZero(t *testing.T) {
+func TestDeltaNotZero(t *testing.T) {
 	for k, m := range allMethods(t) {
 		if _, ok := m.(accounting.Accountant); !ok {
 			continue
@@ -275,12 +277,12 @@ func TestIssue10DeltaNotZero(t *testing.T) {
 	}
 }
 
-// TestIssue10PLDEpochs: `epochs --sigma 0.3 --q 0.01 --eps 100 --accountant
+// TestPLDEpochs: `epochs --sigma 0.3 --q 0.01 --eps 100 --accountant
 // pld` returned 1910 steps though 1911 steps gave 99.77 ≤ 100, and
 // `epochs --sigma 1e6 --q 1e-12 --eps 1e-9` showed ε = 0.0194 for a 1e-9
 // budget: Epsilon and EpsilonBounds disagreed. MaxSteps's answer n must fit
 // the budget under Epsilon of a fresh accountant and n+1 must not.
-func TestIssue10PLDEpochs(t *testing.T) {
+func TestPLDEpochs(t *testing.T) {
 	f := func() (accounting.Method, error) { return registry.New(accounting.KindPLD, registry.Options{}) }
 	for _, tc := range []struct {
 		sigma, q, eps float64

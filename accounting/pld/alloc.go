@@ -1,0 +1,145 @@
+package pld
+
+import (
+	"context"
+	"math"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/gaussian"
+	"github.com/dpcalc/dpcalc/accounting/mechanism"
+)
+
+// AllocationLowerEpsilonOf returns a certified lower bound on the true
+// ε(delta) of the randomly allocated Gaussian steps of e, normalised under
+// add-remove (the largest over its random-allocation steps: the true ε of
+// a composition is at least that of any part of it). ok is false when e
+// has none (or does not normalise under add-remove).
+//
+// For k = 1 (balls-in-bins) the bound is (also) that of E epochs of the pair
+// (1/t)Σ_i N(μe_i, I) against N(0, I), μ = 1/σ, which a linear query
+// attains (every other record contributes 0, the differing one a unit
+// vector): the dominated discrete pairs of [mechanism.AllocationPairs]
+// (post-processings of it), composed with the certified lower
+// discretisation and FFT of [Accountant], both directions. For k > 1 it is
+// the post-processing that keeps only the sum of an epoch's t outputs of
+// that query: N(kμ, t) against N(0, t), a Gaussian of sensitivity
+// kμ/√t, and E epochs compose to one of kμ·√(E/t); its ε is found from a
+// certified lower bound on its δ ([gaussian.LogDeltaBounds]).
+func AllocationLowerEpsilonOf(ctx context.Context, e accounting.Event, delta float64) (eps float64, ok bool, err error) {
+	if err := accounting.CheckDeltaQuery(delta); err != nil {
+		return 0, false, err
+	}
+	p, err := accounting.NormalizeUnder(accounting.AddRemove, e, 1)
+	if err != nil {
+		// Not an add-remove event (the accountants' rows say why): it has
+		// no random-allocation step.
+		return 0, false, nil
+	}
+	for _, s := range p.Steps {
+		if s.Sampling != accounting.SamplingRandomAllocation || s.Mechanism != accounting.MechGaussian {
+			continue
+		}
+		ok = true
+		if delta == 0 {
+			continue
+		}
+		k, t, epochs := s.SampleSize, s.DatasetSize, min(s.Count, maxSteps)
+		var lo float64
+		if k == 1 && 1/s.Sigma <= 4 {
+			lo, err = allocationLowerPairs(ctx, 1/s.Sigma, t, epochs, delta)
+		} else {
+			lo = gaussianLowerEpsilon(float64(k)/s.Sigma*math.Sqrt(float64(epochs)/float64(t)), delta)
+		}
+		if err != nil {
+			return 0, false, err
+		}
+		eps = math.Max(eps, lo)
+	}
+	return eps, ok, nil
+}
+
+// gaussianLowerEpsilon returns a lower bound on ε(delta) of the Gaussian
+// shift pair of sensitivity mu (noise 1): the largest ε on a bisection
+// whose certified lower δ is still at least delta (δ falls as ε grows).
+func gaussianLowerEpsilon(mu, delta float64) float64 {
+	if !(mu > 0) || math.IsInf(mu, 0) {
+		return 0
+	}
+	ld := math.Log(delta)
+	ok := func(e float64) bool {
+		lo, _ := gaussian.LogDeltaBounds(1/mu, 1, e)
+		return lo >= ld
+	}
+	if !ok(0) {
+		return 0
+	}
+	a, b := 0.0, 1.0
+	for ok(b) && b < 1e6 {
+		a, b = b, 2*b
+	}
+	for it := 0; it < 200 && b-a > 1e-12*b; it++ {
+		m := a + (b-a)/2
+		if ok(m) {
+			a = m
+		} else {
+			b = m
+		}
+	}
+	return a
+}
+
+// allocationLowerPairs composes epochs of the dominated balls-in-bins
+// pairs of t steps and returns the certified lower bound on ε(delta).
+func allocationLowerPairs(ctx context.Context, mu float64, t, epochs int, delta float64) (float64, error) {
+	if t == 1 {
+		return gaussianLowerEpsilon(mu*math.Sqrt(float64(epochs)), delta), nil
+	}
+	// The sum of an epoch's outputs, N(μ, t) against N(0, t), is a lower
+	// bound too, and the one left when the pairs are too large.
+	proj := gaussianLowerEpsilon(mu*math.Sqrt(float64(epochs)/float64(t)), delta)
+	pp, err := mechanism.AllocationPairs(mu, t, true)
+	if err != nil {
+		return proj, nil
+	}
+	pairs := [][]mechanism.Pair{{pp.Remove}, {pp.Add}}
+	st := &setup{counts: []int{epochs}, steps: epochs, dirs: []bool{false, true}, pairs: pairs}
+	for _, ps := range pairs {
+		_, v := ps[0].Moments()
+		st.vTot = math.Max(st.vTot, float64(epochs)*v)
+	}
+	r, err := st.compose(ctx, 0, etaFor(epochs, 0))
+	if err != nil {
+		if err == errTooLarge {
+			return proj, nil
+		}
+		return 0, err
+	}
+	lv := &levels{res: r}
+	var best float64
+	for k := 0; k <= maxRefine; k++ {
+		rk := lv.res
+		if k > 0 {
+			if rk, err = lv.level(k); err == errTooLarge {
+				break
+			} else if err != nil {
+				return 0, err
+			}
+		}
+		lo, err := rk.lowerOnly(ctx, delta)
+		if err == errTooLarge {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
+		if !(lo > best*(1+targetGap)) {
+			best = math.Max(best, lo)
+			break
+		}
+		best = lo
+	}
+	if !(best >= 0) || math.IsInf(best, 0) {
+		return proj, nil
+	}
+	return math.Max(best, proj), nil
+}
