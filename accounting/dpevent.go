@@ -36,6 +36,7 @@ var eventClasses = []eventClass{
 	{dpEventModule, "PoissonSampledDpEvent", []string{"sampling_probability", "event"}},
 	{dpEventModule, "SampledWithoutReplacementDpEvent", []string{"source_dataset_size", "sample_size", "event"}},
 	{dpcalcModule, "ShuffledDpEvent", []string{"dataset_size", "batch_size", "event"}},
+	{dpEventModule, "TruncatedSubsampledGaussianDpEvent", []string{"dataset_size", "sampling_probability", "truncated_batch_size", "noise_multiplier"}},
 	{dpEventModule, "RandomAllocationDpEvent", []string{"event", "num_selected", "num_steps"}},
 	{dpEventModule, "SelfComposedDpEvent", []string{"event", "count"}},
 	{dpEventModule, "ComposedDpEvent", []string{"events"}},
@@ -131,6 +132,8 @@ func writeEvent(b *bytes.Buffer, e Event, path string) error {
 		class, fields = "SampledWithoutReplacementDpEvent", []jsonField{{"source_dataset_size", e.SourceDatasetSize}, {"sample_size", e.SampleSize}, {"event", e.Event}}
 	case Shuffled:
 		class, fields = "ShuffledDpEvent", []jsonField{{"dataset_size", e.DatasetSize}, {"batch_size", e.BatchSize}, {"event", e.Event}}
+	case TruncatedSubsampledGaussian:
+		class, fields = "TruncatedSubsampledGaussianDpEvent", []jsonField{{"dataset_size", e.DatasetSize}, {"sampling_probability", e.SamplingRate}, {"truncated_batch_size", e.TruncatedBatchSize}, {"noise_multiplier", e.NoiseMultiplier}}
 	case RandomAllocation:
 		class, fields = "RandomAllocationDpEvent", []jsonField{{"event", e.Event}, {"num_selected", e.NumSelected}, {"num_steps", e.NumSteps}}
 	case SelfComposed:
@@ -630,6 +633,8 @@ func decodeEvent(ctx context.Context, raw *jsonValue, path string, depth int) (E
 		e = SampledWithoutReplacement{SourceDatasetSize: d.int("source_dataset_size"), SampleSize: d.int("sample_size"), Event: d.event("event")}
 	case "ShuffledDpEvent":
 		e = Shuffled{DatasetSize: d.int("dataset_size"), BatchSize: d.int("batch_size"), Event: d.event("event")}
+	case "TruncatedSubsampledGaussianDpEvent":
+		e = TruncatedSubsampledGaussian{DatasetSize: d.int("dataset_size"), SamplingRate: d.float("sampling_probability"), TruncatedBatchSize: d.int("truncated_batch_size"), NoiseMultiplier: d.float("noise_multiplier")}
 	case "RandomAllocationDpEvent":
 		e = RandomAllocation{Event: d.event("event"), NumSelected: d.int("num_selected"), NumSteps: d.int("num_steps")}
 	case "SelfComposedDpEvent":

@@ -60,6 +60,10 @@ const (
 	// Step.SampleSize out of Step.DatasetSize records ([Shuffled]);
 	// Step.Rate is their ratio rounded up.
 	SamplingShuffle
+	// SamplingTruncatedPoisson: each of Step.DatasetSize records with
+	// probability Step.Rate, capped at Step.SampleSize records by keeping a
+	// uniformly random subset ([TruncatedSubsampledGaussian]).
+	SamplingTruncatedPoisson
 	// SamplingRandomAllocation: one repetition is one epoch of
 	// Step.DatasetSize steps in which every record is used in exactly
 	// Step.SampleSize of them, chosen uniformly ([RandomAllocation]; the
@@ -77,6 +81,8 @@ func (s Sampling) String() string {
 		return "fixed"
 	case SamplingShuffle:
 		return "shuffle"
+	case SamplingTruncatedPoisson:
+		return "truncated-poisson"
 	case SamplingRandomAllocation:
 		return "random-allocation"
 	}
@@ -164,7 +170,8 @@ type Step struct {
 	// Sampling and Rate say which records the step sees; Rate is 1 for
 	// SamplingNone and in [RateFloor, 1] otherwise. DatasetSize and
 	// SampleSize are the sizes of SamplingWithoutReplacement and
-	// SamplingShuffle (0 otherwise), 1 ≤ SampleSize ≤ DatasetSize.
+	// SamplingShuffle, and the data set size and cap of
+	// SamplingTruncatedPoisson (0 otherwise), 1 ≤ SampleSize ≤ DatasetSize.
 	Sampling                Sampling
 	Rate                    float64
 	DatasetSize, SampleSize int
@@ -187,6 +194,8 @@ func (s Step) Event() Event {
 		e = SampledWithoutReplacement{SourceDatasetSize: s.DatasetSize, SampleSize: s.SampleSize, Event: e}
 	case SamplingShuffle:
 		e = Shuffled{DatasetSize: s.DatasetSize, BatchSize: s.SampleSize, Event: e}
+	case SamplingTruncatedPoisson:
+		e = TruncatedSubsampledGaussian{DatasetSize: s.DatasetSize, SamplingRate: s.Rate, TruncatedBatchSize: s.SampleSize, NoiseMultiplier: s.Sigma}
 	case SamplingRandomAllocation:
 		e = RandomAllocation{NumSelected: s.SampleSize, NumSteps: s.DatasetSize, Event: e}
 	}
@@ -315,6 +324,8 @@ func (s Step) Describe() string {
 		b = "fixed-size-sampled "
 	case SamplingShuffle:
 		b = "shuffled "
+	case SamplingTruncatedPoisson:
+		b = "truncated-Poisson-sampled "
 	case SamplingRandomAllocation:
 		b = "randomly allocated "
 	}
@@ -742,6 +753,31 @@ func normalize(e Event, path string, mult int, smp sampler, b *planBuilder, tota
 			return validateOnly(ev.Event, at, smp.adj)
 		}
 		return normalize(ev.Event, at, mult, sampler{kind: SamplingShuffle, q: sizeRate(ev.BatchSize, ev.DatasetSize), n: ev.DatasetSize, m: ev.BatchSize, adj: smp.adj}, b, total)
+	case TruncatedSubsampledGaussian:
+		at := join(path, "TruncatedSubsampledGaussian")
+		if ev.DatasetSize < 1 {
+			return &ParamError{Name: "dataset_size", Value: float64(ev.DatasetSize), Path: at, Want: ">= 1"}
+		}
+		r := ev.SamplingRate
+		if math.IsNaN(r) || r < 0 || r > 1 {
+			return &ParamError{Name: "sampling_probability", Value: r, Path: at, Want: "in [0, 1]"}
+		}
+		if ev.TruncatedBatchSize < 0 {
+			return &ParamError{Name: "truncated_batch_size", Value: float64(ev.TruncatedBatchSize), Path: at, Want: ">= 0"}
+		}
+		if smp.kind != SamplingNone {
+			return &UnsupportedEventError{Event: e, Path: at, Reason: "truncated Poisson sampling of a sample is not supported"}
+		}
+		inner := Gaussian{NoiseMultiplier: ev.NoiseMultiplier}
+		switch {
+		case r == 0 || ev.TruncatedBatchSize == 0:
+			// Nothing is ever released; validate the noise all the same.
+			return validateOnly(inner, at, smp.adj)
+		case ev.TruncatedBatchSize >= ev.DatasetSize:
+			// The cap is never reached: Poisson sampling.
+			return normalize(PoissonSampled{SamplingRate: r, Event: inner}, at, mult, smp, b, total)
+		}
+		return normalize(inner, at, mult, sampler{kind: SamplingTruncatedPoisson, q: math.Max(r, RateFloor), n: ev.DatasetSize, m: ev.TruncatedBatchSize, adj: smp.adj}, b, total)
 	case RandomAllocation:
 		at := join(path, "RandomAllocation")
 		if ev.NumSteps < 1 {

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/internal/search"
 )
 
 // allocation is the Gaussian mechanism run on a 1-out-of-t random
@@ -51,9 +52,20 @@ func (a allocation) PLD() (*PLD, error) {
 	// against N(0, I) is no worse than one of them); it is the one used
 	// where the spread pair's grid is too coarse to amplify (the grid is
 	// capped: σ below about 0.9, or few steps at σ near 1).
+	//
+	// Neither stated pair is attained: the Gaussian's dominates the group's
+	// pair, and the spread pair is its upper discretisation. The group's
+	// own pair is attained (a linear query: the differing record
+	// contributes a unit vector in its step, every other record 0), so
+	// the witness is a post-processing of it ([allocationLower]).
 	rem, add := newGaussianPair(a.sigma, 1, false), newGaussianPair(a.sigma, 1, true)
-	gauss := &PLD{Remove: &rem, Add: &add, Symmetric: true, GaussianSigma: a.sigma, MaxLoss: math.Inf(1)}
-	if _, d := allocGrid(1 / a.sigma); d > 1/a.sigma || a.n < 2 {
+	if a.n < 2 {
+		// One step: the record is in it, an unsampled release.
+		return &PLD{Remove: &rem, Add: &add, Symmetric: true, GaussianSigma: a.sigma, MaxLoss: math.Inf(1), Attained: true}, nil
+	}
+	wit := allocationLower(a)
+	gauss := &PLD{Remove: &rem, Add: &add, Symmetric: true, GaussianSigma: a.sigma, MaxLoss: math.Inf(1), Witness: wit}
+	if _, d := allocGrid(1 / a.sigma); d > 1/a.sigma {
 		return gauss, nil
 	}
 	up, err := AllocationPairs(1/a.sigma, a.n, false)
@@ -63,7 +75,52 @@ func (a allocation) PLD() (*PLD, error) {
 	if !amplifies(up.Remove, &rem) {
 		return gauss, nil
 	}
-	return &PLD{Remove: up.Remove, Add: up.Add, MaxLoss: math.Inf(1)}, nil
+	return &PLD{Remove: up.Remove, Add: up.Add, MaxLoss: math.Inf(1), Witness: wit}, nil
+}
+
+// allocationLower is the witness of a 1-out-of-t group's pld (t ≥ 2): the
+// dominated discrete pairs of [AllocationPairs] (lower), which reveal only
+// a post-processing of the group's attained pair, so that a lower bound on
+// their composition is one on the true ε of the run. Where those pairs
+// cannot be made (σ < 0.25, too much work, a grid too coarse), it is the
+// sum of the group's t outputs of the query: N(μ, t) against N(0, t), an
+// unsampled Gaussian of noise σ√t (rounded up: less loss, still a lower
+// bound).
+type allocationLower allocation
+
+func (a allocationLower) Name() string { return "Gaussian" }
+
+func (a allocationLower) Event() accounting.Event { return allocation(a).Event() }
+
+func (a allocationLower) order() []float64 { return a.sampling.order(a.sigma, 6) }
+
+// PLD: the dominated pairs, stated as attained (post-processings of the
+// group's attained pair), or the sum's Gaussian pair.
+func (a allocationLower) PLD() (*PLD, error) {
+	if 1/a.sigma <= 4 {
+		if lo, err := AllocationPairs(1/a.sigma, a.n, true); err == nil {
+			return &PLD{Remove: lo.Remove, Add: lo.Add, MaxLoss: math.Inf(1), Attained: true}, nil
+		}
+	}
+	return AllocationProjection(a.sigma, a.n, 1, a.adj).PLD()
+}
+
+// RDP and ZCDP are the group's (which bound its post-processings too).
+func (a allocationLower) RDP() (RDP, error) { return allocation(a).RDP() }
+
+func (a allocationLower) ZCDP() (rho, xi float64, err error) { return allocation(a).ZCDP() }
+
+// AllocationProjection returns the post-processing of one epoch of
+// k-out-of-t random allocation of the Gaussian with noise multiplier
+// sigma that keeps only the sum of the epoch's t outputs of a linear
+// query to which the differing record contributes a unit vector in each
+// of its k steps and every other record 0: N(k/σ, t) against N(0, t), the
+// unsampled Gaussian of noise σ√t/k (rounded up: less loss, so a lower
+// bound on it is one on the epoch's true ε). Its pairs are attained by
+// that query.
+func AllocationProjection(sigma float64, t, k int, adj accounting.Adjacency) Mechanism {
+	s := sigma * math.Sqrt(float64(t)) / float64(k)
+	return gaussian{sigma: search.Up(s, 4), sampling: poisson(1, adj)}
 }
 
 // amplifies reports whether the spread pair p (one pair for both

@@ -52,11 +52,13 @@ func (g discreteGaussian) PLD() (*PLD, error) {
 	case g.sigma > dgMaxSigma:
 		return nil, errorf("no privacy-loss pair for a discrete Gaussian with σ = %g > 2^36: use rdp", g.sigma)
 	}
+	// Attained: an integer query to which the differing record
+	// contributes Δ and every other record 0.
 	base := newDGPair(g.sigma, g.sens)
 	if g.rate == 1 {
-		return &PLD{Remove: base, Add: base, Symmetric: true, MaxLoss: math.Inf(1)}, nil
+		return &PLD{Remove: base, Add: base, Symmetric: true, MaxLoss: math.Inf(1), Attained: true}, nil
 	}
-	return &PLD{Remove: newPoissonPair(base, g.rate, false), Add: newPoissonPair(base, g.rate, true), MaxLoss: math.Inf(1)}, nil
+	return &PLD{Remove: newPoissonPair(base, g.rate, false), Add: newPoissonPair(base, g.rate, true), MaxLoss: math.Inf(1), Attained: true}, nil
 }
 
 func dimName(d int) string {

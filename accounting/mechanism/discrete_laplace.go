@@ -48,14 +48,16 @@ func (l discreteLaplace) PLD() (*PLD, error) {
 	if !l.classic() {
 		return nil, errorf("no privacy-loss pair for a %s", l.describe("DiscreteLaplace"))
 	}
+	// Attained: an integer query to which the differing record
+	// contributes Δ and every other record 0.
 	base := newDLapPair(l.a, float64(l.sens))
 	if l.rate == 1 {
-		return &PLD{Remove: base, Add: base, Symmetric: true, MaxLoss: l.epsilon()}, nil
+		return &PLD{Remove: base, Add: base, Symmetric: true, MaxLoss: l.epsilon(), Attained: true}, nil
 	}
 	rem := newPoissonPair(base, l.rate, false)
 	e := l.epsilon()
 	top := math.Max(rem.fromBase(e), -rem.fromBase(-e))
-	return &PLD{Remove: rem, Add: newPoissonPair(base, l.rate, true), MaxLoss: search.Up(top, 4)}, nil
+	return &PLD{Remove: rem, Add: newPoissonPair(base, l.rate, true), MaxLoss: search.Up(top, 4), Attained: true}, nil
 }
 
 // RDP: unsampled or Poisson-sampled under add-remove, the log moment

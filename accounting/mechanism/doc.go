@@ -20,20 +20,20 @@
 //     mechanism's doc says which).
 //   - [Mechanism.ZCDP], for zcdp: (ρ, ξ).
 //
-// Mechanisms here: the Gaussian (unsampled, Poisson-sampled under
-// add-remove, sampled without replacement under replace-one), the Laplace
-// (unsampled, Poisson-sampled), the discrete Gaussian and the discrete
-// Laplace (unsampled, Poisson-sampled), the mixture of Gaussians, the
-// exponential mechanism (ε-DP and ε-bounded range), and the guarantees
-// zCDP and (ε, δ), with (ε, 0) bounded through binary randomized response
-// (pure.go). The pairs of an ε-DP step (an (ε, 0) guarantee, randomized
-// response and permute-and-flip read as one, the exponential mechanism)
-// are those of the worst ε-DP mechanism, not the step's own: a lower bound
-// computed from them bounds that worst mechanism only ([WorstCase]). The
-// pair of the shuffled-batches lower-bound construction is
-// [ShuffledMaxPairs]; the Gaussian on a 1-out-of-t random allocation
-// (balls-in-bins) states discrete pairs that bound it from above and
-// below ([AllocationPairs]).
+// Mechanisms here: the Gaussian (unsampled, Poisson-sampled or on capped
+// Poisson lots under either relation, sampled without replacement under
+// replace-one), the Laplace (unsampled, Poisson-sampled), the discrete
+// Gaussian and the discrete Laplace (unsampled, Poisson-sampled), the
+// mixture of Gaussians, the exponential mechanism (ε-DP and ε-bounded
+// range), and the guarantees zCDP and (ε, δ), with (ε, 0) bounded through
+// binary randomized response (pure.go). The pairs of an ε-DP step (an
+// (ε, 0) guarantee, randomized response and permute-and-flip read as one,
+// the exponential mechanism) are those of the worst ε-DP mechanism, not the
+// step's own: a lower bound computed from them bounds that worst mechanism
+// only ([WorstCase]). The pair of the shuffled-batches lower-bound
+// construction is [ShuffledMaxPairs]; the Gaussian on a 1-out-of-t random
+// allocation (balls-in-bins) states discrete pairs that bound it from above
+// and below ([AllocationPairs]).
 //
 // Shared constructions a mechanism can build on: an additive mechanism on
 // integers states its noise (log tails and mass function) and gets the

@@ -26,22 +26,37 @@ func (g gaussian) Event() accounting.Event {
 func (g gaussian) order() []float64 { return g.sampling.order(g.sigma, 0) }
 
 // PLD: unsampled, the Gaussian shift pair (symmetric); Poisson-sampled
-// under add-remove, the pairs of [newGaussianPair]; fixed-size under
-// replace-one, the symmetric pair of [newFixedSizePair].
+// under add-remove, the pairs of [newGaussianPair], under replace-one the
+// symmetric pair of [newReplacePair]; fixed-size under replace-one, the
+// symmetric pair of [newFixedSizePair].
 func (g gaussian) PLD() (*PLD, error) {
 	switch {
 	case g.fixedSize():
 		if g.rate < 1 {
 			p := newFixedSizePair(g.sigma, g.rate)
-			return &PLD{Remove: p, Add: p, Symmetric: true, MaxLoss: math.Inf(1)}, nil
+			// The symmetric pair only dominates. A fixed pair of neighbours
+			// attains the Poisson pairs at rate γ: let every other record
+			// contribute −Δ/2·e and the replaced one +Δ/2·e in D, −Δ/2·e in
+			// D′ (Δ the replace-one sensitivity). The batch size is fixed,
+			// so the others' sum is a constant, and a step releases
+			// (1−γ)N(0,σ²) + γN(1,σ²) against N(0,σ²) in units of Δ,
+			// shifted: the Poisson remove pair; (D′, D) gives the add pair.
+			w := gaussian{sigma: g.sigma, sampling: poisson(g.rate, accounting.AddRemove)}
+			return &PLD{Remove: p, Add: p, Symmetric: true, MaxLoss: math.Inf(1), Witness: w}, nil
 		}
 		// m = n: every record is in the batch, an unsampled release.
 		rem, add := newGaussianPair(g.sigma, 1, false), newGaussianPair(g.sigma, 1, true)
-		return &PLD{Remove: &rem, Add: &add, Symmetric: true, GaussianSigma: g.sigma, MaxLoss: math.Inf(1)}, nil
+		return &PLD{Remove: &rem, Add: &add, Symmetric: true, GaussianSigma: g.sigma, MaxLoss: math.Inf(1), Attained: true}, nil
+	case g.kind == accounting.SamplingTruncatedPoisson:
+		return g.truncatedPLD()
+	case g.poissonReplaceOne():
+		p := newReplacePair(g.sigma, g.rate)
+		return &PLD{Remove: p, Add: p, Symmetric: true, MaxLoss: math.Inf(1), Attained: true}, nil
 	case g.classic():
 		q := g.rate
 		rem, add := newGaussianPair(g.sigma, q, false), newGaussianPair(g.sigma, q, true)
-		p := &PLD{Remove: &rem, Add: &add, Symmetric: q == 1, MaxLoss: math.Inf(1), Family: g.family()}
+		// Attained: the differing record contributes Δ·e, every other 0.
+		p := &PLD{Remove: &rem, Add: &add, Symmetric: q == 1, MaxLoss: math.Inf(1), Family: g.family(), Attained: true}
 		if q == 1 {
 			p.GaussianSigma = g.sigma
 		} else if g.adj == accounting.AddRemove {
@@ -67,11 +82,13 @@ func (g gaussian) family() *Family {
 // RDP: unsampled and Poisson-sampled under add-remove, the log moments of
 // Abadi et al. (2016) §3.2 ([GaussianLogMoments]); fixed-size under
 // replace-one, the bound of Wang, Balle and Kasiviswanathan (2019) (see
-// worAlpha).
+// worAlpha); Poisson-sampled under replace-one, see replaceRDP.
 func (g gaussian) RDP() (RDP, error) {
 	switch {
 	case g.fixedSize():
 		return fixedSizeRDP{sigma: g.sigma, gamma: g.rate}, nil
+	case g.poissonReplaceOne():
+		return replaceRDP{sigma: g.sigma, q: g.rate}, nil
 	case g.classic():
 		return gaussianRDP{sigma: g.sigma, q: g.rate}, nil
 	}

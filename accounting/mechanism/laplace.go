@@ -33,7 +33,9 @@ func (l laplace) PLD() (*PLD, error) {
 	q := l.rate
 	rem, add := newLaplacePair(l.b, q, false), newLaplacePair(l.b, q, true)
 	adj := l.adj
-	return &PLD{Remove: rem, Add: add, Symmetric: q == 1, MaxLoss: math.Max(rem.lMax, -rem.lMin),
+	// Attained: a query to which the differing record contributes 1 and
+	// every other 0.
+	return &PLD{Remove: rem, Add: add, Symmetric: q == 1, MaxLoss: math.Max(rem.lMax, -rem.lMin), Attained: true,
 		// Adding independent noise that is 0 with probability (b/b')², else
 		// Laplace(b'), turns Laplace(b) into Laplace(b') (b < b').
 		Family: &Family{Name: "Laplace", Scale: l.b, Rate: q, With: func(scale, rate float64) Mechanism {

@@ -97,6 +97,23 @@ type PLD struct {
 	// of count repetitions that needs no discretisation (ok false when it
 	// does not apply to that count).
 	Lower func(count int) (l CompositionLower, ok bool)
+	// Attained reports that the pairs are the step's own: for some pair of
+	// neighbouring data sets, and some query of the step's sensitivity
+	// (each step of a run may have its own), the step releases exactly P
+	// against Q in each direction. A lower bound on a composition of
+	// attained pairs is then one on the true ε of the run, not only on the
+	// pairs'. True for the unsampled and Poisson-sampled mechanisms here;
+	// false where the pairs only dominate (fixed-size sampling).
+	Attained bool
+	// Witness, when Attained is false, is a mechanism whose pairs are
+	// attained within every run of this one, or are post-processings of
+	// pairs that are (nil: none is known), so that the lower bound of its
+	// composition is one on the true ε of the run: for fixed-size sampling
+	// of γ = m/n under replace-one, the Poisson-sampled mechanism at rate γ
+	// under add-remove (a fixed pair of neighbours attains it); for a
+	// 1-out-of-t random allocation, the dominated pairs of
+	// [AllocationPairs].
+	Witness Mechanism
 }
 
 // Family places a mechanism among those that differ only in a noise scale
@@ -249,6 +266,10 @@ func (s sampling) wrap(e accounting.Event) accounting.Event {
 		return accounting.SampledWithoutReplacement{SourceDatasetSize: s.n, SampleSize: s.m, Event: e}
 	case accounting.SamplingShuffle:
 		return accounting.Shuffled{DatasetSize: s.n, BatchSize: s.m, Event: e}
+	case accounting.SamplingTruncatedPoisson:
+		if g, ok := e.(accounting.Gaussian); ok {
+			return accounting.TruncatedSubsampledGaussian{DatasetSize: s.n, SamplingRate: s.rate, TruncatedBatchSize: s.m, NoiseMultiplier: g.NoiseMultiplier}
+		}
 	case accounting.SamplingRandomAllocation:
 		return accounting.RandomAllocation{NumSelected: s.m, NumSteps: s.n, Event: e}
 	}
@@ -266,6 +287,8 @@ func (s sampling) describe(name string) string {
 		b = "fixed-size-sampled "
 	case accounting.SamplingShuffle:
 		b = "shuffled "
+	case accounting.SamplingTruncatedPoisson:
+		b = "truncated-Poisson-sampled "
 	case accounting.SamplingRandomAllocation:
 		b = "randomly allocated "
 	}

@@ -80,7 +80,10 @@ func (m mixture) PLD() (*PLD, error) {
 	c, logp := m.components()
 	rem := &mixturePair{sigma: m.sigma, c: c, logp: logp}
 	add := &mixturePair{sigma: m.sigma, c: c, logp: logp, add: true}
-	out := &PLD{Remove: rem, Add: add, MaxLoss: math.Inf(1)}
+	// Attained: a record whose contribution to a one-dimensional sum is
+	// c_i with probability p_i (a user's sampled examples, all along one
+	// direction) realises both pairs.
+	out := &PLD{Remove: rem, Add: add, MaxLoss: math.Inf(1), Attained: true}
 	if len(c) == 1 {
 		out.GaussianSigma = m.sigma / c[0]
 		out.Symmetric = true

@@ -18,9 +18,11 @@ func parseF(t *testing.T, s string) float64 {
 }
 
 // TestFixedSizeRDP: rdp bounds T steps of m-of-n fixed-size sampling under
-// replace-one no lower than dp_accounting's RDP accountant (whose bound at
-// orders ≤ 256 is the tighter forward-difference form of the same theorem)
-// and within 5% of it; ma bounds them too.
+// replace-one never above dp_accounting's RDP accountant (both take the
+// forward-difference form of the theorem up to order 256; rdp was up to
+// 5.1% above it with the general form alone); ma bounds them too. The
+// last row is σ 4 (the CLI's 8), lot 4,096 of 1,000,000, 50,000 steps:
+// dp_accounting 2.0060384981303168, rdp 2.10811 before.
 func TestFixedSizeRDP(t *testing.T) {
 	for _, r := range testref.CSV(t, "moments/wor_dpaccounting.csv")[1:] {
 		n, m, s, steps, d, want := int(parseF(t, r[0])), int(parseF(t, r[1])), parseF(t, r[2]), int(parseF(t, r[3])), parseF(t, r[4]), parseF(t, r[5])
@@ -36,8 +38,9 @@ func TestFixedSizeRDP(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got < want*(1-1e-9) || got > want*1.05 {
-			t.Errorf("n=%d m=%d σ=%g T=%d δ=%g: rdp ε = %.10g, dp_accounting %.10g; want within [1, 1.05]×", n, m, s, steps, d, got, want)
+		t.Logf("n=%d m=%d σ=%g T=%d δ=%g: rdp ε = %.10g, dp_accounting %.10g (×%.6f)", n, m, s, steps, d, got, want, got/want)
+		if got > want*(1+1e-9) {
+			t.Errorf("n=%d m=%d σ=%g T=%d δ=%g: rdp ε = %.10g, dp_accounting %.10g; want never above it", n, m, s, steps, d, got, want)
 		}
 		ma, err := NewMA(nil, accounting.WithAdjacency(accounting.ReplaceOne))
 		if err != nil {

@@ -114,6 +114,31 @@ type Accountant struct {
 	// stopDelta, when > 0, ends a δ query as soon as an upper bound it
 	// keeps is at most stopDelta (see deltaAtMost).
 	stopDelta float64
+
+	// unattained counts, per recorded mechanism, the steps whose pairs are
+	// not attained although the mechanism's are (shuffled epochs, recorded
+	// as unsampled releases); shuffles holds those epochs (see witness).
+	unattained map[mechanism.Mechanism]int
+	shuffles   map[shuffledEpochs]int
+	// projections counts the witnesses of k-out-of-t random-allocation
+	// epochs (k > 1), recorded as the groups of their reduction, which
+	// only dominate them: per epoch the sum of its outputs
+	// ([mechanism.AllocationProjection]).
+	projections map[mechanism.Mechanism]int
+	// witnesses is the accountant of the steps' witnesses (see witness),
+	// made lazily and cached until the next Compose.
+	witnesses *Accountant
+	// lowerOnly marks a witnesses accountant: only its lower bounds are
+	// used, and its steps may mix relations, so it has no RDP cross-check.
+	lowerOnly bool
+}
+
+// shuffledEpochs identifies the epochs of one shuffled Gaussian step for
+// ShuffledLowerEpsilon: its noise multiplier, batches and unused share.
+type shuffledEpochs struct {
+	sigma   float64
+	batches int
+	unused  float64
 }
 
 // maxSteps caps the total number of composed steps.
@@ -124,7 +149,7 @@ const maxSteps = 1 << 40
 // neighbouring relation. opts set the relation (accounting.WithAdjacency;
 // the default is add-remove). Under replace-one it bounds unsampled steps,
 // shuffled epochs (see [accounting.Plan.Bounded]) and Gaussian steps
-// sampled without replacement, with noise multipliers relative to the
+// Poisson-sampled or sampled without replacement, with noise multipliers relative to the
 // replace-one sensitivity: an unsampled Gaussian's privacy loss is the same
 // under both relations, so the composition and its rdp cross-check are
 // those of add-remove.
@@ -147,7 +172,7 @@ func (a *Accountant) UpperBound() {}
 
 // Supports accepts the steps whose mechanism states a privacy-loss pair
 // ([mechanism.Mechanism.PLD]): Gaussian steps unsampled, Poisson-sampled
-// under add-remove or fixed-size-sampled under replace-one, Laplace steps
+// or fixed-size-sampled under replace-one, Laplace steps
 // unsampled or Poisson-sampled under add-remove.
 func (a *Accountant) Supports(s accounting.Step) error {
 	m, err := mechanism.Of(s)
@@ -184,6 +209,10 @@ func (a *Accountant) Compose(e accounting.Event, count int) error {
 	if err != nil {
 		return err
 	}
+	loose, shuffles, projections, err := a.unattainedOf(e, count)
+	if err != nil {
+		return err
+	}
 	total := a.steps
 	for _, n := range add {
 		if total += n; total > maxSteps || total < 0 {
@@ -193,11 +222,29 @@ func (a *Accountant) Compose(e accounting.Event, count int) error {
 	for k, n := range add {
 		a.counts[k] += n
 	}
+	for k, n := range loose {
+		if a.unattained == nil {
+			a.unattained = map[mechanism.Mechanism]int{}
+		}
+		a.unattained[k] += n
+	}
+	for k, n := range shuffles {
+		if a.shuffles == nil {
+			a.shuffles = map[shuffledEpochs]int{}
+		}
+		a.shuffles[k] += n
+	}
+	for k, n := range projections {
+		if a.projections == nil {
+			a.projections = map[mechanism.Mechanism]int{}
+		}
+		a.projections[k] += n
+	}
 	a.steps = total
 	if unbounded {
 		a.private = false
 	}
-	a.setup, a.levels, a.rdp, a.twoScales, a.groups = nil, nil, nil, nil, nil
+	a.setup, a.levels, a.rdp, a.twoScales, a.groups, a.witnesses = nil, nil, nil, nil, nil, nil
 	return nil
 }
 
@@ -225,6 +272,53 @@ func (a *Accountant) stepsOf(e accounting.Event, count int) (map[mechanism.Mecha
 		add[k] += s.Count
 	}
 	return add, p.Unbounded, nil
+}
+
+// unattainedOf returns the steps of count repetitions of e (which stepsOf
+// accepted) whose recorded pairs are not attained although their
+// mechanisms' are: shuffled epochs (recorded as unsampled releases) and
+// k-out-of-t random-allocation epochs with k > 1 (recorded as the groups
+// of their reduction). It returns, per mechanism they are recorded as,
+// their count; the epochs of each shuffled Gaussian step; and the
+// witnesses of the allocation epochs with their counts.
+func (a *Accountant) unattainedOf(e accounting.Event, count int) (loose map[mechanism.Mechanism]int, shuffles map[shuffledEpochs]int, projections map[mechanism.Mechanism]int, err error) {
+	p, err := accounting.NormalizeUnder(a.adj, e, count)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	for _, s := range p.Steps {
+		alloc := s.Sampling == accounting.SamplingRandomAllocation && s.SampleSize > 1
+		if s.Sampling != accounting.SamplingShuffle && !alloc {
+			continue
+		}
+		if sigma, b, unused, ok := mechanism.ShuffledEpoch(s); ok {
+			if shuffles == nil {
+				shuffles = map[shuffledEpochs]int{}
+			}
+			shuffles[shuffledEpochs{sigma, b, unused}] += s.Count
+		}
+		if g, ok := s.Leaf.(accounting.Gaussian); ok && alloc {
+			if projections == nil {
+				projections = map[mechanism.Mechanism]int{}
+			}
+			projections[mechanism.AllocationProjection(g.NoiseMultiplier, s.DatasetSize, s.SampleSize, s.Adjacency)] += s.Count
+		}
+		one := accounting.Plan{Adjacency: p.Adjacency, Steps: []accounting.Step{s}}
+		if one, err = one.Bounded(); err != nil {
+			return nil, nil, nil, err
+		}
+		for _, u := range one.Steps {
+			k, err := mechanism.Of(u)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if loose == nil {
+				loose = map[mechanism.Mechanism]int{}
+			}
+			loose[k] += u.Count
+		}
+	}
+	return loose, shuffles, projections, nil
 }
 
 // empty returns an accountant with a's options and adjacency and no steps.

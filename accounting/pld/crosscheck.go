@@ -10,9 +10,9 @@ import (
 
 // rdpAccountant returns an RDP accountant holding the same steps (cached
 // until the next Compose), or nil when a step's mechanism has no Rényi
-// curve (no cross-check).
+// curve or a is asked for lower bounds only (no cross-check).
 func (a *Accountant) rdpAccountant() (*moments.RDP, error) {
-	if a.rdp != nil {
+	if a.rdp != nil || a.lowerOnly {
 		return a.rdp, nil
 	}
 	for k := range a.counts {

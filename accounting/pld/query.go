@@ -10,11 +10,13 @@ import (
 	"github.com/dpcalc/dpcalc/accounting/mechanism"
 )
 
-// EpsilonBounds returns a certified lower and upper bound on the smallest ε
-// for which the composition is (ε, δ)-DP. The upper bound is the smaller
-// of the PLD bound and the RDP bound on the same steps (see
-// [Accountant.EpsilonBoundsFrom]); it is +Inf only when both are. Its
-// upper bound is what [Accountant.Epsilon] returns.
+// EpsilonBounds returns a certified lower and upper bound on the true ε of
+// the composition: the smallest ε for which the run of its steps is
+// (ε, δ)-DP. The upper bound is the smaller of the PLD bound and the RDP
+// bound on the same steps (see [Accountant.EpsilonBoundsFrom]); it is +Inf
+// only when both are. Its upper bound is what [Accountant.Epsilon] returns.
+// The lower bound is that of the mechanisms run, not only of their
+// dominating pairs (see [Accountant.EpsilonBracket]).
 func (a *Accountant) EpsilonBounds(ctx context.Context, delta float64) (lower, upper float64, err error) {
 	lower, upper, _, err = a.EpsilonBoundsFrom(ctx, delta)
 	return lower, upper, err
@@ -27,11 +29,144 @@ func (a *Accountant) EpsilonBounds(ctx context.Context, delta float64) (lower, u
 // PLD's float64 error bounds (FFT round-off, truncation, see [Accountant])
 // approach δ, and where the composition is too large for the PLD grid.
 func (a *Accountant) EpsilonBoundsFrom(ctx context.Context, delta float64) (lower, upper float64, from accounting.Kind, err error) {
-	lower, upper, from, err = a.epsilonBounds(ctx, delta)
+	b, err := a.EpsilonBracket(ctx, delta)
+	return b.Lower, b.Upper, b.From, err
+}
+
+// Bracket is what the accountant certifies about ε(δ) or δ(ε).
+type Bracket struct {
+	// Lower is a certified lower bound on the true value of the run: some
+	// pair of neighbouring data sets, and queries of the steps'
+	// sensitivities, make the run of the composed steps at least this
+	// private-loss-wise. Upper is the certified upper bound.
+	Lower, Upper float64
+	// PairLower is the lower end of the dominating pairs' composition: a
+	// bound on the pairs, and on the run only when they are attained
+	// ([mechanism.PLD.Attained]); then it equals Lower.
+	PairLower float64
+	// PairOnly reports that some step's pairs are not attained, so that
+	// Lower comes from witnesses ([mechanism.PLD.Witness], the shuffled
+	// construction of [ShuffledLowerEpsilon]) and may lie below PairLower.
+	PairOnly bool
+	// From names the certificate of Upper: accounting.KindPLD or
+	// accounting.KindRDP.
+	From accounting.Kind
+}
+
+// EpsilonBracket returns the bracket of ε(delta): the upper and pair
+// bounds of [Accountant.EpsilonBoundsFrom], and a lower bound on the true
+// ε of the run. Where every step's pairs are attained (unsampled and
+// Poisson-sampled steps) the pairs' lower bound is one on the run. Where
+// they only dominate, the lower bound is the largest of: the composition
+// of the steps' witnesses (for fixed-size sampling, the Poisson pairs a
+// fixed pair of neighbours attains; for random allocation, post-processings
+// of the pair a linear query attains: the dominated pairs of a 1-out-of-t
+// group, the sum of an epoch's outputs for k-out-of-t with k > 1), and for
+// each shuffled Gaussian step
+// [ShuffledLowerEpsilon] (the true ε of a composition is at least that of
+// any part of it, whose releases are a post-processing of the whole).
+func (a *Accountant) EpsilonBracket(ctx context.Context, delta float64) (Bracket, error) {
+	lower, upper, from, err := a.epsilonBounds(ctx, delta)
 	if err == nil {
 		lower, err = a.sumLower(ctx, lower, upper, func(s mechanism.CompositionLower) (float64, error) { return s.EpsilonLower(ctx, delta) })
 	}
-	return lower, upper, from, a.public(err)
+	if err != nil {
+		return Bracket{}, a.public(err)
+	}
+	b := Bracket{Lower: lower, PairLower: lower, Upper: upper, From: from}
+	w, attained := a.witness()
+	if attained {
+		return b, nil
+	}
+	b.PairOnly, b.Lower = true, 0
+	if w != nil {
+		lo, _, _, err := w.EpsilonBoundsFrom(ctx, delta)
+		if err != nil {
+			return Bracket{}, err
+		}
+		b.Lower = lo
+	}
+	for k, n := range a.shuffles {
+		// Fewer epochs release less: a lower bound for them is one for all.
+		lo, err := ShuffledLowerEpsilon(ctx, k.sigma, k.batches, min(n, maxSteps), k.unused, delta)
+		if err != nil {
+			return Bracket{}, err
+		}
+		b.Lower = math.Max(b.Lower, lo)
+	}
+	b.Lower = math.Min(b.Lower, b.Upper)
+	return b, nil
+}
+
+// DeltaBracket is [Accountant.EpsilonBracket] for δ(eps): shuffled steps
+// add no lower bound on δ.
+func (a *Accountant) DeltaBracket(ctx context.Context, eps float64) (Bracket, error) {
+	lower, upper, from, err := a.deltaBounds(ctx, eps)
+	if err == nil {
+		lower, err = a.sumLower(ctx, lower, upper, func(s mechanism.CompositionLower) (float64, error) { return s.DeltaLower(ctx, eps) })
+	}
+	if err != nil {
+		return Bracket{}, a.public(err)
+	}
+	b := Bracket{Lower: lower, PairLower: lower, Upper: upper, From: from}
+	w, attained := a.witness()
+	if attained {
+		return b, nil
+	}
+	b.PairOnly, b.Lower = true, 0
+	if w != nil {
+		lo, _, _, err := w.DeltaBoundsFrom(ctx, eps)
+		if err != nil {
+			return Bracket{}, err
+		}
+		b.Lower = math.Min(lo, b.Upper)
+	}
+	return b, nil
+}
+
+// witness reports whether every recorded step's pairs are attained, and
+// otherwise returns the accountant of the attained part: each step whose
+// pairs are attained, and each other step's witness (nil when none is
+// left). Its lower bounds are ones on the run's true ε or δ.
+func (a *Accountant) witness() (w *Accountant, attained bool) {
+	attained = true
+	for k := range a.counts {
+		if !a.pld(k).Attained || a.unattained[k] > 0 {
+			attained = false
+			break
+		}
+	}
+	if attained {
+		return nil, true
+	}
+	if a.witnesses != nil {
+		return a.witnesses, false
+	}
+	w = a.empty()
+	w.lowerOnly = true
+	for k, n := range a.counts {
+		p := a.pld(k)
+		if n -= a.unattained[k]; n <= 0 {
+			continue
+		}
+		switch {
+		case p.Attained:
+			w.counts[k] += n
+			w.steps += n
+		case p.Witness != nil:
+			w.counts[p.Witness] += n
+			w.steps += n
+		}
+	}
+	for k, n := range a.projections {
+		w.counts[k] += n
+		w.steps += n
+	}
+	if len(w.counts) == 0 {
+		return nil, false
+	}
+	a.witnesses = w
+	return w, false
 }
 
 // Epsilon returns the upper bound of [Accountant.EpsilonBounds], exactly.
@@ -54,13 +189,11 @@ func (a *Accountant) DeltaBounds(ctx context.Context, eps float64) (lower, upper
 
 // DeltaBoundsFrom is [Accountant.DeltaBounds] that also names the
 // certificate behind the upper bound (accounting.KindPLD or
-// accounting.KindRDP), as [Accountant.EpsilonBoundsFrom] does.
+// accounting.KindRDP), as [Accountant.EpsilonBoundsFrom] does; its lower
+// bound is that of [Accountant.DeltaBracket].
 func (a *Accountant) DeltaBoundsFrom(ctx context.Context, eps float64) (lower, upper float64, from accounting.Kind, err error) {
-	lower, upper, from, err = a.deltaBounds(ctx, eps)
-	if err == nil {
-		lower, err = a.sumLower(ctx, lower, upper, func(s mechanism.CompositionLower) (float64, error) { return s.DeltaLower(ctx, eps) })
-	}
-	return lower, upper, from, a.public(err)
+	b, err := a.DeltaBracket(ctx, eps)
+	return b.Lower, b.Upper, b.From, err
 }
 
 // Delta returns the upper bound of [Accountant.DeltaBounds], exactly.

@@ -47,10 +47,11 @@ func TestWORAgainstMirror(t *testing.T) {
 			t.Fatalf("no sizes for q = %s", r[1])
 		}
 		a := worAccountant(t, sigma, nm[0], nm[1], steps)
-		lo, up, err := a.EpsilonBounds(t.Context(), delta)
+		b, err := a.EpsilonBracket(t.Context(), delta)
 		if err != nil {
 			t.Fatal(err)
 		}
+		lo, up := b.PairLower, b.Upper // the pair's interval
 		// The estimate's own error: half its last grid step's change.
 		tol := 5e-4*up + (fine-ref)/2
 		if ref < lo-tol || ref > up+tol {
@@ -63,16 +64,18 @@ func TestWORAgainstMirror(t *testing.T) {
 }
 
 // TestWORBoundsOthers checks the fixed-size interval against the other
-// bounds of the same steps: it lies above both Poisson directions composed
-// on their own (the symmetric pair dominates each) and below the rdp bound
-// of Wang, Balle, Kasiviswanathan (its upper end is the minimum with it).
+// bounds of the same steps: the pair's lies above both Poisson directions
+// composed on their own (the symmetric pair dominates each) and below the
+// rdp bound of Wang, Balle, Kasiviswanathan (its upper end is the minimum
+// with it); the run's lower end is the Poisson pairs'.
 func TestWORBoundsOthers(t *testing.T) {
 	const sigma, n, m, steps, delta = 2.0, 60000, 600, 10000, 1e-5
 	a := worAccountant(t, sigma, n, m, steps)
-	lo, up, err := a.EpsilonBounds(t.Context(), delta)
+	b, err := a.EpsilonBracket(t.Context(), delta)
 	if err != nil {
 		t.Fatal(err)
 	}
+	lo, up := b.PairLower, b.Upper // the pair's interval
 	p, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +88,16 @@ func TestWORBoundsOthers(t *testing.T) {
 		t.Fatal(err)
 	}
 	if lo <= pUp*1.1 {
-		t.Errorf("fixed-size lower %.6f not 10%% above the Poisson add-remove upper %.6f", lo, pUp)
+		t.Errorf("fixed-size pair's lower %.6f not 10%% above the Poisson add-remove upper %.6f", lo, pUp)
+	}
+	// The run's lower end is the Poisson pairs' (a fixed pair of neighbours
+	// attains them): at most their upper end.
+	pLo, _, err := p.EpsilonBounds(t.Context(), delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.PairOnly || b.Lower > pUp || b.Lower < pLo*(1-1e-4) {
+		t.Errorf("fixed-size run's lower %.6f (pair only %v), want in the Poisson [%.6f, %.6f]", b.Lower, b.PairOnly, pLo, pUp)
 	}
 	r, err := moments.NewRDP(nil, accounting.WithAdjacency(accounting.ReplaceOne))
 	if err != nil {

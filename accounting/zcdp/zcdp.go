@@ -63,14 +63,15 @@ func (a *Accountant) UpperBound() {}
 // Supports accepts every step except an EpsilonDelta with δ > 0, which has
 // no zCDP bound. Sampling is not amplified: a sampled step is bounded as
 // the unsampled one (sound, since neighbouring datasets give samples that
-// are neighbours or equal), so fixed-size sampling under replace-one is
-// accepted too, and so is a 1-out-of-t random-allocation group (its
-// mixture of shifted Gaussians is no worse than one, by the joint
-// convexity of exp((α−1)D_α)).
+// are neighbours or equal), so fixed-size and Poisson sampling under
+// replace-one are accepted too (the same draw of positions picks the
+// replaced record in both data sets or in neither), and so is a
+// 1-out-of-t random-allocation group (its mixture of shifted Gaussians is
+// no worse than one, by the joint convexity of exp((α−1)D_α)).
 func (a *Accountant) Supports(s accounting.Step) error {
-	wor := s.Sampling == accounting.SamplingWithoutReplacement && s.Adjacency == accounting.ReplaceOne
+	ro := s.Adjacency == accounting.ReplaceOne && (s.Sampling == accounting.SamplingWithoutReplacement || s.Sampling == accounting.SamplingPoisson)
 	alloc := s.Sampling == accounting.SamplingRandomAllocation && s.SampleSize == 1
-	if !(s.ClassicSampling() || wor || alloc) {
+	if !(s.ClassicSampling() || ro || alloc) {
 		return s.Unsupported(accounting.KindZCDP, "no zCDP bound for a "+s.Describe()+" step")
 	}
 	m, err := mechanism.Of(s)

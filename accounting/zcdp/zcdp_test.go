@@ -258,3 +258,23 @@ func TestZCDPEdges(t *testing.T) {
 		t.Errorf("pure 1e-200-DP step: δ(1e-200) = %g, %v; want 0", d, err)
 	}
 }
+
+// TestZCDPPoissonReplaceOne: Poisson lots under replace-one, once refused,
+// are bounded as the unsampled step under replace-one (no amplification):
+// the same ε as an unsampled Gaussian of the same σ, T times.
+func TestZCDPPoissonReplaceOne(t *testing.T) {
+	ro := accounting.WithAdjacency(accounting.ReplaceOne)
+	a := New(ro)
+	if err := a.Compose(accounting.PoissonSampled{SamplingRate: 0.01, Event: accounting.Gaussian{NoiseMultiplier: 2}}, 100); err != nil {
+		t.Fatalf("Compose: %v", err)
+	}
+	b := New(ro)
+	if err := b.Compose(accounting.Gaussian{NoiseMultiplier: 2}, 100); err != nil {
+		t.Fatal(err)
+	}
+	e1, err1 := a.Epsilon(t.Context(), 1e-5)
+	e2, err2 := b.Epsilon(t.Context(), 1e-5)
+	if err1 != nil || err2 != nil || e1 != e2 || !(e1 > 0) {
+		t.Errorf("Poisson under replace-one ε = %v (%v), unsampled %v (%v): want equal", e1, err1, e2, err2)
+	}
+}

@@ -49,28 +49,32 @@ func TestCyclicPlan(t *testing.T) {
 }
 
 // TestRandomAllocationCommand runs the public check through the command
-// line: one epoch of k = 10 of t = 100 steps at σ 2, δ 1e-6, and the
-// certified lower row; and balls-in-bins from --batch and --n (t = N/B).
+// line: one epoch of k = 10 of t = 100 steps at σ 2, δ 1e-6, one pld row
+// whose bracket bounds the run (its lower end the certified sum
+// projection, the Gaussian of σ 2: 2.25408; the reduction pair's own lower
+// end 2.42158 kept apart); and balls-in-bins from --batch and --n
+// (t = N/B).
 func TestRandomAllocationCommand(t *testing.T) {
 	rows, o := runRows(t, "eps", "--sigma", "2", "--sampling", "random-allocation", "--k", "10", "--steps", "100", "--delta", "1e-6", "--accountant", "pld")
-	if o.Err != nil || len(rows.Rows) != 2 {
+	if o.Err != nil || len(rows.Rows) != 1 {
 		t.Fatalf("%v, %+v", o.Err, rows.Rows)
 	}
-	up, lo := rows.Rows[0], rows.Rows[1]
+	up := rows.Rows[0]
 	if up.Epsilon == nil || *up.Epsilon < 2.4235 || *up.Epsilon > 2.4275 {
 		t.Errorf("upper %v, want 2.4265 within 3e-3 (dp_accounting's, an upper bound from a coarser rounding)", up.Epsilon)
 	}
-	if !lo.LowerBound || lo.EpsilonLower == nil || *lo.EpsilonLower > *up.Epsilon || *lo.EpsilonLower < 2 {
-		t.Errorf("lower row %+v", lo)
+	if up.EpsilonLower == nil || up.PairEpsilonLower == nil || *up.EpsilonLower < 2.25408 || *up.EpsilonLower > 2.25409 ||
+		*up.PairEpsilonLower < 2.4215 || *up.PairEpsilonLower > *up.Epsilon {
+		t.Errorf("bracket %v, pair's lower %v: want the run's lower end 2.25408, the pair's 2.42158", up.EpsilonLower, up.PairEpsilonLower)
 	}
 	rows, o = runRows(t, "eps", "--sigma", "2", "--sampling", "balls-in-bins", "--batch", "100", "--n", "1000", "--epochs", "1", "--delta", "1e-6", "--accountant", "pld")
-	if o.Err != nil || len(rows.Rows) != 2 || rows.Rows[0].Steps != 10 {
+	if o.Err != nil || len(rows.Rows) != 1 || rows.Rows[0].Steps != 10 {
 		t.Fatalf("%v, %+v", o.Err, rows.Rows)
 	}
 	// The same training read back from its events: 100 steps.
 	f := eventFile(t, accounting.RandomAllocation{NumSelected: 10, NumSteps: 100, Event: accounting.Gaussian{NoiseMultiplier: 2}})
 	rows, o = runRows(t, "eps", "--events", f, "--delta", "1e-6", "--accountant", "pld")
-	if o.Err != nil || len(rows.Rows) != 2 || rows.Rows[0].Steps != 100 || *rows.Rows[0].Epsilon != *up.Epsilon {
+	if o.Err != nil || len(rows.Rows) != 1 || rows.Rows[0].Steps != 100 || *rows.Rows[0].Epsilon != *up.Epsilon || *rows.Rows[0].EpsilonLower != *up.EpsilonLower {
 		t.Errorf("events: %v, %+v", o.Err, rows.Rows)
 	}
 	// rdp: the balls-in-bins curve of each of the 10 groups (without

@@ -70,13 +70,18 @@ type OutputRow struct {
 	Phases    []PhaseRow `json:"phases,omitempty"`
 
 	// The privacy, with certified intervals [lower, upper] where the
-	// accountant gives one (pld).
-	Epsilon      *float64 `json:"epsilon,omitempty"`
-	EpsilonLower *float64 `json:"epsilon_lower,omitempty"`
-	EpsilonUpper *float64 `json:"epsilon_upper,omitempty"`
-	Delta        *float64 `json:"delta,omitempty"`
-	DeltaLower   *float64 `json:"delta_lower,omitempty"`
-	DeltaUpper   *float64 `json:"delta_upper,omitempty"`
+	// accountant gives one (pld). PairEpsilonLower is the lower end of the
+	// dominating pairs' composition where they are not attained by the
+	// run (fixed-size, shuffled, truncated-Poisson, randomly allocated
+	// batches): a bound on the pairs only; EpsilonLower is then certified
+	// for the run by neighbours that attain part of it.
+	Epsilon          *float64 `json:"epsilon,omitempty"`
+	EpsilonLower     *float64 `json:"epsilon_lower,omitempty"`
+	EpsilonUpper     *float64 `json:"epsilon_upper,omitempty"`
+	PairEpsilonLower *float64 `json:"pair_epsilon_lower,omitempty"`
+	Delta            *float64 `json:"delta,omitempty"`
+	DeltaLower       *float64 `json:"delta_lower,omitempty"`
+	DeltaUpper       *float64 `json:"delta_upper,omitempty"`
 	// LowerBound marks a row whose epsilon_lower is a lower bound on the
 	// true ε (not a guarantee), and whose epsilon is absent.
 	LowerBound bool `json:"lower_bound,omitempty"`

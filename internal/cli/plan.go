@@ -161,7 +161,7 @@ func parsePhaseFloat(v string) (float64, error) {
 }
 
 // Samplings are the values of --sampling.
-var Samplings = []string{"poisson", "fixed", "shuffle", "random-allocation", "balls-in-bins", "cyclic"}
+var Samplings = []string{"poisson", "fixed", "shuffle", "truncated-poisson", "random-allocation", "balls-in-bins", "cyclic"}
 
 // Plan is a training run of one or more phases, all with one way of
 // drawing batches and one neighbouring relation.
@@ -169,6 +169,8 @@ type Plan struct {
 	Phases    []Phase
 	Sampling  string // one of Samplings
 	Adjacency accounting.Adjacency
+	// MaxBatch is the cap of truncated-poisson lots (see WithMaxBatch).
+	MaxBatch int
 	// K is the k of random allocation (each record in k of an epoch's t
 	// steps; 1 for balls-in-bins), Bands the b of cyclic Poisson sampling.
 	K, Bands int
@@ -232,9 +234,11 @@ func newPlanWith(phases []Phase, sampling string, adjacency accounting.Adjacency
 		if adjacency != accounting.ReplaceOne {
 			return Plan{}, fmt.Errorf("--sampling shuffle needs --adjacency replace-one: adding a record to a shuffled epoch moves every later record to another batch, so only replace-one has a bound")
 		}
+	case "truncated-poisson":
 	default:
 		return Plan{}, fmt.Errorf("invalid --sampling: %q, want %s", sampling, strings.Join(Samplings, ", "))
 	}
+	poissonLike := sampling == "poisson" || sampling == "truncated-poisson" // q may be given
 	unknowns := 0
 	for i := range p.Phases {
 		ph := &p.Phases[i]
@@ -257,7 +261,7 @@ func newPlanWith(phases []Phase, sampling string, adjacency accounting.Adjacency
 			unknowns++
 		}
 		switch {
-		case ph.Batch != 0 || (sampling != "poisson" && ph.Q == 0):
+		case ph.Batch != 0 || (!poissonLike && ph.Q == 0):
 			if ph.Batch < 1 {
 				return Plan{}, fmt.Errorf("%s--sampling %s needs the batch size (batch, with n): invalid batch %d, want >= 1", at, sampling, ph.Batch)
 			}
@@ -265,12 +269,15 @@ func newPlanWith(phases []Phase, sampling string, adjacency accounting.Adjacency
 				return Plan{}, fmt.Errorf("%sinvalid n: %d, want the dataset size, >= batch = %d (give n in the phase or --n)", at, ph.N, ph.Batch)
 			}
 			ph.Q = float64(ph.Batch) / float64(ph.N)
-		case sampling != "poisson":
+		case !poissonLike:
 			return Plan{}, fmt.Errorf("%s--sampling %s needs batch and n, not q (q = batch/n)", at, sampling)
 		default:
 			if err := accounting.CheckSamplingRate(ph.Q); err != nil {
 				return Plan{}, fmt.Errorf("%sinvalid q: %s, want in (0, 1]", at, accounting.FormatValue(ph.Q))
 			}
+		}
+		if sampling == "truncated-poisson" && ph.N < 1 {
+			return Plan{}, fmt.Errorf("%s--sampling truncated-poisson needs the dataset size (n in the phase or --n)", at)
 		}
 		steps, reps := ph.Steps, ph.Steps
 		switch {
@@ -348,6 +355,8 @@ func (p Plan) Event(x float64) accounting.Event {
 			evs[i] = accounting.SelfComposed{Event: accounting.SampledWithoutReplacement{SourceDatasetSize: ph.N, SampleSize: ph.Batch, Event: g}, Count: reps}
 		case "shuffle":
 			evs[i] = accounting.SelfComposed{Event: accounting.Shuffled{DatasetSize: ph.N, BatchSize: ph.Batch, Event: g}, Count: reps}
+		case "truncated-poisson":
+			evs[i] = accounting.SelfComposed{Event: accounting.TruncatedSubsampledGaussian{DatasetSize: ph.N, SamplingRate: ph.Q, TruncatedBatchSize: p.MaxBatch, NoiseMultiplier: sigma}, Count: reps}
 		case "random-allocation", "balls-in-bins":
 			evs[i] = accounting.SelfComposed{Event: accounting.RandomAllocation{NumSelected: p.K, NumSteps: p.steps[i] / p.reps[i], Event: g}, Count: reps}
 		default:
@@ -358,6 +367,19 @@ func (p Plan) Event(x float64) accounting.Event {
 		return evs[0]
 	}
 	return accounting.Composed{Events: evs}
+}
+
+// WithMaxBatch returns the plan with truncated-poisson lots capped at b
+// records, b ≥ 1 (an error otherwise, or for another sampling).
+func (p Plan) WithMaxBatch(b int) (Plan, error) {
+	if p.Sampling != "truncated-poisson" {
+		return Plan{}, fmt.Errorf("--max-batch is for --sampling truncated-poisson, not %s", p.Sampling)
+	}
+	if b < 1 {
+		return Plan{}, fmt.Errorf("invalid --max-batch: %d, want an integer >= 1", b)
+	}
+	p.MaxBatch = b
+	return p, nil
 }
 
 // unknownPhase returns the index of the phase with an unknown, or -1.
@@ -673,7 +695,7 @@ func (g *given) plan(unknown string) (Plan, error) {
 		if err != nil {
 			return Plan{}, usageAt("schedule", "--schedule %s", strings.TrimPrefix(err.Error(), "--schedule "))
 		}
-		return p, nil
+		return g.capped(p)
 	}
 	switch sampling {
 	case "random-allocation", "balls-in-bins", "cyclic":
@@ -709,7 +731,7 @@ func (g *given) plan(unknown string) (Plan, error) {
 			}
 			return Plan{}, usageAt(flag, "%s", err.Error())
 		}
-		return p, nil
+		return g.capped(p)
 	}
 	batchSet := g.Batch != nil
 	ph := Phase{Sigma: deref(g.sigma), Q: deref(g.Q), Batch: int(deref(g.Batch)), Steps: int(deref(g.Steps)), Epochs: deref(g.Epochs)}
@@ -722,7 +744,10 @@ func (g *given) plan(unknown string) (Plan, error) {
 	if batchSet && n < ph.Batch {
 		return Plan{}, usageAt("n", "invalid --n: %d, want the dataset size, >= --batch %d", n, ph.Batch)
 	}
-	if sampling != "poisson" && !batchSet {
+	if sampling == "truncated-poisson" && g.N == nil {
+		return Plan{}, usageAt("n", "--sampling truncated-poisson needs --n, the dataset size")
+	}
+	if sampling != "poisson" && sampling != "truncated-poisson" && !batchSet {
 		return Plan{}, usageAt("batch", "--sampling %s needs --batch and --n (q = batch/n)", sampling)
 	}
 	if sampling == "fixed" && adj != accounting.ReplaceOne {
@@ -778,6 +803,22 @@ func (g *given) plan(unknown string) (Plan, error) {
 			flag = "epochs"
 		}
 		return Plan{}, usageAt(flag, "%s", msg)
+	}
+	return g.capped(p)
+}
+
+// capped applies --max-batch to p: required by, and only for,
+// --sampling truncated-poisson.
+func (g *given) capped(p Plan) (Plan, error) {
+	switch {
+	case g.MaxBatch == nil && p.Sampling != "truncated-poisson":
+		return p, nil
+	case g.MaxBatch == nil:
+		return Plan{}, usageAt("max-batch", "--sampling truncated-poisson needs --max-batch, the largest lot")
+	}
+	p, err := p.WithMaxBatch(int(*g.MaxBatch))
+	if err != nil {
+		return Plan{}, usageAt("max-batch", "%v", err)
 	}
 	return p, nil
 }

@@ -295,14 +295,15 @@ func TestTwoPhaseAgainstDPAccounting(t *testing.T) {
 }
 
 // TestShuffleRows: --sampling shuffle answers with the certified rows (no
-// amplification: E unsampled releases at σ/2 under replace-one) and then
+// amplification: E unsampled releases at σ/2 under replace-one), whose
+// bracket reaches down to the certified lower bound on the true ε of the
+// run (pld.ShuffledLowerEpsilon, 0.887, not the pair's 33.1), and then
 // pld's Poisson reading at q = B/N, labelled as not proven and marked as
-// a procedure, and the certified lower bound on the true ε
-// (pld.ShuffledLowerEpsilonOf), with ε null.
+// a procedure.
 func TestShuffleRows(t *testing.T) {
 	res, o := runRows(t, "eps", "--sigma", "4", "--batch", "600", "--n", "60000", "--epochs", "100", "--sampling", "shuffle",
 		"--adjacency", "replace-one", "--accountant", "pld", "--delta", "1e-5")
-	if o.Err != nil || len(res.Rows) != 3 {
+	if o.Err != nil || len(res.Rows) != 2 {
 		t.Fatalf("rows %+v, error %v", res.Rows, o.Err)
 	}
 	eps := func(e accounting.Event) float64 {
@@ -331,21 +332,117 @@ func TestShuffleRows(t *testing.T) {
 	if !(*pois.Epsilon < *cert.Epsilon) {
 		t.Errorf("Poisson reading %v not below the certified %v", *pois.Epsilon, *cert.Epsilon)
 	}
-	low := res.Rows[2]
 	want, err := pld.ShuffledLowerEpsilon(t.Context(), 2, 100, 100, 0, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The certified row's bracket reaches down to the lower bound on the
+	// run, marked as not the pair's (whose own lower end is the upper's).
+	if cert.EpsilonLower == nil || *cert.EpsilonLower != want || cert.PairEpsilonLower == nil || !(*cert.PairEpsilonLower > 33) ||
+		!(want > 0.88 && want < 0.89) || !strings.Contains(cert.Note, "*: lower end certified for the run") {
+		t.Errorf("certified row %+v, want lower end %v and the pair's > 33", cert, want)
+	}
 	// The same training as events (what --emit-events writes): the same
-	// certified row and lower bound.
+	// certified row and bracket.
 	ev, o := runRows(t, "eps", "--adjacency", "replace-one", "--accountant", "pld", "--delta", "1e-5",
 		"--events", eventFile(t, accounting.SelfComposed{Event: accounting.Shuffled{DatasetSize: 60000, BatchSize: 600, Event: accounting.Gaussian{NoiseMultiplier: 2}}, Count: 100}))
-	if o.Err != nil || len(ev.Rows) != 2 || ev.Rows[0].Epsilon == nil || *ev.Rows[0].Epsilon != *cert.Epsilon ||
-		!ev.Rows[1].LowerBound || ev.Rows[1].EpsilonLower == nil || *ev.Rows[1].EpsilonLower != want {
-		t.Errorf("events: %+v, %v; want ε %v and ≥ %v", ev.Rows, o.Err, *cert.Epsilon, want)
+	if o.Err != nil || len(ev.Rows) != 1 || ev.Rows[0].Epsilon == nil || *ev.Rows[0].Epsilon != *cert.Epsilon ||
+		ev.Rows[0].EpsilonLower == nil || *ev.Rows[0].EpsilonLower != want {
+		t.Errorf("events: %+v, %v; want ε %v in [%v, ...]", ev.Rows, o.Err, *cert.Epsilon, want)
 	}
-	if !low.LowerBound || low.Epsilon != nil || low.EpsilonLower == nil || *low.EpsilonLower != want || low.Sampling != "shuffle" ||
-		low.Adjacency != "replace-one" || low.Procedure || !strings.Contains(low.Note, "LOWER bound") || !(want > 0.88 && want < *cert.Epsilon) {
-		t.Errorf("lower-bound row %+v, want ε ≥ %v", low, want)
+}
+
+// TestFixedSizeBracketBoundsTheRun: under fixed-size replace-one the
+// symmetric pair's lower end (2.56121) is no bound on the run; a fixed pair
+// of neighbours attains the Poisson pairs at σ/2 and γ, so the bracket's
+// lower end is theirs (2.1622, below the Poisson row's upper 2.16367), the
+// pair's own kept apart and marked.
+func TestFixedSizeBracketBoundsTheRun(t *testing.T) {
+	res, o := runRows(t, "eps", "--sigma", "4", "--batch", "600", "--n", "60000", "--epochs", "100", "--sampling", "fixed",
+		"--adjacency", "replace-one", "--accountant", "pld", "--delta", "1e-5")
+	if o.Err != nil || len(res.Rows) != 1 {
+		t.Fatalf("rows %+v, error %v", res.Rows, o.Err)
+	}
+	r := res.Rows[0]
+	if r.EpsilonLower == nil || r.EpsilonUpper == nil || r.PairEpsilonLower == nil {
+		t.Fatalf("row %+v: want a bracket and the pair's lower end", r)
+	}
+	if lo := *r.EpsilonLower; !(lo > 2.16 && lo <= 2.16367) {
+		t.Errorf("lower end %v, want in (2.16, 2.16367]: the Poisson pairs at σ 2, q 0.01", lo)
+	}
+	if p := *r.PairEpsilonLower; !(p > 2.561 && p <= *r.EpsilonUpper) {
+		t.Errorf("pair's lower end %v, want in (2.561, %v]", p, *r.EpsilonUpper)
+	}
+	cells := res.View()[0].Table.Rows[0].Cells
+	if !strings.Contains(cells[7], "*,") {
+		t.Errorf("table ε %q: want the lower end marked", cells[7])
+	}
+	// Poisson lots: the pairs are attained, nothing marked.
+	res, o = runRows(t, "eps", "--sigma", "4", "--q", "0.01", "--epochs", "100", "--accountant", "pld")
+	if o.Err != nil || res.Rows[0].PairEpsilonLower != nil || res.Rows[0].EpsilonLower == nil || !(*res.Rows[0].EpsilonLower > 0.9466) {
+		t.Errorf("Poisson row %+v, %v: want the pairs' bracket unmarked", res.Rows[0], o.Err)
+	}
+}
+
+// TestPoissonReplaceOneAnswers: Poisson lots under replace-one, once
+// refused by every accountant (exit 1), are bounded by pld (the worst-case
+// pair of Lebeda et al. 2025) and rdp. At σ 4 (events σ 2), q 0.01,
+// T 10,000, δ 1e-5 dp_accounting's PLD for the same mechanism
+// (REPLACE_ONE, its noise multiplier 4 relative to half the replace-one
+// sensitivity) gives 1.99319; rdp's bound through the weak triangle
+// inequality lies above pld's.
+func TestPoissonReplaceOneAnswers(t *testing.T) {
+	res, o := runRows(t, "eps", "--sigma", "4", "--q", "0.01", "--steps", "10000", "--adjacency", "replace-one", "--accountant", "all")
+	if o.Err != nil {
+		t.Fatalf("error %v", o.Err)
+	}
+	got := map[string]Row{}
+	for _, r := range res.Rows {
+		got[r.Accountant] = r
+	}
+	p, r := got["pld"], got["rdp"]
+	if p.Epsilon == nil || p.EpsilonLower == nil || !(*p.EpsilonLower <= 1.99319 && 1.99319 <= *p.Epsilon && *p.Epsilon < 1.995) || p.PairEpsilonLower != nil {
+		t.Errorf("pld row %+v: want a bracket around 1.99319", p)
+	}
+	if r.Epsilon == nil || !(*r.Epsilon >= *p.Epsilon && *r.Epsilon < 2.3) {
+		t.Errorf("rdp row %+v: want ε in [pld's, 2.3)", r)
+	}
+}
+
+// TestTruncatedPoissonFlags: --sampling truncated-poisson --max-batch B
+// with --n (and --q or --batch) accounts for capped Poisson lots, under
+// both relations; the flags it needs are named when missing, and
+// --max-batch alone is refused. MNIST-sized, cap 650: the pair's bracket
+// holds dp_accounting's 1.0989815 (add-remove) and 2.0641126 (its
+// REPLACE_ONE at noise multiplier 4, the events' 2 here).
+func TestTruncatedPoissonFlags(t *testing.T) {
+	for _, c := range []struct {
+		adj string
+		ref float64
+	}{{"add-remove", 1.0989815464678636}, {"replace-one", 2.0641125756960292}} {
+		res, o := runRows(t, "eps", "--sigma", "4", "--q", "0.01", "--n", "60000", "--max-batch", "650", "--steps", "10000",
+			"--sampling", "truncated-poisson", "--adjacency", c.adj, "--accountant", "pld")
+		if o.Err != nil || len(res.Rows) != 1 {
+			t.Fatalf("%s: %+v, %v", c.adj, res.Rows, o.Err)
+		}
+		r := res.Rows[0]
+		if r.Sampling != "truncated-poisson" || r.Epsilon == nil || r.PairEpsilonLower == nil || r.EpsilonLower == nil ||
+			!(*r.PairEpsilonLower <= c.ref && c.ref <= *r.Epsilon) || !(*r.EpsilonLower < *r.PairEpsilonLower) {
+			t.Errorf("%s: row %+v, want the pair's bracket around %v", c.adj, r, c.ref)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sampling", "truncated-poisson", "--n", "100"}, "--max-batch"},
+		{[]string{"--sampling", "truncated-poisson", "--max-batch", "5"}, "--n"},
+		{[]string{"--max-batch", "5"}, "--max-batch is for --sampling truncated-poisson"},
+		{[]string{"--sampling", "truncated-poisson", "--n", "100", "--max-batch", "0"}, "invalid --max-batch: 0"},
+	} {
+		_, o := runRows(t, append([]string{"eps", "--sigma", "1", "--q", "0.1", "--steps", "10"}, c.args...)...)
+		if o.Err == nil || !strings.Contains(o.Err.Error(), c.want) || o.Code != 2 {
+			t.Errorf("%q: %v (code %d), want exit 2 naming %q", c.args, o.Err, o.Code, c.want)
+		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/mechanism"
-	"github.com/dpcalc/dpcalc/accounting/pld"
 	"github.com/dpcalc/dpcalc/calibrate"
 	"github.com/dpcalc/dpcalc/internal/atomicfile"
 )
@@ -242,53 +241,6 @@ func privacyAt(ctx context.Context, g *given, af accountantFlags, extra error, d
 		r.Note, r.Procedure = JoinNotes(poissonReadingNote, r.Note), true
 		r.Fill(ctx, pa.Factory(accounting.KindPLD), delta, eps)
 		res.Rows = append(res.Rows, r)
-		if delta > 0 {
-			// And how far below the certified bound the truth can be.
-			lr := a.NewPlanRow(accounting.KindPLD, p, 0)
-			lr.Note, lr.LowerBound, lr.Delta = shuffleLowerNote, true, delta
-			lb, ok, err := pld.ShuffledLowerEpsilonOf(ctx, p.Event(0), delta)
-			switch {
-			case err != nil:
-				lr.Error = err.Error()
-			case ok:
-				lr.EpsilonLower = FinitePtr(lb)
-			}
-			if ok || err != nil {
-				res.Rows = append(res.Rows, lr)
-			}
-		}
-	}
-	if delta > 0 && adj == accounting.AddRemove {
-		// Randomly allocated epochs: a certified lower bound on the true ε.
-		src := ev
-		if src == nil {
-			src = p.Event(0)
-		}
-		if lb, ok, err := pld.AllocationLowerEpsilonOf(ctx, src, delta); ok || err != nil {
-			var lr Row
-			if ev != nil {
-				lr = a.NewEventRow(accounting.KindPLD, ev)
-			} else {
-				lr = a.NewPlanRow(accounting.KindPLD, p, 0)
-			}
-			lr.Note, lr.LowerBound, lr.Delta = allocLowerNote, true, delta
-			if err != nil {
-				lr.Error = err.Error()
-			} else {
-				lr.EpsilonLower = FinitePtr(lb)
-			}
-			res.Rows = append(res.Rows, lr)
-		}
-	}
-	if ev != nil && delta > 0 {
-		// Shuffled epochs in an events file: the same lower bound.
-		// (An event that does not normalise is reported by the rows above.)
-		if lb, ok, err := pld.ShuffledLowerEpsilonOf(ctx, ev, delta); err == nil && ok {
-			lr := a.NewEventRow(accounting.KindPLD, ev)
-			lr.Note, lr.LowerBound, lr.Delta = shuffleLowerNote, true, delta
-			lr.EpsilonLower = FinitePtr(lb)
-			res.Rows = append(res.Rows, lr)
-		}
 	}
 	res.Event = ev
 	if ev == nil {
@@ -306,7 +258,8 @@ type EpochsCmd struct {
 	Batch     *Count   `name:"batch" help:"Batch size B, instead of --q (with --n: q = B/N)."`
 	N         *Count   `name:"n" help:"Dataset size N (with --batch)."`
 	Schedule  *string  `name:"schedule" placeholder:"PHASES" help:"Phases, one with steps=? or epochs=? (see dpcalc eps --help)."`
-	Sampling  string   `name:"sampling" default:"poisson" enum:"poisson,fixed,shuffle" help:"How batches are drawn: poisson, fixed or shuffle."`
+	Sampling  string   `name:"sampling" default:"poisson" enum:"poisson,fixed,shuffle,truncated-poisson" help:"How batches are drawn: poisson, fixed, shuffle or truncated-poisson (with --max-batch)."`
+	MaxBatch  *Count   `name:"max-batch" placeholder:"B" help:"Largest lot of --sampling truncated-poisson."`
 	Adjacency string   `name:"adjacency" default:"add-remove" enum:"add-remove,replace-one" help:"Neighbouring datasets: add-remove or replace-one."`
 	accountantFlags
 	MaxSteps int `name:"max-steps" default:"1000000000" help:"Search limit on steps."`
@@ -314,7 +267,7 @@ type EpochsCmd struct {
 
 // Run implements the command.
 func (c *EpochsCmd) Run(e *Env) error {
-	g := &given{trainingFlags: trainingFlags{Q: c.Q, Batch: c.Batch, N: c.N, Schedule: c.Schedule, Sampling: c.Sampling, Adjacency: c.Adjacency}, sigma: c.Sigma}
+	g := &given{trainingFlags: trainingFlags{Q: c.Q, Batch: c.Batch, N: c.N, Schedule: c.Schedule, Sampling: c.Sampling, MaxBatch: c.MaxBatch, Adjacency: c.Adjacency}, sigma: c.Sigma}
 	if err := g.check("epochs", "sigma", c.Sigma != nil, "q", c.Q != nil, "eps", c.Eps != nil); err != nil {
 		return err
 	}
@@ -455,12 +408,6 @@ func (e *Env) printRows(res *Rows, emit string) error {
 	e.Print(res)
 	return nil
 }
-
-// shuffleLowerNote labels the row of pld.ShuffledLowerEpsilonOf.
-const shuffleLowerNote = "certified LOWER bound on the true ε of shuffled DP-SGD (Chua et al. 2024's construction): no sound accountant can report less"
-
-// allocLowerNote labels the row of pld.AllocationLowerEpsilonOf.
-const allocLowerNote = "certified LOWER bound on the true ε of random allocation (a pair of neighbouring datasets the mechanism attains): no sound accountant can report less"
 
 // poissonReadingNote labels the row of [Plan.PoissonReading].
 const poissonReadingNote = "NOT proven for shuffled batches: the Poisson number at q = B/N, the usual practice (Chua et al. 2024 show the true ε of shuffling can be far larger)"

@@ -8,8 +8,10 @@ import (
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/advcomp"
+	"github.com/dpcalc/dpcalc/accounting/pld"
 	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
+	"github.com/dpcalc/dpcalc/internal/render"
 	"github.com/dpcalc/dpcalc/internal/sysmem"
 )
 
@@ -24,20 +26,26 @@ import (
 // value (else 0), Steps and Epochs are the totals. Unsupported is set,
 // with ε null, when the accountant cannot bound this plan: it says why.
 type Row struct {
-	Accountant   string     `json:"accountant"`
-	Sigma        float64    `json:"sigma"`
-	Q            float64    `json:"q"`
-	Steps        int        `json:"steps"`
-	Epochs       float64    `json:"epochs"`
-	Sampling     string     `json:"sampling"`
-	Adjacency    string     `json:"adjacency"`
-	Phases       []PhaseRow `json:"phases,omitempty"`
-	Unsupported  string     `json:"unsupported,omitempty"`
-	Epsilon      *float64   `json:"epsilon"`
-	EpsilonLower *float64   `json:"epsilon_lower,omitempty"`
-	EpsilonUpper *float64   `json:"epsilon_upper,omitempty"`
-	// LowerBound marks a row whose epsilon_lower is a certified lower bound
-	// on the true ε (shuffled batches), not a guarantee; its epsilon is null.
+	Accountant  string     `json:"accountant"`
+	Sigma       float64    `json:"sigma"`
+	Q           float64    `json:"q"`
+	Steps       int        `json:"steps"`
+	Epochs      float64    `json:"epochs"`
+	Sampling    string     `json:"sampling"`
+	Adjacency   string     `json:"adjacency"`
+	Phases      []PhaseRow `json:"phases,omitempty"`
+	Unsupported string     `json:"unsupported,omitempty"`
+	Epsilon     *float64   `json:"epsilon"`
+	// EpsilonLower and EpsilonUpper bracket the true ε of the run, each
+	// end certified. PairEpsilonLower, set when the steps' dominating
+	// pairs are not attained (fixed-size, shuffled, truncated Poisson,
+	// random allocation), is the pairs' own lower end: a bound on the
+	// pairs, not on the run.
+	EpsilonLower     *float64 `json:"epsilon_lower,omitempty"`
+	EpsilonUpper     *float64 `json:"epsilon_upper,omitempty"`
+	PairEpsilonLower *float64 `json:"pair_epsilon_lower,omitempty"`
+	// LowerBound marks a row whose epsilon_lower is a certified lower
+	// bound on the true ε, not a guarantee; its epsilon is null.
 	LowerBound bool     `json:"lower_bound,omitempty"`
 	Delta      float64  `json:"delta"`
 	Lambda     *float64 `json:"lambda,omitempty"`
@@ -126,6 +134,18 @@ func (a Accountants) NewRow(k accounting.Kind, q float64, steps int) Row {
 		Procedure: registry.Procedural(k, a.Options()),
 		Version:   Version(),
 	}
+}
+
+// bracketReporter is an accountant whose bracket says whether its lower
+// end bounds the run or only its dominating pairs (pld).
+type bracketReporter interface {
+	EpsilonBracket(ctx context.Context, delta float64) (pld.Bracket, error)
+}
+
+// pairLowerNote explains the marked lower end of a bracket whose pairs
+// only dominate the run.
+func pairLowerNote(b pld.Bracket) string {
+	return "*: lower end certified for the run by neighbours that attain part of it; the dominating pair's own lower end, " + render.Down(b.PairLower) + ", bounds only the pair"
 }
 
 func ptr(x float64) *float64 { return &x }
@@ -227,6 +247,16 @@ func (r *Row) FillFrom(ctx context.Context, acc accounting.Method, delta, eps fl
 		r.Delta, r.answer = delta, "epsilon"
 		var e float64
 		switch a := acc.(type) {
+		case bracketReporter:
+			b, err2 := a.EpsilonBracket(ctx, delta)
+			e, err = b.Upper, err2
+			if err == nil {
+				r.EpsilonLower, r.EpsilonUpper = FinitePtr(b.Lower), FinitePtr(b.Upper)
+				if b.PairOnly {
+					r.PairEpsilonLower = FinitePtr(b.PairLower)
+					r.Note = JoinNotes(r.Note, pairLowerNote(b))
+				}
+			}
 		case accounting.BoundsReporter:
 			lo, hi, err2 := a.EpsilonBounds(ctx, delta)
 			e, err = hi, err2
@@ -300,7 +330,7 @@ func (r Row) Output(quantity string) OutputRow {
 		Accountant: r.Accountant, Quantity: quantity,
 		Sigma: nonzero(r.Sigma), Q: nonzero(r.Q), Steps: iptr(r.Steps),
 		Sampling: r.Sampling, Adjacency: r.Adjacency, Phases: r.Phases,
-		Epsilon: r.Epsilon, EpsilonLower: r.EpsilonLower, EpsilonUpper: r.EpsilonUpper,
+		Epsilon: r.Epsilon, EpsilonLower: r.EpsilonLower, EpsilonUpper: r.EpsilonUpper, PairEpsilonLower: r.PairEpsilonLower,
 		LowerBound: r.LowerBound, Lambda: r.Lambda,
 		Note: r.Note, LedgerFormat: r.LedgerFormat, Unsupported: r.Unsupported, Procedure: r.Procedure, Error: r.Error,
 	}

@@ -34,10 +34,11 @@ func rowsTable(d *render.Doc, rows []Row) {
 		}
 		eps := render.Ptr(r.Epsilon, epsFmt)
 		if r.EpsilonLower != nil && r.EpsilonUpper != nil {
-			eps = fmt.Sprintf("%s [%s, %s]", eps, render.Down(*r.EpsilonLower), render.Up(*r.EpsilonUpper))
-		}
-		if r.LowerBound && r.EpsilonLower != nil {
-			eps = "≥ " + render.Down(*r.EpsilonLower)
+			mark := "" // a lower end that is not the pairs' (see pairLowerNote)
+			if r.PairEpsilonLower != nil {
+				mark = "*"
+			}
+			eps = fmt.Sprintf("%s [%s%s, %s]", eps, render.Down(*r.EpsilonLower), mark, render.Up(*r.EpsilonUpper))
 		}
 		note := r.Note
 		class := ""
