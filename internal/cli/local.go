@@ -22,7 +22,7 @@ type TrainCmd struct {
 	PCAQ            *float64  `name:"pca-q" placeholder:"Q" help:"Sampling rate of the DP-PCA sample (default 0.1 private, 1 np)."`
 	Lot             *int      `name:"lot" placeholder:"L" help:"Expected lot size L; q = L/N (default: 100 on digits, 600 otherwise)."`
 	Batch           *int      `name:"batch" placeholder:"B" help:"Examples per forward/backward pass, to bound memory (default: the lot)."`
-	Epochs          *int      `name:"epochs" placeholder:"EPOCHS" help:"Epochs; steps = epochs·⌈N/L⌉ (default: 100 on digits, 10 otherwise). With --resume: continue to this many epochs."`
+	Epochs          *int      `name:"epochs" placeholder:"EPOCHS" help:"Epochs; steps = epochs·⌈N/L⌉, or epochs·⌈k·N/L⌉ with random allocation (default: 100 on digits, 10 otherwise). With --resume: continue to this many epochs."`
 	Clip            *float64  `name:"clip" placeholder:"C" help:"Per-example gradient clipping norm C (default: 2 on digits, 4 otherwise)."`
 	LayerClip       []float64 `name:"layer-clip" placeholder:"C" help:"Per-layer clipping norms, one per dense layer (sensitivity √Σ C_l²)."`
 	Sigma           *float64  `name:"sigma" placeholder:"SIGMA" help:"Noise multiplier σ; with --eps, the run stops at the budget."`
