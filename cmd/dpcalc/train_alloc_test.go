@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -141,5 +142,32 @@ func TestTrainRandomAllocationBadK(t *testing.T) {
 		if json.Unmarshal([]byte(out), &e) != nil || code != 2 || !strings.Contains(e.Error, tc.want) {
 			t.Errorf("%v --json: exit %d, %q; want 2 and {\"error\": ...%q}", tc.args, code, out, tc.want)
 		}
+	}
+}
+
+// TestTrainRandomAllocationResume: a checkpointed random-allocation run
+// refuses a resume with another --k (exit 2 naming it) and, resumed to 2
+// epochs, has paid 2 RandomAllocation epochs in its ledger.
+func TestTrainRandomAllocationResume(t *testing.T) {
+	ck := filepath.Join(t.TempDir(), "run.ckpt")
+	args := []string{"train", "--json", "--dataset", "digits", "--sampling", "random-allocation", "--k", "2", "--sigma", "2",
+		"--hidden", "8", "--seed", "1", "--quiet", "--checkpoint", ck}
+	if _, stderr, code := runCLI(append(args, "--epochs", "1")...); code != 0 {
+		t.Fatalf("first session: exit %d: %s", code, stderr)
+	}
+	_, stderr, code := runCLI("train", "--dataset", "digits", "--sampling", "random-allocation", "--k", "3", "--checkpoint", ck, "--resume", "--quiet")
+	if code != 2 || !strings.Contains(stderr, "--k") {
+		t.Errorf("resume with --k 3: exit %d, stderr %q; want 2 naming --k", code, stderr)
+	}
+	out, stderr, code := runCLI("train", "--json", "--dataset", "digits", "--checkpoint", ck, "--resume", "--epochs", "2", "--quiet")
+	if code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, stderr)
+	}
+	var r trainJSON
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Result.Steps != 58 || len(r.Result.Ledger.Segments) != 1 || r.Result.Ledger.Segments[0].Count != 2 {
+		t.Errorf("resumed run: %d steps, ledger %+v; want 58 steps, 2 epochs paid", r.Result.Steps, r.Result.Ledger.Segments)
 	}
 }
