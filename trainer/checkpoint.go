@@ -14,6 +14,7 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/dpcalc/dpcalc/accounting"
@@ -59,6 +60,7 @@ type checkpointPayload struct {
 	Ledger   []byte // JSON
 	Step     int
 	Perm     []int // shuffle sampling: the current epoch's order
+	Alloc    []int // random allocation: the current epoch's, example i's k steps at [i·k, (i+1)·k)
 	Elapsed  int64
 	History  []byte // JSON
 	DataN    int
@@ -108,7 +110,7 @@ func (t *Trainer) SaveCheckpoint(path string) error {
 	}
 	p := checkpointPayload{
 		Config: cfgJSON, InDim: t.model.InDim, ProjDim: t.model.ProjDim, Proj: t.model.Proj,
-		Layers: t.model.Layers, Ledger: ledJSON, Step: t.step, Perm: t.perm, Elapsed: int64(t.elapsed),
+		Layers: t.model.Layers, Ledger: ledJSON, Step: t.step, Perm: t.perm, Alloc: t.alloc, Elapsed: int64(t.elapsed),
 		History: histJSON, DataN: t.train.N, DataD: t.train.D, DataHash: datasetHash(t.train),
 		WAL: t.opts.LedgerPath != "",
 	}
@@ -192,6 +194,9 @@ func LoadCheckpoint(path string, train *data.Dataset, opts Options) (*Trainer, e
 			seen[i] = true
 		}
 	}
+	if err := checkAllocation(p.Alloc, &cfg, train.N, p.Step); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrCorruptCheckpoint, path, err)
+	}
 	if led.RunID != "" && opts.RunID != "" && led.RunID != opts.RunID {
 		return nil, fmt.Errorf("trainer: checkpoint %s is of run %s, not of run %s", path, led.RunID, opts.RunID)
 	}
@@ -237,9 +242,41 @@ func LoadCheckpoint(path string, train *data.Dataset, opts Options) (*Trainer, e
 	}
 	return &Trainer{
 		cfg: cfg, opts: opts, train: train, base: train, model: m, src: src, rng: mrand.New(src),
-		ledger: led, step: p.Step, perm: p.Perm, elapsed: time.Duration(p.Elapsed), history: hist,
+		ledger: led, step: p.Step, perm: p.Perm, alloc: p.Alloc, elapsed: time.Duration(p.Elapsed), history: hist,
 		committed: committed,
 	}, nil
+}
+
+// checkAllocation checks a checkpoint's random allocation: present exactly
+// when the run draws one and is inside an epoch (a resume mid-epoch draws
+// the rest of the epoch's lots from it, which the ledger has paid for),
+// with k distinct steps in [0, t) for each of the n examples.
+func checkAllocation(a []int, cfg *Config, n, step int) error {
+	if !cfg.allocated() {
+		if a != nil {
+			return errors.New("random allocation in a run that does not draw one")
+		}
+		return nil
+	}
+	k, t := cfg.allocK(), cfg.StepsPerEpoch(n)
+	if a == nil {
+		if step%t != 0 {
+			return fmt.Errorf("step %d is inside an epoch but the epoch's random allocation is missing", step)
+		}
+		return nil
+	}
+	if len(a) != n*k {
+		return fmt.Errorf("random allocation of %d entries, want k·N = %d", len(a), n*k)
+	}
+	for i := range n {
+		s := a[i*k : (i+1)*k]
+		for j, v := range s {
+			if v < 0 || v >= t || slices.Contains(s[:j], v) {
+				return fmt.Errorf("random allocation of example %d is not %d distinct steps in [0, %d)", i, k, t)
+			}
+		}
+	}
+	return nil
 }
 
 func orNone(id string) string {

@@ -65,7 +65,36 @@ const (
 	// accountants bound a Shuffled epoch without it. The default for np,
 	// which keeps the partial lot.
 	SamplingShuffle Sampling = "shuffle"
+	// SamplingRandomAllocation draws an epoch of t steps in which every
+	// example is in exactly AllocationK of them, a uniformly random
+	// AllocationK-subset of the t steps chosen independently of the other
+	// examples, so lot sizes vary (mean AllocationK·N/t). t is ⌈k·N/L⌉ (see
+	// [Config.StepsPerEpoch]), as dpcalc eps forms it from --batch and --n.
+	// An epoch is the accountants' RandomAllocation event, which the ledger
+	// records once per epoch, before the epoch's first lot (under
+	// add-remove: adding or removing an example moves no other).
+	SamplingRandomAllocation Sampling = "random-allocation"
+	// SamplingBallsInBins is SamplingRandomAllocation with k = 1: every
+	// example in one lot of each epoch.
+	SamplingBallsInBins Sampling = "balls-in-bins"
 )
+
+// maxAllocation bounds k·N of random allocation: the epoch's allocation
+// (k steps per example) is held in memory and in the checkpoint.
+const maxAllocation = 1 << 24
+
+// allocated reports whether lots are drawn by random allocation.
+func (c *Config) allocated() bool {
+	return c.Sampling == SamplingRandomAllocation || c.Sampling == SamplingBallsInBins
+}
+
+// allocK is the k of random allocation: AllocationK, 1 for balls-in-bins.
+func (c *Config) allocK() int {
+	if c.Sampling == SamplingBallsInBins {
+		return 1
+	}
+	return c.AllocationK
+}
 
 // Config is a training run's full, JSON-serialisable configuration. Zero
 // fields take the method's defaults (see [Config.WithDefaults]).
@@ -94,6 +123,10 @@ type Config struct {
 	Epochs int `json:"epochs"`
 	// Sampling defaults to poisson for private methods, shuffle for np.
 	Sampling Sampling `json:"sampling"`
+	// AllocationK is the k of SamplingRandomAllocation: the number of an
+	// epoch's steps each example is in (default 1; must be 0 or 1 with
+	// balls-in-bins, 0 with the other samplings).
+	AllocationK int `json:"allocation_k,omitempty"`
 
 	// LearningRate η0. Defaults: np 0.1, dpsgd 0.1 (Abadi §5.2), dpd/dpvd/sgld
 	// 0.5. The DPD/DPVD papers' η0 = 0.05 (DIGITS) multiplies their eq. 5
@@ -223,6 +256,9 @@ func (c Config) WithDefaults(n int) Config {
 			c.Sampling = SamplingShuffle
 		}
 	}
+	if c.Sampling == SamplingRandomAllocation && c.AllocationK == 0 {
+		c.AllocationK = 1
+	}
 	if c.PCADim > 0 && c.PCASamplingRate == 0 {
 		if c.Method.Private() {
 			c.PCASamplingRate = 0.1
@@ -306,8 +342,21 @@ func (c *Config) Validate(n, d int) error {
 	if c.Epochs < 1 || c.Epochs > 1<<20 {
 		return &FieldError{"epochs", c.Epochs, "in [1, 1048576]"}
 	}
-	if c.Sampling != SamplingPoisson && c.Sampling != SamplingShuffle {
-		return &FieldError{"sampling", c.Sampling, "poisson or shuffle"}
+	switch c.Sampling {
+	case SamplingPoisson, SamplingShuffle:
+		if c.AllocationK != 0 {
+			return &FieldError{"allocation_k", c.AllocationK, "0 with sampling " + string(c.Sampling) + " (k is for random-allocation)"}
+		}
+	case SamplingBallsInBins:
+		if c.AllocationK != 0 && c.AllocationK != 1 {
+			return &FieldError{"allocation_k", c.AllocationK, "1 with balls-in-bins (random-allocation takes other k)"}
+		}
+	case SamplingRandomAllocation:
+		if c.AllocationK < 1 || c.AllocationK > maxAllocation/n {
+			return &FieldError{"allocation_k", c.AllocationK, fmt.Sprintf("in [1, %d] (k·N at most %d)", max(1, maxAllocation/n), maxAllocation)}
+		}
+	default:
+		return &FieldError{"sampling", c.Sampling, "poisson, shuffle, random-allocation or balls-in-bins"}
 	}
 	if !finite(c.LearningRate) || c.LearningRate <= 0 {
 		return &FieldError{"learning_rate", c.LearningRate, "finite and > 0"}
@@ -367,6 +416,9 @@ func (c *Config) Validate(n, d int) error {
 		if c.PCADim > 0 {
 			return &FieldError{"pca_dim", c.PCADim, "0 with canaries (DP-PCA would need the canaries in its sample; not supported)"}
 		}
+		if c.allocated() {
+			return &FieldError{"sampling", c.Sampling, "poisson with canaries (the canaries' inclusion bits are Poisson draws of the lots)"}
+		}
 		if c.Sampling == SamplingShuffle && c.Method.Private() {
 			return &FieldError{"sampling", c.Sampling, "poisson with canaries (the one-run audit bounds ε under add/remove, which shuffled lots are not accounted under)"}
 		}
@@ -388,10 +440,16 @@ func (c *Config) Validate(n, d int) error {
 // StepsPerEpoch is ceil(n/LotSize).
 //
 // For a private method with shuffled lots it is ⌊n/LotSize⌋: the partial lot
-// is dropped, as in the Shuffled event.
+// is dropped, as in the Shuffled event. With random allocation it is the
+// epoch's t = ⌈k·n/LotSize⌉, so a lot holds k·n/t ≤ LotSize examples on
+// average (dpcalc eps's t for --batch LotSize --n n --k k).
 func (c *Config) StepsPerEpoch(n int) int {
 	if c.Sampling == SamplingShuffle && c.Method.Private() {
 		return max(1, n/c.LotSize)
+	}
+	if c.allocated() {
+		k := max(1, c.allocK())
+		return (k*n + c.LotSize - 1) / c.LotSize
 	}
 	return (n + c.LotSize - 1) / c.LotSize
 }
@@ -408,10 +466,11 @@ func (c *Config) Adjacency() accounting.Adjacency {
 }
 
 // LedgerUnit is the number of steps one ledger entry of StepEvent pays for:
-// 1 for Poisson sampling, StepsPerEpoch(n) for shuffled lots of a private
-// method (an epoch is one Shuffled event, paid before its first lot).
+// 1 for Poisson sampling, StepsPerEpoch(n) for shuffled lots or random
+// allocation of a private method (an epoch is one Shuffled or
+// RandomAllocation event, paid before its first lot).
 func (c *Config) LedgerUnit(n int) int {
-	if c.Sampling == SamplingShuffle && c.Method.Private() {
+	if (c.Sampling == SamplingShuffle || c.allocated()) && c.Method.Private() {
 		return c.StepsPerEpoch(n)
 	}
 	return 1
@@ -420,8 +479,14 @@ func (c *Config) LedgerUnit(n int) int {
 // TotalSteps is Epochs·StepsPerEpoch(n).
 func (c *Config) TotalSteps(n int) int { return c.Epochs * c.StepsPerEpoch(n) }
 
-// SamplingRate is q = LotSize/n.
-func (c *Config) SamplingRate(n int) float64 { return float64(c.LotSize) / float64(n) }
+// SamplingRate is q = LotSize/n; with random allocation, k/t (an
+// example's share of an epoch's steps, as dpcalc eps reports it).
+func (c *Config) SamplingRate(n int) float64 {
+	if c.allocated() {
+		return float64(max(1, c.allocK())) / float64(c.StepsPerEpoch(n))
+	}
+	return float64(c.LotSize) / float64(n)
+}
 
 // Sensitivity is the add/remove L2 sensitivity of the summed clipped
 // gradient: C for flat clipping, √Σ C_l² for per-layer clipping.
@@ -445,7 +510,8 @@ func (c *Config) EffectiveNoiseMultiplier() float64 {
 // StepEvent is the event the ledger records for one [Config.LedgerUnit] of
 // steps: PoissonSampled{q, Gaussian{σ_eff}} per step, Shuffled{n, LotSize,
 // Gaussian{σ_eff/2}} per epoch of shuffled lots (under replace-one, see
-// [Config.Adjacency]), or NonPrivate for np.
+// [Config.Adjacency]), RandomAllocation{k, t, Gaussian{σ_eff}} per epoch of
+// random allocation, or NonPrivate for np.
 //
 // σ_eff is the noise std divided by the add/remove L2 sensitivity of the
 // summed clipped gradient. With every example's (whole) gradient clipped to
@@ -465,6 +531,10 @@ func (c *Config) StepEvent(n int) accounting.Event {
 		// noise multiplier is σ_eff/2 ([Config.Adjacency]).
 		return accounting.Shuffled{DatasetSize: n, BatchSize: c.LotSize,
 			Event: accounting.Gaussian{NoiseMultiplier: c.EffectiveNoiseMultiplier() / 2}}
+	}
+	if c.allocated() {
+		return accounting.RandomAllocation{NumSelected: c.allocK(), NumSteps: c.StepsPerEpoch(n),
+			Event: accounting.Gaussian{NoiseMultiplier: c.EffectiveNoiseMultiplier()}}
 	}
 	return accounting.PoissonSampled{
 		SamplingRate: c.SamplingRate(n),

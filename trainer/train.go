@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	mrand "math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/dpcalc/dpcalc/accounting"
@@ -156,9 +157,16 @@ type Trainer struct {
 	st      *stepper
 	lot     []int
 	perm    []int
-	maxStep int
-	stopped bool
-	stopAt  int // tests: stop after this many steps (0 = no limit)
+	// alloc is random allocation's current epoch: example i is in the
+	// steps alloc[i·k:(i+1)·k] of the epoch. lotStart/lotIdx are its lots
+	// (step s draws lotIdx[lotStart[s]:lotStart[s+1]]), derived from it.
+	alloc    []int
+	lotStart []int
+	lotIdx   []int
+	maxStep  int
+	stopped  bool
+	stopAt   int                       // tests: stop after this many steps (0 = no limit)
+	lotHook  func(step int, lot []int) // tests: sees every lot drawn
 	// committed is the ledger length last written to Options.LedgerPath,
 	// -1 until the file holds this ledger (run id included).
 	committed int
@@ -416,8 +424,9 @@ func (t *Trainer) budgetSteps(ctx context.Context, remaining int) (int, error) {
 // [LoadCheckpoint] continues from the ledger file, so the lost steps stay
 // paid for and the redone steps are paid again.
 //
-// Per step (lot): sample the lot (Poisson with q = L/N, or the next slice of
-// the epoch's shuffle); for every example compute its gradient, its norm
+// Per step (lot): sample the lot (Poisson with q = L/N, the next slice of
+// the epoch's shuffle, or the step's examples in the epoch's random
+// allocation); for every example compute its gradient, its norm
 // over all parameters and its clipping factor; sum the clipped gradients;
 // add noise; divide by the expected lot size L = qN; update:
 //
@@ -499,14 +508,30 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 			if c.Sampling == SamplingShuffle {
 				t.perm = t.rng.Perm(n)
 			}
+			if c.allocated() {
+				t.alloc = allocate(t.alloc, n, c.allocK(), spe, t.rng)
+				t.lotStart, t.lotIdx = nil, nil
+			}
 		}
-		if c.Sampling == SamplingPoisson {
+		switch {
+		case c.Sampling == SamplingPoisson:
 			t.lot = poissonLot(t.lot, n, q, t.rng)
-		} else {
+		case c.allocated():
+			if t.alloc == nil { // defensive: a checkpoint always carries the allocation
+				t.alloc = allocate(t.alloc, n, c.allocK(), spe, t.rng)
+			}
+			if t.lotStart == nil {
+				t.lotStart, t.lotIdx = allocationLots(t.alloc, n, c.allocK(), spe)
+			}
+			t.lot = append(t.lot[:0], t.lotIdx[t.lotStart[inEpoch]:t.lotStart[inEpoch+1]]...)
+		default:
 			if t.perm == nil { // defensive: a checkpoint always carries the order
 				t.perm = t.rng.Perm(n)
 			}
 			t.lot = append(t.lot[:0], t.perm[inEpoch*c.LotSize:min(n, (inEpoch+1)*c.LotSize)]...)
+		}
+		if t.lotHook != nil {
+			t.lotHook(t.step, t.lot)
 		}
 		if t.can != nil {
 			t.lot, t.cgrad = t.can.filterLot(t.lot, t.cgrad)
@@ -588,6 +613,46 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 		return nil, err
 	}
 	return res, runErr
+}
+
+// allocate draws one epoch of random allocation into a (reused): for each
+// of the n examples, a uniformly random k-subset of the t steps (Floyd's
+// algorithm, k draws), independently of the other examples.
+func allocate(a []int, n, k, t int, rng *mrand.Rand) []int {
+	a = slices.Grow(a[:0], n*k)[:n*k]
+	for i := range n {
+		s := a[i*k : (i+1)*k]
+		for j := range k {
+			// Floyd: pick r in [0, t-k+j]; if taken, take t-k+j instead.
+			r, m := rng.IntN(t-k+j+1), t-k+j
+			if slices.Contains(s[:j], r) {
+				r = m
+			}
+			s[j] = r
+		}
+	}
+	return a
+}
+
+// allocationLots groups an epoch's allocation by step: step s's lot is
+// idx[start[s]:start[s+1]], in increasing example order.
+func allocationLots(a []int, n, k, t int) (start, idx []int) {
+	start = make([]int, t+1)
+	for _, s := range a {
+		start[s+1]++
+	}
+	for s := range t {
+		start[s+1] += start[s]
+	}
+	idx = make([]int, len(a))
+	next := slices.Clone(start[:t])
+	for i := range n {
+		for _, s := range a[i*k : (i+1)*k] {
+			idx[next[s]] = i
+			next[s]++
+		}
+	}
+	return start, idx
 }
 
 func (t *Trainer) progress(ctx context.Context, test *data.Dataset, lossSum float64, correct, seen, clipped int, lr float64) (Progress, error) {

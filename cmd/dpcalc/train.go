@@ -131,7 +131,7 @@ func (c *trainCmd) config(n int) trainer.Config {
 		cfg.ClipNorm = *c.Clip
 	}
 	cfg.PCADim, cfg.PCANoiseMultiplier, cfg.PCASamplingRate = derefI(c.PCA), derefF(c.PCASigma), derefF(c.PCAQ)
-	cfg.BatchSize, cfg.Sampling = derefI(c.Batch), trainer.Sampling(c.Sampling)
+	cfg.BatchSize, cfg.Sampling, cfg.AllocationK = derefI(c.Batch), trainer.Sampling(c.Sampling), derefI(c.K)
 	if c.LR != nil {
 		if cfg.LearningRateFinal == cfg.LearningRate && cfg.LearningRateFinal != 0 {
 			cfg.LearningRateFinal = *c.LR // a constant default stays constant
@@ -204,6 +204,7 @@ func (c *trainCmd) resumeConflict(ck trainer.Config, n int) (flag, ours, theirs 
 		{"decay-epochs", c.Decay != nil, derefI(c.Decay), ck.DecayEpochs},
 		{"gamma", c.Gamma != nil, derefF(c.Gamma), ck.Gamma},
 		{"sampling", c.Sampling != "", trainer.Sampling(c.Sampling), ck.Sampling},
+		{"k", c.K != nil, derefI(c.K), ck.AllocationK},
 	}
 	seed := func(p *uint64) string {
 		if p == nil {
@@ -245,10 +246,13 @@ func (c *trainCmd) Run(e *cli.Env) error {
 	for _, f := range []struct {
 		name string
 		v    *int
-	}{{"lot", c.Lot}, {"batch", c.Batch}, {"epochs", c.Epochs}, {"decay-epochs", c.Decay}} {
+	}{{"lot", c.Lot}, {"batch", c.Batch}, {"epochs", c.Epochs}, {"decay-epochs", c.Decay}, {"k", c.K}} {
 		if err := positiveInt(f.name, f.v); err != nil {
 			return err
 		}
+	}
+	if c.K != nil && c.Sampling != "random-allocation" {
+		return usageError("--k is for --sampling random-allocation (balls-in-bins is k = 1)")
 	}
 	for _, f := range []struct {
 		name string
@@ -480,6 +484,9 @@ func (c *trainCmd) Run(e *cli.Env) error {
 		}
 		return exitErr(cli.ExitUsage, err)
 	}
+	if rc := tr.Config(); !resumeCk && (rc.Sampling == trainer.SamplingRandomAllocation || rc.Sampling == trainer.SamplingBallsInBins) && rc.Method.Private() {
+		fmt.Fprintf(stderr, "dpcalc: note: each example is in %d of the %d steps of an epoch; the ledger pays one random-allocation event per epoch; see dpcalc eps --sampling %s\n", max(1, rc.AllocationK), rc.StepsPerEpoch(n), rc.Sampling)
+	}
 	res, err := tr.Run(e.Ctx, test)
 	bar.done()
 	if err != nil {
@@ -507,12 +514,16 @@ func (c *trainCmd) Run(e *cli.Env) error {
 			}
 			out.Rows = append(out.Rows, r)
 		}
-		if rc.Sampling == trainer.SamplingShuffle {
-			if lb, ok, err := pld.ShuffledLowerEpsilonOf(e.Ctx, ev, reportDelta); err == nil && ok {
+		lower, note := pld.ShuffledLowerEpsilonOf, "certified LOWER bound on the true ε of shuffled lots (Chua et al. 2024): no sound accountant can report less"
+		if rc.Sampling != trainer.SamplingShuffle {
+			lower, note = pld.AllocationLowerEpsilonOf, "certified LOWER bound on the true ε of random allocation (a pair of neighbouring datasets the mechanism attains): no sound accountant can report less"
+		}
+		if rc.Sampling == trainer.SamplingShuffle || rc.Sampling == trainer.SamplingRandomAllocation || rc.Sampling == trainer.SamplingBallsInBins {
+			if lb, ok, err := lower(e.Ctx, ev, reportDelta); err == nil && ok {
 				r := accts.NewEventRow(accounting.KindPLD, ev)
 				r.Sigma, r.Q, r.Steps, r.Epochs = res.NoiseMultiplier, res.SamplingRate, res.Steps, float64(res.EpochsCompleted)
 				r.LowerBound, r.EpsilonLower, r.Delta = true, cli.FinitePtr(lb), reportDelta
-				r.Note = "certified LOWER bound on the true ε of shuffled lots (Chua et al. 2024): no sound accountant can report less"
+				r.Note = note
 				out.Rows = append(out.Rows, r)
 			}
 		}
@@ -550,7 +561,11 @@ func (c *trainCmd) Run(e *cli.Env) error {
 	}
 	for _, r := range out.Rows {
 		if r.LowerBound {
-			t.Append(fmt.Sprintf("true ε at δ=%g is at least (shuffled lots; Chua et al. 2024)", reportDelta), render.Ptr(r.EpsilonLower, render.Down))
+			what := "shuffled lots; Chua et al. 2024"
+			if rc.Sampling != trainer.SamplingShuffle {
+				what = "random allocation"
+			}
+			t.Append(fmt.Sprintf("true ε at δ=%g is at least (%s)", reportDelta, what), render.Ptr(r.EpsilonLower, render.Down))
 			continue
 		}
 		eps := render.Ptr(r.Epsilon, render.Up)
@@ -932,7 +947,7 @@ func flagForField(f string) string {
 		"per_layer_clip": "--layer-clip", "noise_multiplier": "--sigma", "learning_rate": "--lr",
 		"learning_rate_final": "--lr-final", "decay_epochs": "--decay-epochs", "gamma": "--gamma",
 		"pca_dim": "--pca", "pca_noise_multiplier": "--pca-sigma", "pca_sampling_rate": "--pca-q",
-		"hidden": "--hidden", "method": "--method", "sampling": "--sampling",
+		"hidden": "--hidden", "method": "--method", "sampling": "--sampling", "allocation_k": "--k",
 		"target_epsilon": "--eps", "target_delta": "--delta",
 	}
 	if fl, ok := m[f]; ok {

@@ -22,7 +22,7 @@ type TrainCmd struct {
 	PCAQ            *float64  `name:"pca-q" placeholder:"Q" help:"Sampling rate of the DP-PCA sample (default 0.1 private, 1 np)."`
 	Lot             *int      `name:"lot" placeholder:"L" help:"Expected lot size L; q = L/N (default: 100 on digits, 600 otherwise)."`
 	Batch           *int      `name:"batch" placeholder:"B" help:"Examples per forward/backward pass, to bound memory (default: the lot)."`
-	Epochs          *int      `name:"epochs" placeholder:"EPOCHS" help:"Epochs; steps = epochs·⌈N/L⌉ (default: 100 on digits, 10 otherwise). With --resume: continue to this many epochs."`
+	Epochs          *int      `name:"epochs" placeholder:"EPOCHS" help:"Epochs; steps = epochs·⌈N/L⌉, or epochs·⌈k·N/L⌉ with random allocation (default: 100 on digits, 10 otherwise). With --resume: continue to this many epochs."`
 	Clip            *float64  `name:"clip" placeholder:"C" help:"Per-example gradient clipping norm C (default: 2 on digits, 4 otherwise)."`
 	LayerClip       []float64 `name:"layer-clip" placeholder:"C" help:"Per-layer clipping norms, one per dense layer (sensitivity √Σ C_l²)."`
 	Sigma           *float64  `name:"sigma" placeholder:"SIGMA" help:"Noise multiplier σ; with --eps, the run stops at the budget."`
@@ -33,7 +33,8 @@ type TrainCmd struct {
 	LRFinal         *float64  `name:"lr-final" placeholder:"ETA" help:"dpsgd: final learning rate of the linear decay (default 0.052, or 0.02 on digits)."`
 	Decay           *int      `name:"decay-epochs" placeholder:"E" help:"dpsgd: epochs of linear decay (default 10)."`
 	Gamma           *float64  `name:"gamma" placeholder:"GAMMA" help:"dpd/dpvd/sgld: learning-rate decay exponent in η0/t^γ (default 1)."`
-	Sampling        string    `name:"sampling" enum:"poisson,shuffle," default:"" placeholder:"MODE" help:"poisson (what the accountants assume; default for private methods) or shuffle (fixed-size lots; NOT what the accountants assume)."`
+	Sampling        string    `name:"sampling" enum:"poisson,shuffle,random-allocation,balls-in-bins," default:"" placeholder:"MODE" help:"poisson (default for private methods), shuffle (fixed-size lots, accounted under replace-one without amplification), random-allocation (each example in k random steps of an epoch of ⌈k·N/L⌉ steps) or balls-in-bins (k = 1)."`
+	K               *int      `name:"k" placeholder:"K" help:"--sampling random-allocation: the steps of an epoch each example is in (default 1)."`
 	Seed            *uint64   `name:"seed" placeholder:"N" help:"Make the run reproducible. The noise is then predictable: not for production."`
 	Quiet           bool      `name:"quiet" help:"No progress output on stderr."`
 	LogJSON         string    `name:"log-json" placeholder:"FILE" help:"Write one JSON line per epoch to FILE (appended to on --resume)."`
