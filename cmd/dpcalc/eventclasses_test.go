@@ -261,7 +261,7 @@ func TestLedgerFormatsDoc(t *testing.T) {
 		// compositions): refused as an unknown format.
 		"Flower accountant state": filepath.Join(ledger, "flower_like.json"),
 	}
-	want := epsOf(t, "eps", "--schedule", twoPhase)
+	want := epsOf(t, "eps", "--schedule", twoPhase, "--accountant", "rdp")
 	for _, row := range docTable(t, "The ledger formats `--ledger` detects") {
 		name := row[0]
 		t.Run(name, func(t *testing.T) {

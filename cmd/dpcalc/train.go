@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/dpcalc/dpcalc/accounting"
-	"github.com/dpcalc/dpcalc/accounting/pld"
 	"github.com/dpcalc/dpcalc/accounting/registry"
 	"github.com/dpcalc/dpcalc/calibrate"
 	"github.com/dpcalc/dpcalc/internal/atomicfile"
@@ -42,10 +41,10 @@ type trainCmd cli.TrainCmd
 type trainOutput struct {
 	Calibrated bool
 	Result     *trainer.Result
-	// Rows are ε at the report's δ under every accountant (pld's with its
-	// certified interval), then, for shuffled lots, a certified lower
-	// bound on the true ε (pld.ShuffledLowerEpsilonOf): the honest range
-	// is [that bound, the certified ε].
+	// Rows are ε at the report's δ under every accountant, pld's with the
+	// interval that contains the run's true ε (for shuffled lots and
+	// random allocation its lower end is certified by neighbours that
+	// attain part of the run, and the row says so).
 	Rows []cli.Row
 	// Audit is the one-run audit of a run with --canaries.
 	Audit  *auditRunOutput
@@ -514,19 +513,6 @@ func (c *trainCmd) Run(e *cli.Env) error {
 			}
 			out.Rows = append(out.Rows, r)
 		}
-		lower, note := pld.ShuffledLowerEpsilonOf, "certified LOWER bound on the true ε of shuffled lots (Chua et al. 2024): no sound accountant can report less"
-		if rc.Sampling != trainer.SamplingShuffle {
-			lower, note = pld.AllocationLowerEpsilonOf, "certified LOWER bound on the true ε of random allocation (a pair of neighbouring datasets the mechanism attains): no sound accountant can report less"
-		}
-		if rc.Sampling == trainer.SamplingShuffle || rc.Sampling == trainer.SamplingRandomAllocation || rc.Sampling == trainer.SamplingBallsInBins {
-			if lb, ok, err := lower(e.Ctx, ev, reportDelta); err == nil && ok {
-				r := accts.NewEventRow(accounting.KindPLD, ev)
-				r.Sigma, r.Q, r.Steps, r.Epochs = res.NoiseMultiplier, res.SamplingRate, res.Steps, float64(res.EpochsCompleted)
-				r.LowerBound, r.EpsilonLower, r.Delta = true, cli.FinitePtr(lb), reportDelta
-				r.Note = note
-				out.Rows = append(out.Rows, r)
-			}
-		}
 		if err := e.Ctx.Err(); err != nil {
 			// Every step ran; the report of them was interrupted.
 			return c.interrupted(e, hard, tr, n, reportDelta, err)
@@ -559,20 +545,23 @@ func (c *trainCmd) Run(e *cli.Env) error {
 	if res.TestAccuracy != nil {
 		t.Append("test accuracy", fmt.Sprintf("%.4f", *res.TestAccuracy))
 	}
+	starred := false
 	for _, r := range out.Rows {
-		if r.LowerBound {
-			what := "shuffled lots; Chua et al. 2024"
-			if rc.Sampling != trainer.SamplingShuffle {
-				what = "random allocation"
-			}
-			t.Append(fmt.Sprintf("true ε at δ=%g is at least (%s)", reportDelta, what), render.Ptr(r.EpsilonLower, render.Down))
-			continue
-		}
 		eps := render.Ptr(r.Epsilon, render.Up)
 		if r.EpsilonLower != nil && r.EpsilonUpper != nil {
-			eps += fmt.Sprintf(" [%s, %s]", render.Down(*r.EpsilonLower), render.Up(*r.EpsilonUpper))
+			// A lower end marked * is certified for the run by neighbours
+			// that attain part of it (shuffled lots, random allocation);
+			// the dominating pair's own lower end bounds only the pair.
+			mark := ""
+			if r.PairEpsilonLower != nil {
+				mark, starred = "*", true
+			}
+			eps += fmt.Sprintf(" [%s%s, %s]", render.Down(*r.EpsilonLower), mark, render.Up(*r.EpsilonUpper))
 		}
 		t.Append(fmt.Sprintf("ε at δ=%g (%s)", reportDelta, r.Accountant), eps)
+	}
+	if starred {
+		t.Append("*", "lower end certified for the run by neighbours that attain part of it")
 	}
 	if res.StoppedByBudget {
 		t.Append("stopped", "before a step would exceed the budget")
