@@ -1,6 +1,7 @@
 package pld
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -176,6 +177,13 @@ func TestTwoScaleAgreesWithGrid(t *testing.T) {
 		// for the same bracket to 7 digits.
 		if s.evals > 60 || m.Count() > 5000 {
 			t.Errorf("eta %g: %d bound evaluations, %d units of work; want <= 60, <= 5000", eta, s.evals, m.Count())
+		}
+		// A work limit stops the sums (they were not counted before, and
+		// ran to the end of both searches under any limit).
+		s.evals = 0
+		lim := work.NewMeter(500)
+		if _, _, err := s.epsilonBounds(work.With(t.Context(), lim), delta, 0.9*l1, 1.1*u1); !errors.Is(err, work.ErrLimit) || s.evals > 12 {
+			t.Errorf("eta %g: under a limit of 500 units: %v after %d bound evaluations; want a work-limit error within 12", eta, err, s.evals)
 		}
 		if d := s.upperDelta(u2); d > delta {
 			t.Errorf("eta %g: the upper δ at the upper ε %.9g is %g > δ %g", eta, u2, d, delta)
