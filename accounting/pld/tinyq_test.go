@@ -1,6 +1,7 @@
 package pld
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/internal/testenv"
 	"github.com/dpcalc/dpcalc/internal/testref"
+	"github.com/dpcalc/dpcalc/internal/work"
 )
 
 // TestTinyQCorners pins the tiny-q examples (n7, n8 of docs/peers.md),
@@ -161,11 +163,36 @@ func TestTwoScaleAgreesWithGrid(t *testing.T) {
 		t.Fatal("no two-scale bounds were built")
 	}
 	for _, s := range []*twoScaleSet{ts} {
-		l2, u2, err := s.epsilonBounds(t.Context(), delta, 0.9*l1, 1.1*u1)
+		m := work.NewMeter(0)
+		s.evals = 0
+		l2, u2, err := s.epsilonBounds(work.With(t.Context(), m), delta, 0.9*l1, 1.1*u1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("eta %g: two-scale [%.7g, %.7g], grid [%.7g, %.7g]", eta, l2, u2, l1, u1)
+		t.Logf("eta %g: two-scale [%.7g, %.7g], grid [%.7g, %.7g]; %d bound evaluations, %d units", eta, l2, u2, l1, u1, s.evals, m.Count())
+		// Both ends by false position on log δ, each side evaluating its
+		// own bounds only: 30 evaluations of a twoScaleBound, 2,505 units
+		// (one per 1024 cells of its sum). Bisection evaluated all four
+		// bounds at each of its 59 points: 236 evaluations, 19,765 units,
+		// for the same bracket to 7 digits.
+		if s.evals > 60 || m.Count() > 5000 {
+			t.Errorf("eta %g: %d bound evaluations, %d units of work; want <= 60, <= 5000", eta, s.evals, m.Count())
+		}
+		// A work limit stops the sums (they were not counted before, and
+		// ran to the end of both searches under any limit).
+		s.evals = 0
+		lim := work.NewMeter(500)
+		if _, _, err := s.epsilonBounds(work.With(t.Context(), lim), delta, 0.9*l1, 1.1*u1); !errors.Is(err, work.ErrLimit) || s.evals > 12 {
+			t.Errorf("eta %g: under a limit of 500 units: %v after %d bound evaluations; want a work-limit error within 12", eta, err, s.evals)
+		}
+		if d := s.upperDelta(u2); d > delta {
+			t.Errorf("eta %g: the upper δ at the upper ε %.9g is %g > δ %g", eta, u2, d, delta)
+		}
+		if l2 > 0.9*l1 {
+			if d := s.lowerDelta(l2); !(d > delta) {
+				t.Errorf("eta %g: the lower δ at the lower ε %.9g is %g <= δ %g", eta, l2, d, delta)
+			}
+		}
 		if l2 > u1 || l1 > u2 || u2-l2 > 1e-3*u2 {
 			t.Errorf("eta %g: two-scale ε bracket [%.7g, %.7g] against the grid's [%.7g, %.7g]: want overlapping, ≤ 0.1%% wide", eta, l2, u2, l1, u1)
 		}

@@ -464,6 +464,8 @@ type twoScaleSet struct {
 	// add bounds the add direction from above (newBulkUpper; nil
 	// where it does not apply).
 	add []*twoScaleBound
+	// evals counts the twoScaleBound evaluations of epsilonBounds.
+	evals int
 }
 
 // addDelta returns the upper bound on the add direction's δ(eps), 1
@@ -587,52 +589,166 @@ func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64) (*tw
 // deltaBounds returns the intersected bracket on the remove direction's
 // δ(eps).
 func (s *twoScaleSet) deltaBounds(eps float64) (lower, upper float64) {
-	upper = 1
+	return s.lowerDelta(eps), s.upperDelta(eps)
+}
+
+// upperDelta returns the smallest upper bound on the remove direction's
+// δ(eps).
+func (s *twoScaleSet) upperDelta(eps float64) float64 {
+	upper := 1.0
 	for _, t := range s.ups {
 		upper = math.Min(upper, t.delta(eps))
 	}
+	return upper
+}
+
+// lowerDelta returns the largest lower bound on the remove direction's
+// δ(eps).
+func (s *twoScaleSet) lowerDelta(eps float64) float64 {
+	lower := 0.0
 	for _, t := range s.lows {
 		lower = math.Max(lower, t.delta(eps))
 	}
-	return lower, upper
+	return lower
+}
+
+// cells returns the number of bulk.d evaluations one delta call makes,
+// the work it reports (one unit per checkEvery of them, at least one).
+func (ts *twoScaleBound) cells() int {
+	n := 1
+	for _, jp := range ts.jumps {
+		if jp != nil {
+			n += len(jp.g)
+		}
+	}
+	return n
+}
+
+// boundsWork reports the work of evaluating the bounds bs once and checks
+// ctx (see fftWork).
+func boundsWork(ctx context.Context, bs []*twoScaleBound) error {
+	n := 0
+	for _, t := range bs {
+		n += t.cells()
+	}
+	return fftWork(ctx, max(n, checkEvery))
 }
 
 // epsilonBounds returns a bracket on the remove direction's ε(delta)
-// within [lo0, up0] (a bracket known already): the smallest ε found by
-// bisection whose upper δ is at most delta, and the largest whose lower
-// δ exceeds it (up0 and lo0 when no point qualifies).
+// within [lo0, up0] (a bracket known already): the smallest ε found whose
+// upper δ was evaluated at most delta, and the largest whose lower δ was
+// evaluated above it (up0 and lo0 when no point qualifies). Each end is
+// found by false position on log δ (Illinois, see epsilonRoot) to 1e-9
+// relative, and evaluates only the bounds of its own side: δ(ε) is close
+// to exponential in ε here, so the secant takes 5–10 evaluations where
+// bisection took 30 of both sides.
 func (s *twoScaleSet) epsilonBounds(ctx context.Context, delta, lo0, up0 float64) (lower, upper float64, err error) {
-	dUp := func(e float64) float64 { _, u := s.deltaBounds(e); return u }
-	dLow := func(e float64) float64 { l, _ := s.deltaBounds(e); return l }
+	dUp := func(e float64) (float64, error) {
+		s.evals += len(s.ups)
+		return s.upperDelta(e), boundsWork(ctx, s.ups)
+	}
+	dLow := func(e float64) (float64, error) {
+		s.evals += len(s.lows)
+		return s.lowerDelta(e), boundsWork(ctx, s.lows)
+	}
 	upper, lower = up0, lo0
 	if !(up0 > lo0) || math.IsInf(up0, 1) {
 		return lower, upper, nil
 	}
-	if dUp(lo0) <= delta {
-		upper = lo0
-	} else if dUp(up0) <= delta {
-		// dUp(lo0) > delta ≥ dUp(up0)
-		upper = search.Bisect(func(e float64) bool { return dUp(e) <= delta }, lo0, up0, 1e-9)
+	dLo, err := dUp(lo0)
+	if err != nil {
+		return 0, 0, err
 	}
-	if dLow(lo0) > delta {
-		l, u := lo0, upper // dLow(l) > delta
-		if dLow(u) > delta {
-			return upper, upper, nil
+	if dLo <= delta {
+		upper = lo0
+	} else {
+		dHi, err := dUp(up0)
+		if err != nil {
+			return 0, 0, err
 		}
-		for it := 0; it < 48 && u-l > 1e-9*u; it++ {
-			if err := accounting.Canceled(ctx); err != nil {
+		if dHi <= delta {
+			if _, upper, err = epsilonRoot(dUp, delta, lo0, up0, dLo, dHi); err != nil {
 				return 0, 0, err
 			}
-			m := 0.5 * (l + u)
-			if dLow(m) > delta {
-				l = m
-			} else {
-				u = m
-			}
 		}
-		lower = l
 	}
-	return lower, upper, nil
+	dLo, err = dLow(lo0)
+	if err != nil || !(dLo > delta) {
+		return lower, upper, err
+	}
+	dHi, err := dLow(upper)
+	if err != nil {
+		return 0, 0, err
+	}
+	if dHi > delta {
+		return upper, upper, nil
+	}
+	lower, _, err = epsilonRoot(dLow, delta, lo0, upper, dLo, dHi)
+	return lower, upper, err
+}
+
+// epsilonRoot narrows [lo, hi], with d(lo) = dLo > delta ≥ d(hi) = dHi for
+// d decreasing, until hi − lo ≤ 1e-9·hi (or after 200 evaluations, or when
+// no float lies inside), by the Illinois variant of false position on
+// log d(ε) − log delta, each step kept 1e-3 of the width from the ends.
+// The ends returned are points where d was evaluated (or the given ends):
+// d(lo) > delta and d(hi) ≤ delta, compared exactly, not through the logs.
+func epsilonRoot(d func(float64) (float64, error), delta, lo, hi, dLo, dHi float64) (float64, float64, error) {
+	logD := math.Log(delta)
+	g := func(v float64) float64 {
+		// A zero δ (or one below the smallest float's log) is far below:
+		// clamp it so the secant stays finite.
+		return math.Max(math.Log(v)-logD, -1e3)
+	}
+	glo, ghi := g(dLo), g(dHi)
+	if !(glo > 0) {
+		glo = 1e-300 // d(lo) > delta although the logs agree
+	}
+	if !(ghi < 0) {
+		ghi = -1e-300
+	}
+	side := 0
+	o, err := search.Solve(search.Problem[float64]{
+		Holds: func(x float64) (bool, error) {
+			v, err := d(x)
+			if err != nil {
+				return false, err
+			}
+			if v <= delta {
+				ghi = math.Min(g(v), -1e-300)
+				if side == -1 {
+					glo /= 2
+				}
+				side = -1
+				return true, nil
+			}
+			glo = math.Max(g(v), 1e-300)
+			if side == 1 {
+				ghi /= 2
+			}
+			side = 1
+			return false, nil
+		},
+		Lo:      lo,
+		Hi:      hi,
+		LoKnown: true,
+		HiKnown: true,
+		Next: func(lo, hi float64) (float64, bool) {
+			x := hi - ghi*(hi-lo)/(ghi-glo)
+			if !(x > lo && x < hi) {
+				x = lo + (hi-lo)/2
+			}
+			w := hi - lo
+			x = math.Min(math.Max(x, lo+w*1e-3), hi-w*1e-3)
+			return x, x > lo && x < hi
+		},
+		Done:           func(lo, hi float64) bool { return !(hi-lo > 1e-9*hi) },
+		MaxEvaluations: 200,
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	return o.Lo, o.Hi, nil
 }
 
 // dirUpper returns the smallest upper bound f(c, true) over the compositions
