@@ -82,7 +82,7 @@ func TestTrainRandomAllocationMatchesEps(t *testing.T) {
 		t.Fatalf("train reported %d rows: %+v", len(tr.Rows), tr.Rows)
 	}
 	sigma := strconv.FormatFloat(r.Sigma, 'g', -1, 64)
-	lower := false // pld's interval, its lower end certified for the run
+	lower := false                 // pld's interval, its lower end certified for the run
 	eps := map[string][]allocRow{} // dpcalc eps's rows, by accountant
 	for _, row := range tr.Rows {
 		if row.Accountant == "pld" && row.Lower != nil && row.PairLower != nil {
