@@ -277,18 +277,18 @@ func (c *composition) epsilon(delta float64, upper bool) float64 {
 	if hi < lo || at(c.loss(hi), hi+1) > delta {
 		return math.Inf(1)
 	}
-	if at(c.loss(lo), lo+1) <= delta {
-		hi = lo
-	} else {
-		for hi-lo > 1 {
-			mid := int(uint(lo+hi) >> 1)
-			if at(c.loss(mid), mid+1) <= delta {
-				hi = mid
-			} else {
-				lo = mid
-			}
-		}
-	}
+	// The bound at hi was just seen ≤ δ; lo is evaluated next (if it
+	// holds there too, it is the answer: the bracket cannot grow down),
+	// then the midpoint lo + (hi−lo)/2, the same index as (lo+hi)/2, until
+	// the cell is one wide.
+	o, _ := search.Solve(search.Problem[int]{
+		Holds:   func(j int) (bool, error) { return at(c.loss(j), j+1) <= delta, nil },
+		Lo:      lo,
+		Hi:      hi,
+		HiKnown: true,
+		Done:    func(lo, hi int) bool { return hi-lo <= 1 },
+	})
+	hi = o.X
 	// ε* ∈ (loss(hi−1), loss(hi)] (or (0, loss(hi)]), terms ≥ hi.
 	left := 0.0
 	if hi > c.i0 {
