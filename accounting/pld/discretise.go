@@ -162,6 +162,12 @@ func (p *cutPair) Truncation(eta float64) (lLo, lHi float64) {
 	return cutRange(p.Pair, eta)
 }
 
+// cutDone and cutMid are cutRange's bisection: to relative width 1e-9,
+// the midpoint evaluated even where it rounds to an end.
+func cutDone(a, b float64) bool { return !(b-a > 1e-9*(math.Abs(a)+math.Abs(b))) }
+
+func cutMid(a, b float64) (float64, bool) { return a + (b-a)/2, true }
+
 // cutRange returns losses lLo < lHi outside which P has mass at most eta on
 // each side, narrowing pair.truncation's by bisection on the exact tails.
 func cutRange(pair mechanism.Pair, eta float64) (lLo, lHi float64) {
@@ -173,16 +179,18 @@ func cutRange(pair mechanism.Pair, eta float64) (lLo, lHi float64) {
 	// Largest lo with P(L ≤ lo) ≤ eta, smallest hi with P(L > hi) ≤ eta;
 	// the bisections keep those properties at their outer ends.
 	if pair.Tails(lLo).PBelow <= le {
-		a, b := lLo, lHi
-		for it := 0; it < 64 && b-a > 1e-9*(math.Abs(a)+math.Abs(b)); it++ {
-			m := a + (b-a)/2
-			if pair.Tails(m).PBelow <= le {
-				a = m
-			} else {
-				b = m
-			}
-		}
-		lLo = a
+		o, _ := search.Solve(search.Problem[float64]{
+			Holds:          func(m float64) (bool, error) { return pair.Tails(m).PBelow <= le, nil },
+			Side:           search.Lower,
+			Lo:             lLo,
+			Hi:             lHi,
+			LoKnown:        true,
+			HiKnown:        true, // the outer end, as far as the bisection goes
+			Done:           cutDone,
+			Next:           cutMid,
+			MaxEvaluations: 64,
+		})
+		lLo = o.X
 	}
 	if pair.Tails(lHi).PAbove <= le {
 		a, b := lLo, lHi
