@@ -192,17 +192,19 @@ func cutRange(pair mechanism.Pair, eta float64) (lLo, lHi float64) {
 		})
 		lLo = o.X
 	}
-	if pair.Tails(lHi).PAbove <= le {
-		a, b := lLo, lHi
-		for it := 0; it < 64 && b-a > 1e-9*(math.Abs(a)+math.Abs(b)); it++ {
-			m := a + (b-a)/2
-			if pair.Tails(m).PAbove <= le {
-				b = m
-			} else {
-				a = m
-			}
-		}
-		lHi = b
+	// (lLo = lHi, which the first bisection can reach, leaves lHi as it is.)
+	if pair.Tails(lHi).PAbove <= le && lLo < lHi {
+		o, _ := search.Solve(search.Problem[float64]{
+			Holds:          func(m float64) (bool, error) { return pair.Tails(m).PAbove <= le, nil },
+			Lo:             lLo,
+			Hi:             lHi,
+			LoKnown:        true, // the outer end, as far as the bisection goes
+			HiKnown:        true,
+			Done:           cutDone,
+			Next:           cutMid,
+			MaxEvaluations: 64,
+		})
+		lHi = o.X
 	}
 	if !(lLo < lHi) {
 		return pair.Truncation(eta)
