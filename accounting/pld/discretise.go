@@ -503,35 +503,48 @@ func (m *lowerMerge) illinois(kt int, t, left, fl, fr float64) (tb mechanism.Tai
 			fl, _ = m.phi(gr.pair.Tails(t), t) // a reached the top point
 		}
 	}
+	// The bracket (left, lb] with φ(left) = fl < 0 ≤ φ(lb) = fr; the
+	// predicate φ(c) ≥ 0 holds at the upper end, which is returned with
+	// its tails.
 	side := 0
-	for it := 0; it < 40 && fr > math.Max(1e-6*gr.h, 8e-16*math.Abs(t)) && fl < 0 && !math.IsInf(fr, 1); it++ {
-		var c float64
-		if math.IsInf(fl, -1) {
-			c = left + 0.5*(lb-left)
-		} else {
-			c = left + (lb-left)*(-fl)/(fr-fl)
-		}
-		if !(c > left && c < lb) {
-			break
-		}
-		m.evals += m.cost
-		tc := gr.pair.Tails(c)
-		fc, _ := m.phi(tc, t)
-		if fc >= 0 {
-			tb, lb, fr = tc, c, fc
-			if side == 1 {
-				fl /= 2
+	tol := math.Max(1e-6*gr.h, 8e-16*math.Abs(t))
+	o, _ := search.Solve(search.Problem[float64]{
+		Holds: func(c float64) (bool, error) {
+			m.evals += m.cost
+			tc := gr.pair.Tails(c)
+			fc, _ := m.phi(tc, t)
+			if fc >= 0 {
+				tb, fr = tc, fc
+				if side == 1 {
+					fl /= 2
+				}
+				side = 1
+				return true, nil
 			}
-			side = 1
-		} else {
-			left, fl = c, fc
+			fl = fc
 			if side == -1 {
 				fr /= 2
 			}
 			side = -1
-		}
-	}
-	return tb, lb
+			return false, nil
+		},
+		Lo:      left,
+		Hi:      lb,
+		LoKnown: true,
+		HiKnown: true,
+		Done:    func(lo, hi float64) bool { return !(fr > tol && fl < 0 && !math.IsInf(fr, 1)) },
+		Next: func(lo, hi float64) (float64, bool) {
+			var c float64
+			if math.IsInf(fl, -1) {
+				c = lo + 0.5*(hi-lo)
+			} else {
+				c = lo + (hi-lo)*(-fl)/(fr-fl)
+			}
+			return c, c > lo && c < hi
+		},
+		MaxEvaluations: 40,
+	})
+	return tb, o.Hi
 }
 
 // assemble lays the placed masses out as the pmf's array.
