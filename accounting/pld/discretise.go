@@ -162,6 +162,12 @@ func (p *cutPair) Truncation(eta float64) (lLo, lHi float64) {
 	return cutRange(p.Pair, eta)
 }
 
+// cutDone and cutMid are cutRange's bisection: to relative width 1e-9,
+// the midpoint evaluated even where it rounds to an end.
+func cutDone(a, b float64) bool { return !(b-a > 1e-9*(math.Abs(a)+math.Abs(b))) }
+
+func cutMid(a, b float64) (float64, bool) { return a + (b-a)/2, true }
+
 // cutRange returns losses lLo < lHi outside which P has mass at most eta on
 // each side, narrowing pair.truncation's by bisection on the exact tails.
 func cutRange(pair mechanism.Pair, eta float64) (lLo, lHi float64) {
@@ -173,28 +179,32 @@ func cutRange(pair mechanism.Pair, eta float64) (lLo, lHi float64) {
 	// Largest lo with P(L ≤ lo) ≤ eta, smallest hi with P(L > hi) ≤ eta;
 	// the bisections keep those properties at their outer ends.
 	if pair.Tails(lLo).PBelow <= le {
-		a, b := lLo, lHi
-		for it := 0; it < 64 && b-a > 1e-9*(math.Abs(a)+math.Abs(b)); it++ {
-			m := a + (b-a)/2
-			if pair.Tails(m).PBelow <= le {
-				a = m
-			} else {
-				b = m
-			}
-		}
-		lLo = a
+		o, _ := search.Solve(search.Problem[float64]{
+			Holds:          func(m float64) (bool, error) { return pair.Tails(m).PBelow <= le, nil },
+			Side:           search.Lower,
+			Lo:             lLo,
+			Hi:             lHi,
+			LoKnown:        true,
+			HiKnown:        true, // the outer end, as far as the bisection goes
+			Done:           cutDone,
+			Next:           cutMid,
+			MaxEvaluations: 64,
+		})
+		lLo = o.X
 	}
-	if pair.Tails(lHi).PAbove <= le {
-		a, b := lLo, lHi
-		for it := 0; it < 64 && b-a > 1e-9*(math.Abs(a)+math.Abs(b)); it++ {
-			m := a + (b-a)/2
-			if pair.Tails(m).PAbove <= le {
-				b = m
-			} else {
-				a = m
-			}
-		}
-		lHi = b
+	// (lLo = lHi, which the first bisection can reach, leaves lHi as it is.)
+	if pair.Tails(lHi).PAbove <= le && lLo < lHi {
+		o, _ := search.Solve(search.Problem[float64]{
+			Holds:          func(m float64) (bool, error) { return pair.Tails(m).PAbove <= le, nil },
+			Lo:             lLo,
+			Hi:             lHi,
+			LoKnown:        true, // the outer end, as far as the bisection goes
+			HiKnown:        true,
+			Done:           cutDone,
+			Next:           cutMid,
+			MaxEvaluations: 64,
+		})
+		lHi = o.X
 	}
 	if !(lLo < lHi) {
 		return pair.Truncation(eta)
@@ -493,35 +503,48 @@ func (m *lowerMerge) illinois(kt int, t, left, fl, fr float64) (tb mechanism.Tai
 			fl, _ = m.phi(gr.pair.Tails(t), t) // a reached the top point
 		}
 	}
+	// The bracket (left, lb] with φ(left) = fl < 0 ≤ φ(lb) = fr; the
+	// predicate φ(c) ≥ 0 holds at the upper end, which is returned with
+	// its tails.
 	side := 0
-	for it := 0; it < 40 && fr > math.Max(1e-6*gr.h, 8e-16*math.Abs(t)) && fl < 0 && !math.IsInf(fr, 1); it++ {
-		var c float64
-		if math.IsInf(fl, -1) {
-			c = left + 0.5*(lb-left)
-		} else {
-			c = left + (lb-left)*(-fl)/(fr-fl)
-		}
-		if !(c > left && c < lb) {
-			break
-		}
-		m.evals += m.cost
-		tc := gr.pair.Tails(c)
-		fc, _ := m.phi(tc, t)
-		if fc >= 0 {
-			tb, lb, fr = tc, c, fc
-			if side == 1 {
-				fl /= 2
+	tol := math.Max(1e-6*gr.h, 8e-16*math.Abs(t))
+	o, _ := search.Solve(search.Problem[float64]{
+		Holds: func(c float64) (bool, error) {
+			m.evals += m.cost
+			tc := gr.pair.Tails(c)
+			fc, _ := m.phi(tc, t)
+			if fc >= 0 {
+				tb, fr = tc, fc
+				if side == 1 {
+					fl /= 2
+				}
+				side = 1
+				return true, nil
 			}
-			side = 1
-		} else {
-			left, fl = c, fc
+			fl = fc
 			if side == -1 {
 				fr /= 2
 			}
 			side = -1
-		}
-	}
-	return tb, lb
+			return false, nil
+		},
+		Lo:      left,
+		Hi:      lb,
+		LoKnown: true,
+		HiKnown: true,
+		Done:    func(lo, hi float64) bool { return !(fr > tol && fl < 0 && !math.IsInf(fr, 1)) },
+		Next: func(lo, hi float64) (float64, bool) {
+			var c float64
+			if math.IsInf(fl, -1) {
+				c = lo + 0.5*(hi-lo)
+			} else {
+				c = lo + (hi-lo)*(-fl)/(fr-fl)
+			}
+			return c, c > lo && c < hi
+		},
+		MaxEvaluations: 40,
+	})
+	return tb, o.Hi
 }
 
 // assemble lays the placed masses out as the pmf's array.

@@ -277,18 +277,18 @@ func (c *composition) epsilon(delta float64, upper bool) float64 {
 	if hi < lo || at(c.loss(hi), hi+1) > delta {
 		return math.Inf(1)
 	}
-	if at(c.loss(lo), lo+1) <= delta {
-		hi = lo
-	} else {
-		for hi-lo > 1 {
-			mid := int(uint(lo+hi) >> 1)
-			if at(c.loss(mid), mid+1) <= delta {
-				hi = mid
-			} else {
-				lo = mid
-			}
-		}
-	}
+	// The bound at hi was just seen ≤ δ; lo is evaluated next (if it
+	// holds there too, it is the answer: the bracket cannot grow down),
+	// then the midpoint lo + (hi−lo)/2, the same index as (lo+hi)/2, until
+	// the cell is one wide.
+	o, _ := search.Solve(search.Problem[int]{
+		Holds:   func(j int) (bool, error) { return at(c.loss(j), j+1) <= delta, nil },
+		Lo:      lo,
+		Hi:      hi,
+		HiKnown: true,
+		Done:    func(lo, hi int) bool { return hi-lo <= 1 },
+	})
+	hi = o.X
 	// ε* ∈ (loss(hi−1), loss(hi)] (or (0, loss(hi)]), terms ≥ hi.
 	left := 0.0
 	if hi > c.i0 {
@@ -320,13 +320,26 @@ func (c *composition) epsilon(delta float64, upper bool) float64 {
 	// The upper ε is certified by evaluating the very bound that delta
 	// reports: step up (relative 1e-12, doubling) until it is at most δ,
 	// else take the cell's right end, where the bisection showed it is.
-	step := 1e-12 * math.Max(1, math.Abs(eps))
-	for k := 0; k < 64 && eps < right; k++ {
-		if c.at(eps, c.index(eps), true) <= delta {
-			return eps
-		}
-		eps = math.Min(math.Nextafter(eps+step, math.Inf(1)), right)
-		step *= 2
+	// The points tried are eps and its raises below right, at most 64.
+	if !(eps < right) {
+		return right
 	}
-	return right
+	step := 1e-12 * math.Max(1, math.Abs(eps))
+	k := 1 // points tried
+	cert, _ := search.Solve(search.Problem[float64]{
+		Holds: func(e float64) (bool, error) { return c.at(e, c.index(e), true) <= delta, nil },
+		Lo:    eps,
+		Hi:    eps,
+		Up: func(e float64) (float64, bool) {
+			e = math.Min(math.Nextafter(e+step, math.Inf(1)), right)
+			step *= 2
+			k++
+			return e, k <= 64 && e < right
+		},
+		Done: func(lo, hi float64) bool { return true }, // the first point that holds
+	})
+	if cert.Status == search.NoBracket {
+		return right
+	}
+	return cert.X
 }

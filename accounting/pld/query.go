@@ -8,6 +8,7 @@ import (
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/gaussian"
 	"github.com/dpcalc/dpcalc/accounting/mechanism"
+	"github.com/dpcalc/dpcalc/internal/search"
 )
 
 // EpsilonBounds returns a certified lower and upper bound on the true ε of
@@ -377,19 +378,31 @@ func (a *Accountant) certifyEpsilon(ctx context.Context, delta, e, e0 float64) (
 	if math.IsInf(e, 1) {
 		return e, nil
 	}
-	step := 1e-12 * math.Max(1, e)
-	for k := 0; k < 64 && e < e0; k++ {
-		ok, err := a.deltaAtMost(ctx, e, delta)
-		if err != nil {
-			return 0, err
-		}
-		if ok {
-			return e, nil
-		}
-		e = math.Min(e+step, e0)
-		step *= 2
+	// The points tried are e and its raises below e0, at most 64.
+	if !(e < e0) {
+		return e0, nil
 	}
-	return e0, nil
+	step := 1e-12 * math.Max(1, e)
+	k := 1 // points tried
+	o, err := search.Solve(search.Problem[float64]{
+		Holds: func(x float64) (bool, error) { return a.deltaAtMost(ctx, x, delta) },
+		Lo:    e,
+		Hi:    e,
+		Up: func(x float64) (float64, bool) {
+			x = math.Min(x+step, e0)
+			step *= 2
+			k++
+			return x, k <= 64 && x < e0
+		},
+		Done: func(lo, hi float64) bool { return true }, // the first point that holds
+	})
+	if err != nil {
+		return 0, err
+	}
+	if o.Status == search.NoBracket {
+		return e0, nil
+	}
+	return o.X, nil
 }
 
 // errStopped ends a δ query of [Accountant.deltaAtMost] early.

@@ -193,18 +193,20 @@ func (r *result) saddleUpTo(d int, eps float64, hi2 int) float64 {
 	if !(mean(lo2) < eps) {
 		return 0
 	}
-	lo, hi := lo2, hi2
 	if mean(hi2) < eps {
 		return math.Exp2(float64(hi2) / 4)
 	}
-	for hi-lo > 1 {
-		mid := (lo + hi) / 2
-		if mean(mid) < eps {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
+	o, _ := search.Solve(search.Problem[int]{
+		Holds:   func(k int) (bool, error) { return mean(k) < eps, nil },
+		Side:    search.Lower,
+		Lo:      lo2,
+		Hi:      hi2,
+		LoKnown: true,
+		HiKnown: true,
+		Next:    func(lo, hi int) (int, bool) { return (lo + hi) / 2, true },
+		Done:    func(lo, hi int) bool { return hi-lo <= 1 },
+	})
+	lo := o.X
 	// The largest quarter octave whose tilted mean is still below eps:
 	// with small q the tilted mean can jump from about eps to far above
 	// it within one quarter octave (the tilt moves the bulk of the mass

@@ -528,16 +528,20 @@ func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64) (*tw
 		return nil, nil
 	}
 	// The split: T·P(L > a) = twoScaleJump, by bisection.
-	lo, hi := lLo, lHi
-	for it := 0; it < 200 && hi-lo > 1e-3*(hi-lLo)*1e-6; it++ {
-		mid := 0.5 * (lo + hi)
-		if float64(steps)*math.Exp(pair.Tails(mid).PAbove) > twoScaleJump {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	split := hi
+	mid := func(lo, hi float64) (float64, bool) { return 0.5 * (lo + hi), true }
+	o, _ := search.Solve(search.Problem[float64]{
+		Holds: func(x float64) (bool, error) {
+			return !(float64(steps)*math.Exp(pair.Tails(x).PAbove) > twoScaleJump), nil
+		},
+		Lo:             lLo,
+		Hi:             lHi,
+		LoKnown:        true,
+		HiKnown:        true,
+		Next:           mid,
+		Done:           func(lo, hi float64) bool { return !(hi-lo > 1e-3*(hi-lLo)*1e-6) },
+		MaxEvaluations: 200,
+	})
+	split := o.X
 	if !(split > lLo && split < lHi) || lHi-split < 16*(split-lLo) {
 		return nil, nil
 	}
@@ -562,15 +566,17 @@ func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64) (*tw
 		add := &cutPair{a.setup.pairs[1][0]}
 		lLo, lHi := add.Truncation(eta)
 		if lLo < lHi && !math.IsInf(lLo, 0) && !math.IsInf(lHi, 0) {
-			lo, hi := lLo, lHi
-			for it := 0; it < 200 && hi-lo > 1e-9*(hi-lLo); it++ {
-				mid := 0.5 * (lo + hi)
-				if float64(steps)*math.Exp(add.Tails(mid).PBelow) > twoScaleJump {
-					hi = mid
-				} else {
-					lo = mid
-				}
-			}
+			o, _ := search.Solve(search.Problem[float64]{
+				Holds:          func(x float64) (bool, error) { return float64(steps)*math.Exp(add.Tails(x).PBelow) > twoScaleJump, nil },
+				Lo:             lLo,
+				Hi:             lHi,
+				LoKnown:        true,
+				HiKnown:        true,
+				Next:           mid,
+				Done:           func(lo, hi float64) bool { return !(hi-lo > 1e-9*(hi-lLo)) },
+				MaxEvaluations: 200,
+			})
+			lo := o.Lo
 			for _, cells := range []float64{512, 1024} {
 				t, err := newBulkUpper(ctx, add, steps, eta, lo, (lHi-lo)/cells)
 				if err == errTooLarge {
