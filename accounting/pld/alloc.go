@@ -114,32 +114,9 @@ func allocationLowerPairs(ctx context.Context, mu float64, t, epochs int, delta 
 		}
 		return 0, err
 	}
-	lv := &levels{res: r}
-	var best float64
-	for k := 0; k <= maxRefine; k++ {
-		rk := lv.res
-		if k > 0 {
-			if rk, err = lv.level(k); err == errTooLarge {
-				break
-			} else if err != nil {
-				return 0, err
-			}
-		}
-		lo, err := rk.lowerOnly(ctx, delta)
-		if err == errTooLarge {
-			break
-		}
-		if err != nil {
-			return 0, err
-		}
-		if !(lo > best*(1+targetGap)) {
-			best = math.Max(best, lo)
-			break
-		}
-		best = lo
-	}
-	if !(best >= 0) || math.IsInf(best, 0) {
-		return proj, nil
+	best, err := refinedLower(ctx, r, delta)
+	if err != nil {
+		return 0, err
 	}
 	return math.Max(best, proj), nil
 }

@@ -69,11 +69,20 @@ func ShuffledLowerEpsilon(ctx context.Context, sigma float64, batches, epochs in
 		}
 		return 0, err
 	}
+	return refinedLower(ctx, r, delta)
+}
+
+// refinedLower returns the certified lower bound on ε(delta) of the
+// composition r, refined level by level (see levels) while refining still
+// raises it by more than targetGap; 0 when no level gives a finite bound
+// (a lower bound all the same) or the grids grow too large.
+func refinedLower(ctx context.Context, r *result, delta float64) (float64, error) {
 	lv := &levels{res: r}
 	var best float64
 	for k := 0; k <= maxRefine; k++ {
 		rk := lv.res
 		if k > 0 {
+			var err error
 			if rk, err = lv.level(k); err == errTooLarge {
 				break
 			} else if err != nil {
