@@ -134,18 +134,26 @@ func amplifies(p, g Pair) bool {
 	}
 	rev := p.(*discretePair).reverse()
 	for _, target := range []float64{1e-2, 1e-4, 1e-6} {
-		lo, hi := 0.0, 1.0
-		for hs(g, hi) > target && hi < 1e3 {
-			lo, hi = hi, 2*hi
-		}
-		for it := 0; it < 60; it++ {
-			m := (lo + hi) / 2
-			if hs(g, m) > target {
-				lo = m
-			} else {
-				hi = m
-			}
-		}
+		// The ε where g's divergence falls to target: doubling from 1
+		// (ε = 0 is below it, not evaluated) up to 1024, the first
+		// doubling ≥ 1e3, which is taken as the end if g's is still
+		// above there; then 60 bisections at (lo + hi)/2, evaluated
+		// even where that rounds to an end.
+		const eMax = 1024
+		steps := 0
+		o, _ := search.Solve(search.Problem[float64]{
+			Holds:   func(e float64) (bool, error) { return !(hs(g, e) > target) || e >= eMax, nil },
+			Side:    search.Upper,
+			Lo:      0,
+			Hi:      1,
+			LoKnown: true,
+			Up:      func(e float64) (float64, bool) { return 2 * e, true },
+			Next: func(lo, hi float64) (float64, bool) {
+				steps++
+				return (lo + hi) / 2, steps <= 60
+			},
+		})
+		hi := o.X
 		if math.Max(hs(p, hi), hs(rev, hi)) >= hs(g, hi) {
 			return false
 		}
