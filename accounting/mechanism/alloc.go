@@ -134,18 +134,26 @@ func amplifies(p, g Pair) bool {
 	}
 	rev := p.(*discretePair).reverse()
 	for _, target := range []float64{1e-2, 1e-4, 1e-6} {
-		lo, hi := 0.0, 1.0
-		for hs(g, hi) > target && hi < 1e3 {
-			lo, hi = hi, 2*hi
-		}
-		for it := 0; it < 60; it++ {
-			m := (lo + hi) / 2
-			if hs(g, m) > target {
-				lo = m
-			} else {
-				hi = m
-			}
-		}
+		// The ε where g's divergence falls to target: doubling from 1
+		// (ε = 0 is below it, not evaluated) up to 1024, the first
+		// doubling ≥ 1e3, which is taken as the end if g's is still
+		// above there; then 60 bisections at (lo + hi)/2, evaluated
+		// even where that rounds to an end.
+		const eMax = 1024
+		steps := 0
+		o, _ := search.Solve(search.Problem[float64]{
+			Holds:   func(e float64) (bool, error) { return !(hs(g, e) > target) || e >= eMax, nil },
+			Side:    search.Upper,
+			Lo:      0,
+			Hi:      1,
+			LoKnown: true,
+			Up:      func(e float64) (float64, bool) { return 2 * e, true },
+			Next: func(lo, hi float64) (float64, bool) {
+				steps++
+				return (lo + hi) / 2, steps <= 60
+			},
+		})
+		hi := o.X
 		if math.Max(hs(p, hi), hs(rev, hi)) >= hs(g, hi) {
 			return false
 		}
@@ -445,33 +453,59 @@ func allocLowerPair(mu float64, t int, add bool) *discretePair {
 			target += d
 		}
 		// Solve ∫_e^x (y − target) f dy = 0 for x > target by Newton
-		// from x = 2·target − e, safeguarded by bisection.
-		lo, hi := target, target+4*(target-e)+4*d
-		for it := 0; it < 60; it++ {
-			if _, f := cellMoments(mu, e, hi, target); f > 0 {
-				break
-			}
-			lo, hi = hi, hi+2*(hi-e)
+		// from the bracket's midpoint, safeguarded by bisection. The
+		// bracket [target, target + 4(target − e) + 4d] (f ≤ 0 at
+		// target, not evaluated) grows by hi += 2(hi − e) until f > 0 at
+		// hi, at most 60 evaluations (then one more step, not
+		// evaluated); the Newton phase ends on a step ≤ 1e-15·x or after
+		// 60 evaluations, at its last step x.
+		var f float64 // f at the last point evaluated
+		positive := func(x float64) (bool, error) {
+			_, f = cellMoments(mu, e, x, target)
+			return f > 0, nil
 		}
-		x := lo + (hi-lo)/2
-		for it := 0; it < 60; it++ {
-			_, f := cellMoments(mu, e, x, target)
-			if f > 0 {
-				hi = x
-			} else {
-				lo = x
-			}
-			fp := (x - target) * lnDensity(mu, x)
-			nx := x - f/fp
-			if !(nx > lo && nx < hi) || fp == 0 {
-				nx = lo + (hi-lo)/2
-			}
-			if math.Abs(nx-x) <= 1e-15*x {
+		grows := 0
+		br, _ := search.Solve(search.Problem[float64]{
+			Holds:   positive,
+			Side:    search.Upper,
+			Lo:      target,
+			Hi:      target + 4*(target-e) + 4*d,
+			LoKnown: true,
+			Up: func(h float64) (float64, bool) {
+				grows++
+				return h + 2*(h-e), grows < 60
+			},
+			Done: func(lo, hi float64) bool { return true },
+		})
+		lo, hi := br.Lo, br.Hi
+		if br.Status == search.NoBracket {
+			lo, hi = br.Hi, br.Hi+2*(br.Hi-e)
+		}
+		x, steps := 0.0, 0
+		search.Solve(search.Problem[float64]{
+			Holds:   positive,
+			Side:    search.Upper,
+			Lo:      lo,
+			Hi:      hi,
+			LoKnown: true,
+			HiKnown: true,
+			Next: func(lo, hi float64) (float64, bool) {
+				steps++
+				if steps == 1 {
+					x = lo + (hi-lo)/2
+					return x, true
+				}
+				// The step from x, where f was just evaluated.
+				fp := (x - target) * lnDensity(mu, x)
+				nx := x - f/fp
+				if !(nx > lo && nx < hi) || fp == 0 {
+					nx = lo + (hi-lo)/2
+				}
+				done := math.Abs(nx-x) <= 1e-15*x || steps > 60
 				x = nx
-				break
-			}
-			x = nx
-		}
+				return x, !done
+			},
+		})
 		if x > yMax {
 			break // the tail above yMax is dropped
 		}

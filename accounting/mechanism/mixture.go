@@ -7,6 +7,7 @@ import (
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/internal/logmath"
+	"github.com/dpcalc/dpcalc/internal/search"
 )
 
 // mixture is the mixture-of-Gaussians mechanism
@@ -144,30 +145,41 @@ func (p *mixturePair) lMin() float64 {
 // xOf returns x with L(x) ≤ l < L(x') for the next float64 x' (l > lMin),
 // by bracketing and bisection to adjacent floats: {L > l} = {X > x}.
 func (p *mixturePair) xOf(l float64) float64 {
-	lo, hi := -p.sigma, p.sigma
-	for i := 0; p.lRemove(lo) > l && i < 2100; i++ {
-		lo *= 2
+	above := func(x float64) (bool, error) { return p.lRemove(x) > l, nil }
+	// Each end is grown on its own, from ∓σ by doubling (at most 2100
+	// times, which reaches ∓∞), and keeps its place when it needs no
+	// growth: the bisection starts from [−σ, 2^k σ] or [−2^k σ, σ].
+	grow := func(x0 float64, up bool) float64 {
+		n := 0
+		double := func(x float64) (float64, bool) { n++; return 2 * x, n <= 2100 }
+		pr := search.Problem[float64]{Holds: above, Side: search.Upper, Lo: x0, Hi: x0,
+			Done: func(lo, hi float64) bool { return true }}
+		if up {
+			pr.Up = double
+		} else {
+			pr.Down = double
+		}
+		o, _ := search.Solve(pr)
+		if up {
+			return o.Hi
+		}
+		return o.Lo
 	}
-	for i := 0; p.lRemove(hi) <= l && i < 2100; i++ {
-		hi *= 2
-	}
+	lo, hi := grow(-p.sigma, false), grow(p.sigma, true)
 	if math.IsInf(hi, 1) {
 		return hi
 	}
 	if math.IsInf(lo, -1) {
 		return lo
 	}
-	for {
-		mid := lo/2 + hi/2 // no overflow at the ends of the float64 range
-		if mid <= lo || mid >= hi {
-			return lo
-		}
-		if p.lRemove(mid) <= l {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
+	o, _ := search.Solve(search.Problem[float64]{
+		Holds: above, Side: search.Upper, Lo: lo, Hi: hi, LoKnown: true, HiKnown: true,
+		Next: func(lo, hi float64) (float64, bool) {
+			mid := lo/2 + hi/2 // no overflow at the ends of the float64 range
+			return mid, mid > lo && mid < hi
+		},
+	})
+	return o.Lo
 }
 
 // mixTails returns log Σ p_i Φ((x − c_i)/σ) and log Σ p_i Φ̄((x − c_i)/σ).

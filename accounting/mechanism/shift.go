@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/dpcalc/dpcalc/internal/logmath"
+	"github.com/dpcalc/dpcalc/internal/search"
 )
 
 // integerNoise is a noise distribution on the integers, symmetric about 0
@@ -70,22 +71,19 @@ func (p *shiftPair) Tails(l float64) Tails {
 }
 
 // quantile returns the smallest integer k ≥ 1 with P(X ≥ k) ≤ e^le (le <
-// log 1/2), by doubling and bisection on the integers.
+// log 1/2), by doubling and bisection on the integers. Where even
+// P(X ≥ 2^52) > e^le, it returns 2^52.
 func (p *shiftPair) quantile(le float64) float64 {
-	hi := 1.0
-	for p.noise.logUpper(hi) > le && hi < 1<<52 {
-		hi *= 2
-	}
-	lo := math.Floor(hi / 2) // P(X ≥ lo) > e^le, or lo = 0
-	for hi-lo > 1 {
-		mid := math.Floor(lo + (hi-lo)/2)
-		if p.noise.logUpper(mid) > le {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return hi
+	o, _ := search.Solve(search.Problem[float64]{
+		Holds: func(k float64) (bool, error) { return p.noise.logUpper(k) <= le, nil },
+		Side:  search.Upper,
+		// P(X ≥ 0) ≥ 1/2 > e^le: 0 is below the quantile, not evaluated.
+		Lo: 0, Hi: 1, LoKnown: true,
+		Up:   func(k float64) (float64, bool) { return 2 * k, k < 1<<52 },
+		Done: func(lo, hi float64) bool { return hi-lo <= 1 },
+		Next: func(lo, hi float64) (float64, bool) { return math.Floor(lo + (hi-lo)/2), true },
+	})
+	return o.Hi // o.X, or 2^52 when the growth found no bracket
 }
 
 // Truncation returns losses lo < hi with P(L ≤ lo) ≤ eta and P(L > hi) ≤

@@ -7,6 +7,7 @@ import (
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/gaussian"
 	"github.com/dpcalc/dpcalc/accounting/mechanism"
+	"github.com/dpcalc/dpcalc/internal/search"
 )
 
 // AllocationLowerEpsilonOf returns a certified lower bound on the true
@@ -73,19 +74,25 @@ func gaussianLowerEpsilon(mu, delta float64) float64 {
 	if !ok(0) {
 		return 0
 	}
-	a, b := 0.0, 1.0
-	for ok(b) && b < 1e6 {
-		a, b = b, 2*b
-	}
-	for it := 0; it < 200 && b-a > 1e-12*b; it++ {
-		m := a + (b-a)/2
-		if ok(m) {
-			a = m
-		} else {
-			b = m
-		}
-	}
-	return a
+	// Doubling from 1 brackets ε below 2^20 (the first doubling ≥ 1e6,
+	// taken as failing: ε is not searched beyond it), then at most 200
+	// bisections to 1e-12 relative.
+	const eMax = 1 << 20
+	steps := 0
+	o, _ := search.Solve(search.Problem[float64]{
+		Holds:   func(e float64) (bool, error) { return ok(e) && e < eMax, nil },
+		Side:    search.Lower,
+		Lo:      0,
+		Hi:      1,
+		LoKnown: true, // ok(0) held
+		Up:      func(e float64) (float64, bool) { return 2 * e, true },
+		Done:    func(a, b float64) bool { return b-a <= 1e-12*b },
+		Next: func(a, b float64) (float64, bool) {
+			steps++
+			return a + (b-a)/2, steps <= 200
+		},
+	})
+	return o.X
 }
 
 // allocationLowerPairs composes epochs of the dominated balls-in-bins
