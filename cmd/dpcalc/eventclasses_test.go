@@ -314,7 +314,7 @@ func TestLedgerFormatsDoc(t *testing.T) {
 			case "by `--emit-events`":
 				emitted := filepath.Join(t.TempDir(), "e.json")
 				epsOf(t, "eps", "--schedule", twoPhase, "--emit-events", emitted)
-				if e := epsOf(t, "eps", "--ledger", emitted); e != want {
+				if e := epsOf(t, "eps", "--ledger", emitted, "--accountant", "rdp"); e != want {
 					t.Errorf("emitted file read back: ε = %v, want %v", e, want)
 				}
 			case "no":
