@@ -75,10 +75,10 @@ type markLine struct {
 }
 
 // waitForLogLine polls the log until it holds a complete line (the first
-// epoch released) and returns it. The 60 s is only a hang net.
+// epoch released) and returns it; go test's -timeout is the hang net.
 func waitForLogLine(t *testing.T, path string, exited <-chan struct{}) markLine {
 	t.Helper()
-	for i := 0; ; i++ {
+	for {
 		b, _ := os.ReadFile(path)
 		if j := bytes.IndexByte(b, '\n'); j >= 0 {
 			var l markLine
@@ -91,9 +91,6 @@ func waitForLogLine(t *testing.T, path string, exited <-chan struct{}) markLine 
 		case <-exited:
 			t.Fatal("the run exited before it logged an epoch")
 		default:
-		}
-		if i == 6000 {
-			t.Fatal("no epoch logged in 60 s")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -318,25 +315,18 @@ func TestTrainSecondInterrupt(t *testing.T) {
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; !fileExists(marker); i++ {
+	for !fileExists(marker) {
 		select {
 		case <-exited:
 			t.Fatalf("the run exited before its privacy statement: %s", stderr.String())
 		default:
-		}
-		if i == 6000 {
-			t.Fatal("no privacy statement started in 60 s")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-exited:
-	case <-time.After(60 * time.Second): // a hang net: the helper waits for the signal forever
-		t.Fatal("the second SIGINT did not stop the run in 60 s")
-	}
+	<-exited // a run the second SIGINT does not stop hangs: go test's -timeout reports it
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
 		t.Fatalf("exit %d, want 130; stderr %s", code, stderr.String())
 	}
