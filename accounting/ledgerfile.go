@@ -42,8 +42,9 @@ var opacusMechanisms = []string{"rdp", "prv", "gdp"}
 // ReadLedgerFile reads the record of a run in one of the formats of
 // [LedgerFormat], detected from the keys of its top-level JSON object:
 // "format" (a dpcalc ledger, verified as [LoadLedger] does), "class_name"
-// (a dp_accounting DpEvent) or "mechanism" and "history" (an Opacus
-// accountant state). Name is the file's name for messages.
+// (a dp_accounting DpEvent), "mechanism" and "history" (an Opacus
+// accountant state) or "schema_version" and "compositions" (a composition
+// ledger, [FormatCompositions]). Name is the file's name for messages.
 //
 // Reading is strict: input past the limits of [UnmarshalEvent], that is
 // not JSON, that is of no known format, or that is corrupt in its own
@@ -93,6 +94,12 @@ func ReadLedgerFile(ctx context.Context, name string, data []byte, adj Adjacency
 			return fail("%s", strings.TrimPrefix(err.Error(), "accounting: "))
 		}
 		return LedgerRead{Format: FormatDPEvent, Event: e, Description: "dp_accounting DpEvent"}, nil
+	case has["schema_version"] || has["compositions"]:
+		e, n, err := decodeCompositions(ctx, root, adj)
+		if err != nil {
+			return fail("composition ledger: %s", strings.TrimPrefix(err.Error(), "accounting: "))
+		}
+		return LedgerRead{Format: FormatCompositions, Event: e, Description: describeCompositions(n)}, nil
 	case has["history"] || has["mechanism"]:
 		e, mech, n, err := decodeOpacus(root, adj)
 		if err != nil {
@@ -116,7 +123,8 @@ func plural(n int, one, many string) string {
 
 // wantLedger lists the formats ReadLedgerFile reads, for messages.
 const wantLedger = `want a dpcalc training ledger ({"format": "dpcalc-ledger", ...}), ` +
-	`an Opacus accountant state ({"mechanism": ..., "history": [[sigma, q, steps], ...]}) ` +
+	`an Opacus accountant state ({"mechanism": ..., "history": [[sigma, q, steps], ...]}), ` +
+	`a composition ledger ({"schema_version": 1, "compositions": [...]}) ` +
 	`or a dp_accounting DpEvent ({"class_name": ...})`
 
 func quoteList(keys []string) string {

@@ -3,6 +3,7 @@ package accounting
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -49,6 +50,14 @@ func TestReadLedgerFileFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	comp, err := MarshalCompositions(twoPhase, AddRemove)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compReplace, err := MarshalCompositions(twoPhase, ReplaceOne)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name   string
 		data   []byte
@@ -73,6 +82,16 @@ func TestReadLedgerFileFormats(t *testing.T) {
 			"Opacus accountant state (mechanism rdp, 1 history entry)", SubsampledGaussian(3, 0.2, 50)},
 		{"Opacus state, empty history", []byte(`{"mechanism":"gdp","history":[]}`), AddRemove, FormatOpacus,
 			"Opacus accountant state (mechanism gdp, 0 history entries)", NoOp{}},
+		{"composition ledger", comp, AddRemove, FormatCompositions,
+			"composition ledger (schema_version 1, 2 entries)", twoPhase},
+		// The relation is the file's: its events are read as written.
+		{"composition ledger, replace-one", compReplace, ReplaceOne, FormatCompositions,
+			"composition ledger (schema_version 1, 2 entries)", twoPhase},
+		{"composition ledger, no config, count 1", []byte(`{"schema_version": 1, "compositions": [{"count": 1,
+			"event": {"class_name": "GaussianDpEvent", "noise_multiplier": 2}}]}`), ReplaceOne, FormatCompositions,
+			"composition ledger (schema_version 1, 1 entry)", SelfComposed{Event: Gaussian{NoiseMultiplier: 2}, Count: 1}},
+		{"composition ledger, empty", []byte(`{"schema_version": 1.0, "config": {}, "compositions": []}`), AddRemove, FormatCompositions,
+			"composition ledger (schema_version 1, 0 entries)", NoOp{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -114,7 +133,21 @@ func TestReadLedgerFileRefuses(t *testing.T) {
 		{"data after", `{"mechanism":"rdp","history":[]} {}`, "data after the JSON value"},
 		{"array", `[[3.0, 0.2, 50]]`, "an array"},
 		{"unknown object", `{"epsilon": 1, "delta": 1e-5}`, `keys "delta", "epsilon", which is no format dpcalc reads: want a dpcalc training ledger`},
-		{"Flower-like", `{"schema_version": 1, "config": {}, "compositions": []}`, "which is no format dpcalc reads"},
+		{"compositions: version 2", `{"schema_version": 2, "config": {}, "compositions": []}`, "composition ledger: schema_version is 2, want 1"},
+		{"compositions: no version", `{"config": {}, "compositions": []}`, `missing key "schema_version"`},
+		{"compositions: no list", `{"schema_version": 1}`, `missing key "compositions"`},
+		{"compositions: unknown key", `{"schema_version": 1, "compositions": [], "epsilon": 1}`, `unknown key "epsilon"`},
+		{"compositions: unknown config", `{"schema_version": 1, "config": {"accountant": "rdp"}, "compositions": []}`, `config: unknown key "accountant"`},
+		{"compositions: relation", `{"schema_version": 1, "config": {"neighboring_relation": "REPLACE_ONE"}, "compositions": []}`, "neighboring_relation is REPLACE_ONE but the accounting is under add-remove: give --adjacency replace-one"},
+		{"compositions: bad relation", `{"schema_version": 1, "config": {"neighboring_relation": "replace"}, "compositions": []}`, `neighboring_relation is "replace", want ADD_OR_REMOVE_ONE or REPLACE_ONE`},
+		{"compositions: entry not object", `{"schema_version": 1, "compositions": [1]}`, "compositions[0] is a number"},
+		{"compositions: missing count", `{"schema_version": 1, "compositions": [{"event": {"class_name": "NoOpDpEvent"}}]}`, `compositions[0]: missing key "count"`},
+		{"compositions: negative count", `{"schema_version": 1, "compositions": [{"event": {"class_name": "NoOpDpEvent"}, "count": -1}]}`, "count = -1, want a whole number >= 0"},
+		{"compositions: fractional count", `{"schema_version": 1, "compositions": [{"event": {"class_name": "NoOpDpEvent"}, "count": 0.5}]}`, "count = 0.5, want a whole number >= 0"},
+		{"compositions: huge count", `{"schema_version": 1, "compositions": [{"event": {"class_name": "NoOpDpEvent"}, "count": 1e20}]}`, "count = 1e20 is too large"},
+		{"compositions: extra entry key", `{"schema_version": 1, "compositions": [{"event": {"class_name": "NoOpDpEvent"}, "count": 1, "delta": 0}]}`, `compositions[0]: unknown key "delta"`},
+		{"compositions: empty event", `{"schema_version": 1, "config": {}, "compositions": [{"event": {}, "count": 1}]}`, "compositions[0].event: missing class_name"},
+		{"compositions: unknown class", `{"schema_version": 1, "compositions": [{"event": {"class_name": "FooDpEvent"}, "count": 1}]}`, `unknown class_name "FooDpEvent"`},
 		{"opacus: no history", `{"mechanism": "rdp"}`, `Opacus accountant state: missing key "history"`},
 		{"opacus: no mechanism", `{"history": []}`, `Opacus accountant state: missing key "mechanism"`},
 		{"opacus: unknown mechanism", `{"mechanism": "ma", "history": []}`, `mechanism is "ma", want one of rdp, prv, gdp`},
@@ -150,7 +183,7 @@ func TestReadLedgerFileRefuses(t *testing.T) {
 
 // FuzzReadLedgerFile: any input is read or refused with one line naming
 // the file, never a panic; what is read normalises or is refused by
-// Normalize with an error, and its format is one of the three.
+// Normalize with an error, and its format is one of the four.
 func FuzzReadLedgerFile(f *testing.F) {
 	for _, s := range []string{
 		`{"mechanism":"rdp","history":[[3.0,0.2,50]]}`,
@@ -162,6 +195,7 @@ func FuzzReadLedgerFile(f *testing.F) {
 		`{"class_name":"RandomizedResponseDpEvent","noise_parameter":0.5,"num_buckets":3}`,
 		`{"class_name":"SingleEpochTreeAggregationDpEvent","noise_multiplier":1,"step_counts":7}`,
 		`{"schema_version":1}`,
+		`{"schema_version":1,"config":{"neighboring_relation":"ADD_OR_REMOVE_ONE"},"compositions":[{"event":{"class_name":"GaussianDpEvent","noise_multiplier":1},"count":3}]}`,
 		`[]`, ``, `null`,
 	} {
 		f.Add([]byte(s))
@@ -175,7 +209,7 @@ func FuzzReadLedgerFile(f *testing.F) {
 			return
 		}
 		switch r.Format {
-		case FormatDpcalcLedger, FormatOpacus, FormatDPEvent:
+		case FormatDpcalcLedger, FormatOpacus, FormatDPEvent, FormatCompositions:
 		default:
 			t.Fatalf("format %q", r.Format)
 		}
@@ -184,4 +218,42 @@ func FuzzReadLedgerFile(f *testing.F) {
 		}
 		_, _ = Normalize(r.Event, 1)
 	})
+}
+
+// TestMarshalCompositions: the composition ledger is written entry by
+// entry (a SelfComposed part with its count, other parts once) and reads
+// back as the run written; what MarshalEvent refuses it refuses.
+func TestMarshalCompositions(t *testing.T) {
+	inner := Composed{Events: []Event{Laplace{NoiseMultiplier: 3}, SubsampledGaussian(2, 0.5, 4)}}
+	e := Composed{Events: []Event{SubsampledGaussian(1, 0.01, 5000), Gaussian{NoiseMultiplier: 5}, inner}}
+	b, err := MarshalCompositions(e, ReplaceOne)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"schema_version":1,"config":{"neighboring_relation":"REPLACE_ONE"},"compositions":[` +
+		`{"event":{"module_name":"dp_accounting.dp_event","class_name":"PoissonSampledDpEvent","sampling_probability":0.01,` +
+		`"event":{"module_name":"dp_accounting.dp_event","class_name":"GaussianDpEvent","noise_multiplier":1}},"count":5000},` +
+		`{"event":{"module_name":"dp_accounting.dp_event","class_name":"GaussianDpEvent","noise_multiplier":5},"count":1},`
+	if !strings.HasPrefix(string(b), want) {
+		t.Fatalf("wrote\n%s\nwant it to start\n%s", b, want)
+	}
+	r, err := ReadLedgerFile(context.Background(), "f", b, ReplaceOne)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := Composed{Events: []Event{SubsampledGaussian(1, 0.01, 5000),
+		SelfComposed{Event: Gaussian{NoiseMultiplier: 5}, Count: 1}, SelfComposed{Event: inner, Count: 1}}}
+	if !reflect.DeepEqual(r.Event, back) {
+		t.Errorf("read back %#v, want %#v", r.Event, back)
+	}
+	if _, err := MarshalCompositions(Gaussian{NoiseMultiplier: math.NaN()}, AddRemove); err == nil {
+		t.Error("NaN σ written")
+	}
+	if _, err := MarshalCompositions(NoOp{}, Adjacency(7)); err == nil {
+		t.Error("unknown relation written")
+	}
+	one, err := MarshalCompositions(NoOp{}, AddRemove)
+	if err != nil || !strings.HasSuffix(string(one), `"compositions":[{"event":{"module_name":"dp_accounting.dp_event","class_name":"NoOpDpEvent"},"count":1}]}`) {
+		t.Errorf("NoOp: %s, %v", one, err)
+	}
 }

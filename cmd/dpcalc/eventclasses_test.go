@@ -257,9 +257,7 @@ func TestLedgerFormatsDoc(t *testing.T) {
 		"dpcalc training ledger":  filepath.Join(ledger, "dpcalc_two_phase.ledger"),
 		"Opacus accountant state": filepath.Join(ledger, "opacus_two_phase.json"),
 		"dp_accounting DpEvent":   filepath.Join("..", "..", "testdata", "dpevent", "py", "two_phase.json"),
-		// The shape the request for it describes (schema_version, config,
-		// compositions): refused as an unknown format.
-		"Flower accountant state": filepath.Join(ledger, "flower_like.json"),
+		"composition ledger":      filepath.Join(ledger, "compositions_two_phase.json"),
 	}
 	want := epsOf(t, "eps", "--schedule", twoPhase, "--accountant", "rdp")
 	for _, row := range docTable(t, "The ledger formats `--ledger` detects") {
@@ -311,9 +309,13 @@ func TestLedgerFormatsDoc(t *testing.T) {
 				if !bytes.Equal(a, b) {
 					t.Errorf("SaveLedger writes\n%s\nthe example is\n%s", b, a)
 				}
-			case "by `--emit-events`":
+			case "by `--emit-events`", "by `--emit-format compositions`":
 				emitted := filepath.Join(t.TempDir(), "e.json")
-				epsOf(t, "eps", "--schedule", twoPhase, "--emit-events", emitted)
+				args := []string{"eps", "--schedule", twoPhase, "--emit-events", emitted}
+				if row[2] == "by `--emit-format compositions`" {
+					args = append(args, "--emit-format", "compositions")
+				}
+				epsOf(t, args...)
 				if e := epsOf(t, "eps", "--ledger", emitted, "--accountant", "rdp"); e != want {
 					t.Errorf("emitted file read back: ε = %v, want %v", e, want)
 				}

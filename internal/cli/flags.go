@@ -183,6 +183,7 @@ type eventFlags struct {
 	Events     string `name:"events" placeholder:"FILE" xor:"file" help:"Read the training from FILE (- for stdin): dp_accounting DpEvent JSON (docs/events.md), instead of the training flags."`
 	Ledger     string `name:"ledger" placeholder:"FILE" xor:"file" help:"Read the training from a ledger FILE (- for stdin), instead of the training flags: a dpcalc training ledger, an Opacus accountant state or a dp_accounting DpEvent, detected from its contents (docs/events.md)."`
 	EmitEvents string `name:"emit-events" placeholder:"FILE" help:"Write the training as dp_accounting DpEvent JSON to FILE (- for stdout, instead of the table), only if the command succeeds."`
+	EmitFormat string `name:"emit-format" default:"dp_accounting" enum:"dp_accounting,compositions" help:"Format of --emit-events: dp_accounting (one DpEvent) or compositions (a composition ledger: schema_version 1, config, compositions of {event, count})."`
 }
 
 // readEventFile reads and checks the --events file name under the

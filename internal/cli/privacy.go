@@ -22,11 +22,12 @@ type SigmaCmd struct {
 	accountantFlags
 	Tol        float64 `name:"tol" default:"1e-6" help:"Relative tolerance of σ; σ is always rounded up."`
 	EmitEvents string  `name:"emit-events" placeholder:"FILE" help:"Write the training at the calibrated σ (of the first accountant that finds one) as dp_accounting DpEvent JSON to FILE (- for stdout, instead of the table), only if the command succeeds."`
+	EmitFormat string  `name:"emit-format" default:"dp_accounting" enum:"dp_accounting,compositions" help:"Format of --emit-events: dp_accounting (one DpEvent) or compositions (a composition ledger: schema_version 1, config, compositions of {event, count})."`
 }
 
 // Run implements the command.
 func (c *SigmaCmd) Run(e *Env) error {
-	if err := e.checkEmit(c.EmitEvents); err != nil {
+	if err := e.checkEmit(c.EmitEvents, c.EmitFormat); err != nil {
 		return err
 	}
 	g := &given{trainingFlags: c.trainingFlags}
@@ -88,7 +89,7 @@ func (c *SigmaCmd) Run(e *Env) error {
 			res.Event = p.Event(s.X) // the first accountant's answer
 		}
 	}
-	return e.printRows(res, c.EmitEvents)
+	return e.printRows(res, emitSpec{c.EmitEvents, c.EmitFormat, c.Adjacency})
 }
 
 // EpsCmd computes ε(δ).
@@ -106,7 +107,7 @@ func (c *EpsCmd) Run(e *Env) error {
 	if err != nil {
 		return err
 	}
-	if err := e.checkEmit(c.EmitEvents); err != nil {
+	if err := e.checkEmit(c.EmitEvents, c.EmitFormat); err != nil {
 		return err
 	}
 	if err := g.check("eps", "sigma", g.sigma != nil, "q", g.Q != nil); err != nil {
@@ -116,7 +117,7 @@ func (c *EpsCmd) Run(e *Env) error {
 	if err != nil {
 		return err
 	}
-	return e.printRows(res, c.EmitEvents)
+	return e.printRows(res, emitSpec{c.EmitEvents, c.EmitFormat, c.Adjacency})
 }
 
 // given reads the --events or --ledger file, if any, with the training
@@ -155,7 +156,7 @@ func (c *DeltaCmd) Run(e *Env) error {
 	if err != nil {
 		return err
 	}
-	if err := e.checkEmit(c.EmitEvents); err != nil {
+	if err := e.checkEmit(c.EmitEvents, c.EmitFormat); err != nil {
 		return err
 	}
 	if err := g.check("delta", "sigma", g.sigma != nil, "eps", c.Eps != nil, "q", g.Q != nil); err != nil {
@@ -166,7 +167,7 @@ func (c *DeltaCmd) Run(e *Env) error {
 	if err != nil {
 		return err
 	}
-	return e.printRows(res, c.EmitEvents)
+	return e.printRows(res, emitSpec{c.EmitEvents, c.EmitFormat, c.Adjacency})
 }
 
 // worstCaseNote is the note of a pld row whose event has an ε-DP step
@@ -335,7 +336,7 @@ func (c *EpochsCmd) Run(e *Env) error {
 		}
 		res.Rows = append(res.Rows, r)
 	}
-	return e.printRows(res, "")
+	return e.printRows(res, emitSpec{})
 }
 
 // orderHelp explains the λ column of the result table; it is the detailed
@@ -359,17 +360,39 @@ func (c *DeltaCmd) Help() string { return orderHelp() }
 func (c *EpochsCmd) Help() string { return orderHelp() }
 
 // checkEmit refuses --emit-events - with --json: both write to stdout.
-func (e *Env) checkEmit(emit string) error {
+func (e *Env) checkEmit(emit, format string) error {
+	if emit == "" && format == "compositions" {
+		return usageAt("emit-format", "--emit-format compositions needs --emit-events FILE: it says how that file is written")
+	}
 	if emit == "-" && e.JSON {
 		return usageAt("emit-events", "--emit-events - and --json both write to stdout; give --emit-events a file")
 	}
 	return nil
 }
 
+// emitSpec is where and how --emit-events writes the training: File ("" for
+// nowhere, "-" for stdout), Format (the --emit-format value) and
+// Adjacency (the --adjacency value, the relation a composition ledger
+// states).
+type emitSpec struct{ File, Format, Adjacency string }
+
+// marshal writes ev in the format of s.
+func (s emitSpec) marshal(ev accounting.Event) ([]byte, error) {
+	if s.Format != "compositions" {
+		return accounting.MarshalEvent(ev)
+	}
+	adj, err := accounting.ParseAdjacency(s.Adjacency)
+	if err != nil {
+		return nil, err
+	}
+	return accounting.MarshalCompositions(ev, adj)
+}
+
 // printRows prints res; with --emit-events FILE it writes the training's
 // event to FILE (or, for "-", to stdout instead of the table) only when
 // no row failed.
-func (e *Env) printRows(res *Rows, emit string) error {
+func (e *Env) printRows(res *Rows, spec emitSpec) error {
+	emit := spec.File
 	if err := e.Ctx.Err(); err != nil {
 		return err // interrupted: the rows hold partial answers
 	}
@@ -389,7 +412,7 @@ func (e *Env) printRows(res *Rows, emit string) error {
 		}
 		return err
 	}
-	b, err := accounting.MarshalEvent(res.Event)
+	b, err := spec.marshal(res.Event)
 	if err != nil {
 		return fmt.Errorf("--emit-events: %w", err)
 	}
