@@ -244,8 +244,10 @@ const (
 //
 // Masses are computed in float64 from closed forms (differences of Φ)
 // and direct (positive, cancellation-free) convolution; the upper pair's
-// +∞ and −∞ atoms carry a margin of 1e-12 for their rounding, the lower
-// pairs none (their rounding, about 1e-12 relative, is not carried). It costs O(c²·log t) for c ≤ 2^14 cells and is cached.
+// +∞ and −∞ atoms carry a margin of 1e-12 for their rounding; the lower
+// pairs' first measures are scaled down and their second up by 1e-9, more
+// than their rounding. It costs O(c²·log t) for c ≤ 2^14 cells and is
+// cached.
 func AllocationPairs(mu float64, t int, lower bool) (AllocPLDPairs, error) {
 	if t < 2 || !(mu > 0) || math.IsInf(mu, 1) {
 		return AllocPLDPairs{}, fmt.Errorf("mechanism: allocation pair needs t >= 2 and finite μ > 0 (t %d, μ %g)", t, mu)
@@ -545,6 +547,18 @@ func allocLowerPair(mu float64, t int, add bool) *discretePair {
 			loss, lp, lq = append(loss, -math.Log(v)), append(lp, math.Log(q)), append(lq, math.Log(p))
 		}
 	}
+	// The masses carry float64 rounding: differences of Φ and positive
+	// convolutions of at most allocMaxCells cells, log2(t) times, each
+	// within about cells·log2(t)·2^-53 < 2e-11 relative. A lower pair must
+	// not gain from it, so the first measure is scaled down and the second
+	// up by lowerMargin (each then at most the true mass, and at least it):
+	// every (p − γq)₊ can only fall, here and in any composition.
+	dp, dq := math.Log1p(-lowerMargin), math.Log1p(lowerMargin)
+	for i := range loss {
+		lp[i] += dp
+		lq[i] += dq
+		loss[i] += dp - dq
+	}
 	if add {
 		for i, j := 0, len(loss)-1; i < j; i, j = i+1, j-1 {
 			loss[i], loss[j] = loss[j], loss[i]
@@ -554,6 +568,10 @@ func allocLowerPair(mu float64, t int, add bool) *discretePair {
 	}
 	return newDiscretePair(loss, lp, lq, math.Inf(-1), math.Inf(-1))
 }
+
+// lowerMargin is the relative margin of a lower pair's masses for their
+// rounding (see allocLowerPair), fifty times the bound on it.
+const lowerMargin = 1e-9
 
 // kahan is a compensated (Neumaier) sum.
 type kahan struct{ s, c float64 }

@@ -58,3 +58,43 @@ func expSum(a, b float64) float64 {
 	}
 	return s
 }
+
+// TestAllocationLowerPairRoundsSafe checks that the dominated pairs do
+// not gain from the rounding of their masses: every atom's loss lies
+// below the logarithm of its grid mean j·Δ/t (the exact likelihood ratio
+// of the merged output, rounded the safe way) by the margin, for remove
+// (loss log v) and add (loss −log v), so the first measure's masses are
+// scaled down and the second's up.
+func TestAllocationLowerPairRoundsSafe(t *testing.T) {
+	const mu, steps = 0.5, 10
+	pp, err := AllocationPairs(mu, steps, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, d := allocGrid(mu)
+	margin := math.Log1p(1e-9) - math.Log1p(-1e-9)
+	for name, pr := range map[string]Pair{"remove": pp.Remove, "add": pp.Add} {
+		p := pr.(*discretePair)
+		if len(p.loss) < 10 {
+			t.Fatalf("%s: %d atoms", name, len(p.loss))
+		}
+		for i, l := range p.loss {
+			// The nearest grid mean v = j·Δ/t to the atom.
+			v := math.Exp(l)
+			if name == "add" {
+				v = math.Exp(-l)
+			}
+			j := math.Round(v * steps / d)
+			want := math.Log(j * d / steps)
+			if name == "add" {
+				want = -want
+			}
+			if got := want - l; math.Abs(got-margin) > 1e-13 {
+				t.Fatalf("%s atom %d: loss %v is %v below the grid's %v, want %v", name, i, l, got, want, margin)
+			}
+			if math.Abs(p.lp[i]-p.lq[i]-l) > 1e-12*math.Max(1, math.Abs(l)) {
+				t.Fatalf("%s atom %d: log p − log q = %v, loss %v", name, i, p.lp[i]-p.lq[i], l)
+			}
+		}
+	}
+}
