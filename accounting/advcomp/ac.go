@@ -157,9 +157,19 @@ func (a *core) Amplification() Amplification { return a.amp }
 // γ = m/n does under add-remove, to (log(1 + γ(e^ε − 1)), γδ) (Balle,
 // Barthe and Gaboardi 2018, Theorem 10 and Table 1), so both take the
 // same per-step path.
+//
+// A Poisson-sampled Gaussian step under replace-one is amplified the same
+// way. Its pair is P = (1−q)N(0) + qN(−C), Q = (1−q)N(0) + qN(+C), which
+// dominates every pair of neighbours (Lebeda, Regehr, Kamath and Steinke
+// 2025, Proposition 13); by advanced joint convexity (Balle, Barthe and
+// Gaboardi 2018, Theorem 2) its (log(1 + q(e^ε − 1)), qδ) needs N(−C)
+// against N(0) and against N(+C) to be (ε, δ)-close, and the shift of the
+// step's Gaussian, 2C, is the larger of the two.
 func (a *core) Supports(s accounting.Step) error {
 	wor := s.Sampling == accounting.SamplingWithoutReplacement && s.Adjacency == accounting.ReplaceOne
-	if !(s.ClassicSampling() || wor) {
+	_, gauss := s.Leaf.(accounting.Gaussian)
+	poissonReplace := s.Sampling == accounting.SamplingPoisson && s.Adjacency == accounting.ReplaceOne && gauss
+	if !(s.ClassicSampling() || wor || poissonReplace) {
 		return s.Unsupported(a.Kind(), "no advanced-composition bound for a "+s.Describe()+" step")
 	}
 	switch s.Leaf.(type) {

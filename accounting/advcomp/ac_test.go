@@ -489,3 +489,36 @@ func TestACEdgesTinySigmaExact(t *testing.T) {
 		}
 	}
 }
+
+// TestACPoissonReplaceOne: a Poisson-sampled Gaussian under replace-one is
+// amplified as under add-remove at the event's σ (its shift 2C bounds both
+// of the comparisons advanced joint convexity needs), so the bound equals
+// add-remove's at the same event; steps whose (ε, δ) need not hold between
+// data sets of different sizes (an EpsilonDelta, a Laplace) stay refused.
+func TestACPoissonReplaceOne(t *testing.T) {
+	ctx := context.Background()
+	ev := accounting.SubsampledGaussian(2, 0.01, 10000)
+	rep := New(accounting.WithAdjacency(accounting.ReplaceOne))
+	if err := rep.Compose(ev, 1); err != nil {
+		t.Fatal(err)
+	}
+	ar := New()
+	if err := ar.Compose(ev, 1); err != nil {
+		t.Fatal(err)
+	}
+	got, err := rep.Epsilon(ctx, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := ar.Epsilon(ctx, 1e-5)
+	// 174.167 (the command line's σ 4 under replace-one: events σ 2).
+	if got != want || math.Abs(got-174.167) > 0.001 {
+		t.Errorf("replace-one ε = %v, add-remove %v, want both 174.167", got, want)
+	}
+	for _, leaf := range []accounting.Event{accounting.EpsilonDelta{Epsilon: 1, Delta: 1e-6}, accounting.Laplace{NoiseMultiplier: 2}} {
+		a := New(accounting.WithAdjacency(accounting.ReplaceOne))
+		if err := a.Compose(accounting.PoissonSampled{SamplingRate: 0.01, Event: leaf}, 10); err == nil {
+			t.Errorf("%T under replace-one Poisson accepted", leaf)
+		}
+	}
+}

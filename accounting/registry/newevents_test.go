@@ -90,8 +90,8 @@ func TestReplaceOneShuffle(t *testing.T) {
 			if _, ok := bad.(accounting.SampledWithoutReplacement); ok {
 				continue // ma, rdp (moments' TestFixedSizeRDP), ac and zcdp (TestFixedSizeAC), pld (TestWORAgainstMirror) bound it
 			}
-			if _, ok := bad.(accounting.PoissonSampled); ok && (k == accounting.KindPLD || k == accounting.KindRDP || k == accounting.KindZCDP) {
-				continue // pld (TestPoissonReplaceOneAgainstMpmath), rdp (TestReplaceRDPAboveExact), zcdp (TestZCDPPoissonReplaceOne)
+			if _, ok := bad.(accounting.PoissonSampled); ok && (k == accounting.KindPLD || k == accounting.KindRDP || k == accounting.KindZCDP || k == accounting.KindAC) {
+				continue // pld (TestPoissonReplaceOneAgainstMpmath), rdp (TestReplaceRDPAboveExact), zcdp (TestZCDPPoissonReplaceOne), ac (TestACPoissonReplaceOne)
 			}
 			m, _ := New(k, Options{Adjacency: accounting.ReplaceOne})
 			if err := m.Compose(bad, 1); !errors.As(err, &ue) {
