@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/pld"
@@ -250,14 +251,43 @@ func intervalMarked(lo, hi float64, mark string) string {
 	return "lies in [" + render.Down(lo) + mark + ", " + render.Inf(hi, render.Up) + "]"
 }
 
+// describeSteps lists the steps of an event read from a file: each
+// Gaussian phase as "T steps at σ = …, q = …" (σ the noise multiplier over
+// the clipping norm, as in the file), at most four; otherwise the number of
+// mechanism applications. Under replace-one the events' σ is the noise
+// over the sensitivity 2C, and is called so.
+func describeSteps(e accounting.Event, adj accounting.Adjacency) string {
+	label := "σ"
+	if adj == accounting.ReplaceOne {
+		label = "event σ" // the noise over the sensitivity 2C
+	}
+	p, err := accounting.NormalizeUnder(accounting.AddRemove, e, 1)
+	if err != nil || len(p.Steps) > 4 {
+		return fmt.Sprintf("%d mechanism applications", p.Total())
+	}
+	var parts []string
+	for _, st := range p.Steps {
+		if st.Mechanism != accounting.MechGaussian {
+			return fmt.Sprintf("%d mechanism applications", p.Total())
+		}
+		part := fmt.Sprintf("%d steps at %s = %s", st.Count, label, render.G(st.Sigma))
+		if st.Sampling != accounting.SamplingNone {
+			part += ", q = " + render.G(st.Rate)
+		}
+		parts = append(parts, part)
+	}
+	return strings.Join(parts, "; then ")
+}
+
 // describeRun is the run in one line, from its pld row.
 func describeRun(g *given, r Row) string {
 	var s string
+	adj, _ := accounting.ParseAdjacency(r.Adjacency)
 	switch {
 	case g.read.Format != "":
-		s = fmt.Sprintf("%s, %d steps", g.read.Description, r.Steps)
+		s = fmt.Sprintf("%s: %s", g.read.Description, describeSteps(g.event, adj))
 	case g.event != nil:
-		s = fmt.Sprintf("dp_accounting DpEvent, %d mechanism applications", r.Steps)
+		s = "dp_accounting DpEvent: " + describeSteps(g.event, adj)
 	case len(r.Phases) > 0:
 		s = fmt.Sprintf("DP-SGD in %d phases, T = %d steps (%s epochs)", len(r.Phases), r.Steps, render.G(r.Epochs))
 	default:
