@@ -234,9 +234,13 @@ func gdpLines(s *statement.Statement) []string {
 	if math.IsInf(d.Mu, 1) {
 		return []string{fmt.Sprintf("Gaussian DP: no μ up to %s covers the run's certified privacy profile.", render.G(statement.MaxMu))}
 	}
+	lower := "is not μ-GDP for any μ < " + render.Down(d.MuLower)
+	if d.MuLower == 0 {
+		lower = "no smaller μ is ruled out (the certified lower bounds on its δ(ε) are 0 here)"
+	}
 	return []string{
-		fmt.Sprintf("Gaussian DP: the run is μ-GDP with μ = %s for every ε in [0, %s] (for larger ε, δ <= %s), and is not μ-GDP for any μ < %s.",
-			render.Up(d.Mu), render.Down(d.EpsilonMax), render.Up(d.TailDelta), render.Down(d.MuLower)),
+		fmt.Sprintf("Gaussian DP: the run is μ-GDP with μ = %s for every ε in [0, %s] (for larger ε, δ <= %s), and %s.",
+			render.Up(d.Mu), render.Down(d.EpsilonMax), render.Up(d.TailDelta), lower),
 		fmt.Sprintf("Distance to μ-GDP: read as μ-GDP the run would have ε = %s at δ = %s, against its certified %s; the μ-GDP curve overstates its δ by at least %s at ε = %s.",
 			render.Up(d.EpsilonAtDelta), render.G(s.Delta), render.Inf(s.Example.Upper, render.Up), render.Down(d.DeltaGap), render.G(d.DeltaGapEpsilon)),
 	}
