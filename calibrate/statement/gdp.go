@@ -202,15 +202,20 @@ const (
 	DefaultTailDelta = 1e-12
 	// maxEpsilonMax caps EpsilonMax: a δ_μ(ε) at ε = 60 is below e^-60.
 	maxEpsilonMax = 60
-	defaultGrid   = 65
-	defaultRefine = 64
+	defaultGrid   = 33
+	defaultRefine = 96
+	// stopRelGap ends the refinement once μ is within this relative
+	// distance of the μ the queried points alone need.
+	stopRelGap = 1e-4
 )
 
 // computeGDP fills a GDP from acc, which holds the run, querying its δ
 // bracket at grid evenly spaced ε in [0, EpsilonMax] and then at the
-// midpoints of the intervals with the largest μ, refine times (each split
-// can only lower the interval's μ: both halves' chords lie below the
-// whole's upper ends). delta is the statement's δ.
+// midpoint of the interval with the largest μ, at most refine times (each
+// split can only lower the interval's μ: both halves' chords lie below the
+// whole's upper ends), stopping once μ is within stopRelGap of the μ the
+// queried points need by themselves, which no further query can go below.
+// delta is the statement's δ.
 func computeGDP(ctx context.Context, acc accounting.Method, delta, tail float64, grid, refine int) (GDP, error) {
 	var g GDP
 	db, ok := acc.(deltaBracketer)
@@ -263,6 +268,15 @@ func computeGDP(ctx context.Context, acc accounting.Method, delta, tail float64,
 		l, r := pts[i], pts[i+1]
 		ivs = append(ivs, interval{l, r, muCovering(l.eps, r.eps, l.up, r.up)})
 	}
+	// floor is the largest μ any certificate from these queries can have:
+	// the μ that δ_μ(ε) = the upper δ(ε) needs at a queried ε itself.
+	floor := 0.0
+	atPoint := func(p point) {
+		floor = math.Max(floor, muCovering(p.eps, p.eps, p.up, p.up))
+	}
+	for _, p := range pts {
+		atPoint(p)
+	}
 	for k := 0; k < refine && len(pts) > 1; k++ {
 		w := 0
 		for i, iv := range ivs {
@@ -271,6 +285,9 @@ func computeGDP(ctx context.Context, acc accounting.Method, delta, tail float64,
 			}
 		}
 		iv := ivs[w]
+		if iv.mu <= floor*(1+stopRelGap) {
+			break // no refinement can lower μ by more than stopRelGap
+		}
 		m := iv.l.eps + (iv.r.eps-iv.l.eps)/2
 		if !(m > iv.l.eps && m < iv.r.eps) || math.IsInf(iv.mu, 1) {
 			break
@@ -280,6 +297,7 @@ func computeGDP(ctx context.Context, acc accounting.Method, delta, tail float64,
 			return g, err
 		}
 		pts = append(pts, p)
+		atPoint(p)
 		ivs[w] = interval{iv.l, p, muCovering(iv.l.eps, p.eps, iv.l.up, p.up)}
 		ivs = append(ivs, interval{p, iv.r, muCovering(p.eps, iv.r.eps, p.up, iv.r.up)})
 	}

@@ -32,7 +32,7 @@ func TestGaussianDelta(t *testing.T) {
 // TestGDPClosedForms: one unsampled Gaussian release of noise multiplier σ
 // is exactly 1/σ-GDP, T of them √T/σ-GDP (Dong, Roth and Su 2022,
 // Corollary 3.3): the certified interval [MuLower, Mu] contains it, and Mu
-// is within 1e-3 of it (the chord error of the default grid: 4e-4 at
+// is within 1e-3 of it (the chord error of the default queries: 4e-4 at
 // σ = 1, where μ(ε) is the same at every ε and no refinement helps).
 func TestGDPClosedForms(t *testing.T) {
 	for _, c := range []struct {
@@ -69,7 +69,7 @@ func TestGDPClosedForms(t *testing.T) {
 // is an approximation that is known to be optimistic at small δ, so it is
 // a sanity band, not an equality: the certified interval lies within
 // [1, 1.1] times it for these runs (measured, q 0.01, T 10000: σ 1:
-// [1.3847, 1.3854] against 1.3108; σ 4: [0.25597, 0.25612] against
+// [1.3847, 1.3854] against 1.3108; σ 4: [0.25597, 0.256144] against
 // 0.25396; σ 1 at T 10000 only in the long test step, 2 s).
 func TestGDPPoissonCLT(t *testing.T) {
 	cases := []struct {

@@ -242,7 +242,7 @@ func gdpLines(s *statement.Statement) []string {
 		fmt.Sprintf("Gaussian DP: the run is μ-GDP with μ = %s for every ε in [0, %s] (for larger ε, δ <= %s), and %s.",
 			render.Up(d.Mu), render.Down(d.EpsilonMax), render.Up(d.TailDelta), lower),
 		fmt.Sprintf("Distance to μ-GDP: read as μ-GDP the run would have ε = %s at δ = %s, against its certified %s; the μ-GDP curve overstates its δ by at least %s at ε = %s.",
-			render.Up(d.EpsilonAtDelta), render.G(s.Delta), render.Inf(s.Example.Upper, render.Up), render.Down(d.DeltaGap), render.G(d.DeltaGapEpsilon)),
+			render.Inf(d.EpsilonAtDelta, render.Up), render.G(s.Delta), render.Inf(s.Example.Upper, render.Up), render.Down(d.DeltaGap), render.G(d.DeltaGapEpsilon)),
 	}
 }
 
@@ -315,7 +315,7 @@ func (r *Statement) View() render.Doc {
 		t.Append("unbounded", "-", "-", "-", "-", "-")
 	} else {
 		t.Append(render.Up(g.Mu), fmt.Sprintf("[%s, %s]", render.Down(g.MuLower), render.Up(g.Mu)),
-			fmt.Sprintf("[0, %s]", render.Down(g.EpsilonMax)), render.Up(g.TailDelta), render.Up(g.EpsilonAtDelta),
+			fmt.Sprintf("[0, %s]", render.Down(g.EpsilonMax)), render.Up(g.TailDelta), render.Inf(g.EpsilonAtDelta, render.Up),
 			fmt.Sprintf("%s (%s)", render.Down(g.DeltaGap), render.G(g.DeltaGapEpsilon)))
 	}
 	for _, l := range r.Lines {
