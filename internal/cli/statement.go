@@ -191,7 +191,10 @@ func statementLines(g *given, pldRow Row, s *statement.Statement, p Plan) []stri
 	var out []string
 	out = append(out, "Run: "+describeRun(g, pldRow)+".")
 	sens := "the clipping norm C is the sensitivity of each step (one example's clipped gradient moves the noisy sum by at most C)"
-	if pldRow.Adjacency == accounting.ReplaceOne.String() {
+	switch {
+	case g.event != nil && g.read.Format != accounting.FormatOpacus && g.read.Format != accounting.FormatDpcalcLedger:
+		sens = "each mechanism's noise is relative to its sensitivity, as the events state it (for DP-SGD, the clipping norm C)"
+	case pldRow.Adjacency == accounting.ReplaceOne.String():
 		sens = "the sensitivity of each step is 2C, twice the clipping norm (replacing one example moves the noisy sum by at most 2C); σ stays the noise over C"
 	}
 	out = append(out,
@@ -267,12 +270,12 @@ func describeSteps(e accounting.Event, adj accounting.Adjacency) string {
 	}
 	p, err := accounting.NormalizeUnder(accounting.AddRemove, e, 1)
 	if err != nil || len(p.Steps) > 4 {
-		return fmt.Sprintf("%d mechanism applications", p.Total())
+		return applications(p.Total())
 	}
 	var parts []string
 	for _, st := range p.Steps {
 		if st.Mechanism != accounting.MechGaussian {
-			return fmt.Sprintf("%d mechanism applications", p.Total())
+			return applications(p.Total())
 		}
 		part := fmt.Sprintf("%d steps at %s = %s", st.Count, label, render.G(st.Sigma))
 		if st.Sampling != accounting.SamplingNone {
@@ -281,6 +284,14 @@ func describeSteps(e accounting.Event, adj accounting.Adjacency) string {
 		parts = append(parts, part)
 	}
 	return strings.Join(parts, "; then ")
+}
+
+// applications is "n mechanism applications" (one: "application").
+func applications(n int) string {
+	if n == 1 {
+		return "1 mechanism application"
+	}
+	return fmt.Sprintf("%d mechanism applications", n)
 }
 
 // describeRun is the run in one line, from its pld row.
@@ -298,7 +309,11 @@ func describeRun(g *given, r Row) string {
 		s = fmt.Sprintf("DP-SGD with noise multiplier σ = %s (noise std over the clipping norm C), q = %s, T = %d steps (%s epochs)",
 			render.G(r.Sigma), render.G(r.Q), r.Steps, render.G(r.Epochs))
 	}
-	if r.Sampling != "" {
+	switch r.Sampling {
+	case "":
+	case "none":
+		s += ", no sampling"
+	default:
 		s += ", " + r.Sampling + " sampling"
 	}
 	return s + ", " + r.Adjacency
