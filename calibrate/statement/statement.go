@@ -50,7 +50,7 @@ type Options struct {
 }
 
 // Epsilon is ε at δ from one accountant: Upper its certified upper bound
-// (+Inf when it has none). pld also certifies Lower, with the
+// (+Inf when it has none). pld also certifies Lower (Bracketed), with the
 // dominating pairs' own lower end in PairLower when they are not attained
 // by the run (PairOnly; fixed-size, shuffled, truncated-Poisson and
 // randomly allocated batches): Lower is then certified for the run by
