@@ -200,7 +200,7 @@ func TestJSONOneShape(t *testing.T) {
 	}
 	t.Logf("%d command lines of docs/cli.md parsed into cli.Output", parsed)
 	// Every command of the tree is shown with --json somewhere in the doc.
-	for _, c := range []string{"sigma", "eps", "delta", "epochs", "gaussian", "audit", "audit-run", "profile", "curve epochs", "curve sigma", "moments", "train", "data fetch", "data verify", "reproduce run", "version"} {
+	for _, c := range []string{"sigma", "eps", "delta", "epochs", "gaussian", "audit", "audit-run", "profile", "statement", "curve epochs", "curve sigma", "moments", "train", "data fetch", "data verify", "reproduce run", "version"} {
 		if !seen[c] {
 			t.Errorf("docs/cli.md shows no %s command line", c)
 		}

@@ -27,22 +27,23 @@ type Globals struct {
 type CLI struct {
 	Globals
 
-	Sigma    SigmaCmd    `cmd:"" help:"Noise multiplier σ that meets a budget (ε, δ) for q and epochs/steps."`
-	Eps      EpsCmd      `cmd:"" help:"Privacy loss ε at δ for a given σ, q and epochs/steps."`
-	Delta    DeltaCmd    `cmd:"" help:"δ at a given ε for a given σ, q and epochs/steps."`
-	Epochs   EpochsCmd   `cmd:"" help:"How long can I train: the most steps (and epochs) a budget allows at σ."`
-	Gaussian GaussianCmd `cmd:"" help:"σ of one Gaussian release: exact analytic calibration (Balle–Wang 2018) next to the classic bound."`
-	Audit    AuditCmd    `cmd:"" help:"Does a published (σ, q, epochs) deliver its claimed (ε, δ)? Certified interval and verdict."`
-	AuditRun AuditRunCmd `cmd:"" name:"audit-run" help:"What did a training run leak? Lower bounds on ε from canary scores (one-run audit), beside the certified interval."`
-	Profile  ProfileCmd  `cmd:"" help:"Privacy profile of a run: ε at several δ, δ(ε), and what a membership-inference attacker can do at most."`
-	Curve    CurveCmd    `cmd:"" help:"Curves: ε against epochs, σ against ε; table, CSV, JSON or a plot."`
-	Train    TrainCmd    `cmd:"" help:"Train an MLP with DP-SGD, DP dropout, DP variational dropout, SGLD or no privacy."`
-	Data     DataCmd     `cmd:"" help:"Fetch and verify the training data sets."`
-	Moments  MomentsCmd  `cmd:"" help:"Log moments log E1, log E2 and α(λ) of the subsampled Gaussian (Abadi et al. eqs. 3-4)."`
-	Repro    ReproCmd    `cmd:"" name:"reproduce" help:"Reproduce the papers' tables and figures (Abadi, DPD, DPVD) with our numbers beside theirs."`
-	Serve    ServeCmd    `cmd:"" help:"Serve the web calculator (built by scripts/build-web.sh) on a local address."`
-	Help     HelpCmd     `cmd:"" help:"Show help for a command: dpcalc help curve sigma."`
-	Version  VersionCmd  `cmd:"" help:"Print the version (as --version does)."`
+	Sigma     SigmaCmd     `cmd:"" help:"Noise multiplier σ that meets a budget (ε, δ) for q and epochs/steps."`
+	Eps       EpsCmd       `cmd:"" help:"Privacy loss ε at δ for a given σ, q and epochs/steps."`
+	Delta     DeltaCmd     `cmd:"" help:"δ at a given ε for a given σ, q and epochs/steps."`
+	Epochs    EpochsCmd    `cmd:"" help:"How long can I train: the most steps (and epochs) a budget allows at σ."`
+	Gaussian  GaussianCmd  `cmd:"" help:"σ of one Gaussian release: exact analytic calibration (Balle–Wang 2018) next to the classic bound."`
+	Audit     AuditCmd     `cmd:"" help:"Does a published (σ, q, epochs) deliver its claimed (ε, δ)? Certified interval and verdict."`
+	AuditRun  AuditRunCmd  `cmd:"" name:"audit-run" help:"What did a training run leak? Lower bounds on ε from canary scores (one-run audit), beside the certified interval."`
+	Profile   ProfileCmd   `cmd:"" help:"Privacy profile of a run: ε at several δ, δ(ε), and what a membership-inference attacker can do at most."`
+	Statement StatementCmd `cmd:"" help:"Privacy statement of a run: what it covers, ε at δ with its certified interval, and its Gaussian DP parameter."`
+	Curve     CurveCmd     `cmd:"" help:"Curves: ε against epochs, σ against ε; table, CSV, JSON or a plot."`
+	Train     TrainCmd     `cmd:"" help:"Train an MLP with DP-SGD, DP dropout, DP variational dropout, SGLD or no privacy."`
+	Data      DataCmd      `cmd:"" help:"Fetch and verify the training data sets."`
+	Moments   MomentsCmd   `cmd:"" help:"Log moments log E1, log E2 and α(λ) of the subsampled Gaussian (Abadi et al. eqs. 3-4)."`
+	Repro     ReproCmd     `cmd:"" name:"reproduce" help:"Reproduce the papers' tables and figures (Abadi, DPD, DPVD) with our numbers beside theirs."`
+	Serve     ServeCmd     `cmd:"" help:"Serve the web calculator (built by scripts/build-web.sh) on a local address."`
+	Help      HelpCmd      `cmd:"" help:"Show help for a command: dpcalc help curve sigma."`
+	Version   VersionCmd   `cmd:"" help:"Print the version (as --version does)."`
 }
 
 // IO are the streams a command line runs with.
@@ -458,10 +459,11 @@ func helpPrinter(o kong.HelpOptions, ctx *kong.Context) error {
 	// training ([given.check] checks it); kong sees only optional flags.
 	const phase = "(--q=Q | --batch=BATCH --n=N) (--epochs=EPOCHS | --steps=STEPS)"
 	for cmd, usage := range map[string]string{
-		"eps":    "(--sigma=SIGMA " + phase + " | --schedule=PHASES | --events=FILE | --ledger=FILE)",
-		"delta":  "--eps=EPS (--sigma=SIGMA " + phase + " | --schedule=PHASES | --events=FILE | --ledger=FILE)",
-		"sigma":  "--eps=EPS (" + phase + " | --schedule=PHASES)",
-		"epochs": "--eps=EPS (--sigma=SIGMA (--q=Q | --batch=BATCH --n=N) | --schedule=PHASES)",
+		"eps":       "(--sigma=SIGMA " + phase + " | --schedule=PHASES | --events=FILE | --ledger=FILE)",
+		"delta":     "--eps=EPS (--sigma=SIGMA " + phase + " | --schedule=PHASES | --events=FILE | --ledger=FILE)",
+		"sigma":     "--eps=EPS (" + phase + " | --schedule=PHASES)",
+		"epochs":    "--eps=EPS (--sigma=SIGMA (--q=Q | --batch=BATCH --n=N) | --schedule=PHASES)",
+		"statement": "(--sigma=SIGMA " + phase + " | --schedule=PHASES | --events=FILE | --ledger=FILE)",
 	} {
 		s = strings.Replace(s, "Usage: dpcalc "+cmd+" [flags]", "Usage: dpcalc "+cmd+" "+usage+" [flags]", 1)
 	}

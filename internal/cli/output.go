@@ -30,7 +30,8 @@ type Output struct {
 	Rows []OutputRow `json:"rows"`
 	// Verdict is audit's: "holds", "violated" or "undetermined".
 	Verdict string `json:"verdict,omitempty"`
-	// Statements are profile's plain-language bounds on an attacker.
+	// Statements are profile's plain-language bounds on an attacker, and
+	// statement's privacy statement in words.
 	Statements []string `json:"statements,omitempty"`
 	// Training is train's run: its configuration, step counts, accuracies,
 	// ledger and per-epoch history (docs/training.md).
@@ -114,6 +115,20 @@ type OutputRow struct {
 	Dir      string `json:"dir,omitempty"`
 	Features *int   `json:"features,omitempty"`
 	Classes  *int   `json:"classes,omitempty"`
+
+	// statement: the Gaussian DP parameter of the run (quantity mu, Value
+	// MuUpper). The run is μ-GDP with μ = MuUpper for every ε in
+	// [0, EpsilonMax], δ ≤ TailDelta beyond, and is not μ-GDP for any
+	// μ < MuLower; read as MuUpper-GDP its ε at Delta is GDPEpsilon, and
+	// the GDP curve overstates its δ by at least DeltaGap at
+	// DeltaGapEpsilon.
+	MuLower         *float64 `json:"mu_lower,omitempty"`
+	MuUpper         *float64 `json:"mu_upper,omitempty"`
+	EpsilonMax      *float64 `json:"epsilon_max,omitempty"`
+	TailDelta       *float64 `json:"tail_delta,omitempty"`
+	GDPEpsilon      *float64 `json:"gdp_epsilon,omitempty"`
+	DeltaGap        *float64 `json:"delta_gap,omitempty"`
+	DeltaGapEpsilon *float64 `json:"delta_gap_epsilon,omitempty"`
 
 	// Note is a caveat about the row's numbers; LedgerFormat is the format
 	// --ledger read; Unsupported says why the
