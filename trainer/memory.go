@@ -40,7 +40,7 @@ func checkMemory(c *Config, d, classes int) error {
 		return &FieldError{"hidden", c.Hidden, fmt.Sprintf("layers with at most %d parameters in all (these have %.3g)", maxParams, params)}
 	}
 	avail, ok := sysmem.Available()
-	if !ok || need <= float64(avail) {
+	if !ok || need <= float64(avail) || need <= sysmem.Floor {
 		return nil
 	}
 	want := fmt.Sprintf("a network and batch that fit in the %.1f GiB of available memory (about %.1f GiB needed)", float64(avail)/(1<<30), need/(1<<30))

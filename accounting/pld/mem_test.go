@@ -19,6 +19,9 @@ func TestMemoryRefusal(t *testing.T) {
 	old := sysmem.Available
 	defer func() { sysmem.Available = old }()
 	sysmem.Available = func() (uint64, bool) { return 1 << 20, true } // 1 MiB
+	floor := sysmem.Floor
+	sysmem.Floor = 0
+	defer func() { sysmem.Floor = floor }()
 	a, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)

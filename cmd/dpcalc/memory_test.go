@@ -15,6 +15,9 @@ func TestEventsMemoryRefusal(t *testing.T) {
 	old := sysmem.Available
 	defer func() { sysmem.Available = old }()
 	sysmem.Available = func() (uint64, bool) { return 4 << 10, true } // 4 KiB
+	floor := sysmem.Floor
+	sysmem.Floor = 0
+	defer func() { sysmem.Floor = floor }()
 	for _, json := range []bool{false, true} {
 		args := []string{"eps", "--events", "../../testdata/dpevent/py/two_phase.json", "--accountant", "rdp"}
 		if json {

@@ -149,6 +149,9 @@ func TestDefaultNamesAlternative(t *testing.T) {
 	// Memory: a machine with 4 KiB free.
 	avail := sysmem.Available
 	sysmem.Available = func() (uint64, bool) { return 4 << 10, true }
+	floor := sysmem.Floor
+	sysmem.Floor = 0
+	defer func() { sysmem.Floor = floor }()
 	defer func() { sysmem.Available = avail }()
 	_, stderr, o := execute("eps", "--sigma", "1", "--q", "0.01", "--steps", "1000")
 	if o.Code != ExitFailed || !strings.Contains(stderr, "pld: unsupported: ") || !strings.Contains(stderr, "of memory") || !strings.Contains(stderr, "--accountant rdp") {

@@ -55,10 +55,21 @@ func GiB(b float64) string {
 	return fmt.Sprintf("%.1f GiB", b/(1<<30))
 }
 
-// Check returns an *Error when need bytes exceed the available memory
-// (after returning this process's free heap to the system once), nil when
-// they fit or the available memory is not known.
+// Floor is the largest need that is never refused. MemAvailable is one
+// moment's reading of a machine other processes share, and can read near
+// zero while they peak; a need this small is no absurd size, and the
+// kernel reclaims caches for it. Refusing it would make a command's
+// answer depend on what else the machine was doing. Tests that simulate
+// a full machine with [Available] set it to 0.
+var Floor float64 = 256 << 20
+
+// Check returns an *Error when need bytes exceed both [Floor] and the
+// available memory (after returning this process's free heap to the
+// system once), nil when they fit or the available memory is not known.
 func Check(need float64, what, reduce string) error {
+	if need <= Floor {
+		return nil
+	}
 	avail, ok := Available()
 	if !ok || need <= float64(avail) {
 		return nil
