@@ -2,8 +2,10 @@ package pld
 
 import (
 	"math"
+	"os"
 	"testing"
 
+	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/internal/testenv"
 	"github.com/dpcalc/dpcalc/internal/work"
 )
@@ -71,4 +73,39 @@ func TestSmallDeltaQueryWork(t *testing.T) {
 			t.Errorf("Delta(%g) = %g, %v; want <= %g", up, d, err, c.delta)
 		}
 	}
+}
+
+// TestPLDWidthSweepWork measures (not a test) the work of the ε queries of
+// testdata/pld/width_sweep.txt's settings in internal/work units, which
+// are the same on a loaded machine as on an idle one, with each bracket
+// and whether Delta at its upper end is within δ: one line per query and
+// the total. Run with
+//
+//	DPCALC_PLD_SWEEP=work go test ./accounting/pld -run TestPLDWidthSweepWork -v -timeout 1h
+func TestPLDWidthSweepWork(t *testing.T) {
+	if os.Getenv("DPCALC_PLD_SWEEP") != "work" {
+		t.Skip("set DPCALC_PLD_SWEEP=work to measure the sweep's work")
+	}
+	var total int64
+	for _, s := range []float64{0.5, 1, 2, 4, 10} {
+		for _, q := range []float64{1e-4, 1e-3, 0.01, 0.1} {
+			for _, steps := range []int{1000, 10000, 100000} {
+				for _, d := range []float64{1e-5, 1e-10, 1e-15} {
+					a := accountantFor(t, accounting.SubsampledGaussian(s, q, steps), Options{})
+					m := work.NewMeter(0)
+					lo, up, err := a.EpsilonBounds(work.With(t.Context(), m), d)
+					if err != nil {
+						t.Fatal(err)
+					}
+					dd, err := a.Delta(t.Context(), up)
+					if err != nil {
+						t.Fatal(err)
+					}
+					total += m.Count()
+					t.Logf("%g %g %d %g: [%.9g, %.9g] %.4f%% %d units, Delta(upper) <= delta: %v", s, q, steps, d, lo, up, 100*(up-lo)/up, m.Count(), dd <= d)
+				}
+			}
+		}
+	}
+	t.Logf("180 queries: %d units", total)
 }
