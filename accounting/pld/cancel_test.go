@@ -116,3 +116,27 @@ func TestPLDCancelPrompt(t *testing.T) {
 		t.Errorf("an uncancelled merge evaluates the pair %d times: too few for the bound above to tell", n)
 	}
 }
+
+// TestLowerMergeNoiseFloor: the lower merge's Illinois search for each
+// cell's right end stops once the merged loss is within φ's own float64
+// error bound above the grid value, when that bound exceeds its 1e-6·h
+// tolerance. Before, it alternated between noisy signs of φ until its cap
+// of 40 evaluations in such cells (σ 0.7985, q 0.0005428, h 7.4e-5, the
+// first grid of a peer's setting: 3.5 evaluations of the pair per grid
+// point; now 1.0), for a lower bound that moves by about 1e-10 relative.
+func TestLowerMergeNoiseFloor(t *testing.T) {
+	cp := &countingPair{Pair: gaussRemove(t, 0.7985, 0.0005428)}
+	gr, err := newGrid(t.Context(), cp, 7.405e-5, 1e-20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp.n.Store(0)
+	if _, err := gr.lower(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	n, points := cp.n.Load(), len(gr.tl)
+	t.Logf("%d grid points, %d evaluations of the pair in the merge", points, n)
+	if n > 2*int64(points) {
+		t.Errorf("the merge evaluated the pair %d times on %d grid points, want at most %d", n, points, 2*points)
+	}
+}

@@ -368,12 +368,19 @@ func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, u
 	return math.Min(lower, upper), upper, from, nil
 }
 
-// certifyEpsilon returns the smallest of e, e raised by 1e-12 relative
-// (doubling) and e0 at which [Accountant.Delta] is at most delta, so that
-// the round trip Delta(Epsilon(δ)) ≤ δ holds exactly. e0 (the first grid's
-// bound, or RDP's) always passes: Delta's bound is at most the first grid's
-// and RDP's (see rdpDelta). Refinement makes Delta and Epsilon visit grids
-// depending on their argument, so e, from a finer grid, may need a step.
+// certifyEpsilon returns the first of e and its raises below e0 at which
+// [Accountant.Delta] is at most delta, or e0, so that the round trip
+// Delta(Epsilon(δ)) ≤ δ holds exactly. e0 (the first grid's bound, or
+// RDP's) always passes: Delta's bound is at most the first grid's and
+// RDP's (see rdpDelta). Refinement makes Delta and Epsilon visit grids
+// depending on their argument, and the two-scale ε bounds may lie below
+// what any δ query reaches, so e may need a raise. The raises grow at
+// least by doubling from 1e-12 relative; once two points have failed, a
+// step goes at least to the secant root of log δ over the two latest,
+// 10% past it (aiming at a δ below delta), but no more than 64 times the
+// raise so far. (σ 1, q 1e-4, T 1e4, δ 1e-10: the two-scale ε
+// 0.07983298 needed a raise of about 1.5e-4 relative, which doubling
+// reached on its 25th δ query.)
 func (a *Accountant) certifyEpsilon(ctx context.Context, delta, e, e0 float64) (float64, error) {
 	if math.IsInf(e, 1) {
 		return e, nil
@@ -384,12 +391,31 @@ func (a *Accountant) certifyEpsilon(ctx context.Context, delta, e, e0 float64) (
 	}
 	step := 1e-12 * math.Max(1, e)
 	k := 1 // points tried
+	// The two latest failing points and their upper δ (0: not known).
+	var xa, ua, xb, ub float64
 	o, err := search.Solve(search.Problem[float64]{
-		Holds: func(x float64) (bool, error) { return a.deltaAtMost(ctx, x, delta) },
-		Lo:    e,
-		Hi:    e,
+		Holds: func(x float64) (bool, error) {
+			if x == xb && ub > 0 {
+				return false, nil // (Solve asks at e twice: Lo and Hi)
+			}
+			ok, u, err := a.deltaUpperAtMost(ctx, x, delta)
+			if err == nil && !ok {
+				xa, ua, xb, ub = xb, ub, x, u
+			}
+			return ok, err
+		},
+		Lo: e,
+		Hi: e,
 		Up: func(x float64) (float64, bool) {
-			x = math.Min(x+step, e0)
+			next := x + step
+			if ua > delta && ub > delta && ua > ub && xb > xa {
+				// log δ falls from ua to ub over [xa, xb]: its secant
+				// meets log delta at root.
+				lt := math.Log(delta)
+				root := xb + (xb-xa)*(math.Log(ub)-lt)/(math.Log(ua)-math.Log(ub))
+				next = math.Max(next, math.Min(xb+1.1*(root-xb), xb+64*(xb-e)))
+			}
+			x = math.Min(next, e0)
 			step *= 2
 			k++
 			return x, k <= 64 && x < e0
@@ -417,17 +443,24 @@ var errStopped = errors.New("pld: the upper δ is known to be small enough")
 // certification of an ε query spent 80% of the query on the lower
 // bounds of a δ query it only needed the upper end of).
 func (a *Accountant) deltaAtMost(ctx context.Context, eps, delta float64) (bool, error) {
+	ok, _, err := a.deltaUpperAtMost(ctx, eps, delta)
+	return ok, err
+}
+
+// deltaUpperAtMost is deltaAtMost that also returns Delta's upper δ at
+// eps when it is above delta (0 when the query stopped early).
+func (a *Accountant) deltaUpperAtMost(ctx context.Context, eps, delta float64) (bool, float64, error) {
 	if !(delta > 0) {
 		d, err := a.Delta(ctx, eps)
-		return d <= delta, err
+		return d <= delta, d, err
 	}
 	a.stopDelta = delta
 	defer func() { a.stopDelta = 0 }()
 	_, u, _, err := a.deltaBounds(ctx, eps)
 	if err == errStopped {
-		return true, nil
+		return true, 0, nil
 	}
-	return u <= delta, a.public(err)
+	return u <= delta, u, a.public(err)
 }
 
 // stopped reports whether a δ query of deltaAtMost may stop at the
@@ -547,39 +580,94 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 const hopelessFactor = 1 << maxRefine
 
 // cutFirst is refined, except that on a level with the tails cut at the
-// query's δ, a bracket that stays hopeless (see hopelessFactor) is not
-// refined before the uncut composition has had its turn: the uncut
-// bracket, where it fits, is usually the one that decides (σ 0.5, q 1e-4,
-// T 1e4, δ 1e-15: the cut grid and two refinements gave [4.35, 10.26],
-// 75% of the query's time; the uncut first grid [8.30571, 8.30658]). Only
-// if the intersection is still wide is the cut grid refined as before;
-// scale is uncut's for the bracket (as cutFallbacks passes it). The
-// uncut grid is refined only while the bracket is not hopeless either,
-// and a bracket it leaves hopeless goes to twoScale (the two-scale bounds)
-// before the refinements (σ 1, q 1e-4, T 1000, δ 1e-15: the cut and
-// uncut grids refined three times each gave [0.098, 0.315], then the
-// two-scale bounds [0.232504, 0.232538]);
-// every bracket is certified, so their intersection is.
+// query's δ no grid is refined before the cheaper brackets have had their
+// turn; each is tried only while the intersection so far is wide, and a
+// δ query of deltaAtMost stops at the first upper bound that settles it.
+// First the cut first grid. Where its bracket is not hopeless (see
+// hopelessFactor): the uncut first grid; if that changed nothing, the
+// two-scale bounds (twoScale; the certifying δ query of σ 1, q 1e-4,
+// T 1e4, δ 1e-15 refined the cut and uncut grids twice each, 60% of the
+// ε query, before the two-scale bound settled it); then the cut grid
+// refined as refined does (σ 0.7985, q 0.0005428, T 821, δ 7.795e-10:
+// two cut refinements stalled, 40% of the query, before the uncut first
+// grid decided). Where it is hopeless: the uncut first grid (σ 0.5,
+// q 1e-4, T 1e4, δ 1e-15: the cut grid and two refinements gave [4.35,
+// 10.26], 75% of the query's time; the uncut first grid [8.30571,
+// 8.30658]); the two-scale bounds (σ 1, q 1e-4, T 1e4, δ 1e-10: the
+// uncut and cut grids refined twice each left [0.07981, 0.08116], 60% of
+// the query; the two-scale bounds [0.0798007, 0.0798330]); the uncut grid
+// refined while the bracket is not hopeless; the cut grid refined. scale
+// is uncut's for the bracket (as cutFallbacks passes it). Every bracket
+// is certified, so their intersection is.
 func (a *Accountant) cutFirst(ctx context.Context, lv *levels, f func(c *composition, upper bool) float64, wide, hopeless func(lo, up float64) bool, point func(lo, up float64) (eps, delta float64, err error), scale func(lo, up float64) float64, twoScale func(lo, up float64) (float64, float64, error)) (lower, upper, upper0 float64, err error) {
 	r := lv.res
 	if !r.cut {
 		return a.refined(ctx, lv, f, wide, point)
 	}
-	lower, upper, upper0, err = a.refined(ctx, lv, f, func(lo, up float64) bool {
-		return wide(lo, up) && !hopeless(lo, up)
-	}, point)
-	if err != nil || !wide(lower, upper) || !hopeless(lower, upper) {
+	// The cut grid's first bracket; where it is wide but not hopeless,
+	// the uncut first grid's before the cut grid is refined (refining a
+	// cut grid whose bracket is set by the cut, not by h, is the costly
+	// way to find out that it stalls: σ 0.7985, q 0.0005428, T 821,
+	// δ 7.795e-10 refined it twice, 40% of the query, before the uncut
+	// first grid decided).
+	never := func(lo, up float64) bool { return false }
+	lower, upper, upper0, err = a.refined(ctx, lv, f, never, point)
+	if err != nil || !wide(lower, upper) {
 		return lower, upper, upper0, err
+	}
+	if !hopeless(lower, upper) {
+		lo1, up1 := lower, upper
+		if lower, upper, err = a.uncut(ctx, f, lower, upper, scale(lower, upper), never, point); err != nil || !wide(lower, upper) {
+			return lower, upper, upper0, err
+		}
+		if a.stopped(upper) {
+			return 0, 0, 0, errStopped
+		}
+		if lower == lo1 && upper == up1 && twoScale != nil {
+			// The uncut grid is no help here: the two-scale bounds
+			// before the cut grid's refinements.
+			if lower, upper, err = twoScale(lower, upper); err != nil || !wide(lower, upper) {
+				return lower, upper, upper0, err
+			}
+			if a.stopped(upper) {
+				return 0, 0, 0, errStopped
+			}
+		}
+		lo2, up2, _, err := a.refined(ctx, lv, f, func(lo, up float64) bool {
+			return wide(math.Max(lo, lower), math.Min(up, upper)) && !hopeless(lo, up)
+		}, point)
+		return math.Max(lower, lo2), math.Min(upper, up2), upper0, err
 	}
 	lo0, up0 := lower, upper
-	if lower, upper, err = a.uncut(ctx, f, lower, upper, scale(lower, upper), func(lo, up float64) bool {
+	refineUncut := func(lo, up float64) bool {
 		return wide(lo, up) && !hopeless(math.Max(lo, lo0), math.Min(up, up0))
-	}, point); err != nil || !wide(lower, upper) {
+	}
+	first := refineUncut
+	if twoScale != nil {
+		first = never
+	}
+	sc := scale(lower, upper)
+	if lower, upper, err = a.uncut(ctx, f, lower, upper, sc, first, point); err != nil || !wide(lower, upper) {
 		return lower, upper, upper0, err
 	}
-	if hopeless(lower, upper) && twoScale != nil {
+	if a.stopped(upper) {
+		return 0, 0, 0, errStopped
+	}
+	if twoScale != nil {
 		if lower, upper, err = twoScale(lower, upper); err != nil || !wide(lower, upper) {
 			return lower, upper, upper0, err
+		}
+		if a.stopped(upper) {
+			// (σ 1, q 1e-4, T 1000, δ 1e-15: the certifying δ query
+			// went on to refine the cut and uncut grids twice each,
+			// 60% of the ε query, after the two-scale bound settled it.)
+			return 0, 0, 0, errStopped
+		}
+		if lower, upper, err = a.uncut(ctx, f, lower, upper, sc, refineUncut, point); err != nil || !wide(lower, upper) {
+			return lower, upper, upper0, err
+		}
+		if a.stopped(upper) {
+			return 0, 0, 0, errStopped
 		}
 	}
 	lo2, up2, _, err := a.refined(ctx, lv, f, func(lo, up float64) bool {
@@ -596,6 +684,9 @@ func (a *Accountant) cutFallbacks(ctx context.Context, f func(c *composition, up
 	if wide(lower, upper) {
 		if lower, upper, err = a.uncut(ctx, f, lower, upper, scale, wide, point); err != nil {
 			return 0, 0, err
+		}
+		if a.stopped(upper) {
+			return 0, 0, errStopped
 		}
 	}
 	if wide(lower, upper) {

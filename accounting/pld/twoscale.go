@@ -362,7 +362,7 @@ func logPowSum(p, e []float64, n int) (logS, rho float64) {
 // every λ > 0 ((z)₊ ≤ e^{λz}/(eλ)), K(λ) = n·log Σ β_i e^{λ s_i}.
 func (b *bulk) chernoff(beta pmf, h, n float64) {
 	width := math.Max(b.h*float64(len(b.c.c)), h)
-	var lams, ks []float64
+	var lams, ks, logLams []float64
 	for j := 0; j <= 120; j++ {
 		lam := math.Exp2(float64(j)/3) / width
 		k := n * (logMGF(&beta, h, lam) + lam*beta.off)
@@ -371,13 +371,19 @@ func (b *bulk) chernoff(beta pmf, h, n float64) {
 		}
 		lams = append(lams, lam)
 		ks = append(ks, k+1e-9*(1+math.Abs(k))) // rounding of the Horner sum
+		// log λ once per λ, not once per cell and λ (it was 85% of
+		// the two-scale bounds' cost at σ 1, q 1e-4, T 1e4, δ 1e-10).
+		logLams = append(logLams, math.Log(lam))
 	}
 	b.logChern = make([]float64, len(b.c.c))
 	for i := range b.logChern {
 		s := b.s0 + float64(i)*b.h
 		best := math.Inf(1)
 		for j, lam := range lams {
-			best = math.Min(best, ks[j]-lam*s-1-math.Log(lam))
+			// (ks, λ and s are finite: no NaN for math.Min to keep.)
+			if v := ks[j] - lam*s - 1 - logLams[j]; v < best {
+				best = v
+			}
 		}
 		b.logChern[i] = best
 	}

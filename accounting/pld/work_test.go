@@ -2,8 +2,10 @@ package pld
 
 import (
 	"math"
+	"os"
 	"testing"
 
+	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/internal/testenv"
 	"github.com/dpcalc/dpcalc/internal/work"
 )
@@ -15,7 +17,7 @@ import (
 // lower distribution is made for it, and a cut grid whose first bracket
 // is past what refinement can fix yields to the uncut grid first. The
 // brackets are those of testdata/pld/width_sweep.txt (to its 6 digits).
-// Before: 6,340 units at σ 0.5, T 1000, δ 1e-10 (now 3,806) and 23,063
+// Before: 6,340 units at σ 0.5, T 1000, δ 1e-10 (now 3,541) and 23,063
 // at T 1e4, δ 1e-15 (now 3,422; the certifying δ query refined the cut
 // and the uncut grids, eight offsets of the lower merge each). In CPU
 // seconds, dpcalc eps there: 1.8 and 7.5 before, 0.6 and 0.6 now.
@@ -27,7 +29,23 @@ func TestSmallDeltaQueryWork(t *testing.T) {
 		lower, upper float64 // the sweep's bracket
 		maxUnits     int64
 	}
-	cases := []workCase{{0.5, 1e-4, 1000, 1e-10, 4.33887, 4.33894, 5000}}
+	cases := []workCase{
+		{0.5, 1e-4, 1000, 1e-10, 4.33887, 4.33894, 5000},
+		// A peer's setting (dp_accounting's PLD is faster there): the
+		// lower merge's Illinois search stopped only within 1e-6·h of its
+		// target, below φ's own float64 noise, and alternated between
+		// noisy signs (4.65 pair evaluations per merged cell, up to 40),
+		// and the cut grid was refined twice, stalling, before the uncut
+		// first grid decided: 5,060 units before, now 3,311.
+		{0.7985, 0.0005428, 821, 7.795e-10, 0.854983, 0.855057, 4000},
+		// The uncut and the cut grids were refined twice each before the
+		// two-scale bounds decided, and their upper ε (0.0798330) was
+		// certified by raising it in doubling steps from 1e-12, 25 δ
+		// queries that ended at 0.0798498: 19,105 units before, now 6,279
+		// (testdata/pld/width_sweep.txt has the bracket before, [0.0798098,
+		// 0.0798498]).
+		{1, 1e-4, 10000, 1e-10, 0.0798007, 0.0798448, 9000},
+	}
 	if testenv.Long() {
 		cases = append(cases, workCase{0.5, 1e-4, 10000, 1e-15, 8.30571, 8.30658, 6000})
 	}
@@ -57,4 +75,39 @@ func TestSmallDeltaQueryWork(t *testing.T) {
 			t.Errorf("Delta(%g) = %g, %v; want <= %g", up, d, err, c.delta)
 		}
 	}
+}
+
+// TestPLDWidthSweepWork measures (not a test) the work of the ε queries of
+// testdata/pld/width_sweep.txt's settings in internal/work units, which
+// are the same on a loaded machine as on an idle one, with each bracket
+// and whether Delta at its upper end is within δ: one line per query and
+// the total. Run with
+//
+//	DPCALC_PLD_SWEEP=work go test ./accounting/pld -run TestPLDWidthSweepWork -v -timeout 1h
+func TestPLDWidthSweepWork(t *testing.T) {
+	if os.Getenv("DPCALC_PLD_SWEEP") != "work" {
+		t.Skip("set DPCALC_PLD_SWEEP=work to measure the sweep's work")
+	}
+	var total int64
+	for _, s := range []float64{0.5, 1, 2, 4, 10} {
+		for _, q := range []float64{1e-4, 1e-3, 0.01, 0.1} {
+			for _, steps := range []int{1000, 10000, 100000} {
+				for _, d := range []float64{1e-5, 1e-10, 1e-15} {
+					a := accountantFor(t, accounting.SubsampledGaussian(s, q, steps), Options{})
+					m := work.NewMeter(0)
+					lo, up, err := a.EpsilonBounds(work.With(t.Context(), m), d)
+					if err != nil {
+						t.Fatal(err)
+					}
+					dd, err := a.Delta(t.Context(), up)
+					if err != nil {
+						t.Fatal(err)
+					}
+					total += m.Count()
+					t.Logf("%g %g %d %g: [%.9g, %.9g] %.4f%% %d units, Delta(upper) <= delta: %v", s, q, steps, d, lo, up, 100*(up-lo)/up, m.Count(), dd <= d)
+				}
+			}
+		}
+	}
+	t.Logf("180 queries: %d units", total)
 }
