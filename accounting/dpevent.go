@@ -49,6 +49,10 @@ var eventClasses = []eventClass{
 	{dpEventModule, "PermuteAndFlipDpEvent", []string{"epsilon"}},
 	{dpEventModule, "SingleEpochTreeAggregationDpEvent", []string{"noise_multiplier", "step_counts"}},
 	{dpEventModule, "MixtureOfGaussiansDpEvent", []string{"standard_deviation", "sensitivities", "sampling_probs"}},
+	{dpcalcModule, "RdpCurveDpEvent", []string{"orders", "rdp", "adjacency"}},
+	{dpcalcModule, "PldPmfDpEvent", []string{"value_discretization_interval", "pessimistic_estimate", "symmetric",
+		"remove_lower_loss", "remove_probs", "remove_infinity_mass", "add_lower_loss", "add_probs", "add_infinity_mass", "adjacency"}},
+	{dpcalcModule, "PrivacyProfileDpEvent", []string{"epsilons", "deltas", "adjacency"}},
 }
 
 // refusedClasses are dp_accounting's event classes that no dpcalc
@@ -106,7 +110,7 @@ func MarshalEvent(e Event) ([]byte, error) {
 
 type jsonField struct {
 	name  string
-	value any // float64, int, Event, []Event, or nil for null
+	value any // float64, int, bool, string, []float64, []int, Event, []Event, or nil for null
 }
 
 // writeEvent writes e; path is e's path in the format of [Normalize].
@@ -157,6 +161,21 @@ func writeEvent(b *bytes.Buffer, e Event, path string) error {
 	case MixtureOfGaussians:
 		class, fields = "MixtureOfGaussiansDpEvent", []jsonField{{"standard_deviation", e.StandardDeviation},
 			{"sensitivities", e.Sensitivities}, {"sampling_probs", e.SamplingProbs}}
+	case RdpCurve:
+		class, fields = "RdpCurveDpEvent", []jsonField{{"orders", e.Orders}, {"rdp", e.RDP}}
+		fields = withAdjacency(fields, e.Adjacency)
+	case PldPmf:
+		class, fields = "PldPmfDpEvent", []jsonField{{"value_discretization_interval", e.DiscretizationInterval},
+			{"pessimistic_estimate", e.Pessimistic}, {"symmetric", e.Symmetric},
+			{"remove_lower_loss", e.Remove.LowerLoss}, {"remove_probs", e.Remove.Probs}, {"remove_infinity_mass", e.Remove.InfinityMass}}
+		if !e.Symmetric {
+			fields = append(fields, jsonField{"add_lower_loss", e.Add.LowerLoss}, jsonField{"add_probs", e.Add.Probs},
+				jsonField{"add_infinity_mass", e.Add.InfinityMass})
+		}
+		fields = withAdjacency(fields, e.Adjacency)
+	case PrivacyProfile:
+		class, fields = "PrivacyProfileDpEvent", []jsonField{{"epsilons", e.Epsilons}, {"deltas", e.Deltas}}
+		fields = withAdjacency(fields, e.Adjacency)
 	case SingleEpochTreeAggregation:
 		var counts any = e.StepCounts
 		if e.Scalar && len(e.StepCounts) == 1 {
@@ -215,6 +234,11 @@ func writeEvent(b *bytes.Buffer, e Event, path string) error {
 				}
 			}
 			b.WriteByte(']')
+		case bool:
+			b.WriteString(strconv.FormatBool(v))
+		case string:
+			q, _ := json.Marshal(v)
+			b.Write(q)
 		case nil: // an optional value given as None
 			b.WriteString("null")
 		default: // a nil Event (checkEventTree refuses it first)
@@ -662,6 +686,19 @@ func decodeEvent(ctx context.Context, raw *jsonValue, path string, depth int) (E
 	case "MixtureOfGaussiansDpEvent":
 		e = MixtureOfGaussians{StandardDeviation: d.float("standard_deviation"),
 			Sensitivities: d.floats("sensitivities"), SamplingProbs: d.floats("sampling_probs")}
+	case "RdpCurveDpEvent":
+		e = RdpCurve{Orders: d.floats("orders"), RDP: d.floats("rdp"), Adjacency: d.optString("adjacency")}
+	case "PldPmfDpEvent":
+		p := PldPmf{DiscretizationInterval: d.float("value_discretization_interval"),
+			Pessimistic: d.optBool("pessimistic_estimate"), Symmetric: d.optBool("symmetric"),
+			Remove:    PmfSide{LowerLoss: d.int("remove_lower_loss"), Probs: d.floats("remove_probs"), InfinityMass: d.float("remove_infinity_mass")},
+			Adjacency: d.optString("adjacency")}
+		if _, ok := m["add_probs"]; ok || !p.Symmetric {
+			p.Add = PmfSide{LowerLoss: d.int("add_lower_loss"), Probs: d.floats("add_probs"), InfinityMass: d.float("add_infinity_mass")}
+		}
+		e = p
+	case "PrivacyProfileDpEvent":
+		e = PrivacyProfile{Epsilons: d.floats("epsilons"), Deltas: d.floats("deltas"), Adjacency: d.optString("adjacency")}
 	case "SingleEpochTreeAggregationDpEvent":
 		counts, scalar := d.ints("step_counts")
 		e = SingleEpochTreeAggregation{NoiseMultiplier: d.float("noise_multiplier"), StepCounts: counts, Scalar: scalar}
@@ -874,6 +911,40 @@ func (d *fieldDecoder) ints(field string) (out []int, scalar bool) {
 		out[i] = n
 	}
 	return out, false
+}
+
+// optBool decodes an optional boolean field (false when missing).
+func (d *fieldDecoder) optBool(field string) bool {
+	v, ok := d.m[field]
+	if !ok || d.err != nil {
+		return false
+	}
+	if v.kind != 't' && v.kind != 'f' {
+		d.fail(field, "want true or false, got %s", kindOf(v))
+		return false
+	}
+	return v.kind == 't'
+}
+
+// optString decodes an optional string field ("" when missing).
+func (d *fieldDecoder) optString(field string) string {
+	v, ok := d.m[field]
+	if !ok || d.err != nil {
+		return ""
+	}
+	if v.kind != '"' {
+		d.fail(field, "want a string, got %s", kindOf(v))
+		return ""
+	}
+	return v.text
+}
+
+// withAdjacency appends the adjacency field when one is stated.
+func withAdjacency(fields []jsonField, adj string) []jsonField {
+	if adj == "" {
+		return fields
+	}
+	return append(fields, jsonField{"adjacency", adj})
 }
 
 func (d *fieldDecoder) event(field string) Event {
