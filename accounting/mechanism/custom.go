@@ -358,9 +358,11 @@ func profilePair(eps, delta []float64) (*discretePair, atomSet) {
 		if !(q > 0) {
 			continue
 		}
-		a.loss = append(a.loss, math.Log(hx[j]))
-		a.lp = append(a.lp, math.Log(hx[j]*q*profileInflate))
-		a.lq = append(a.lq, math.Log(q))
+		lp, lq := math.Log(hx[j]*q*profileInflate), math.Log(q)
+		// The loss is the atom's own log P/Q, rounded up: a pair's tails
+		// must order its atoms by their true loss.
+		a.loss = append(a.loss, math.Nextafter(lp-lq, math.Inf(1)))
+		a.lp, a.lq = append(a.lp, lp), append(a.lq, lq)
 	}
 	a.logPInf = math.Log(pInf * profileInflate)
 	a.logQNeg = math.Log(math.Max(0, 1-qsum))
@@ -409,8 +411,11 @@ func pmfAtoms(s accounting.PmfSide, h float64) atomSet {
 		qsum = logmath.Add(qsum, a.lq[i])
 	}
 	if qsum > 0 {
+		// Q divided by its mass raises each loss by log qsum; the losses
+		// follow (a pair's tails order atoms by their true loss).
 		for i := range a.lq {
 			a.lq[i] -= qsum
+			a.loss[i] = math.Nextafter(a.lp[i]-a.lq[i], math.Inf(1))
 		}
 		qsum = 0
 	}
