@@ -13,8 +13,12 @@ import (
 func TestCustomEventErrors(t *testing.T) {
 	nan, inf := math.NaN(), math.Inf(1)
 	curve := func(o, v []float64) Event { return RdpCurve{Orders: o, RDP: v} }
-	side := func(lo int, p []float64, inf float64) PmfSide { return PmfSide{LowerLoss: lo, Probs: p, InfinityMass: inf} }
-	pmf := func(h float64, r PmfSide) Event { return PldPmf{DiscretizationInterval: h, Remove: r, Symmetric: true, Pessimistic: true} }
+	side := func(lo int, p []float64, inf float64) PmfSide {
+		return PmfSide{LowerLoss: lo, Probs: p, InfinityMass: inf}
+	}
+	pmf := func(h float64, r PmfSide) Event {
+		return PldPmf{DiscretizationInterval: h, Remove: r, Symmetric: true, Pessimistic: true}
+	}
 	prof := func(e, d []float64) Event { return PrivacyProfile{Epsilons: e, Deltas: d} }
 	big := make([]float64, MaxCustomPoints+1)
 	for i := range big {

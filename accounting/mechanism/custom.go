@@ -47,20 +47,30 @@ import (
 type customEntry struct {
 	event accounting.Event
 	curve *curveRDP // RdpCurve
-	pld   *PLD      // PldPmf (pessimistic), PrivacyProfile, RdpCurve
+	pld   *PLD      // PldPmf (pessimistic), PrivacyProfile; RdpCurve's once pldOnce has run
 	atoms *atomRDP  // PldPmf, PrivacyProfile
 	why   string    // why pld refuses, when pld is nil
+	// pldOnce derives an RdpCurve's pair (4097 profile points, each over
+	// all orders) when pld first asks for it.
+	pldOnce sync.Once
+	size    int // the numbers it holds, for the cache's cap
 }
 
 // customCache holds derived custom events by their JSON text, so that the
 // mechanisms stay comparable (they hold the text). It is cleared when it
-// grows past customCacheSize; an entry is derived again when needed.
+// would hold more than customCacheSize entries or customCacheNumbers
+// numbers (a PMF may have a million probabilities); an entry is derived
+// again when needed.
 var (
-	customMu    sync.Mutex
-	customCache = map[string]*customEntry{}
+	customMu      sync.Mutex
+	customCache   = map[string]*customEntry{}
+	customNumbers int
 )
 
-const customCacheSize = 64
+const (
+	customCacheSize    = 64
+	customCacheNumbers = 1 << 23
+)
 
 // custom is a custom mechanism: spec is its event's JSON, unsampled.
 type custom struct {
@@ -89,10 +99,11 @@ func (c custom) entry() *customEntry {
 		panic("mechanism: custom event does not read back: " + err.Error())
 	}
 	e := deriveCustom(ev)
-	if len(customCache) >= customCacheSize {
-		customCache = map[string]*customEntry{}
+	if len(customCache) >= customCacheSize || customNumbers+e.size > customCacheNumbers {
+		customCache, customNumbers = map[string]*customEntry{}, 0
 	}
 	customCache[c.spec] = e
+	customNumbers += e.size
 	return e
 }
 
@@ -101,19 +112,19 @@ func deriveCustom(ev accounting.Event) *customEntry {
 	switch v := ev.(type) {
 	case accounting.RdpCurve:
 		e.curve = newCurveRDP(v.Orders, v.RDP)
-		eps, delta := e.curve.profile()
-		pair, _ := profilePair(eps, delta)
-		e.pld = &PLD{Remove: pair, Add: pair, Symmetric: true, MaxLoss: math.Inf(1)}
+		e.size = 8*len(v.Orders) + 16*(2*profileSteps+3)
 	case accounting.PrivacyProfile:
 		pair, a := profilePair(v.Epsilons, v.Deltas)
 		e.pld = &PLD{Remove: pair, Add: pair, Symmetric: true, MaxLoss: math.Inf(1)}
 		e.atoms = &atomRDP{dirs: []atomSet{a}}
+		e.size = 16 * len(a.loss)
 	case accounting.PldPmf:
 		rem := pmfAtoms(v.Remove, v.DiscretizationInterval)
 		add := rem
 		if !v.Symmetric {
 			add = pmfAtoms(v.Add, v.DiscretizationInterval)
 		}
+		e.size = 16 * (len(rem.loss) + len(add.loss))
 		e.atoms = &atomRDP{dirs: []atomSet{rem, add}}
 		if !v.Pessimistic {
 			e.why = "pessimistic_estimate is false: pld composes a supplied PMF only when it is stated to dominate the mechanism (pessimistic_estimate: true)"
@@ -144,6 +155,13 @@ func (c custom) PLD() (*PLD, error) {
 		return nil, errorf("no privacy-loss pair for a %s", c.describe(c.name))
 	}
 	e := c.entry()
+	if e.curve != nil {
+		e.pldOnce.Do(func() {
+			eps, delta := e.curve.profile()
+			pair, _ := profilePair(eps, delta)
+			e.pld = &PLD{Remove: pair, Add: pair, Symmetric: true, MaxLoss: math.Inf(1)}
+		})
+	}
 	if e.pld == nil {
 		return nil, errorf("%s", e.why)
 	}
@@ -174,7 +192,7 @@ func (c custom) RDP() (RDP, error) {
 }
 
 func (c custom) ZCDP() (rho, xi float64, err error) {
-	return 0, 0, errorf("no zCDP bound for a %s (its Rényi curve is not of the form ξ + ρα)", c.name)
+	return 0, 0, errorf("no zCDP bound for the custom event %s (its Rényi curve need not be of the form ξ + ρα)", c.name)
 }
 
 // curveRDP is the Rényi curve of an [accounting.RdpCurve] in log moments
