@@ -15,7 +15,8 @@ import (
 // in dp_accounting's field order. docs/events.md has the Python side.
 
 // Module names of the JSON form: dp_accounting's, and the one of events
-// dp_accounting does not have (ShuffledDpEvent), which it cannot read.
+// dp_accounting does not have (ShuffledDpEvent and the custom mechanisms'
+// classes), which it cannot read.
 const (
 	dpEventModule = "dp_accounting.dp_event"
 	dpcalcModule  = "dpcalc"
@@ -94,7 +95,9 @@ func classNames() string {
 //	 "class_name":"GaussianDpEvent","noise_multiplier":4}}
 //
 // [Shuffled] has no dp_accounting class; it is written as class
-// ShuffledDpEvent of module "dpcalc", which dp_accounting cannot read. It
+// ShuffledDpEvent of module "dpcalc", which dp_accounting cannot read, as
+// are the custom mechanisms [RdpCurve], [PldPmf] and [PrivacyProfile]
+// (classes RdpCurveDpEvent, PldPmfDpEvent, PrivacyProfileDpEvent). It
 // returns an *UnsupportedEventError for nil or unknown events and a
 // *ParamError for a non-finite parameter (JSON has no NaN or Inf).
 func MarshalEvent(e Event) ([]byte, error) {
@@ -693,7 +696,10 @@ func decodeEvent(ctx context.Context, raw *jsonValue, path string, depth int) (E
 			Pessimistic: d.optBool("pessimistic_estimate"), Symmetric: d.optBool("symmetric"),
 			Remove:    PmfSide{LowerLoss: d.int("remove_lower_loss"), Probs: d.floats("remove_probs"), InfinityMass: d.float("remove_infinity_mass")},
 			Adjacency: d.optString("adjacency")}
-		if _, ok := m["add_probs"]; ok || !p.Symmetric {
+		_, a1 := m["add_probs"]
+		_, a2 := m["add_lower_loss"]
+		_, a3 := m["add_infinity_mass"]
+		if a1 || a2 || a3 || !p.Symmetric { // an add field given with symmetric: true is read, and refused if not empty
 			p.Add = PmfSide{LowerLoss: d.int("add_lower_loss"), Probs: d.floats("add_probs"), InfinityMass: d.float("add_infinity_mass")}
 		}
 		e = p

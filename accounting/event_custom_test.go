@@ -134,6 +134,10 @@ func TestCustomEventJSON(t *testing.T) {
 			`module_name "dp_accounting.dp_event", want "dpcalc"`},
 		{`{"module_name":"dpcalc","class_name":"PldPmfDpEvent","value_discretization_interval":0.1,"symmetric":true,"remove_lower_loss":0.5,"remove_probs":[1],"remove_infinity_mass":0}`,
 			"remove_lower_loss (PldPmfDpEvent): 0.5 is not an integer"},
+		{`{"module_name":"dpcalc","class_name":"PldPmfDpEvent","value_discretization_interval":0.1,"symmetric":true,"remove_lower_loss":0,"remove_probs":[1],"remove_infinity_mass":0,"add_lower_loss":3}`,
+			`missing field "add_probs"`},
+		{`{"module_name":"dpcalc","class_name":"PldPmfDpEvent","value_discretization_interval":0.1,"remove_lower_loss":0,"remove_probs":[1],"remove_infinity_mass":0}`,
+			`missing field "add_lower_loss"`},
 	} {
 		if _, err := UnmarshalEvent([]byte(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.in, err, c.want)
