@@ -51,3 +51,41 @@ func TestCustomPMFDirections(t *testing.T) {
 		t.Errorf("remove 0.5, add 1: %g, want the symmetric ε 1's %g (ε 0.5's: %g)", mixed, sym2, sym1)
 	}
 }
+
+// TestCustomCurveNoExtrapolation: rdp uses no order above a curve's
+// largest: the Gaussian's curve (σ 2) given up to α = 3 only, composed 10
+// times, bounds ε at δ = 1e-10 by its largest order, where the conversion
+// of Canonne, Kamath and Steinke (Prop. 12) gives 10·3/8 + log(2/3) −
+// (log 1e-10 + log 3)/2 = 14.308154 (the curve decreases up to there);
+// the curve up to α = 256 gives 11.5645 (at α = 6).
+func TestCustomCurveNoExtrapolation(t *testing.T) {
+	ctx := context.Background()
+	eps := func(orders []float64) float64 {
+		t.Helper()
+		rdp := make([]float64, len(orders))
+		for i, a := range orders {
+			rdp[i] = a / 8
+		}
+		a, err := registry.NewAccountant(accounting.KindRDP, registry.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Compose(accounting.RdpCurve{Orders: orders, RDP: rdp}, 10); err != nil {
+			t.Fatal(err)
+		}
+		v, err := a.Epsilon(ctx, 1e-10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	short := eps([]float64{1.5, 2, 2.5, 3})
+	long := eps([]float64{1.5, 2, 2.5, 3, 4, 6, 8, 12, 16, 32, 64, 256})
+	at3 := 10*3.0/8 + math.Log(2.0/3) - (math.Log(1e-10)+math.Log(3))/2
+	if short < at3*(1-1e-12) || short > at3*(1+1e-9) {
+		t.Errorf("ε up to α 3: %.9g, want %.9g (α = 3)", short, at3)
+	}
+	if long < 11.5644 || long > 11.5646 {
+		t.Errorf("ε up to α 256: %.9g, want 11.5645", long)
+	}
+}
