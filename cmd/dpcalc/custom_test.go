@@ -15,6 +15,7 @@ import (
 type customRefs struct {
 	RR       customRef `json:"rr"`
 	Gaussian customRef `json:"gaussian"`
+	Approx   customRef `json:"approx"`
 	Pure     struct {
 		customRef
 		KOV [][2]any `json:"kov"`
@@ -22,6 +23,7 @@ type customRefs struct {
 }
 
 type customRef struct {
+	Delta     float64 `json:"delta"`
 	Epsilon   string  `json:"epsilon"`
 	AtEpsilon float64 `json:"at_epsilon"`
 	DeltaAt   string  `json:"delta_at"`
@@ -66,8 +68,9 @@ func customRow(t *testing.T, accountant string, args ...string) cli.OutputRow {
 // TestCustomReferences: pld's certified bracket of a supplied PMF or
 // profile contains the exact ε and δ of the mechanism it describes
 // (mpmath, testdata/custom/gen.py): 30-fold binary randomized response
-// given as a PMF on its grid (exact), 25-fold pure 0.3-DP given as a
-// profile (Kairouz et al.'s optimal composition, which the pair attains);
+// given as a PMF on its grid (exact), 25-fold pure 0.3-DP and
+// (0.3, 1e-6)-DP given as profiles (Kairouz et al.'s optimal composition,
+// which the pair attains);
 // the pessimistic PMF of the Gaussian is above the Gaussian's exact ε and
 // close to it; rdp's bounds are above the exact values.
 func TestCustomReferences(t *testing.T) {
@@ -81,11 +84,13 @@ func TestCustomReferences(t *testing.T) {
 	}{
 		{"randomized response", "rr_pmf.json", refs.RR, true, 2e-3, true},
 		{"pure profile", "pure_profile.json", refs.Pure.customRef, true, 2e-3, true},
+		{"(ε, δ) profile", "approx_profile.json", refs.Approx, true, 2e-3, false},
 		{"pessimistic Gaussian PMF", "gaussian_pmf.json", refs.Gaussian, false, 5e-3, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			want := num(t, c.ref.Epsilon)
-			r := customRow(t, "pld", "eps", "--events", customFile(c.file), "--delta", "1e-5")
+			delta := strconv.FormatFloat(c.ref.Delta, 'g', -1, 64)
+			r := customRow(t, "pld", "eps", "--events", customFile(c.file), "--delta", delta)
 			if r.EpsilonUpper == nil || *r.EpsilonUpper < want || *r.EpsilonUpper > want*(1+c.rel) {
 				t.Errorf("pld ε upper %v, want in [%g, %g]", r.EpsilonUpper, want, want*(1+c.rel))
 			}
@@ -97,7 +102,7 @@ func TestCustomReferences(t *testing.T) {
 				t.Errorf("pld δ(%g) = %v, want in [%g, %g]", c.ref.AtEpsilon, d.Delta, wd, wd*1.02)
 			}
 			if c.rdp {
-				r := customRow(t, "rdp", "eps", "--events", customFile(c.file), "--delta", "1e-5")
+				r := customRow(t, "rdp", "eps", "--events", customFile(c.file), "--delta", delta)
 				if r.Epsilon == nil || *r.Epsilon < want || *r.Epsilon > want*1.1 {
 					t.Errorf("rdp ε %v, want in [%g, %g]", r.Epsilon, want, want*1.1)
 				}

@@ -15,6 +15,7 @@ Events (dp_accounting's DpEvent JSON form; the custom classes are dpcalc's):
                        pessimistically (each loss rounded up to the grid 0.01,
                        the tail above 12 moved to infinity), x 10
   pure_profile.json    PrivacyProfileDpEvent (eps0 = 0.3, delta 0) x 25
+  approx_profile.json  PrivacyProfileDpEvent (eps0 = 0.3, delta 1e-6) x 25
   composed.json        rr_pmf's PMF x 10 composed with 1000 steps of the
                        Poisson-sampled Gaussian (q 0.01, sigma 1)
   pate.json            the PATE-style example of docs/events.md: an
@@ -29,7 +30,9 @@ references.json holds, at 50 digits:
       Viswanath 2015, Theorem 3.3: delta at eps = (k - 2i) eps0 is
       sum_{l<i} C(k,l) (e^{(k-l)eps0} - e^{(k-2i+l)eps0}) / (1+e^eps0)^k),
       checked here against the hockey-stick sum of k-fold randomized response,
-      and eps(delta) by bisection on that sum.
+      and eps(delta) by bisection on that sum;
+  approx: the optimal composition of 25 (0.3, 1e-6)-DP mechanisms (the same
+      theorem: 1 - (1 - delta0)^k (1 - delta_i)), at delta 1e-4.
 """
 import json
 import os
@@ -141,6 +144,16 @@ def main():
                     "at_epsilon": float((k - 12) * eps0), "delta_at": mp.nstr(kov(eps0, k, 6), 20),
                     "epsilon": mp.nstr(eps_for(lambda e: rr_delta(eps0, k, e), DELTA, 20), 20),
                     "kov": table}
+
+    # (c') (eps0, delta0)-DP, k-fold: Kairouz et al., Theorem 3.3:
+    # 1 - (1 - delta0)^k (1 - delta_i) at eps = (k - 2i) eps0.
+    d0 = mp.mpf("1e-6")
+    prof2 = {"module_name": "dpcalc", "class_name": "PrivacyProfileDpEvent", "epsilons": [0.3], "deltas": [1e-6]}
+    dump("approx_profile.json", selfc(prof2, k))
+    approx = lambda e: 1 - (1 - d0)**k * (1 - rr_delta(eps0, k, e))
+    refs["approx"] = {"eps0": 0.3, "delta0": 1e-6, "count": k, "delta": 1e-4,
+                      "epsilon": mp.nstr(eps_for(approx, mp.mpf("1e-4"), 20), 20),
+                      "at_epsilon": float((k - 12) * eps0), "delta_at": mp.nstr(1 - (1 - d0)**k * (1 - kov(eps0, k, 6)), 20)}
 
     # (d) a custom event composed with a Poisson-sampled Gaussian.
     dump("composed.json", {"module_name": "dp_accounting.dp_event", "class_name": "ComposedDpEvent", "events": [
