@@ -238,7 +238,35 @@ func (p PldPmf) stepUnder(at string, kind Sampling, adj Adjacency) (Step, bool, 
 	return Step{Mechanism: MechOther, Leaf: p}, false, false, nil
 }
 
-func (PldPmf) pureEpsilon() (float64, bool) { return 0, false }
+// pureEpsilon: a pessimistic PMF with no mass at infinite loss in either
+// direction (infinity masses 0, probabilities summing to 1 within the
+// rounding slack) is ε-DP at its largest loss with mass (a dominating pair
+// whose loss under P is at most ε has δ(ε) = 0), plus 1e-9 for the
+// normalisation of a Q-mass up to 1 + 1e-9, and at least 0.
+func (p PldPmf) pureEpsilon() (float64, bool) {
+	if !p.Pessimistic {
+		return 0, false
+	}
+	sides := []PmfSide{p.Remove}
+	if !p.Symmetric {
+		sides = append(sides, p.Add)
+	}
+	eps := 0.0
+	for _, s := range sides {
+		total, top := s.InfinityMass, -1
+		for i, x := range s.Probs {
+			total += x
+			if x > 0 {
+				top = i
+			}
+		}
+		if s.InfinityMass > 0 || top < 0 || total < 1-pmfMassSlack {
+			return 0, false
+		}
+		eps = math.Max(eps, float64(s.LowerLoss+top)*p.DiscretizationInterval)
+	}
+	return math.Nextafter(eps*(1+4*0x1p-52)+pmfMassSlack, math.Inf(1)), true
+}
 
 // pldPmfKey is a PldPmf's comparable stand-in in a plan.
 type pldPmfKey struct {

@@ -93,6 +93,23 @@ func TestCustomEventSteps(t *testing.T) {
 	if e, ok := pr.pureEpsilon(); !ok || e != 1 {
 		t.Errorf("profile's pure ε %g %v, want 1", e, ok)
 	}
+	// A pessimistic PMF with no mass at infinite loss is ε-DP at its
+	// largest loss with mass (0.5 here, the add direction's), plus the
+	// 1e-9 of Q's normalisation.
+	pmf := PldPmf{DiscretizationInterval: 0.25, Pessimistic: true,
+		Remove: PmfSide{LowerLoss: -1, Probs: []float64{0.4, 0.6, 0}}, Add: PmfSide{LowerLoss: -2, Probs: []float64{0.3, 0, 0, 0, 0.7}}}
+	if e, ok := pmf.pureEpsilon(); !ok || e < 0.5+1e-9 || e > 0.5+2e-9 {
+		t.Errorf("PMF's pure ε %.12g %v, want 0.500000001", e, ok)
+	}
+	for name, p := range map[string]PldPmf{
+		"not pessimistic": {DiscretizationInterval: 0.25, Symmetric: true, Remove: pmf.Remove},
+		"infinity mass":   {DiscretizationInterval: 0.25, Pessimistic: true, Symmetric: true, Remove: PmfSide{Probs: []float64{0.9}, InfinityMass: 0.1}},
+		"missing mass":    {DiscretizationInterval: 0.25, Pessimistic: true, Symmetric: true, Remove: PmfSide{Probs: []float64{0.9}}},
+	} {
+		if e, ok := p.pureEpsilon(); ok {
+			t.Errorf("%s: pure ε %g, want none", name, e)
+		}
+	}
 }
 
 // TestCustomEventJSON: each custom class is written and read back as the

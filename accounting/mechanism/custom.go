@@ -15,12 +15,16 @@ import (
 // [accounting.PrivacyProfile]): what the accountants may use of a
 // description a user supplies, and no more.
 //
-//	           rdp / ma                     pld                          zcdp
+//	           rdp (ma refuses)             pld                          zcdp, ac
 //	RdpCurve   the curve, bounded between   the pair of the profile the  refused
 //	           orders (below)               curve implies (CKS Prop. 12)
-//	PldPmf     Σ p·e^(λℓ) of each direction the PMFs (pessimistic only)  refused
-//	Profile    that of the profile's pair   the profile's pair           refused
-//	           (finite only if some δ = 0)
+//	PldPmf     Σ p·e^(λℓ) of each direction the PMFs                     ε-DP at the largest loss
+//	           (no mass at infinite loss)                                (no mass at infinite loss)
+//	Profile    that of the profile's pair   the profile's pair           ε-DP at the smallest ε
+//	           (finite only if δ = 0 at                                  with δ = 0
+//	           the largest ε)
+//
+// A PMF not stated pessimistic is refused by all.
 //
 // The pair of a profile. A direction's hockey-stick curve
 // h(x) = H_x(P‖Q) = sup_S P(S) − x·Q(S), x = e^ε ≥ 0, is convex and
@@ -191,8 +195,21 @@ func (c custom) RDP() (RDP, error) {
 	return e.atoms, nil
 }
 
+// ZCDP: a profile with δ = 0 at some ε, or a pessimistic PMF with bounded
+// loss, is ε-DP, hence (ε²/2)-zCDP (Bun and Steinke 2016, Proposition
+// 1.4); otherwise none (a Rényi curve need not be of the form ξ + ρα, and
+// nothing bounds it above its largest order).
 func (c custom) ZCDP() (rho, xi float64, err error) {
-	return 0, 0, errorf("no zCDP bound for the custom event %s (its Rényi curve need not be of the form ξ + ρα)", c.name)
+	if e, ok := (accounting.Step{Leaf: c.entry().event}).PureEpsilon(); ok {
+		return pureRho(e), 0, nil
+	}
+	if p, ok := c.entry().event.(accounting.PldPmf); ok && !p.Pessimistic {
+		return 0, 0, errorf("pessimistic_estimate is false: zcdp bounds a supplied PMF only when it is stated to dominate the mechanism (pessimistic_estimate: true)")
+	}
+	if c.name == "RdpCurve" {
+		return 0, 0, errorf("no zCDP bound for the custom event RdpCurve (its Rényi curve need not be of the form ξ + ρα, and nothing bounds it above its largest order)")
+	}
+	return 0, 0, errorf("no zCDP bound for the custom event %s: it is not ε-DP for any finite ε (some δ or mass at infinite loss is positive)", c.name)
 }
 
 // curveRDP is the Rényi curve of an [accounting.RdpCurve] in log moments

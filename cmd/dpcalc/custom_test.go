@@ -183,8 +183,10 @@ func TestCustomComposed(t *testing.T) {
 }
 
 // TestCustomRefusals: each accountant without a sound bound refuses a
-// custom event in its row, naming the event; a PMF not stated pessimistic
-// is refused by pld and rdp naming the field.
+// custom event in its row, naming the event (zcdp and ac bound only the
+// custom events that are ε-DP: a profile with δ = 0 at some ε, a
+// pessimistic PMF with no mass at infinite loss); a PMF not stated
+// pessimistic is refused by pld and rdp naming the field.
 func TestCustomRefusals(t *testing.T) {
 	dir := t.TempDir()
 	opt := filepath.Join(dir, "opt.json")
@@ -198,9 +200,10 @@ func TestCustomRefusals(t *testing.T) {
 		{customFile("gaussian_curve.json"), "zcdp", "RdpCurve"},
 		{customFile("gaussian_curve.json"), "ma", "RdpCurve"},
 		{customFile("gaussian_curve.json"), "ac", "RdpCurve"},
-		{customFile("rr_pmf.json"), "zcdp", "PldPmf"},
-		{customFile("rr_pmf.json"), "ac", "PldPmf"},
-		{customFile("pure_profile.json"), "zcdp", "PrivacyProfile"},
+		{customFile("gaussian_pmf.json"), "zcdp", "PldPmf"},
+		{customFile("gaussian_pmf.json"), "ac", "PldPmf"},
+		{customFile("approx_profile.json"), "zcdp", "PrivacyProfile"},
+		{customFile("approx_profile.json"), "ac", "PrivacyProfile"},
 		{customFile("gaussian_pmf.json"), "rdp", "infinite loss"},
 		{opt, "pld", "pessimistic_estimate"},
 		{opt, "rdp", "pessimistic_estimate"},
