@@ -45,5 +45,5 @@ func Example_customMechanisms() {
 	// Output:
 	// rdp: 3.050
 	// pld: 6.294
-	// accounting: unsupported event accounting.RdpCurve at RdpCurve: zcdp: no zCDP bound for the custom event RdpCurve (its Rényi curve need not be of the form ξ + ρα)
+	// accounting: unsupported event accounting.RdpCurve at RdpCurve: zcdp: no zCDP bound for the custom event RdpCurve (its Rényi curve need not be of the form ξ + ρα, and nothing bounds it above its largest order)
 }
