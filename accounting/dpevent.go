@@ -15,7 +15,8 @@ import (
 // in dp_accounting's field order. docs/events.md has the Python side.
 
 // Module names of the JSON form: dp_accounting's, and the one of events
-// dp_accounting does not have (ShuffledDpEvent), which it cannot read.
+// dp_accounting does not have (ShuffledDpEvent and the custom mechanisms'
+// classes), which it cannot read.
 const (
 	dpEventModule = "dp_accounting.dp_event"
 	dpcalcModule  = "dpcalc"
@@ -49,6 +50,10 @@ var eventClasses = []eventClass{
 	{dpEventModule, "PermuteAndFlipDpEvent", []string{"epsilon"}},
 	{dpEventModule, "SingleEpochTreeAggregationDpEvent", []string{"noise_multiplier", "step_counts"}},
 	{dpEventModule, "MixtureOfGaussiansDpEvent", []string{"standard_deviation", "sensitivities", "sampling_probs"}},
+	{dpcalcModule, "RdpCurveDpEvent", []string{"orders", "rdp", "adjacency"}},
+	{dpcalcModule, "PldPmfDpEvent", []string{"value_discretization_interval", "pessimistic_estimate", "symmetric",
+		"remove_lower_loss", "remove_probs", "remove_infinity_mass", "add_lower_loss", "add_probs", "add_infinity_mass", "adjacency"}},
+	{dpcalcModule, "PrivacyProfileDpEvent", []string{"epsilons", "deltas", "adjacency"}},
 }
 
 // refusedClasses are dp_accounting's event classes that no dpcalc
@@ -90,7 +95,9 @@ func classNames() string {
 //	 "class_name":"GaussianDpEvent","noise_multiplier":4}}
 //
 // [Shuffled] has no dp_accounting class; it is written as class
-// ShuffledDpEvent of module "dpcalc", which dp_accounting cannot read. It
+// ShuffledDpEvent of module "dpcalc", which dp_accounting cannot read, as
+// are the custom mechanisms [RdpCurve], [PldPmf] and [PrivacyProfile]
+// (classes RdpCurveDpEvent, PldPmfDpEvent, PrivacyProfileDpEvent). It
 // returns an *UnsupportedEventError for nil or unknown events and a
 // *ParamError for a non-finite parameter (JSON has no NaN or Inf).
 func MarshalEvent(e Event) ([]byte, error) {
@@ -106,7 +113,7 @@ func MarshalEvent(e Event) ([]byte, error) {
 
 type jsonField struct {
 	name  string
-	value any // float64, int, Event, []Event, or nil for null
+	value any // float64, int, bool, string, []float64, []int, Event, []Event, or nil for null
 }
 
 // writeEvent writes e; path is e's path in the format of [Normalize].
@@ -157,6 +164,21 @@ func writeEvent(b *bytes.Buffer, e Event, path string) error {
 	case MixtureOfGaussians:
 		class, fields = "MixtureOfGaussiansDpEvent", []jsonField{{"standard_deviation", e.StandardDeviation},
 			{"sensitivities", e.Sensitivities}, {"sampling_probs", e.SamplingProbs}}
+	case RdpCurve:
+		class, fields = "RdpCurveDpEvent", []jsonField{{"orders", e.Orders}, {"rdp", e.RDP}}
+		fields = withAdjacency(fields, e.Adjacency)
+	case PldPmf:
+		class, fields = "PldPmfDpEvent", []jsonField{{"value_discretization_interval", e.DiscretizationInterval},
+			{"pessimistic_estimate", e.Pessimistic}, {"symmetric", e.Symmetric},
+			{"remove_lower_loss", e.Remove.LowerLoss}, {"remove_probs", e.Remove.Probs}, {"remove_infinity_mass", e.Remove.InfinityMass}}
+		if !e.Symmetric {
+			fields = append(fields, jsonField{"add_lower_loss", e.Add.LowerLoss}, jsonField{"add_probs", e.Add.Probs},
+				jsonField{"add_infinity_mass", e.Add.InfinityMass})
+		}
+		fields = withAdjacency(fields, e.Adjacency)
+	case PrivacyProfile:
+		class, fields = "PrivacyProfileDpEvent", []jsonField{{"epsilons", e.Epsilons}, {"deltas", e.Deltas}}
+		fields = withAdjacency(fields, e.Adjacency)
 	case SingleEpochTreeAggregation:
 		var counts any = e.StepCounts
 		if e.Scalar && len(e.StepCounts) == 1 {
@@ -215,6 +237,11 @@ func writeEvent(b *bytes.Buffer, e Event, path string) error {
 				}
 			}
 			b.WriteByte(']')
+		case bool:
+			b.WriteString(strconv.FormatBool(v))
+		case string:
+			q, _ := json.Marshal(v)
+			b.Write(q)
 		case nil: // an optional value given as None
 			b.WriteString("null")
 		default: // a nil Event (checkEventTree refuses it first)
@@ -662,6 +689,22 @@ func decodeEvent(ctx context.Context, raw *jsonValue, path string, depth int) (E
 	case "MixtureOfGaussiansDpEvent":
 		e = MixtureOfGaussians{StandardDeviation: d.float("standard_deviation"),
 			Sensitivities: d.floats("sensitivities"), SamplingProbs: d.floats("sampling_probs")}
+	case "RdpCurveDpEvent":
+		e = RdpCurve{Orders: d.floats("orders"), RDP: d.floats("rdp"), Adjacency: d.optString("adjacency")}
+	case "PldPmfDpEvent":
+		p := PldPmf{DiscretizationInterval: d.float("value_discretization_interval"),
+			Pessimistic: d.optBool("pessimistic_estimate"), Symmetric: d.optBool("symmetric"),
+			Remove:    PmfSide{LowerLoss: d.int("remove_lower_loss"), Probs: d.floats("remove_probs"), InfinityMass: d.float("remove_infinity_mass")},
+			Adjacency: d.optString("adjacency")}
+		_, a1 := m["add_probs"]
+		_, a2 := m["add_lower_loss"]
+		_, a3 := m["add_infinity_mass"]
+		if a1 || a2 || a3 || !p.Symmetric { // an add field given with symmetric: true is read, and refused if not empty
+			p.Add = PmfSide{LowerLoss: d.int("add_lower_loss"), Probs: d.floats("add_probs"), InfinityMass: d.float("add_infinity_mass")}
+		}
+		e = p
+	case "PrivacyProfileDpEvent":
+		e = PrivacyProfile{Epsilons: d.floats("epsilons"), Deltas: d.floats("deltas"), Adjacency: d.optString("adjacency")}
 	case "SingleEpochTreeAggregationDpEvent":
 		counts, scalar := d.ints("step_counts")
 		e = SingleEpochTreeAggregation{NoiseMultiplier: d.float("noise_multiplier"), StepCounts: counts, Scalar: scalar}
@@ -874,6 +917,40 @@ func (d *fieldDecoder) ints(field string) (out []int, scalar bool) {
 		out[i] = n
 	}
 	return out, false
+}
+
+// optBool decodes an optional boolean field (false when missing).
+func (d *fieldDecoder) optBool(field string) bool {
+	v, ok := d.m[field]
+	if !ok || d.err != nil {
+		return false
+	}
+	if v.kind != 't' && v.kind != 'f' {
+		d.fail(field, "want true or false, got %s", kindOf(v))
+		return false
+	}
+	return v.kind == 't'
+}
+
+// optString decodes an optional string field ("" when missing).
+func (d *fieldDecoder) optString(field string) string {
+	v, ok := d.m[field]
+	if !ok || d.err != nil {
+		return ""
+	}
+	if v.kind != '"' {
+		d.fail(field, "want a string, got %s", kindOf(v))
+		return ""
+	}
+	return v.text
+}
+
+// withAdjacency appends the adjacency field when one is stated.
+func withAdjacency(fields []jsonField, adj string) []jsonField {
+	if adj == "" {
+		return fields
+	}
+	return append(fields, jsonField{"adjacency", adj})
 }
 
 func (d *fieldDecoder) event(field string) Event {

@@ -427,6 +427,12 @@ var candidates = []accounting.Event{
 	accounting.PoissonSampled{SamplingRate: 0.1, Event: accounting.ZCDP{Rho: 0.05}},
 	accounting.DiscreteLaplace{NoiseParameter: 0.5, Sensitivity: 2},
 	accounting.PoissonSampled{SamplingRate: 0.1, Event: accounting.DiscreteGaussian{Sigma: 2, Sensitivity: 1, Dimension: 1}},
+	// Custom mechanisms: the Gaussian's curve (σ 2), binary randomized
+	// response at ε 0.5 as a PMF, a profile with δ = 0 at its largest ε.
+	accounting.RdpCurve{Orders: []float64{1.5, 2, 4, 8, 16, 32}, RDP: []float64{0.1875, 0.25, 0.5, 1, 2, 4}},
+	accounting.PldPmf{DiscretizationInterval: 0.5, Pessimistic: true, Symmetric: true,
+		Remove: accounting.PmfSide{LowerLoss: -1, Probs: []float64{0.3775406687981454, 0, 0.6224593312018546}}},
+	accounting.PrivacyProfile{Epsilons: []float64{0.5, 1}, Deltas: []float64{1e-6, 0}},
 }
 
 // supported reports whether m supports every step of e; err is the first

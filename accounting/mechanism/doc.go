@@ -26,7 +26,10 @@
 // Gaussian and the discrete Laplace (unsampled, Poisson-sampled), the
 // mixture of Gaussians, the exponential mechanism (ε-DP and ε-bounded
 // range), and the guarantees zCDP and (ε, δ), with (ε, 0) bounded through
-// binary randomized response (pure.go). The pairs of an ε-DP step (an
+// binary randomized response (pure.go); and the custom mechanisms a user
+// describes by a Rényi curve, a PLD PMF or a privacy profile (custom.go:
+// the pair of a privacy profile, and what each accountant may use of a
+// description and no more). The pairs of an ε-DP step (an
 // (ε, 0) guarantee, randomized response and permute-and-flip read as one,
 // the exponential mechanism) are those of the worst ε-DP mechanism, not the
 // step's own: a lower bound computed from them bounds that worst mechanism

@@ -215,6 +215,12 @@ func Of(s accounting.Step) (Mechanism, error) {
 		return boundedRange{eps: e.Epsilon, sampling: smp}, nil
 	case accounting.MixtureOfGaussians:
 		return mixture{sigma: e.StandardDeviation, spec: mixtureSpec(e), sampling: smp}, nil
+	case accounting.RdpCurve:
+		return newCustom("RdpCurve", e, smp)
+	case accounting.PldPmf:
+		return newCustom("PldPmf", e, smp)
+	case accounting.PrivacyProfile:
+		return newCustom("PrivacyProfile", e, smp)
 	}
 	return nil, &accounting.UnsupportedEventError{Event: s.Event(), Path: s.Path, Reason: fmt.Sprintf("no mechanism for a %T step", s.Leaf)}
 }
