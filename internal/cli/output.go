@@ -68,6 +68,9 @@ type OutputRow struct {
 	Sampling  string     `json:"sampling,omitempty"`
 	Adjacency string     `json:"adjacency,omitempty"`
 	Phases    []PhaseRow `json:"phases,omitempty"`
+	// ExamplesPerUser is K of --examples-per-user when above 1: ε is
+	// user-level, for adding or removing a user with at most K examples.
+	ExamplesPerUser int `json:"examples_per_user,omitempty"`
 
 	// The privacy, with certified intervals [lower, upper] where the
 	// accountant gives one (pld). PairEpsilonLower is the lower end of the

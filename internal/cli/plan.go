@@ -174,6 +174,11 @@ type Plan struct {
 	// K is the k of random allocation (each record in k of an epoch's t
 	// steps; 1 for balls-in-bins), Bands the b of cyclic Poisson sampling.
 	K, Bands int
+	// ExamplesPerUser is the K of --examples-per-user (0 or 1: example
+	// level), and users[i] phase i's one-step user mixture when K ≥ 2
+	// (see WithExamplesPerUser).
+	ExamplesPerUser int
+	users           []accounting.MixtureOfGaussians
 	// steps[i] is phase i's number of steps (shuffle: epochs·⌊N/B⌋), and
 	// reps[i] its number of repetitions of the phase's event (shuffle:
 	// epochs, else steps); unknownReps for the phase whose length is
@@ -360,6 +365,12 @@ func (p Plan) Event(x float64) accounting.Event {
 		case "random-allocation", "balls-in-bins":
 			evs[i] = accounting.SelfComposed{Event: accounting.RandomAllocation{NumSelected: p.K, NumSteps: p.steps[i] / p.reps[i], Event: g}, Count: reps}
 		default:
+			if p.users != nil {
+				m := p.users[i]
+				m.StandardDeviation = sigma
+				evs[i] = accounting.SelfComposed{Event: m, Count: reps}
+				break
+			}
 			evs[i] = accounting.SubsampledGaussian(sigma, ph.Q, reps)
 		}
 	}
@@ -379,6 +390,44 @@ func (p Plan) WithMaxBatch(b int) (Plan, error) {
 		return Plan{}, fmt.Errorf("invalid --max-batch: %d, want an integer >= 1", b)
 	}
 	p.MaxBatch = b
+	return p, nil
+}
+
+// WithExamplesPerUser returns the plan accounted at user level: each user
+// contributes at most k examples, and neighbouring datasets add or remove
+// one user with all of them. Each step is then the mixture of Gaussians
+// of [accounting.UserLevel] (shifts 0..k, Binomial(k, q) weights), which
+// is proven for Poisson sampling under add-remove only: other samplings
+// and replace-one are refused (a fixed-size or shuffled lot does not
+// sample a user's examples independently; replacing a user changes k
+// examples at once, for which dpcalc has no bound). k = 1 is the plan
+// itself.
+func (p Plan) WithExamplesPerUser(k int) (Plan, error) {
+	if k < 1 || k > accounting.MaxExamplesPerUser {
+		return Plan{}, fmt.Errorf("invalid --examples-per-user: %d, want an integer in [1, 2^53]", k)
+	}
+	if k == 1 {
+		return p, nil
+	}
+	if p.Sampling != "poisson" {
+		return Plan{}, fmt.Errorf("--examples-per-user is accounted for --sampling poisson only, not %s: user-level privacy needs each of a user's examples sampled independently, and dpcalc has no proven bound for %s", p.Sampling, p.Sampling)
+	}
+	if p.Adjacency != accounting.AddRemove {
+		return Plan{}, fmt.Errorf("--examples-per-user is accounted under --adjacency add-remove only (a user added or removed with all their examples): replacing a user changes up to K examples at once, for which dpcalc has no bound")
+	}
+	users := make([]accounting.MixtureOfGaussians, len(p.Phases))
+	for i, ph := range p.Phases {
+		m, err := accounting.UserMixture(1, ph.Q, k)
+		if err != nil {
+			var pe *accounting.ParamError
+			if errors.As(err, &pe) && pe.Name == "examples_per_user" {
+				return Plan{}, fmt.Errorf("invalid --examples-per-user: %d, want %s", k, pe.Want)
+			}
+			return Plan{}, err
+		}
+		users[i] = m
+	}
+	p.ExamplesPerUser, p.users = k, users
 	return p, nil
 }
 
@@ -547,6 +596,10 @@ func (a Accountants) NewPlanRow(k accounting.Kind, p Plan, x float64) Row {
 	if len(r.Phases) == 1 {
 		r.Phases = nil
 	}
+	if p.ExamplesPerUser > 1 {
+		r.ExamplesPerUser = p.ExamplesPerUser
+		r.Note = JoinNotes(r.Note, fmt.Sprintf("user-level: ε for adding or removing one user with at most %d examples", p.ExamplesPerUser))
+	}
 	if p.Adjacency == accounting.ReplaceOne {
 		r.Note = JoinNotes(r.Note, "replace-one: σ is the noise over the clipping norm C; the events have σ/2 (sensitivity 2C)")
 	}
@@ -616,6 +669,9 @@ func (g *given) check(cmd string, required ...any) error {
 				return usageAt(f.name, "--%s replaces --sigma, --q, --batch, --epochs, --steps and --schedule: the file describes the training", g.fileFlag)
 			}
 			return usageAt(f.name, "--schedule replaces --%s: give sigma, q or batch, and steps or epochs in each phase", f.name)
+		}
+		if g.event != nil && g.ExamplesPerUser != nil {
+			return usageAt("examples-per-user", "--examples-per-user is for the training flags; an --%s file states its own events (a user's steps are a MixtureOfGaussiansDpEvent)", g.fileFlag)
 		}
 		if g.event != nil && g.Schedule != nil {
 			return usageAt("schedule", "--%s and --schedule can't be used together", g.fileFlag)
@@ -810,6 +866,12 @@ func (g *given) plan(unknown string) (Plan, error) {
 // capped applies --max-batch to p: required by, and only for,
 // --sampling truncated-poisson.
 func (g *given) capped(p Plan) (Plan, error) {
+	if g.ExamplesPerUser != nil {
+		var err error
+		if p, err = p.WithExamplesPerUser(int(*g.ExamplesPerUser)); err != nil {
+			return Plan{}, usageAt("examples-per-user", "%v", err)
+		}
+	}
 	switch {
 	case g.MaxBatch == nil && p.Sampling != "truncated-poisson":
 		return p, nil

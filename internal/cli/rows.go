@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 
@@ -26,16 +27,19 @@ import (
 // value (else 0), Steps and Epochs are the totals. Unsupported is set,
 // with ε null, when the accountant cannot bound this plan: it says why.
 type Row struct {
-	Accountant  string     `json:"accountant"`
-	Sigma       float64    `json:"sigma"`
-	Q           float64    `json:"q"`
-	Steps       int        `json:"steps"`
-	Epochs      float64    `json:"epochs"`
-	Sampling    string     `json:"sampling"`
-	Adjacency   string     `json:"adjacency"`
-	Phases      []PhaseRow `json:"phases,omitempty"`
-	Unsupported string     `json:"unsupported,omitempty"`
-	Epsilon     *float64   `json:"epsilon"`
+	Accountant string     `json:"accountant"`
+	Sigma      float64    `json:"sigma"`
+	Q          float64    `json:"q"`
+	Steps      int        `json:"steps"`
+	Epochs     float64    `json:"epochs"`
+	Sampling   string     `json:"sampling"`
+	Adjacency  string     `json:"adjacency"`
+	Phases     []PhaseRow `json:"phases,omitempty"`
+	// ExamplesPerUser is K of --examples-per-user when above 1: the
+	// row's ε is user-level, for any user with at most K examples.
+	ExamplesPerUser int      `json:"examples_per_user,omitempty"`
+	Unsupported     string   `json:"unsupported,omitempty"`
+	Epsilon         *float64 `json:"epsilon"`
 	// EpsilonLower and EpsilonUpper bracket the true ε of the run, each
 	// end certified. PairEpsilonLower, set when the steps' dominating
 	// pairs are not attained (fixed-size, shuffled, truncated Poisson,
@@ -195,6 +199,9 @@ func (r *Row) setError(err error) {
 		msg = strings.TrimPrefix(msg, "registry: ")
 		msg = strings.TrimPrefix(msg, "accounting: ")
 		r.Unsupported = strings.TrimPrefix(msg, r.Accountant+": ")
+		if r.ExamplesPerUser > 1 {
+			r.Unsupported = fmt.Sprintf("--examples-per-user %d: %s", r.ExamplesPerUser, r.Unsupported)
+		}
 		r.Epsilon, r.EpsilonLower, r.EpsilonUpper, r.Lambda = nil, nil, nil, nil
 		return
 	}
@@ -329,7 +336,7 @@ func (r Row) Output(quantity string) OutputRow {
 	o := OutputRow{
 		Accountant: r.Accountant, Quantity: quantity,
 		Sigma: nonzero(r.Sigma), Q: nonzero(r.Q), Steps: iptr(r.Steps),
-		Sampling: r.Sampling, Adjacency: r.Adjacency, Phases: r.Phases,
+		Sampling: r.Sampling, Adjacency: r.Adjacency, Phases: r.Phases, ExamplesPerUser: r.ExamplesPerUser,
 		Epsilon: r.Epsilon, EpsilonLower: r.EpsilonLower, EpsilonUpper: r.EpsilonUpper, PairEpsilonLower: r.PairEpsilonLower,
 		LowerBound: r.LowerBound, Lambda: r.Lambda,
 		Note: r.Note, LedgerFormat: r.LedgerFormat, Unsupported: r.Unsupported, Procedure: r.Procedure, Error: r.Error,
