@@ -179,6 +179,9 @@ type Plan struct {
 	// (see WithExamplesPerUser).
 	ExamplesPerUser int
 	users           []accounting.MixtureOfGaussians
+	// GroupSize is the G of --group-size (0 or 1: one record or user);
+	// users then holds the mixtures of G·ExamplesPerUser examples.
+	GroupSize int
 	// steps[i] is phase i's number of steps (shuffle: epochs·⌊N/B⌋), and
 	// reps[i] its number of repetitions of the phase's event (shuffle:
 	// epochs, else steps); unknownReps for the phase whose length is
@@ -403,12 +406,32 @@ func (p Plan) WithMaxBatch(b int) (Plan, error) {
 // examples at once, for which dpcalc has no bound). k = 1 is the plan
 // itself.
 func (p Plan) WithExamplesPerUser(k int) (Plan, error) {
+	return p.withUsers(k, 1)
+}
+
+// withUsers is [Plan.WithExamplesPerUser] for groups of g users of at
+// most k examples each: group privacy under Poisson sampling is exact, a
+// group of g records (or users) being one user of g·k examples, each
+// example sampled independently. It refuses the other samplings and
+// replace-one as WithExamplesPerUser does.
+func (p Plan) withUsers(k, g int) (Plan, error) {
 	if k < 1 || k > accounting.MaxExamplesPerUser {
 		return Plan{}, fmt.Errorf("invalid --examples-per-user: %d, want an integer in [1, 2^53]", k)
 	}
-	if k == 1 {
+	if g < 1 || g > accounting.MaxExamplesPerUser/k {
+		return Plan{}, fmt.Errorf("invalid --group-size: %d, want an integer in [1, %d] (group size times examples per user at most 2^53)", g, accounting.MaxExamplesPerUser/k)
+	}
+	if g > 1 && p.Sampling != "poisson" {
+		return Plan{}, fmt.Errorf("--group-size is computed for --sampling poisson only, not %s: dpcalc has no group bound for %s yet", p.Sampling, p.Sampling)
+	}
+	if g > 1 && p.Adjacency != accounting.AddRemove {
+		return Plan{}, fmt.Errorf("--group-size is computed under --adjacency add-remove only (a group of records added or removed)")
+	}
+	p.GroupSize = g
+	if k*g == 1 {
 		return p, nil
 	}
+	k *= g
 	if p.Sampling != "poisson" {
 		return Plan{}, fmt.Errorf("--examples-per-user is accounted for --sampling poisson only, not %s: user-level privacy needs each of a user's examples sampled independently, and dpcalc has no proven bound for %s", p.Sampling, p.Sampling)
 	}
@@ -420,6 +443,9 @@ func (p Plan) WithExamplesPerUser(k int) (Plan, error) {
 		m, err := accounting.UserMixture(1, ph.Q, k)
 		if err != nil {
 			var pe *accounting.ParamError
+			if errors.As(err, &pe) && pe.Name == "examples_per_user" && g > 1 {
+				return Plan{}, fmt.Errorf("invalid --group-size: %d (%d records in all: group size times examples per user), want %s", g, k, pe.Want)
+			}
 			if errors.As(err, &pe) && pe.Name == "examples_per_user" {
 				return Plan{}, fmt.Errorf("invalid --examples-per-user: %d, want %s", k, pe.Want)
 			}
@@ -427,7 +453,7 @@ func (p Plan) WithExamplesPerUser(k int) (Plan, error) {
 		}
 		users[i] = m
 	}
-	p.ExamplesPerUser, p.users = k, users
+	p.ExamplesPerUser, p.users = k/g, users
 	return p, nil
 }
 
@@ -600,6 +626,14 @@ func (a Accountants) NewPlanRow(k accounting.Kind, p Plan, x float64) Row {
 		r.ExamplesPerUser = p.ExamplesPerUser
 		r.Note = JoinNotes(r.Note, fmt.Sprintf("user-level: ε for adding or removing one user with at most %d examples", p.ExamplesPerUser))
 	}
+	if p.GroupSize > 1 {
+		unit := "records"
+		if p.ExamplesPerUser > 1 {
+			unit = "users"
+		}
+		r.GroupSize = p.GroupSize
+		r.Note = JoinNotes(r.Note, fmt.Sprintf("group privacy: ε for adding or removing up to %d %s (exact under Poisson sampling)", p.GroupSize, unit))
+	}
 	if p.Adjacency == accounting.ReplaceOne {
 		r.Note = JoinNotes(r.Note, "replace-one: σ is the noise over the clipping norm C; the events have σ/2 (sensitivity 2C)")
 	}
@@ -672,6 +706,9 @@ func (g *given) check(cmd string, required ...any) error {
 		}
 		if g.event != nil && g.ExamplesPerUser != nil {
 			return usageAt("examples-per-user", "--examples-per-user is for the training flags; an --%s file states its own events (a user's steps are a MixtureOfGaussiansDpEvent)", g.fileFlag)
+		}
+		if g.event != nil && g.GroupSize != nil {
+			return usageAt("group-size", "--group-size is for the training flags (Poisson sampling, add-remove), not an --%s file", g.fileFlag)
 		}
 		if g.event != nil && g.Schedule != nil {
 			return usageAt("schedule", "--%s and --schedule can't be used together", g.fileFlag)
@@ -866,10 +903,21 @@ func (g *given) plan(unknown string) (Plan, error) {
 // capped applies --max-batch to p: required by, and only for,
 // --sampling truncated-poisson.
 func (g *given) capped(p Plan) (Plan, error) {
-	if g.ExamplesPerUser != nil {
+	if g.ExamplesPerUser != nil || g.GroupSize != nil {
+		k, gs := 1, 1
+		if g.ExamplesPerUser != nil {
+			k = int(*g.ExamplesPerUser)
+		}
+		if g.GroupSize != nil {
+			gs = int(*g.GroupSize)
+		}
 		var err error
-		if p, err = p.WithExamplesPerUser(int(*g.ExamplesPerUser)); err != nil {
-			return Plan{}, usageAt("examples-per-user", "%v", err)
+		if p, err = p.withUsers(k, gs); err != nil {
+			flag := "examples-per-user"
+			if strings.HasPrefix(err.Error(), "--group-size") || strings.Contains(err.Error(), "invalid --group-size") {
+				flag = "group-size"
+			}
+			return Plan{}, usageAt(flag, "%v", err)
 		}
 	}
 	switch {

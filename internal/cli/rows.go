@@ -37,9 +37,12 @@ type Row struct {
 	Phases     []PhaseRow `json:"phases,omitempty"`
 	// ExamplesPerUser is K of --examples-per-user when above 1: the
 	// row's ε is user-level, for any user with at most K examples.
-	ExamplesPerUser int      `json:"examples_per_user,omitempty"`
-	Unsupported     string   `json:"unsupported,omitempty"`
-	Epsilon         *float64 `json:"epsilon"`
+	ExamplesPerUser int `json:"examples_per_user,omitempty"`
+	// GroupSize is G of --group-size when above 1: ε for adding or
+	// removing up to G records (users, with ExamplesPerUser).
+	GroupSize   int      `json:"group_size,omitempty"`
+	Unsupported string   `json:"unsupported,omitempty"`
+	Epsilon     *float64 `json:"epsilon"`
 	// EpsilonLower and EpsilonUpper bracket the true ε of the run, each
 	// end certified. PairEpsilonLower, set when the steps' dominating
 	// pairs are not attained (fixed-size, shuffled, truncated Poisson,
@@ -199,7 +202,10 @@ func (r *Row) setError(err error) {
 		msg = strings.TrimPrefix(msg, "registry: ")
 		msg = strings.TrimPrefix(msg, "accounting: ")
 		r.Unsupported = strings.TrimPrefix(msg, r.Accountant+": ")
-		if r.ExamplesPerUser > 1 {
+		switch {
+		case r.GroupSize > 1:
+			r.Unsupported = fmt.Sprintf("--group-size %d: %s", r.GroupSize, r.Unsupported)
+		case r.ExamplesPerUser > 1:
 			r.Unsupported = fmt.Sprintf("--examples-per-user %d: %s", r.ExamplesPerUser, r.Unsupported)
 		}
 		r.Epsilon, r.EpsilonLower, r.EpsilonUpper, r.Lambda = nil, nil, nil, nil
@@ -336,7 +342,7 @@ func (r Row) Output(quantity string) OutputRow {
 	o := OutputRow{
 		Accountant: r.Accountant, Quantity: quantity,
 		Sigma: nonzero(r.Sigma), Q: nonzero(r.Q), Steps: iptr(r.Steps),
-		Sampling: r.Sampling, Adjacency: r.Adjacency, Phases: r.Phases, ExamplesPerUser: r.ExamplesPerUser,
+		Sampling: r.Sampling, Adjacency: r.Adjacency, Phases: r.Phases, ExamplesPerUser: r.ExamplesPerUser, GroupSize: r.GroupSize,
 		Epsilon: r.Epsilon, EpsilonLower: r.EpsilonLower, EpsilonUpper: r.EpsilonUpper, PairEpsilonLower: r.PairEpsilonLower,
 		LowerBound: r.LowerBound, Lambda: r.Lambda,
 		Note: r.Note, LedgerFormat: r.LedgerFormat, Unsupported: r.Unsupported, Procedure: r.Procedure, Error: r.Error,
