@@ -3,6 +3,8 @@ package accounting
 import (
 	"fmt"
 	"math"
+
+	"github.com/dpcalc/dpcalc/internal/logmath"
 )
 
 // MaxExamplesPerUser is the largest number of examples per user
@@ -85,7 +87,9 @@ func UserMixture(noiseMultiplier, samplingRate float64, k int) (MixtureOfGaussia
 			Want: fmt.Sprintf("a Binomial(k, q) of at most %d values with non-negligible probability (q = %g: about %.0f); lower k or q", MaxMixtureComponents, q, need)}
 	}
 	m := MixtureOfGaussians{StandardDeviation: noiseMultiplier}
-	for c := lo; c <= hi; c++ {
+	// Count in integers: at 2^53, c+1 rounds back to c.
+	for i := range int(hi-lo) + 1 {
+		c := lo + float64(i)
 		m.Sensitivities = append(m.Sensitivities, c)
 		m.SamplingProbs = append(m.SamplingProbs, math.Exp(logBinomPMF(c, n, q)))
 	}
@@ -113,7 +117,7 @@ func logBinomPMF(x, n, p float64) float64 {
 		if q < 0.1 {
 			return -bd0(n, n*p) - n*q
 		}
-		return n * math.Log(p)
+		return n * logmath.Log(p)
 	}
 	lc := stirlerr(n) - stirlerr(x) - stirlerr(n-x) - bd0(x, n*p) - bd0(n-x, n*q)
 	lf := math.Log(2*math.Pi) + math.Log(x) + math.Log1p(-x/n)
@@ -158,5 +162,7 @@ func bd0(x, m float64) float64 {
 		}
 		return s
 	}
-	return x*math.Log(x/m) + m - x
+	// log x − log m, not log(x/m): x/m overflows for a subnormal m (q =
+	// 5e-324), whose logarithm logmath.Log takes (math.Log's is wrong).
+	return x*(math.Log(x)-logmath.Log(m)) + m - x
 }

@@ -45,7 +45,7 @@ func TestUserMixture(t *testing.T) {
 	for _, tc := range []struct {
 		q float64
 		k int
-	}{{0.0064, 100}, {0.5, 1000}, {1e-9, 1_000_000_000}, {0.999, 500}, {0.01, 10000}} {
+	}{{5e-324, 2}, {1e-300, 3}, {0.0064, 100}, {0.5, 1000}, {1e-9, 1_000_000_000}, {0.999, 500}, {0.01, 10000}} {
 		m, err := accounting.UserMixture(1, tc.q, tc.k)
 		if err != nil {
 			t.Fatalf("q %v k %d: %v", tc.q, tc.k, err)
@@ -62,11 +62,24 @@ func TestUserMixture(t *testing.T) {
 			t.Errorf("q %v k %d: %v", tc.q, tc.k, err)
 		}
 	}
+	// The smallest q: the shift 1 keeps its probability 2q (it was lost
+	// to an overflow of x/m in the deviance term).
+	m, err = accounting.UserMixture(1, 5e-324, 2)
+	if err != nil || !reflect.DeepEqual(m.Sensitivities, []float64{0, 1}) || m.SamplingProbs[1] != 1e-323 {
+		t.Errorf("q 5e-324: %+v, %v", m, err)
+	}
 	// q = 1: every example in every lot, one component at k (the
-	// Gaussian of sensitivity k).
-	m, err = accounting.UserMixture(1, 1, 1_000_000_000)
-	if err != nil || !reflect.DeepEqual(m.Sensitivities, []float64{1e9}) || !reflect.DeepEqual(m.SamplingProbs, []float64{1}) {
-		t.Errorf("q 1: %+v, %v", m, err)
+	// Gaussian of sensitivity k), up to k = 2^53 (where the loop over
+	// shifts in float64 never ended: c+1 rounds back to c).
+	for _, k := range []int{1_000_000_000, accounting.MaxExamplesPerUser} {
+		m, err = accounting.UserMixture(1, 1, k)
+		if err != nil || !reflect.DeepEqual(m.Sensitivities, []float64{float64(k)}) || !reflect.DeepEqual(m.SamplingProbs, []float64{1}) {
+			t.Errorf("q 1, k %d: %+v, %v", k, m, err)
+		}
+	}
+	m, err = accounting.UserMixture(1, math.Nextafter(1, 0), accounting.MaxExamplesPerUser) // k(1 − q) = 1
+	if err != nil || len(m.Sensitivities) < 2 || m.Sensitivities[len(m.Sensitivities)-1] != 1<<53 {
+		t.Errorf("q 1 − 2^−53, k 2^53: %d components, %v", len(m.Sensitivities), err)
 	}
 }
 

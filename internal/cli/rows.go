@@ -280,7 +280,7 @@ func (r *Row) FillFrom(ctx context.Context, acc accounting.Method, delta, eps fl
 			var l float64
 			e, l, err = a.EpsilonAndOrder(ctx, delta)
 			if err == nil && !math.IsInf(e, 0) {
-				r.Lambda = ptr(l)
+				r.Lambda = FinitePtr(l) // none (NaN) for an empty composition
 			}
 		default:
 			e, err = acc.Epsilon(ctx, delta)
@@ -302,7 +302,7 @@ func (r *Row) FillFrom(ctx context.Context, acc accounting.Method, delta, eps fl
 		var l float64
 		d, l, err = a.DeltaAndOrder(ctx, eps)
 		if err == nil && d < 1 {
-			r.Lambda = ptr(l)
+			r.Lambda = FinitePtr(l)
 		}
 	default:
 		d, err = acc.Delta(ctx, eps)
