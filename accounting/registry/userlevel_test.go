@@ -14,9 +14,8 @@ import (
 // TestUserLevelReference: for the user-level mixture of Gaussians
 // (accounting.UserLevel: shifts 0..K, Binomial(K, q) weights), pld's
 // certified δ interval contains the exact δ(ε) computed with mpmath at 30
-// digits (testdata/userlevel/mog_reference.py: one step at several (q, K,
-// σ) from closed-form tails, two steps by quadrature of the composed
-// pair), and rdp's and zcdp's δ are at least it.
+// digits (testdata/userlevel/mog_reference.py: one step at 13 (q, K, σ,
+// ε) from closed-form tails), and rdp's and zcdp's δ are at least it.
 func TestUserLevelReference(t *testing.T) {
 	f, err := os.Open("../testdata/userlevel/mog_reference.txt")
 	if err != nil {
