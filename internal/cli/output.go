@@ -290,6 +290,7 @@ func (r *Profile) FillOutput(o *Output) {
 			row.Epochs = fptr(r.Epochs)
 		}
 		row.Sampling, row.Adjacency, row.Phases = r.Sampling, r.Adjacency, r.Phases
+		row.ExamplesPerUser, row.GroupSize = r.ExamplesPerUser, r.GroupSize
 		return row
 	}
 	for _, e := range r.Epsilons {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"reflect"
 	"strings"
 	"testing"
@@ -101,5 +102,18 @@ func TestExamplesPerUserRefused(t *testing.T) {
 		if o.Code != 2 || o.Err == nil || !strings.Contains(o.Err.Error(), "--sampling poisson only") {
 			t.Errorf("%v: exit %d, %v", args, o.Code, o.Err)
 		}
+	}
+}
+
+// TestProfileUserLevel: profile's result and JSON rows say the profile is
+// user-level with K (they did not: the numbers were user-level, the
+// output silent).
+func TestProfileUserLevel(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	o := Execute(t.Context(), []string{"profile", "--sigma", "1", "--q", "0.01", "--steps", "10", "--examples-per-user", "2", "--json"}, IO{Stdout: &stdout, Stderr: &stderr}, Hooks{})
+	p, ok := o.Result.(*Profile)
+	if o.Code != 0 || !ok || p.ExamplesPerUser != 2 || !strings.Contains(p.training(), "user-level (users of at most 2 examples)") ||
+		!strings.Contains(stdout.String(), `"examples_per_user": 2`) {
+		t.Errorf("exit %d, %+v\n%s", o.Code, o.Result, stdout.String())
 	}
 }
