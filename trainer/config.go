@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -127,6 +128,13 @@ type Config struct {
 	// epoch's steps each example is in (default 1; must be 0 or 1 with
 	// balls-in-bins, 0 with the other samplings).
 	AllocationK int `json:"allocation_k,omitempty"`
+	// ExamplesPerUser K ≥ 2 makes the ledger pay the user-level event:
+	// each Poisson step is accounting.UserMixture(σ_eff, q, K), the step
+	// seen by a user with at most K examples, added or removed with all of
+	// them (0 or 1: example level). The lots are drawn as always (each
+	// example with probability q); only the accounting changes. Poisson
+	// sampling only, without canaries.
+	ExamplesPerUser int `json:"examples_per_user,omitempty"`
 
 	// LearningRate η0. Defaults: np 0.1, dpsgd 0.1 (Abadi §5.2), dpd/dpvd/sgld
 	// 0.5. The DPD/DPVD papers' η0 = 0.05 (DIGITS) multiplies their eq. 5
@@ -358,6 +366,29 @@ func (c *Config) Validate(n, d int) error {
 	default:
 		return &FieldError{"sampling", c.Sampling, "poisson, shuffle, random-allocation or balls-in-bins"}
 	}
+	if c.ExamplesPerUser < 0 || c.ExamplesPerUser > accounting.MaxExamplesPerUser {
+		return &FieldError{"examples_per_user", c.ExamplesPerUser, "in [1, 2^53] (0: 1, example level)"}
+	}
+	if c.ExamplesPerUser > 1 && c.Method.Private() {
+		if c.Sampling != SamplingPoisson {
+			return &FieldError{"examples_per_user", c.ExamplesPerUser, "1 with sampling " + string(c.Sampling) + " (user-level privacy is accounted for poisson sampling only)"}
+		}
+		if c.Canaries > 0 {
+			return &FieldError{"examples_per_user", c.ExamplesPerUser, "1 with canaries (the one-run audit bounds example-level ε)"}
+		}
+		if _, err := accounting.UserMixture(1, c.SamplingRate(n), c.ExamplesPerUser); err != nil {
+			var pe *accounting.ParamError
+			if errors.As(err, &pe) {
+				return &FieldError{"examples_per_user", c.ExamplesPerUser, pe.Want}
+			}
+			return err
+		}
+		if c.PCADim > 0 {
+			if _, err := accounting.UserMixture(1, c.PCASamplingRate, c.ExamplesPerUser); err != nil {
+				return &FieldError{"examples_per_user", c.ExamplesPerUser, "a count whose DP-PCA sample's Binomial(k, pca_sampling_rate) has at most 1024 likely values"}
+			}
+		}
+	}
 	if !finite(c.LearningRate) || c.LearningRate <= 0 {
 		return &FieldError{"learning_rate", c.LearningRate, "finite and > 0"}
 	}
@@ -536,10 +567,25 @@ func (c *Config) StepEvent(n int) accounting.Event {
 		return accounting.RandomAllocation{NumSelected: c.allocK(), NumSteps: c.StepsPerEpoch(n),
 			Event: accounting.Gaussian{NoiseMultiplier: c.EffectiveNoiseMultiplier()}}
 	}
+	if c.ExamplesPerUser > 1 {
+		return userStep(c.EffectiveNoiseMultiplier(), c.SamplingRate(n), c.ExamplesPerUser)
+	}
 	return accounting.PoissonSampled{
 		SamplingRate: c.SamplingRate(n),
 		Event:        accounting.Gaussian{NoiseMultiplier: c.EffectiveNoiseMultiplier()},
 	}
+}
+
+// userStep is the user-level step of [Config.StepEvent] and
+// [Config.PCAEvent]: accounting.UserMixture(σ, q, k), or NonPrivate (no
+// finite bound: the safe side) should it be refused, which Validate
+// rules out.
+func userStep(sigma, q float64, k int) accounting.Event {
+	m, err := accounting.UserMixture(sigma, q, k)
+	if err != nil {
+		return accounting.NonPrivate{}
+	}
+	return m
 }
 
 // PCAEvent is the DP-PCA event: PoissonSampled{q_p, Gaussian{σ_p}}, since
@@ -551,6 +597,9 @@ func (c *Config) PCAEvent() accounting.Event {
 	}
 	if !c.Method.Private() {
 		return accounting.NonPrivate{}
+	}
+	if c.ExamplesPerUser > 1 {
+		return userStep(c.PCANoiseMultiplier, c.PCASamplingRate, c.ExamplesPerUser)
 	}
 	return accounting.PoissonSampled{
 		SamplingRate: c.PCASamplingRate,

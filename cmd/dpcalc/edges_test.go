@@ -3,11 +3,14 @@ package main
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dpcalc/dpcalc/internal/cli"
 	"github.com/dpcalc/dpcalc/internal/render"
+	"github.com/dpcalc/dpcalc/internal/testenv"
 )
 
 // runJSON runs the CLI with --json and decodes stdout.
@@ -133,5 +136,45 @@ func TestEdgeGrid(t *testing.T) {
 				noInfNaN(t, []string{"delta", "--sigma", fs, "--q", fq, "--steps", "1000", "--eps", "1", "--accountant", "all"})
 			})
 		}
+	}
+}
+
+// TestEdgeUsers sweeps --examples-per-user and --group-size over the
+// edges (K 2 to 2^53, q from the smallest float64 to 1, σ from 1e-150 to
+// 1e150) with every accountant: each run keeps checkRun's invariants (a
+// refusal is one line, exit 2) and never prints a non-finite number.
+func TestEdgeUsers(t *testing.T) {
+	// The default run: the extremes, each answered or refused at once
+	// (K 2^53 at q 1 never returned: the loop over shifts in float64
+	// stopped at 2^53). The long step adds the middle, where pld composes
+	// mixtures of a hundred components (K 1000 at q 0.0064: about a
+	// minute with every accountant).
+	ks, qs, sigmas := []string{"2", "1e9", "9007199254740992"}, []string{"5e-324", "1"}, []string{"1e-150", "1", "1e150"}
+	if testenv.Long() {
+		ks = []string{"2", "1000", "1e9", "9007199254740992"}
+		qs = []string{"5e-324", "1e-9", "0.0064", "1"}
+	}
+	for _, k := range ks {
+		for _, q := range qs {
+			for _, s := range sigmas {
+				t.Run("K="+k+",q="+q+",σ="+s, func(t *testing.T) {
+					noInfNaN(t, []string{"eps", "--sigma", s, "--q", q, "--steps", "100", "--examples-per-user", k, "--accountant", "all"})
+					noInfNaN(t, []string{"delta", "--sigma", s, "--q", q, "--steps", "100", "--eps", "1", "--group-size", k, "--accountant", "all"})
+				})
+			}
+		}
+	}
+}
+
+// TestEdgeEmptyOrder: a training that costs nothing (a NoOp event) has no
+// optimal order: ma and rdp print "-" for λ, not NaN.
+func TestEdgeEmptyOrder(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "noop.json")
+	if err := os.WriteFile(f, []byte(`{"class_name": "NoOpDpEvent"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []string{"ma", "rdp"} {
+		noInfNaN(t, []string{"eps", "--events", f, "--accountant", a})
+		noInfNaN(t, []string{"delta", "--events", f, "--eps", "1", "--accountant", a})
 	}
 }

@@ -131,6 +131,7 @@ func (c *trainCmd) config(n int) trainer.Config {
 	}
 	cfg.PCADim, cfg.PCANoiseMultiplier, cfg.PCASamplingRate = derefI(c.PCA), derefF(c.PCASigma), derefF(c.PCAQ)
 	cfg.BatchSize, cfg.Sampling, cfg.AllocationK = derefI(c.Batch), trainer.Sampling(c.Sampling), derefI(c.K)
+	cfg.ExamplesPerUser = derefI(c.ExamplesPerUser)
 	if c.LR != nil {
 		if cfg.LearningRateFinal == cfg.LearningRate && cfg.LearningRateFinal != 0 {
 			cfg.LearningRateFinal = *c.LR // a constant default stays constant
@@ -204,6 +205,7 @@ func (c *trainCmd) resumeConflict(ck trainer.Config, n int) (flag, ours, theirs 
 		{"gamma", c.Gamma != nil, derefF(c.Gamma), ck.Gamma},
 		{"sampling", c.Sampling != "", trainer.Sampling(c.Sampling), ck.Sampling},
 		{"k", c.K != nil, derefI(c.K), ck.AllocationK},
+		{"examples-per-user", c.ExamplesPerUser != nil, max(1, derefI(c.ExamplesPerUser)), max(1, ck.ExamplesPerUser)},
 	}
 	seed := func(p *uint64) string {
 		if p == nil {
@@ -245,7 +247,7 @@ func (c *trainCmd) Run(e *cli.Env) error {
 	for _, f := range []struct {
 		name string
 		v    *int
-	}{{"lot", c.Lot}, {"batch", c.Batch}, {"epochs", c.Epochs}, {"decay-epochs", c.Decay}, {"k", c.K}} {
+	}{{"lot", c.Lot}, {"batch", c.Batch}, {"epochs", c.Epochs}, {"decay-epochs", c.Decay}, {"k", c.K}, {"examples-per-user", c.ExamplesPerUser}} {
 		if err := positiveInt(f.name, f.v); err != nil {
 			return err
 		}
@@ -507,6 +509,10 @@ func (c *trainCmd) Run(e *cli.Env) error {
 			r := accts.NewEventRow(k, ev)
 			r.Sigma, r.Q, r.Steps = res.NoiseMultiplier, res.SamplingRate, res.Steps
 			r.Epochs = float64(res.EpochsCompleted)
+			if rc.ExamplesPerUser > 1 {
+				r.ExamplesPerUser, r.Sampling = rc.ExamplesPerUser, "poisson" // the mixture states the sampling
+				r.Note = cli.JoinNotes(r.Note, fmt.Sprintf("user-level: ε for adding or removing one user with at most %d examples", rc.ExamplesPerUser))
+			}
 			r.Fill(e.Ctx, accts.Factory(k), reportDelta, 0)
 			if r.Error != "" || r.Unsupported != "" {
 				continue // as before: every accountant that bounds the run
@@ -529,6 +535,9 @@ func (c *trainCmd) Run(e *cli.Env) error {
 	t.Append("σ (noise multiplier)", fmt.Sprintf("%s%s", render.Up(res.NoiseMultiplier), map[bool]string{true: " (calibrated)"}[calibrated]))
 	t.Append("σ_eff reported to the accountant", render.G(res.EffectiveNoiseMultiplier))
 	t.Append("q, steps", fmt.Sprintf("%s, %d of %d", render.G(res.SamplingRate), res.Steps, res.TotalSteps))
+	if rc.ExamplesPerUser > 1 && rc.Method.Private() {
+		t.Append("privacy unit", fmt.Sprintf("a user with at most %d examples (user-level ε)", rc.ExamplesPerUser))
+	}
 	if rc.Adjacency() == accounting.ReplaceOne {
 		t.Append("adjacency", "replace-one (shuffled lots: one Shuffled epoch per ledger entry, σ_eff/2 per epoch, no amplification)")
 	}
@@ -936,7 +945,7 @@ func flagForField(f string) string {
 		"per_layer_clip": "--layer-clip", "noise_multiplier": "--sigma", "learning_rate": "--lr",
 		"learning_rate_final": "--lr-final", "decay_epochs": "--decay-epochs", "gamma": "--gamma",
 		"pca_dim": "--pca", "pca_noise_multiplier": "--pca-sigma", "pca_sampling_rate": "--pca-q",
-		"hidden": "--hidden", "method": "--method", "sampling": "--sampling", "allocation_k": "--k",
+		"hidden": "--hidden", "method": "--method", "sampling": "--sampling", "allocation_k": "--k", "examples_per_user": "--examples-per-user",
 		"target_epsilon": "--eps", "target_delta": "--delta",
 	}
 	if fl, ok := m[f]; ok {

@@ -175,6 +175,10 @@ type trainingFlags struct {
 	K         *Count   `name:"k" help:"With --sampling random-allocation: each record is used in k of the t steps of an epoch (t = --steps for one epoch, or ⌈k·N/B⌉ with --batch and --n)."`
 	Bands     *Count   `name:"bands" help:"With --sampling cyclic: the number of groups b the data is split into; step i samples group i mod b."`
 	Adjacency string   `name:"adjacency" default:"add-remove" enum:"add-remove,replace-one" help:"Neighbouring datasets: add or remove one record, or replace one (σ stays the noise over the clipping norm C; the events get σ/2, the sensitivity being 2C)."`
+	// ExamplesPerUser is --examples-per-user (nil: example level).
+	// GroupSize is --group-size (nil: 1).
+	GroupSize       *Count `name:"group-size" placeholder:"G" help:"Group privacy: ε for datasets differing in up to G records (or G users with --examples-per-user), exact under Poisson sampling and add-remove (a group's records are sampled independently, as one user's examples are)."`
+	ExamplesPerUser *Count `name:"examples-per-user" placeholder:"K" help:"User-level privacy: ε for adding or removing one user with all their examples, each user contributing at most K (K = 1: example level, the default). Poisson sampling under add-remove; accountants pld, rdp and zcdp."`
 }
 
 // eventFlags read and write the training as dp_accounting DpEvent JSON,

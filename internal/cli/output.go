@@ -69,6 +69,12 @@ type OutputRow struct {
 	Sampling  string     `json:"sampling,omitempty"`
 	Adjacency string     `json:"adjacency,omitempty"`
 	Phases    []PhaseRow `json:"phases,omitempty"`
+	// ExamplesPerUser is K of --examples-per-user when above 1: ε is
+	// user-level, for adding or removing a user with at most K examples.
+	ExamplesPerUser int `json:"examples_per_user,omitempty"`
+	// GroupSize is G of --group-size when above 1: ε for adding or
+	// removing up to G records (or users, with examples_per_user).
+	GroupSize int `json:"group_size,omitempty"`
 
 	// The privacy, with certified intervals [lower, upper] where the
 	// accountant gives one (pld). PairEpsilonLower is the lower end of the
@@ -299,6 +305,7 @@ func (r *Profile) FillOutput(o *Output) {
 			row.Epochs = fptr(r.Epochs)
 		}
 		row.Sampling, row.Adjacency, row.Phases = r.Sampling, r.Adjacency, r.Phases
+		row.ExamplesPerUser, row.GroupSize = r.ExamplesPerUser, r.GroupSize
 		return row
 	}
 	for _, e := range r.Epsilons {

@@ -174,6 +174,14 @@ type Plan struct {
 	// K is the k of random allocation (each record in k of an epoch's t
 	// steps; 1 for balls-in-bins), Bands the b of cyclic Poisson sampling.
 	K, Bands int
+	// ExamplesPerUser is the K of --examples-per-user (0 or 1: example
+	// level), and users[i] phase i's one-step user mixture when K ≥ 2
+	// (see WithExamplesPerUser).
+	ExamplesPerUser int
+	users           []accounting.MixtureOfGaussians
+	// GroupSize is the G of --group-size (0 or 1: one record or user);
+	// users then holds the mixtures of G·ExamplesPerUser examples.
+	GroupSize int
 	// steps[i] is phase i's number of steps (shuffle: epochs·⌊N/B⌋), and
 	// reps[i] its number of repetitions of the phase's event (shuffle:
 	// epochs, else steps); unknownReps for the phase whose length is
@@ -360,6 +368,12 @@ func (p Plan) Event(x float64) accounting.Event {
 		case "random-allocation", "balls-in-bins":
 			evs[i] = accounting.SelfComposed{Event: accounting.RandomAllocation{NumSelected: p.K, NumSteps: p.steps[i] / p.reps[i], Event: g}, Count: reps}
 		default:
+			if p.users != nil {
+				m := p.users[i]
+				m.StandardDeviation = sigma
+				evs[i] = accounting.SelfComposed{Event: m, Count: reps}
+				break
+			}
 			evs[i] = accounting.SubsampledGaussian(sigma, ph.Q, reps)
 		}
 	}
@@ -379,6 +393,67 @@ func (p Plan) WithMaxBatch(b int) (Plan, error) {
 		return Plan{}, fmt.Errorf("invalid --max-batch: %d, want an integer >= 1", b)
 	}
 	p.MaxBatch = b
+	return p, nil
+}
+
+// WithExamplesPerUser returns the plan accounted at user level: each user
+// contributes at most k examples, and neighbouring datasets add or remove
+// one user with all of them. Each step is then the mixture of Gaussians
+// of [accounting.UserLevel] (shifts 0..k, Binomial(k, q) weights), which
+// is proven for Poisson sampling under add-remove only: other samplings
+// and replace-one are refused (a fixed-size or shuffled lot does not
+// sample a user's examples independently; replacing a user changes k
+// examples at once, for which dpcalc has no bound). k = 1 is the plan
+// itself.
+func (p Plan) WithExamplesPerUser(k int) (Plan, error) {
+	return p.withUsers(k, 1)
+}
+
+// withUsers is [Plan.WithExamplesPerUser] for groups of g users of at
+// most k examples each: group privacy under Poisson sampling is exact, a
+// group of g records (or users) being one user of g·k examples, each
+// example sampled independently. It refuses the other samplings and
+// replace-one as WithExamplesPerUser does.
+func (p Plan) withUsers(k, g int) (Plan, error) {
+	if k < 1 || k > accounting.MaxExamplesPerUser {
+		return Plan{}, fmt.Errorf("invalid --examples-per-user: %d, want an integer in [1, 2^53]", k)
+	}
+	if g < 1 || g > accounting.MaxExamplesPerUser/k {
+		return Plan{}, fmt.Errorf("invalid --group-size: %d, want an integer in [1, %d] (group size times examples per user at most 2^53)", g, accounting.MaxExamplesPerUser/k)
+	}
+	if g > 1 && p.Sampling != "poisson" {
+		return Plan{}, fmt.Errorf("--group-size is computed for --sampling poisson only, not %s: dpcalc has no group bound for %s yet", p.Sampling, p.Sampling)
+	}
+	if g > 1 && p.Adjacency != accounting.AddRemove {
+		return Plan{}, fmt.Errorf("--group-size is computed under --adjacency add-remove only (a group of records added or removed)")
+	}
+	p.GroupSize = g
+	if k*g == 1 {
+		return p, nil
+	}
+	k *= g
+	if p.Sampling != "poisson" {
+		return Plan{}, fmt.Errorf("--examples-per-user is accounted for --sampling poisson only, not %s: user-level privacy needs each of a user's examples sampled independently, and dpcalc has no proven bound for %s", p.Sampling, p.Sampling)
+	}
+	if p.Adjacency != accounting.AddRemove {
+		return Plan{}, fmt.Errorf("--examples-per-user is accounted under --adjacency add-remove only (a user added or removed with all their examples): replacing a user changes up to K examples at once, for which dpcalc has no bound")
+	}
+	users := make([]accounting.MixtureOfGaussians, len(p.Phases))
+	for i, ph := range p.Phases {
+		m, err := accounting.UserMixture(1, ph.Q, k)
+		if err != nil {
+			var pe *accounting.ParamError
+			if errors.As(err, &pe) && pe.Name == "examples_per_user" && g > 1 {
+				return Plan{}, fmt.Errorf("invalid --group-size: %d (%d records in all: group size times examples per user), want %s", g, k, pe.Want)
+			}
+			if errors.As(err, &pe) && pe.Name == "examples_per_user" {
+				return Plan{}, fmt.Errorf("invalid --examples-per-user: %d, want %s", k, pe.Want)
+			}
+			return Plan{}, err
+		}
+		users[i] = m
+	}
+	p.ExamplesPerUser, p.users = k/g, users
 	return p, nil
 }
 
@@ -547,6 +622,18 @@ func (a Accountants) NewPlanRow(k accounting.Kind, p Plan, x float64) Row {
 	if len(r.Phases) == 1 {
 		r.Phases = nil
 	}
+	if p.ExamplesPerUser > 1 {
+		r.ExamplesPerUser = p.ExamplesPerUser
+		r.Note = JoinNotes(r.Note, fmt.Sprintf("user-level: ε for adding or removing one user with at most %d examples", p.ExamplesPerUser))
+	}
+	if p.GroupSize > 1 {
+		unit := "records"
+		if p.ExamplesPerUser > 1 {
+			unit = "users"
+		}
+		r.GroupSize = p.GroupSize
+		r.Note = JoinNotes(r.Note, fmt.Sprintf("group privacy: ε for adding or removing up to %d %s (exact under Poisson sampling)", p.GroupSize, unit))
+	}
 	if p.Adjacency == accounting.ReplaceOne {
 		r.Note = JoinNotes(r.Note, "replace-one: σ is the noise over the clipping norm C; the events have σ/2 (sensitivity 2C)")
 	}
@@ -616,6 +703,12 @@ func (g *given) check(cmd string, required ...any) error {
 				return usageAt(f.name, "--%s replaces --sigma, --q, --batch, --epochs, --steps and --schedule: the file describes the training", g.fileFlag)
 			}
 			return usageAt(f.name, "--schedule replaces --%s: give sigma, q or batch, and steps or epochs in each phase", f.name)
+		}
+		if g.event != nil && g.ExamplesPerUser != nil {
+			return usageAt("examples-per-user", "--examples-per-user is for the training flags; an --%s file states its own events (a user's steps are a MixtureOfGaussiansDpEvent)", g.fileFlag)
+		}
+		if g.event != nil && g.GroupSize != nil {
+			return usageAt("group-size", "--group-size is for the training flags (Poisson sampling, add-remove), not an --%s file", g.fileFlag)
 		}
 		if g.event != nil && g.Schedule != nil {
 			return usageAt("schedule", "--%s and --schedule can't be used together", g.fileFlag)
@@ -810,6 +903,23 @@ func (g *given) plan(unknown string) (Plan, error) {
 // capped applies --max-batch to p: required by, and only for,
 // --sampling truncated-poisson.
 func (g *given) capped(p Plan) (Plan, error) {
+	if g.ExamplesPerUser != nil || g.GroupSize != nil {
+		k, gs := 1, 1
+		if g.ExamplesPerUser != nil {
+			k = int(*g.ExamplesPerUser)
+		}
+		if g.GroupSize != nil {
+			gs = int(*g.GroupSize)
+		}
+		var err error
+		if p, err = p.withUsers(k, gs); err != nil {
+			flag := "examples-per-user"
+			if strings.HasPrefix(err.Error(), "--group-size") || strings.Contains(err.Error(), "invalid --group-size") {
+				flag = "group-size"
+			}
+			return Plan{}, usageAt(flag, "%v", err)
+		}
+	}
 	switch {
 	case g.MaxBatch == nil && p.Sampling != "truncated-poisson":
 		return p, nil

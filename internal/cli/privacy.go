@@ -262,13 +262,17 @@ type EpochsCmd struct {
 	Sampling  string   `name:"sampling" default:"poisson" enum:"poisson,fixed,shuffle,truncated-poisson" help:"How batches are drawn: poisson, fixed, shuffle or truncated-poisson (with --max-batch)."`
 	MaxBatch  *Count   `name:"max-batch" placeholder:"B" help:"Largest lot of --sampling truncated-poisson."`
 	Adjacency string   `name:"adjacency" default:"add-remove" enum:"add-remove,replace-one" help:"Neighbouring datasets: add-remove or replace-one."`
+	// ExamplesPerUser is --examples-per-user, as in trainingFlags.
+	ExamplesPerUser *Count `name:"examples-per-user" placeholder:"K" help:"User-level privacy: each user contributes at most K examples (see dpcalc eps --help)."`
+	// GroupSize is --group-size, as in trainingFlags.
+	GroupSize *Count `name:"group-size" placeholder:"G" help:"Group privacy: datasets differing in up to G records or users (see dpcalc eps --help)."`
 	accountantFlags
 	MaxSteps int `name:"max-steps" default:"1000000000" help:"Search limit on steps."`
 }
 
 // Run implements the command.
 func (c *EpochsCmd) Run(e *Env) error {
-	g := &given{trainingFlags: trainingFlags{Q: c.Q, Batch: c.Batch, N: c.N, Schedule: c.Schedule, Sampling: c.Sampling, MaxBatch: c.MaxBatch, Adjacency: c.Adjacency}, sigma: c.Sigma}
+	g := &given{trainingFlags: trainingFlags{Q: c.Q, Batch: c.Batch, N: c.N, Schedule: c.Schedule, Sampling: c.Sampling, MaxBatch: c.MaxBatch, Adjacency: c.Adjacency, ExamplesPerUser: c.ExamplesPerUser, GroupSize: c.GroupSize}, sigma: c.Sigma}
 	if err := g.check("epochs", "sigma", c.Sigma != nil, "q", c.Q != nil, "eps", c.Eps != nil); err != nil {
 		return err
 	}

@@ -31,25 +31,29 @@ type ProfileCmd struct {
 
 // Profile is the answer of dpcalc profile.
 type Profile struct {
-	Accountant string              `json:"accountant"`
-	Certified  bool                `json:"certified"`
-	Caveat     string              `json:"caveat,omitempty"`
-	Bounded    bool                `json:"bounded"`
-	Sigma      float64             `json:"sigma"`
-	Q          float64             `json:"q"`
-	Steps      int                 `json:"steps"`
-	Epochs     float64             `json:"epochs"`
-	Sampling   string              `json:"sampling"`
-	Adjacency  string              `json:"adjacency"`
-	Phases     []PhaseRow          `json:"phases,omitempty"`
-	Epsilons   []profile.EpsilonAt `json:"epsilons"`
-	Deltas     []profile.DeltaAt   `json:"deltas"`
-	Attacks    []profile.Point     `json:"attacks"`
-	Advantage  float64             `json:"advantage"`
-	Accuracy   float64             `json:"accuracy"`
-	Statements []string            `json:"statements"`
-	Tradeoff   []profile.Point     `json:"tradeoff"`
-	Version    string              `json:"version"`
+	Accountant string     `json:"accountant"`
+	Certified  bool       `json:"certified"`
+	Caveat     string     `json:"caveat,omitempty"`
+	Bounded    bool       `json:"bounded"`
+	Sigma      float64    `json:"sigma"`
+	Q          float64    `json:"q"`
+	Steps      int        `json:"steps"`
+	Epochs     float64    `json:"epochs"`
+	Sampling   string     `json:"sampling"`
+	Adjacency  string     `json:"adjacency"`
+	Phases     []PhaseRow `json:"phases,omitempty"`
+	// ExamplesPerUser and GroupSize are those of the row (above 1:
+	// user-level, group privacy).
+	ExamplesPerUser int                 `json:"examples_per_user,omitempty"`
+	GroupSize       int                 `json:"group_size,omitempty"`
+	Epsilons        []profile.EpsilonAt `json:"epsilons"`
+	Deltas          []profile.DeltaAt   `json:"deltas"`
+	Attacks         []profile.Point     `json:"attacks"`
+	Advantage       float64             `json:"advantage"`
+	Accuracy        float64             `json:"accuracy"`
+	Statements      []string            `json:"statements"`
+	Tradeoff        []profile.Point     `json:"tradeoff"`
+	Version         string              `json:"version"`
 
 	csv bool
 }
@@ -92,6 +96,7 @@ func (c *ProfileCmd) Run(e *Env) error {
 		Accountant: string(p.Kind), Certified: p.Certified, Caveat: p.Caveat, Bounded: p.Bounded,
 		Sigma: head.Sigma, Q: head.Q, Steps: head.Steps, Epochs: head.Epochs,
 		Sampling: head.Sampling, Adjacency: head.Adjacency, Phases: head.Phases,
+		ExamplesPerUser: head.ExamplesPerUser, GroupSize: head.GroupSize,
 		Epsilons: p.Epsilons, Deltas: p.Deltas, Attacks: p.Attacks,
 		Advantage: p.Advantage, Accuracy: p.Accuracy, Statements: append(readStatement(g), statements(p)...),
 		Tradeoff: p.Curve, Version: Version(),

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 
@@ -26,16 +27,22 @@ import (
 // value (else 0), Steps and Epochs are the totals. Unsupported is set,
 // with ε null, when the accountant cannot bound this plan: it says why.
 type Row struct {
-	Accountant  string     `json:"accountant"`
-	Sigma       float64    `json:"sigma"`
-	Q           float64    `json:"q"`
-	Steps       int        `json:"steps"`
-	Epochs      float64    `json:"epochs"`
-	Sampling    string     `json:"sampling"`
-	Adjacency   string     `json:"adjacency"`
-	Phases      []PhaseRow `json:"phases,omitempty"`
-	Unsupported string     `json:"unsupported,omitempty"`
-	Epsilon     *float64   `json:"epsilon"`
+	Accountant string     `json:"accountant"`
+	Sigma      float64    `json:"sigma"`
+	Q          float64    `json:"q"`
+	Steps      int        `json:"steps"`
+	Epochs     float64    `json:"epochs"`
+	Sampling   string     `json:"sampling"`
+	Adjacency  string     `json:"adjacency"`
+	Phases     []PhaseRow `json:"phases,omitempty"`
+	// ExamplesPerUser is K of --examples-per-user when above 1: the
+	// row's ε is user-level, for any user with at most K examples.
+	ExamplesPerUser int `json:"examples_per_user,omitempty"`
+	// GroupSize is G of --group-size when above 1: ε for adding or
+	// removing up to G records (users, with ExamplesPerUser).
+	GroupSize   int      `json:"group_size,omitempty"`
+	Unsupported string   `json:"unsupported,omitempty"`
+	Epsilon     *float64 `json:"epsilon"`
 	// EpsilonLower and EpsilonUpper bracket the true ε of the run, each
 	// end certified. PairEpsilonLower, set when the steps' dominating
 	// pairs are not attained (fixed-size, shuffled, truncated Poisson,
@@ -195,6 +202,12 @@ func (r *Row) setError(err error) {
 		msg = strings.TrimPrefix(msg, "registry: ")
 		msg = strings.TrimPrefix(msg, "accounting: ")
 		r.Unsupported = strings.TrimPrefix(msg, r.Accountant+": ")
+		switch {
+		case r.GroupSize > 1:
+			r.Unsupported = fmt.Sprintf("--group-size %d: %s", r.GroupSize, r.Unsupported)
+		case r.ExamplesPerUser > 1:
+			r.Unsupported = fmt.Sprintf("--examples-per-user %d: %s", r.ExamplesPerUser, r.Unsupported)
+		}
 		r.Epsilon, r.EpsilonLower, r.EpsilonUpper, r.Lambda = nil, nil, nil, nil
 		return
 	}
@@ -267,7 +280,7 @@ func (r *Row) FillFrom(ctx context.Context, acc accounting.Method, delta, eps fl
 			var l float64
 			e, l, err = a.EpsilonAndOrder(ctx, delta)
 			if err == nil && !math.IsInf(e, 0) {
-				r.Lambda = ptr(l)
+				r.Lambda = FinitePtr(l) // none (NaN) for an empty composition
 			}
 		default:
 			e, err = acc.Epsilon(ctx, delta)
@@ -289,7 +302,7 @@ func (r *Row) FillFrom(ctx context.Context, acc accounting.Method, delta, eps fl
 		var l float64
 		d, l, err = a.DeltaAndOrder(ctx, eps)
 		if err == nil && d < 1 {
-			r.Lambda = ptr(l)
+			r.Lambda = FinitePtr(l)
 		}
 	default:
 		d, err = acc.Delta(ctx, eps)
@@ -329,7 +342,7 @@ func (r Row) Output(quantity string) OutputRow {
 	o := OutputRow{
 		Accountant: r.Accountant, Quantity: quantity,
 		Sigma: nonzero(r.Sigma), Q: nonzero(r.Q), Steps: iptr(r.Steps),
-		Sampling: r.Sampling, Adjacency: r.Adjacency, Phases: r.Phases,
+		Sampling: r.Sampling, Adjacency: r.Adjacency, Phases: r.Phases, ExamplesPerUser: r.ExamplesPerUser, GroupSize: r.GroupSize,
 		Epsilon: r.Epsilon, EpsilonLower: r.EpsilonLower, EpsilonUpper: r.EpsilonUpper, PairEpsilonLower: r.PairEpsilonLower,
 		LowerBound: r.LowerBound, Lambda: r.Lambda,
 		Note: r.Note, LedgerFormat: r.LedgerFormat, Unsupported: r.Unsupported, Procedure: r.Procedure, Error: r.Error,

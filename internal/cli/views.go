@@ -226,6 +226,12 @@ func (r *Profile) training() string {
 	if r.Adjacency != "" && r.Adjacency != "add-remove" {
 		s += ", " + r.Adjacency
 	}
+	if r.ExamplesPerUser > 1 {
+		s += fmt.Sprintf(", user-level (users of at most %d examples)", r.ExamplesPerUser)
+	}
+	if r.GroupSize > 1 {
+		s += fmt.Sprintf(", groups of %d", r.GroupSize)
+	}
 	return s
 }
 

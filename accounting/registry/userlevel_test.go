@@ -1,0 +1,101 @@
+package registry
+
+import (
+	"bufio"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dpcalc/dpcalc/accounting"
+)
+
+// TestUserLevelReference: for the user-level mixture of Gaussians
+// (accounting.UserLevel: shifts 0..K, Binomial(K, q) weights), pld's
+// certified δ interval contains the exact δ(ε) computed with mpmath at 30
+// digits (testdata/userlevel/mog_reference.py: one step at 13 (q, K, σ,
+// ε) from closed-form tails), and rdp's and zcdp's δ are at least it.
+func TestUserLevelReference(t *testing.T) {
+	f, err := os.Open("../testdata/userlevel/mog_reference.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") || line == "" {
+			continue
+		}
+		var v [6]float64
+		for i, s := range strings.Fields(line) {
+			if v[i], err = strconv.ParseFloat(s, 64); err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+		}
+		steps, q, k, sigma, eps, ref := int(v[0]), v[1], int(v[2]), v[3], v[4], v[5]
+		ev, err := accounting.UserLevel(sigma, q, k, steps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := New(accounting.KindPLD, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Compose(ev, 1); err != nil {
+			t.Fatal(err)
+		}
+		lo, hi, err := m.(accounting.BoundsReporter).DeltaBounds(t.Context(), eps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The reference has 20 digits; 1e-15 relative covers its
+		// rounding to float64.
+		if !(lo <= ref*(1+1e-15) && ref*(1-1e-15) <= hi) {
+			t.Errorf("%s: pld δ in [%v, %v] misses %v", line, lo, hi, ref)
+		}
+		if hi > ref*1.01+1e-12 {
+			t.Errorf("%s: pld δ upper %v more than 1%% above %v", line, hi, ref)
+		}
+		for _, kind := range []accounting.Kind{accounting.KindRDP, accounting.KindZCDP} {
+			a, _ := New(kind, Options{})
+			if err := a.Compose(ev, 1); err != nil {
+				t.Fatal(err)
+			}
+			d, err := a.Delta(t.Context(), eps)
+			if err != nil || d < ref*(1-1e-15) {
+				t.Errorf("%s: %s δ %v (%v) below %v", line, kind, d, err, ref)
+			}
+		}
+		n++
+	}
+	if n < 10 {
+		t.Fatalf("%d reference lines", n)
+	}
+}
+
+// TestUserLevelTFPrivacy: TF Privacy's user-level check (N 10,000, lot
+// 64, 5 epochs = 782 steps, σ 1, δ 1e-6, 2 examples per user: about
+// 2.532) through accounting.UserLevel: pld's certified interval contains
+// it, and is the interval of the same mixture written out
+// (MixtureOfGaussians with weights (1−q)², 2q(1−q), q²).
+func TestUserLevelTFPrivacy(t *testing.T) {
+	q := 64.0 / 10000
+	ev, err := accounting.UserLevel(1, q, 2, 782)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, lo, hi := epsilonOf(t, accounting.KindPLD, ev, 1e-6)
+	if !(lo <= 2.532+5e-4 && 2.532-5e-4 <= hi) || hi-lo > 2e-3 {
+		t.Errorf("pld [%v, %v], want it around 2.532", lo, hi)
+	}
+	byHand := accounting.SelfComposed{Event: accounting.MixtureOfGaussians{StandardDeviation: 1, Sensitivities: []float64{0, 1, 2},
+		SamplingProbs: []float64{(1 - q) * (1 - q), 2 * q * (1 - q), q * q}}, Count: 782}
+	_, lo2, hi2 := epsilonOf(t, accounting.KindPLD, byHand, 1e-6)
+	if math.Abs(lo-lo2) > 1e-8 || math.Abs(hi-hi2) > 1e-8 { // the weights differ in the last bits
+		t.Errorf("UserLevel [%v, %v]; by hand [%v, %v]", lo, hi, lo2, hi2)
+	}
+	t.Logf("pld [%v, %v]", lo, hi)
+}
