@@ -45,6 +45,10 @@ func (c *StatementCmd) Run(e *Env) error {
 	if err != nil {
 		return err
 	}
+	// The example-level run is the one without --examples-per-user and
+	// --group-size; userLevel reads them from users.
+	users := *g
+	g.ExamplesPerUser, g.GroupSize = nil, nil
 	adj, _ := accounting.ParseAdjacency(c.Adjacency) // kong's enum: valid
 	a := Accountants{Name: string(accounting.KindPLD), PLDGrid: c.PLDGrid, Adjacency: adj}
 	ev, _, err := g.training(a, accounting.KindPLD)
@@ -67,7 +71,7 @@ func (c *StatementCmd) Run(e *Env) error {
 	}
 	// User level: --examples-per-user K (being added to trainingFlags with
 	// user-level accounting) plugs in here; see userLevel.
-	k, user, err := userLevel(g, p)
+	k, user, err := userLevel(&users)
 	if err != nil {
 		return err
 	}
@@ -109,6 +113,7 @@ func (c *StatementCmd) Run(e *Env) error {
 		for _, u := range []*statement.Epsilon{s.User, s.UserRDP} {
 			r := row(u.Kind, *u)
 			r.Note = JoinNotes(fmt.Sprintf("user-level: %d examples per user", s.ExamplesPerUser), r.Note)
+			r.ExamplesPerUser = s.ExamplesPerUser
 			res.Rows = append(res.Rows, r)
 		}
 	}
@@ -118,16 +123,31 @@ func (c *StatementCmd) Run(e *Env) error {
 }
 
 // userLevel returns the run at user level when the command line asks for
-// it: K examples per user and the user-level event. It is the one place
-// that reads the user-level flag.
-//
-// TODO(users23): once trainingFlags has ExamplesPerUser (--examples-per-user
-// K) and the plan its user-level event (a mixture of Gaussians per step for
-// Poisson sampling, Ganesh 2024), return (K, that event, nil) here; a bad
-// K is a usage error naming the flag. Until then no run is user-level.
-func userLevel(g *given, p Plan) (int, accounting.Event, error) {
-	_, _ = g, p
-	return 0, nil, nil
+// it: K examples per user and the user-level
+// event, a mixture of Gaussians per step for Poisson sampling (Ganesh
+// 2024; [Plan.WithExamplesPerUser]). It is the one place that reads the
+// user-level flags; without them no run is user-level. A bad K, a file
+// run or a sampling without a user-level bound is a usage error naming
+// the flag.
+func userLevel(g *given) (int, accounting.Event, error) {
+	if g.ExamplesPerUser == nil && g.GroupSize == nil {
+		return 0, nil, nil
+	}
+	if g.GroupSize != nil {
+		return 0, nil, usageAt("group-size", "dpcalc statement states user-level ε with --examples-per-user; --group-size is for eps, delta, sigma and epochs")
+	}
+	if g.event != nil {
+		return 0, nil, usageAt("examples-per-user", "--examples-per-user is for the training flags; an --%s file states its own events (a user's steps are a MixtureOfGaussiansDpEvent)", g.fileFlag)
+	}
+	p, err := g.plan("")
+	if err != nil {
+		return 0, nil, err
+	}
+	k := max(p.ExamplesPerUser, 1)
+	if k == 1 {
+		return 0, nil, nil
+	}
+	return k, p.Event(0), nil
 }
 
 // poissonReadingOf returns, for shuffled or fixed-size batches, the run

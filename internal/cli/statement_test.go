@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -32,7 +34,55 @@ func TestStatementUserLevelLines(t *testing.T) {
 			t.Errorf("user level: no %q in\n%s", want, words)
 		}
 	}
-	if k, ev, err := userLevel(g, Plan{}); k != 0 || ev != nil || err != nil {
+	if k, ev, err := userLevel(g); k != 0 || ev != nil || err != nil {
 		t.Errorf("userLevel without the flag: %d, %v, %v", k, ev, err)
+	}
+}
+
+// TestStatementExamplesPerUser: with --examples-per-user the statement's
+// example-level rows stay example-level and its user-level rows are eps's
+// for the same flag (TF Privacy's user-level check: about 2.532), marked
+// with K; --group-size is refused naming the flag.
+func TestStatementExamplesPerUser(t *testing.T) {
+	run := []string{"--sigma", "1", "--batch", "64", "--n", "10000", "--epochs", "5", "--delta", "1e-6"}
+	epsRow := func(args ...string) OutputRow {
+		out, stderr, o := execute(append(append([]string{"eps"}, run...), append(args, "--json")...)...)
+		var v Output
+		if o.Code != 0 || json.Unmarshal([]byte(out), &v) != nil || len(v.Rows) != 1 {
+			t.Fatalf("eps %v: exit %d %s", args, o.Code, stderr)
+		}
+		return v.Rows[0]
+	}
+	example, user := epsRow(), epsRow("--examples-per-user", "2")
+	out, stderr, o := execute(append(append([]string{"statement"}, run...), "--examples-per-user", "2", "--json")...)
+	var v Output
+	if o.Code != 0 || json.Unmarshal([]byte(out), &v) != nil {
+		t.Fatalf("statement: exit %d %s", o.Code, stderr)
+	}
+	var sawExample, sawUser bool
+	for _, r := range v.Rows {
+		if r.Accountant != "pld" || r.Quantity != "epsilon" || strings.Contains(r.Note, "not proven") {
+			continue
+		}
+		want := example
+		if r.ExamplesPerUser == 2 {
+			want, sawUser = user, true
+		} else {
+			sawExample = true
+		}
+		if *r.Value != *want.Value || *r.EpsilonLower != *want.EpsilonLower {
+			t.Errorf("row %+v: [%v, %v], eps gives [%v, %v]", r, *r.EpsilonLower, *r.Value, *want.EpsilonLower, *want.Value)
+		}
+	}
+	if !sawExample || !sawUser || math.Abs(*user.Value-2.532) > 0.002 {
+		t.Errorf("example row %v, user row %v (eps user-level %v, want about 2.532)", sawExample, sawUser, *user.Value)
+	}
+	_, stderr, o = execute(append(append([]string{"statement"}, run...), "--group-size", "2")...)
+	if o.Code != ExitUsage || !strings.Contains(stderr, "--group-size") {
+		t.Errorf("--group-size: exit %d, %q", o.Code, stderr)
+	}
+	_, stderr, o = execute("statement", "--ledger", "../../testdata/ledger/opacus_mnist.json", "--examples-per-user", "2")
+	if o.Code != ExitUsage || !strings.Contains(stderr, "--examples-per-user is for the training flags") {
+		t.Errorf("--ledger with --examples-per-user: exit %d, %q", o.Code, stderr)
 	}
 }
