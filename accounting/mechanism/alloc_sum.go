@@ -21,8 +21,8 @@ const (
 // allocSumWork estimates the cost of AllocationSumPairs on cells of width
 // d: the t − k steps' trimmed sums by binary powering, whose windows of
 // about (yMax + 20μ√t)/d cells, squared, add up to at most 4 times the
-// last; and the k steps' untrimmed sums, about k²n²/2 multiply-adds of
-// arrays with many tiny values, counted 4 times.
+// last; and the k steps' sums, at most k²n²/2 multiply-adds (less where
+// their ends are trimmed), counted 4 times.
 func allocSumWork(mu, yMax, d float64, k, t int) float64 {
 	w := (yMax + 20*mu*math.Sqrt(float64(t))) / d
 	n := math.Ceil(yMax / d)
@@ -52,8 +52,9 @@ func allocSumWork(mu, yMax, d float64, k, t int) float64 {
 // Cell masses come from closed forms (differences of Φ) and the direct,
 // positive convolution. Outputs are dropped only as events that are the
 // same under P and Q (partial sums of the t − k unshifted steps below
-// 1e-30 at either end; values of J not kept under both), which removes
-// nonnegative terms from both hockey-stick divergences. Rounding, about 1e-12 relative, is not
+// 1e-30 at either end, those of the k others below 1e-30 under both laws;
+// values of J not kept under both), which removes nonnegative terms from
+// both hockey-stick divergences. Rounding, about 1e-12 relative, is not
 // carried (as for [AllocationPairs]' dominated pairs).
 func AllocationSumPairs(mu float64, k, t int) (AllocPLDPairs, error) {
 	if k < 1 || t <= k || !(mu > 0) || mu > 4 {
@@ -80,15 +81,25 @@ func AllocationSumPairs(mu float64, k, t int) (AllocPLDPairs, error) {
 	// P and Q (an event revealed, then discarded). Take S = the first k
 	// steps: the cells of the t − k others are summed once, with the ends
 	// of partial sums trimmed (events on those steps' outputs, the same
-	// under both), and the k steps' sums are kept whole under each law; of
-	// the values of J, those kept under both.
+	// under both); the k steps' partial sums are trimmed only where both
+	// laws are below 1e-30; of the values of J, those kept under both.
 	rest, ro := selfConvolve(q, 0, t-k)
-	pk, qk := p, q
+	pk, qk, ko := p, q, 0
 	for range k - 1 {
 		pk, qk = convolveAll(pk, p), convolveAll(qk, q)
+		// The values below 1e-30 under both laws at either end: one
+		// event, dropped from both.
+		lo, hi := 0, len(pk)
+		for lo < hi-1 && pk[lo] < allocDrop && qk[lo] < allocDrop {
+			lo++
+		}
+		for hi-1 > lo && pk[hi-1] < allocDrop && qk[hi-1] < allocDrop {
+			hi--
+		}
+		pk, qk, ko = pk[lo:hi], qk[lo:hi], ko+lo
 	}
-	pm, pmo := convolve(rest, ro, pk, 0)
-	qm, qmo := convolve(rest, ro, qk, 0)
+	pm, pmo := convolve(rest, ro, pk, ko)
+	qm, qmo := convolve(rest, ro, qk, ko)
 	// The atoms J = j with both masses kept, by loss log(P'(j)/Q'(j)).
 	type atom struct{ loss, lp, lq float64 }
 	var atoms []atom
