@@ -39,8 +39,8 @@ func allocSumWork(mu, yMax, d float64, k, t int) float64 {
 // against N(0, I_t), S a uniformly random k-subset of the t steps. The
 // post-processing: map each output X_i to the cell j_i = min(⌊Y_i/Δ⌋, n)
 // of Y_i = exp(μX_i − μ²/2) (Δ = μ/20, or μ/10 where that would take too
-// long; n the cell of yMax, the top cell taking everything above), and release J = Σ_i j_i only. J is a
-// deterministic function of the output, so (law of J under P, under Q) is
+// long; n the cell of yMax, the top cell taking everything above), and
+// release J = Σ_i j_i only. J is a deterministic function of the output, so (law of J under P, under Q) is
 // dominated by the true pair in both directions. J is symmetric in the
 // coordinates, so under P its law is the same for every S: k independent
 // cells drawn from Y's law under X ~ N(μ, 1) (density y·f(y)) and t − k
