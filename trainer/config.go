@@ -78,6 +78,12 @@ const (
 	// SamplingBallsInBins is SamplingRandomAllocation with k = 1: every
 	// example in one lot of each epoch.
 	SamplingBallsInBins Sampling = "balls-in-bins"
+	// SamplingTruncatedPoisson draws a Poisson lot at rate q = LotSize/N
+	// and, when more than MaxLotSize examples are drawn, keeps a uniformly
+	// random MaxLotSize of them (drawn from the run's RNG), so no lot
+	// exceeds MaxLotSize. Each step is the accountants'
+	// TruncatedSubsampledGaussian event (under add-remove).
+	SamplingTruncatedPoisson Sampling = "truncated-poisson"
 )
 
 // maxAllocation bounds k·N of random allocation: the epoch's allocation
@@ -135,6 +141,10 @@ type Config struct {
 	// example with probability q); only the accounting changes. Poisson
 	// sampling only, without canaries.
 	ExamplesPerUser int `json:"examples_per_user,omitempty"`
+	// MaxLotSize is the cap B of SamplingTruncatedPoisson, in [1, N] (0
+	// with the other samplings): a Poisson lot of more examples keeps a
+	// uniformly random B of them.
+	MaxLotSize int `json:"max_lot_size,omitempty"`
 
 	// LearningRate η0. Defaults: np 0.1, dpsgd 0.1 (Abadi §5.2), dpd/dpvd/sgld
 	// 0.5. The DPD/DPVD papers' η0 = 0.05 (DIGITS) multiplies their eq. 5
@@ -350,8 +360,15 @@ func (c *Config) Validate(n, d int) error {
 	if c.Epochs < 1 || c.Epochs > 1<<20 {
 		return &FieldError{"epochs", c.Epochs, "in [1, 1048576]"}
 	}
+	if c.Sampling == SamplingTruncatedPoisson {
+		if c.MaxLotSize < 1 || c.MaxLotSize > n {
+			return &FieldError{"max_lot_size", c.MaxLotSize, fmt.Sprintf("in [1, %d] with sampling truncated-poisson", n)}
+		}
+	} else if c.MaxLotSize != 0 {
+		return &FieldError{"max_lot_size", c.MaxLotSize, "0 with sampling " + string(c.Sampling) + " (the cap is for truncated-poisson)"}
+	}
 	switch c.Sampling {
-	case SamplingPoisson, SamplingShuffle:
+	case SamplingPoisson, SamplingShuffle, SamplingTruncatedPoisson:
 		if c.AllocationK != 0 {
 			return &FieldError{"allocation_k", c.AllocationK, "0 with sampling " + string(c.Sampling) + " (k is for random-allocation)"}
 		}
@@ -364,7 +381,7 @@ func (c *Config) Validate(n, d int) error {
 			return &FieldError{"allocation_k", c.AllocationK, fmt.Sprintf("in [1, %d] (k·N at most %d)", max(1, maxAllocation/n), maxAllocation)}
 		}
 	default:
-		return &FieldError{"sampling", c.Sampling, "poisson, shuffle, random-allocation or balls-in-bins"}
+		return &FieldError{"sampling", c.Sampling, "poisson, shuffle, truncated-poisson, random-allocation or balls-in-bins"}
 	}
 	if c.ExamplesPerUser < 0 || c.ExamplesPerUser > accounting.MaxExamplesPerUser {
 		return &FieldError{"examples_per_user", c.ExamplesPerUser, "in [1, 2^53] (0: 1, example level)"}
@@ -447,7 +464,7 @@ func (c *Config) Validate(n, d int) error {
 		if c.PCADim > 0 {
 			return &FieldError{"pca_dim", c.PCADim, "0 with canaries (DP-PCA would need the canaries in its sample; not supported)"}
 		}
-		if c.allocated() {
+		if c.allocated() || c.Sampling == SamplingTruncatedPoisson {
 			return &FieldError{"sampling", c.Sampling, "poisson with canaries (the canaries' inclusion bits are Poisson draws of the lots)"}
 		}
 		if c.Sampling == SamplingShuffle && c.Method.Private() {
@@ -542,7 +559,8 @@ func (c *Config) EffectiveNoiseMultiplier() float64 {
 // steps: PoissonSampled{q, Gaussian{σ_eff}} per step, Shuffled{n, LotSize,
 // Gaussian{σ_eff/2}} per epoch of shuffled lots (under replace-one, see
 // [Config.Adjacency]), RandomAllocation{k, t, Gaussian{σ_eff}} per epoch of
-// random allocation, or NonPrivate for np.
+// random allocation, TruncatedSubsampledGaussian{N, q, MaxLotSize, σ_eff}
+// per step of truncated Poisson lots, or NonPrivate for np.
 //
 // σ_eff is the noise std divided by the add/remove L2 sensitivity of the
 // summed clipped gradient. With every example's (whole) gradient clipped to
@@ -569,6 +587,10 @@ func (c *Config) StepEvent(n int) accounting.Event {
 	}
 	if c.ExamplesPerUser > 1 {
 		return userStep(c.EffectiveNoiseMultiplier(), c.SamplingRate(n), c.ExamplesPerUser)
+	}
+	if c.Sampling == SamplingTruncatedPoisson {
+		return accounting.TruncatedSubsampledGaussian{DatasetSize: n, SamplingRate: c.SamplingRate(n),
+			TruncatedBatchSize: c.MaxLotSize, NoiseMultiplier: c.EffectiveNoiseMultiplier()}
 	}
 	return accounting.PoissonSampled{
 		SamplingRate: c.SamplingRate(n),

@@ -424,9 +424,9 @@ func (t *Trainer) budgetSteps(ctx context.Context, remaining int) (int, error) {
 // [LoadCheckpoint] continues from the ledger file, so the lost steps stay
 // paid for and the redone steps are paid again.
 //
-// Per step (lot): sample the lot (Poisson with q = L/N, the next slice of
-// the epoch's shuffle, or the step's examples in the epoch's random
-// allocation); for every example compute its gradient, its norm
+// Per step (lot): sample the lot (Poisson with q = L/N, capped at
+// MaxLotSize with truncated Poisson, the next slice of the epoch's shuffle,
+// or the step's examples in the epoch's random allocation); for every example compute its gradient, its norm
 // over all parameters and its clipping factor; sum the clipped gradients;
 // add noise; divide by the expected lot size L = qN; update:
 //
@@ -516,6 +516,8 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 		switch {
 		case c.Sampling == SamplingPoisson:
 			t.lot = poissonLot(t.lot, n, q, t.rng)
+		case c.Sampling == SamplingTruncatedPoisson:
+			t.lot = truncateLot(poissonLot(t.lot, n, q, t.rng), c.MaxLotSize, t.rng)
 		case c.allocated():
 			if t.alloc == nil { // defensive: a checkpoint always carries the allocation
 				t.alloc = allocate(t.alloc, n, c.allocK(), spe, t.rng)
@@ -613,6 +615,23 @@ func (t *Trainer) Run(ctx context.Context, test *data.Dataset) (*Result, error) 
 		return nil, err
 	}
 	return res, runErr
+}
+
+// truncateLot keeps a uniformly random b of lot's examples when it holds
+// more than b (a partial Fisher–Yates shuffle from rng), in increasing
+// example order; a lot of at most b is returned as it is, and rng is not
+// used.
+func truncateLot(lot []int, b int, rng *mrand.Rand) []int {
+	if len(lot) <= b {
+		return lot
+	}
+	for i := range b {
+		j := i + rng.IntN(len(lot)-i)
+		lot[i], lot[j] = lot[j], lot[i]
+	}
+	lot = lot[:b]
+	slices.Sort(lot)
+	return lot
 }
 
 // allocate draws one epoch of random allocation into a (reused): for each

@@ -122,8 +122,8 @@ type Accountant struct {
 	shuffles   map[shuffledEpochs]int
 	// projections counts the witnesses of k-out-of-t random-allocation
 	// epochs (k > 1), recorded as the groups of their reduction, which
-	// only dominate them: per epoch the sum of its outputs
-	// ([mechanism.AllocationProjection]).
+	// only dominate them: per epoch the sum of its outputs' cells
+	// ([mechanism.AllocationWitness]).
 	projections map[mechanism.Mechanism]int
 	// witnesses is the accountant of the steps' witnesses (see witness),
 	// made lazily and cached until the next Compose.
@@ -301,7 +301,7 @@ func (a *Accountant) unattainedOf(e accounting.Event, count int) (loose map[mech
 			if projections == nil {
 				projections = map[mechanism.Mechanism]int{}
 			}
-			projections[mechanism.AllocationProjection(g.NoiseMultiplier, s.DatasetSize, s.SampleSize, s.Adjacency)] += s.Count
+			projections[mechanism.AllocationWitness(g.NoiseMultiplier, s.DatasetSize, s.SampleSize, s.Adjacency)] += s.Count
 		}
 		one := accounting.Plan{Adjacency: p.Adjacency, Steps: []accounting.Step{s}}
 		if one, err = one.Bounded(); err != nil {

@@ -22,10 +22,13 @@ import (
 // vector): the dominated discrete pairs of [mechanism.AllocationPairs]
 // (post-processings of it), composed with the certified lower
 // discretisation and FFT of [Accountant], both directions. For k > 1 it is
-// the post-processing that keeps only the sum of an epoch's t outputs of
-// that query: N(kμ, t) against N(0, t), a Gaussian of sensitivity
-// kμ/√t, and E epochs compose to one of kμ·√(E/t); its ε is found from a
-// certified lower bound on its δ ([gaussian.LogDeltaBounds]).
+// the larger of two post-processings of that query's epochs, composed the
+// same way: the sum of the cells of the outputs' likelihood ratios
+// ([mechanism.AllocationSumPairs]), and the sum of an epoch's t outputs,
+// N(kμ, t) against N(0, t), a Gaussian of sensitivity kμ/√t (E epochs
+// compose to one of kμ·√(E/t); its ε is found from a certified lower bound
+// on its δ, [gaussian.LogDeltaBounds]), which is all that is left when the
+// first is too large to compute.
 func AllocationLowerEpsilonOf(ctx context.Context, e accounting.Event, delta float64) (eps float64, ok bool, err error) {
 	if err := accounting.CheckDeltaQuery(delta); err != nil {
 		return 0, false, err
@@ -46,9 +49,12 @@ func AllocationLowerEpsilonOf(ctx context.Context, e accounting.Event, delta flo
 		}
 		k, t, epochs := s.SampleSize, s.DatasetSize, min(s.Count, maxSteps)
 		var lo float64
-		if k == 1 && 1/s.Sigma <= 4 {
+		switch {
+		case k == 1 && 1/s.Sigma <= 4:
 			lo, err = allocationLowerPairs(ctx, 1/s.Sigma, t, epochs, delta)
-		} else {
+		case k < t && 1/s.Sigma <= 4:
+			lo, err = allocationLowerSum(ctx, 1/s.Sigma, k, t, epochs, delta)
+		default:
 			lo = gaussianLowerEpsilon(float64(k)/s.Sigma*math.Sqrt(float64(epochs)/float64(t)), delta)
 		}
 		if err != nil {
@@ -108,6 +114,26 @@ func allocationLowerPairs(ctx context.Context, mu float64, t, epochs int, delta 
 	if err != nil {
 		return proj, nil
 	}
+	return composeLowerPairs(ctx, pp, epochs, delta, proj)
+}
+
+// allocationLowerSum composes epochs of the dominated k-out-of-t sum pairs
+// ([mechanism.AllocationSumPairs]) and returns the certified lower bound on
+// ε(delta), at least that of the sum of the outputs.
+func allocationLowerSum(ctx context.Context, mu float64, k, t, epochs int, delta float64) (float64, error) {
+	proj := gaussianLowerEpsilon(float64(k)*mu*math.Sqrt(float64(epochs)/float64(t)), delta)
+	pp, err := mechanism.AllocationSumPairs(mu, k, t)
+	if err != nil {
+		return proj, nil
+	}
+	return composeLowerPairs(ctx, pp, epochs, delta, proj)
+}
+
+// composeLowerPairs composes epochs of the dominated pairs pp, both
+// directions, with the certified lower discretisation and returns the
+// larger of the lower bound on ε(delta) and floor (floor, too, when the
+// composition is too large).
+func composeLowerPairs(ctx context.Context, pp mechanism.AllocPLDPairs, epochs int, delta, proj float64) (float64, error) {
 	pairs := [][]mechanism.Pair{{pp.Remove}, {pp.Add}}
 	st := &setup{counts: []int{epochs}, steps: epochs, dirs: []bool{false, true}, pairs: pairs}
 	for _, ps := range pairs {

@@ -62,7 +62,8 @@ type Bracket struct {
 // of the steps' witnesses (for fixed-size sampling, the Poisson pairs a
 // fixed pair of neighbours attains; for random allocation, post-processings
 // of the pair a linear query attains: the dominated pairs of a 1-out-of-t
-// group, the sum of an epoch's outputs for k-out-of-t with k > 1), and for
+// group, the sum of the cells of an epoch's outputs for k-out-of-t with
+// k > 1, [mechanism.AllocationWitness]), and for
 // each shuffled Gaussian step
 // [ShuffledLowerEpsilon] (the true ε of a composition is at least that of
 // any part of it, whose releases are a post-processing of the whole).

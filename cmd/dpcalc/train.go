@@ -132,6 +132,7 @@ func (c *trainCmd) config(n int) trainer.Config {
 	cfg.PCADim, cfg.PCANoiseMultiplier, cfg.PCASamplingRate = derefI(c.PCA), derefF(c.PCASigma), derefF(c.PCAQ)
 	cfg.BatchSize, cfg.Sampling, cfg.AllocationK = derefI(c.Batch), trainer.Sampling(c.Sampling), derefI(c.K)
 	cfg.ExamplesPerUser = derefI(c.ExamplesPerUser)
+	cfg.MaxLotSize = derefI(c.MaxBatch)
 	if c.LR != nil {
 		if cfg.LearningRateFinal == cfg.LearningRate && cfg.LearningRateFinal != 0 {
 			cfg.LearningRateFinal = *c.LR // a constant default stays constant
@@ -206,6 +207,7 @@ func (c *trainCmd) resumeConflict(ck trainer.Config, n int) (flag, ours, theirs 
 		{"sampling", c.Sampling != "", trainer.Sampling(c.Sampling), ck.Sampling},
 		{"k", c.K != nil, derefI(c.K), ck.AllocationK},
 		{"examples-per-user", c.ExamplesPerUser != nil, max(1, derefI(c.ExamplesPerUser)), max(1, ck.ExamplesPerUser)},
+		{"max-batch", c.MaxBatch != nil, derefI(c.MaxBatch), ck.MaxLotSize},
 	}
 	seed := func(p *uint64) string {
 		if p == nil {
@@ -247,13 +249,19 @@ func (c *trainCmd) Run(e *cli.Env) error {
 	for _, f := range []struct {
 		name string
 		v    *int
-	}{{"lot", c.Lot}, {"batch", c.Batch}, {"epochs", c.Epochs}, {"decay-epochs", c.Decay}, {"k", c.K}, {"examples-per-user", c.ExamplesPerUser}} {
+	}{{"lot", c.Lot}, {"batch", c.Batch}, {"epochs", c.Epochs}, {"decay-epochs", c.Decay}, {"k", c.K}, {"examples-per-user", c.ExamplesPerUser}, {"max-batch", c.MaxBatch}} {
 		if err := positiveInt(f.name, f.v); err != nil {
 			return err
 		}
 	}
 	if c.K != nil && c.Sampling != "random-allocation" {
 		return usageError("--k is for --sampling random-allocation (balls-in-bins is k = 1)")
+	}
+	if c.MaxBatch != nil && c.Sampling != "truncated-poisson" {
+		return usageError("--max-batch is for --sampling truncated-poisson")
+	}
+	if c.MaxBatch == nil && c.Sampling == "truncated-poisson" && !c.Resume {
+		return usageError("--sampling truncated-poisson needs --max-batch B, the largest lot")
 	}
 	for _, f := range []struct {
 		name string
@@ -945,7 +953,7 @@ func flagForField(f string) string {
 		"per_layer_clip": "--layer-clip", "noise_multiplier": "--sigma", "learning_rate": "--lr",
 		"learning_rate_final": "--lr-final", "decay_epochs": "--decay-epochs", "gamma": "--gamma",
 		"pca_dim": "--pca", "pca_noise_multiplier": "--pca-sigma", "pca_sampling_rate": "--pca-q",
-		"hidden": "--hidden", "method": "--method", "sampling": "--sampling", "allocation_k": "--k", "examples_per_user": "--examples-per-user",
+		"hidden": "--hidden", "method": "--method", "sampling": "--sampling", "allocation_k": "--k", "examples_per_user": "--examples-per-user", "max_lot_size": "--max-batch",
 		"target_epsilon": "--eps", "target_delta": "--delta",
 	}
 	if fl, ok := m[f]; ok {

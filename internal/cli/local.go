@@ -33,9 +33,10 @@ type TrainCmd struct {
 	LRFinal         *float64  `name:"lr-final" placeholder:"ETA" help:"dpsgd: final learning rate of the linear decay (default 0.052, or 0.02 on digits)."`
 	Decay           *int      `name:"decay-epochs" placeholder:"E" help:"dpsgd: epochs of linear decay (default 10)."`
 	Gamma           *float64  `name:"gamma" placeholder:"GAMMA" help:"dpd/dpvd/sgld: learning-rate decay exponent in η0/t^γ (default 1)."`
-	Sampling        string    `name:"sampling" enum:"poisson,shuffle,random-allocation,balls-in-bins," default:"" placeholder:"MODE" help:"poisson (default for private methods), shuffle (fixed-size lots, accounted under replace-one without amplification), random-allocation (each example in k random steps of an epoch of ⌈k·N/L⌉ steps) or balls-in-bins (k = 1)."`
+	Sampling        string    `name:"sampling" enum:"poisson,shuffle,truncated-poisson,random-allocation,balls-in-bins," default:"" placeholder:"MODE" help:"poisson (default for private methods), shuffle (fixed-size lots, accounted under replace-one without amplification), truncated-poisson (Poisson lots capped at --max-batch), random-allocation (each example in k random steps of an epoch of ⌈k·N/L⌉ steps) or balls-in-bins (k = 1)."`
 	K               *int      `name:"k" placeholder:"K" help:"--sampling random-allocation: the steps of an epoch each example is in (default 1)."`
 	ExamplesPerUser *int      `name:"examples-per-user" placeholder:"K" help:"User-level privacy: the ledger pays, each step, the event of a user with at most K examples added or removed with all of them (Poisson sampling; default 1, example level)."`
+	MaxBatch        *int      `name:"max-batch" placeholder:"B" help:"--sampling truncated-poisson: the largest lot; a Poisson lot of more examples keeps a uniformly random B of them."`
 	Seed            *uint64   `name:"seed" placeholder:"N" help:"Make the run reproducible. The noise is then predictable: not for production."`
 	Quiet           bool      `name:"quiet" help:"No progress output on stderr."`
 	LogJSON         string    `name:"log-json" placeholder:"FILE" help:"Write one JSON line per epoch to FILE (appended to on --resume)."`
