@@ -74,7 +74,7 @@ func TestDescribe(t *testing.T) {
 			acc = f
 		}
 	}
-	if want := []string{"sigma", "delta", "q", "epochs", "steps", "batch", "n", "schedule", "sampling", "max-batch", "k", "bands", "adjacency", "accountant", "pld-grid", "ac-sampling", "events", "ledger", "emit-events", "emit-format"}; !slices.Equal(names, want) {
+	if want := []string{"sigma", "delta", "q", "epochs", "steps", "batch", "n", "schedule", "sampling", "max-batch", "k", "bands", "adjacency", "group-size", "examples-per-user", "accountant", "pld-grid", "ac-sampling", "events", "ledger", "emit-events", "emit-format"}; !slices.Equal(names, want) {
 		t.Errorf("eps flags %v, want %v", names, want)
 	}
 	if want := append(registry.Names(), "all"); acc.Default != "pld" || !slices.Equal(acc.Enum, want) {
