@@ -103,13 +103,13 @@ func TestLedgerRefused(t *testing.T) {
 		}
 		return p
 	}
-	unknown := write("unknown.json", `{"schema_version": 1, "config": {}, "compositions": []}`)
+	unknown := write("unknown.json", `{"version": 1, "config": {}, "events": []}`)
 	tests := []struct {
 		name string
 		args []string
 		want string
 	}{
-		{"unknown format", []string{"--ledger", unknown}, "--ledger " + unknown + `: an object with keys "compositions", "config", "schema_version", which is no format dpcalc reads: want a dpcalc training ledger`},
+		{"unknown format", []string{"--ledger", unknown}, "--ledger " + unknown + `: an object with keys "config", "events", "version", which is no format dpcalc reads: want a dpcalc training ledger`},
 		{"truncated opacus", []string{"--ledger", write("trunc.json", `{"mechanism": "rdp", "history": [[3.0,`)}, "truncated"},
 		{"bad opacus value", []string{"--ledger", write("neg.json", `{"mechanism": "rdp", "history": [[-1, 0.2, 5]]}`)}, "sigma = -1 at SelfComposed/PoissonSampled/Gaussian, want >= 0"},
 		{"zero steps", []string{"--ledger", write("zero.json", `{"mechanism": "rdp", "history": [[1, 0.2, 0]]}`)}, "count = 0 at SelfComposed, want >= 1"},

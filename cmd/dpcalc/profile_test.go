@@ -213,7 +213,7 @@ func TestProfileTakesEpsRunFlags(t *testing.T) {
 		return out
 	}
 	eps, prof := flags("eps"), flags("profile")
-	own := map[string]bool{"delta": true, "accountant": true, "pld-grid": true, "ac-sampling": true, "emit-events": true}
+	own := map[string]bool{"delta": true, "accountant": true, "pld-grid": true, "ac-sampling": true, "emit-events": true, "emit-format": true}
 	for f := range eps {
 		if !own[f] && !prof[f] {
 			t.Errorf("eps takes --%s, profile does not", f)
