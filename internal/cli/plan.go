@@ -963,7 +963,17 @@ func (g *given) training(a Accountants, kind accounting.Kind) (accounting.Event,
 // ε can be far larger); dpcalc shows it beside the certified rows, labelled.
 // ok is false for other plans.
 func (p Plan) PoissonReading() (Plan, bool) {
-	if p.Sampling != "shuffle" || p.unknownPhase() >= 0 {
+	if p.Sampling != "shuffle" {
+		return Plan{}, false
+	}
+	return p.asPoisson()
+}
+
+// asPoisson is p with every phase Poisson-sampled at its q for the same
+// number of steps, under add-remove with the same σ; ok is false for a
+// plan with an unknown.
+func (p Plan) asPoisson() (Plan, bool) {
+	if p.unknownPhase() >= 0 {
 		return Plan{}, false
 	}
 	out := Plan{Sampling: "poisson", Adjacency: accounting.AddRemove}

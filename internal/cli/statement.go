@@ -158,17 +158,7 @@ func poissonReadingOf(p Plan) (Plan, bool) {
 	if p.Sampling != "fixed" {
 		return p.PoissonReading()
 	}
-	if p.unknownPhase() >= 0 {
-		return Plan{}, false
-	}
-	out := Plan{Sampling: "poisson", Adjacency: accounting.AddRemove}
-	for i, ph := range p.Phases {
-		ph.Steps, ph.Epochs = p.steps[i], 0
-		out.Phases = append(out.Phases, ph)
-		out.steps = append(out.steps, p.steps[i])
-		out.reps = append(out.reps, p.steps[i])
-	}
-	return out, true
+	return p.asPoisson()
 }
 
 // notProvenNote labels the Poisson reading of a statement.
