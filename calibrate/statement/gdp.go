@@ -124,7 +124,30 @@ func smallestMu(ok func(mu float64) bool) float64 {
 	if !ok(MaxMu) {
 		return math.Inf(1)
 	}
-	lo, hi := 0.0, MaxMu
+	_, hi := bisectMu(ok)
+	return hi
+}
+
+// largestMuBelow returns the largest μ found (to relative 1e-12, rounded
+// down) with δ_μ(eps)·(1 + relSlack) ≤ lower: for every smaller μ,
+// δ_μ(eps) < lower. 0 when lower is 0.
+func largestMuBelow(eps, lower float64) float64 {
+	above := func(mu float64) bool { return !(GaussianDelta(mu, eps)*(1+relSlack) <= lower) }
+	if !(lower > 0) {
+		return 0
+	}
+	if !above(MaxMu) {
+		return MaxMu
+	}
+	lo, _ := bisectMu(above)
+	return lo
+}
+
+// bisectMu bisects (0, MaxMu] for the switch of ok (monotone: false then
+// true, true at MaxMu) to relative 1e-12: ok(hi) was checked true, and
+// ok(lo) false unless lo is 0.
+func bisectMu(ok func(mu float64) bool) (lo, hi float64) {
+	lo, hi = 0.0, MaxMu
 	for hi-lo > 1e-12*hi && hi > 1e-300 {
 		mid := lo + (hi-lo)/2
 		if ok(mid) {
@@ -133,30 +156,7 @@ func smallestMu(ok func(mu float64) bool) float64 {
 			lo = mid
 		}
 	}
-	return hi
-}
-
-// largestMuBelow returns the largest μ found (to relative 1e-12, rounded
-// down) with δ_μ(eps)·(1 + relSlack) ≤ lower: for every smaller μ,
-// δ_μ(eps) < lower. 0 when lower is 0.
-func largestMuBelow(eps, lower float64) float64 {
-	below := func(mu float64) bool { return GaussianDelta(mu, eps)*(1+relSlack) <= lower }
-	if !(lower > 0) {
-		return 0
-	}
-	if below(MaxMu) {
-		return MaxMu
-	}
-	lo, hi := 0.0, MaxMu
-	for hi-lo > 1e-12*hi && hi > 1e-300 {
-		mid := lo + (hi-lo)/2
-		if below(mid) {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo
+	return lo, hi
 }
 
 // epsilonOfGDP returns an upper bound on the smallest ε ≥ 0 with
