@@ -28,7 +28,11 @@ import (
 // It holds for any mechanism, adaptive compositions included, so it
 // applies to every accountant's certified single-record curve δ₁(ε); it is
 // not tight (for Poisson-sampled Gaussians the exact group event is the
-// mixture of [UserLevel]).
+// mixture of [UserLevel]). A method's δ₁ is a float64, never below the
+// smallest one (about 4.9e-324) once a Gaussian is composed, so the lemma
+// finds no ε₁ above about (745 + ln δ)/(g − 1): a larger group ε is
+// reported as +Inf (no finite bound), never as a number it cannot
+// certify.
 
 // MaxGroupSize is the largest group size [Group] takes (2^53, so that g
 // is an exact float64).

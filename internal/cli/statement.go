@@ -51,7 +51,7 @@ func (c *StatementCmd) Run(e *Env) error {
 	g.ExamplesPerUser, g.GroupSize = nil, nil
 	adj, _ := accounting.ParseAdjacency(c.Adjacency) // kong's enum: valid
 	a := Accountants{Name: string(accounting.KindPLD), PLDGrid: c.PLDGrid, Adjacency: adj}
-	ev, _, err := g.training(a, accounting.KindPLD)
+	ev, _, _, err := g.training(a, accounting.KindPLD)
 	if err != nil {
 		return err
 	}
