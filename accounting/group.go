@@ -131,70 +131,103 @@ func groupEpsilon(ctx context.Context, eps func(ctx context.Context, delta float
 		e1, err := eps(ctx, 0)
 		return up(e1), err
 	}
-	valid := func(e1 float64) (bool, error) {
+	// eval returns whether e1 is a valid ε₁, and h = log(δ₁(e1)·Σ e^{i·e1}/delta),
+	// which the refinement interpolates.
+	type point struct{ x, h float64 }
+	eval := func(e1 float64) (bool, point, error) {
 		d1, err := d(ctx, e1)
 		if err != nil {
-			return false, err
+			return false, point{}, err
 		}
 		if math.IsNaN(d1) {
-			return false, fmt.Errorf("accounting: group privacy: δ(%g) is NaN", e1)
+			return false, point{}, fmt.Errorf("accounting: group privacy: δ(%g) is NaN", e1)
 		}
-		return GroupDelta(e1, math.Min(math.Max(d1, 0), 1), g) <= delta, nil
+		gd := GroupDelta(e1, math.Min(math.Max(d1, 0), 1), g)
+		return gd <= delta, point{e1, logmath.Log(gd) - logmath.Log(delta)}, nil
 	}
 	e0, err := eps(ctx, delta/float64(g))
 	if err != nil || math.IsInf(e0, 1) || math.IsNaN(e0) {
 		return math.Inf(1), err
 	}
-	ok, err := valid(e0)
+	ok, p0, err := eval(e0)
 	if err != nil {
 		return 0, err
 	}
-	var lo, hi float64
+	var lo, hi point
 	if ok {
-		if ok0, err := valid(0); err != nil || ok0 {
+		ok0, z, err := eval(0)
+		if err != nil || ok0 {
 			return 0, err
 		}
-		lo, hi = 0, e0
+		lo, hi = z, p0
 	} else {
-		lo = e0
-		x := e0
-		found := false
+		lo = p0
+		found, checked := false, false
+		// The scan's last point, where it gives up.
+		end := e0 * math.Pow(groupScanGrowth, groupScanSteps)
+		end = math.Min(end, math.MaxFloat64/2/float64(g))
 		for i := 0; i < groupScanSteps && !found; i++ {
 			if err := ctx.Err(); err != nil {
 				return 0, fmt.Errorf("accounting: stopped: %w", err)
 			}
-			x = math.Max(x*groupScanGrowth, x+1e-6)
-			if math.IsInf(x, 1) || float64(g)*x > math.MaxFloat64/2 {
+			x := math.Max(lo.x*groupScanGrowth, lo.x+1e-6)
+			if x > end {
 				break
 			}
-			if found, err = valid(x); err != nil {
+			if !checked && GroupDelta(x, math.SmallestNonzeroFloat64, g) > delta {
+				// From x on, only δ₁ = 0 is valid (the sum only grows):
+				// unless δ₁ is 0 where the scan ends, none will be.
+				checked = true
+				if okEnd, _, err := eval(end); err != nil || !okEnd {
+					return math.Inf(1), err
+				}
+			}
+			var pt point
+			if found, pt, err = eval(x); err != nil {
 				return 0, err
 			}
-			if !found {
-				lo = x
+			if found {
+				hi = pt
+			} else {
+				lo = pt
 			}
 		}
 		if !found {
 			return math.Inf(1), nil
 		}
-		hi = x
 	}
-	for i := 0; i < groupBisectSteps && hi-lo > groupRelTol*hi; i++ {
+	// Illinois (regula falsi that halves the h of an end kept twice),
+	// with the valid end kept: lo is invalid (h > 0), hi valid.
+	kept := 0 // +1: lo was kept last time, -1: hi was
+	for i := 0; i < groupBisectSteps && hi.x-lo.x > groupRelTol*hi.x; i++ {
 		if err := ctx.Err(); err != nil {
 			return 0, fmt.Errorf("accounting: stopped: %w", err)
 		}
-		mid := lo + (hi-lo)/2
-		ok, err := valid(mid)
+		x := lo.x + (hi.x-lo.x)/2
+		if !math.IsInf(lo.h, 0) && !math.IsInf(hi.h, 0) && lo.h > hi.h {
+			if s := hi.x - hi.h*(hi.x-lo.x)/(hi.h-lo.h); s > lo.x && s < hi.x {
+				x = s
+			}
+		}
+		ok, pt, err := eval(x)
 		if err != nil {
 			return 0, err
 		}
 		if ok {
-			hi = mid
+			hi = pt
+			if kept == 1 {
+				lo.h /= 2
+			}
+			kept = 1
 		} else {
-			lo = mid
+			lo = pt
+			if kept == -1 {
+				hi.h /= 2
+			}
+			kept = -1
 		}
 	}
-	return up(hi), nil
+	return up(hi.x), nil
 }
 
 // groupDelta returns the lemma's δ at distance g for ε: with ε₁ = ε/g
