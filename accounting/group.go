@@ -308,20 +308,58 @@ func (gm *groupMethod) Supports(s Step) error { return gm.m.Supports(s) }
 // Compose implements [Method].
 func (gm *groupMethod) Compose(e Event, count int) error { return gm.m.Compose(e, count) }
 
-// Epsilon implements [Method]: the lemma's ε at distance g.
+// GroupBounder is implemented by methods with a group privacy statement
+// of their own, which [Group] uses beside the lemma (taking the smaller
+// bound): GroupEpsilon and GroupDelta answer for the current composition
+// at distance g, with ok false where the statement does not apply.
+// (zcdp: ρ-zCDP is g²ρ-zCDP at distance g.)
+type GroupBounder interface {
+	GroupEpsilon(ctx context.Context, delta float64, g int) (epsilon float64, ok bool, err error)
+	GroupDelta(ctx context.Context, epsilon float64, g int) (delta float64, ok bool, err error)
+}
+
+// Epsilon implements [Method]: the lemma's ε at distance g, or m's own
+// group bound ([GroupBounder]) where it is smaller.
 func (gm *groupMethod) Epsilon(ctx context.Context, delta float64) (float64, error) {
 	if err := CheckDeltaQuery(delta); err != nil {
 		return 0, err
 	}
-	return groupEpsilon(ctx, gm.m.Epsilon, gm.m.Delta, delta, gm.g)
+	e, err := groupEpsilon(ctx, gm.m.Epsilon, gm.m.Delta, delta, gm.g)
+	if err != nil {
+		return 0, err
+	}
+	if gb, ok := gm.m.(GroupBounder); ok {
+		e2, ok, err := gb.GroupEpsilon(ctx, delta, gm.g)
+		if err != nil {
+			return 0, err
+		}
+		if ok && e2 < e {
+			e = e2
+		}
+	}
+	return e, nil
 }
 
-// Delta implements [Method]: the lemma's δ at distance g.
+// Delta implements [Method]: the lemma's δ at distance g, or m's own
+// group bound ([GroupBounder]) where it is smaller.
 func (gm *groupMethod) Delta(ctx context.Context, epsilon float64) (float64, error) {
 	if math.IsNaN(epsilon) || epsilon < 0 {
 		return 0, &ParamError{Name: "eps", Value: epsilon, Want: ">= 0"}
 	}
-	return groupDelta(ctx, gm.m.Delta, epsilon, gm.g)
+	d, err := groupDelta(ctx, gm.m.Delta, epsilon, gm.g)
+	if err != nil {
+		return 0, err
+	}
+	if gb, ok := gm.m.(GroupBounder); ok {
+		d2, ok, err := gb.GroupDelta(ctx, epsilon, gm.g)
+		if err != nil {
+			return 0, err
+		}
+		if ok && d2 < d {
+			d = d2
+		}
+	}
+	return d, nil
 }
 
 // GroupSize returns g.

@@ -73,6 +73,10 @@ func (a Accountants) eventBound(event func(x float64) accounting.Event, k accoun
 		}
 	}
 	f := a.Factory(k)
+	how := "the group privacy lemma on this accountant's single-record bound"
+	if k == accounting.KindZCDP {
+		how = "the smaller of ρ·G² (zCDP's group privacy) and the group privacy lemma"
+	}
 	return groupBound{
 		event: event,
 		factory: func() (accounting.Method, error) {
@@ -82,7 +86,7 @@ func (a Accountants) eventBound(event func(x float64) accounting.Event, k accoun
 			}
 			return accounting.Group(m, g)
 		},
-		note:  fmt.Sprintf("group privacy: ε for %s up to %d %s by the group privacy lemma on this accountant's single-record bound (not tight; a lower end is one record's)", verb, g, unit),
+		note:  fmt.Sprintf("group privacy: ε for %s up to %d %s by %s (not tight; a lower end is one record's)", verb, g, unit, how),
 		lemma: true,
 	}
 }
