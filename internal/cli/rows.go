@@ -38,8 +38,8 @@ type Row struct {
 	// ExamplesPerUser is K of --examples-per-user when above 1: the
 	// row's ε is user-level, for any user with at most K examples.
 	ExamplesPerUser int `json:"examples_per_user,omitempty"`
-	// GroupSize is G of --group-size when above 1: ε for adding or
-	// removing up to G records (users, with ExamplesPerUser).
+	// GroupSize is G of --group-size when above 1: ε for datasets
+	// differing in up to G records (users, with ExamplesPerUser).
 	GroupSize   int      `json:"group_size,omitempty"`
 	Unsupported string   `json:"unsupported,omitempty"`
 	Epsilon     *float64 `json:"epsilon"`
