@@ -273,3 +273,26 @@ func TestGroupSizeEdges(t *testing.T) {
 		t.Errorf("--emit-events with the lemma: exit %d, flag %q, %v", o.Code, o.Flag, o.Err)
 	}
 }
+
+// TestGroupSizeOne: --group-size 1 is the training itself, bit for bit,
+// on delta, sigma and epochs too, where it was refused (fixed-size lots,
+// replace-one).
+func TestGroupSizeOne(t *testing.T) {
+	train := []string{"--batch", "64", "--n", "10000", "--sampling", "fixed", "--adjacency", "replace-one", "--accountant", "all"}
+	for _, args := range [][]string{
+		withArgs([]string{"delta", "--sigma", "1.5", "--steps", "100", "--eps", "2"}, train...),
+		withArgs([]string{"sigma", "--eps", "3", "--steps", "100"}, train[:len(train)-2]...),
+		withArgs([]string{"epochs", "--sigma", "2", "--eps", "3", "--max-steps", "3000"}, train[:len(train)-2]...),
+	} {
+		plain, o1 := runRows(t, args...)
+		one, o2 := runRows(t, withArgs(args, "--group-size", "1")...)
+		if o1.Code != 0 || o2.Code != 0 || len(plain.Rows) == 0 || len(plain.Rows) != len(one.Rows) {
+			t.Fatalf("%v: exit %d, %d: %v", args[:3], o1.Code, o2.Code, o2.Err)
+		}
+		for i := range plain.Rows {
+			if a, b := plain.Rows[i].Output(plain.Quantity), one.Rows[i].Output(one.Quantity); !reflect.DeepEqual(a, b) {
+				t.Errorf("%v row %d:\n%+v\n%+v", args[:3], i, a, b)
+			}
+		}
+	}
+}
