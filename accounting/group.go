@@ -164,7 +164,7 @@ func groupEpsilon(ctx context.Context, eps func(ctx context.Context, delta float
 		lo = p0
 		found, checked := false, false
 		// The scan's last point, where it gives up.
-		end := e0 * math.Pow(groupScanGrowth, groupScanSteps)
+		end := math.Max(e0, 1e-6) * math.Pow(groupScanGrowth, groupScanSteps)
 		end = math.Min(end, math.MaxFloat64/2/float64(g))
 		for i := 0; i < groupScanSteps && !found; i++ {
 			if err := ctx.Err(); err != nil {
@@ -243,7 +243,7 @@ func groupDelta(ctx context.Context, d deltaAt, eps float64, g int) (float64, er
 		return 1, nil
 	}
 	e1 := eps / float64(g)
-	if e1*float64(g) > eps {
+	if math.FMA(e1, float64(g), -eps) > 0 { // g·e1 above eps
 		e1 = math.Nextafter(e1, 0)
 	}
 	d1, err := d(ctx, e1)
