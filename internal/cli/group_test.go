@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"path/filepath"
@@ -293,6 +294,31 @@ func TestGroupSizeOne(t *testing.T) {
 			if a, b := plain.Rows[i].Output(plain.Quantity), one.Rows[i].Output(one.Quantity); !reflect.DeepEqual(a, b) {
 				t.Errorf("%v row %d:\n%+v\n%+v", args[:3], i, a, b)
 			}
+		}
+	}
+}
+
+// TestGroupSizeProfile: profile answers a group by the lemma where it
+// refused it (fixed-size lots, replace-one): each ε above one record's
+// (rdp: pld's profile of this training takes seconds).
+func TestGroupSizeProfile(t *testing.T) {
+	run := func(extra ...string) *Profile {
+		var stdout, stderr bytes.Buffer
+		args := withArgs([]string{"profile", "--sigma", "1.5", "--batch", "64", "--n", "10000", "--steps", "100", "--sampling", "fixed", "--adjacency", "replace-one", "--deltas", "1e-3,1e-6", "--accountant", "rdp", "--json"}, extra...)
+		o := Execute(t.Context(), args, IO{Stdout: &stdout, Stderr: &stderr}, Hooks{})
+		p, ok := o.Result.(*Profile)
+		if o.Code != 0 || !ok {
+			t.Fatalf("%v: exit %d, %v", extra, o.Code, o.Err)
+		}
+		return p
+	}
+	one, group := run(), run("--group-size", "2")
+	if group.GroupSize != 2 || !group.Certified || len(group.Epsilons) != len(one.Epsilons) {
+		t.Fatalf("%+v", group)
+	}
+	for i, e := range group.Epsilons {
+		if !(e.Epsilon > one.Epsilons[i].Epsilon) || e.Lower != one.Epsilons[i].Lower {
+			t.Errorf("δ %g: group ε %v [%v], one record %v [%v]", e.Delta, e.Epsilon, e.Lower, one.Epsilons[i].Epsilon, one.Epsilons[i].Lower)
 		}
 	}
 }
