@@ -411,7 +411,9 @@ func (gb *groupBounds) DeltaBounds(ctx context.Context, epsilon float64) (lower,
 
 // GroupEvent returns the event e seen by data sets at distance g when
 // every release in e is unsampled additive noise: each Gaussian's noise
-// multiplier and each Laplace's scale divided by g. A query whose value
+// multiplier and each Laplace's scale divided by g, each discrete
+// Gaussian's and discrete Laplace's sensitivity times g (rounded up; a
+// discrete Laplace sensitivity past 2^53 falls back to the lemma). A query whose value
 // moves by at most Δ between neighbours moves by at most g·Δ along a
 // path of g neighbours (the triangle inequality), so at distance g each
 // release is the same mechanism with sensitivity g·Δ, and the noise over
@@ -431,6 +433,23 @@ func GroupEvent(e Event, g int) (Event, bool) {
 			return Gaussian{NoiseMultiplier: e.NoiseMultiplier / float64(g)}, true
 		case Laplace:
 			return Laplace{NoiseMultiplier: e.NoiseMultiplier / float64(g)}, true
+		case DiscreteGaussian:
+			// The sensitivity times g, rounded up.
+			s := e.Sensitivity * float64(g)
+			if math.FMA(e.Sensitivity, float64(g), -s) > 0 {
+				s = math.Nextafter(s, math.Inf(1))
+			}
+			if math.IsInf(s, 0) {
+				return nil, false
+			}
+			e.Sensitivity = s
+			return e, true
+		case DiscreteLaplace:
+			if e.Sensitivity > 0 && g > MaxCount/e.Sensitivity {
+				return nil, false
+			}
+			e.Sensitivity *= g
+			return e, true
 		case NoOp:
 			return e, true
 		case PoissonSampled:

@@ -265,6 +265,9 @@ func TestGroupEvent(t *testing.T) {
 		ok   bool
 	}{
 		{"laplace", accounting.Laplace{NoiseMultiplier: 3}, accounting.Laplace{NoiseMultiplier: 1.5}, true},
+		{"discrete gaussian", accounting.DiscreteGaussian{Sigma: 3, Sensitivity: 0.1, Dimension: 2}, accounting.DiscreteGaussian{Sigma: 3, Sensitivity: 0.2, Dimension: 2}, true},
+		{"discrete laplace", accounting.DiscreteLaplace{NoiseParameter: 0.5, Sensitivity: 3}, accounting.DiscreteLaplace{NoiseParameter: 0.5, Sensitivity: 6}, true},
+		{"discrete laplace past 2^53", accounting.DiscreteLaplace{NoiseParameter: 0.5, Sensitivity: 1 << 53}, accounting.DiscreteLaplace{NoiseParameter: 0.5, Sensitivity: 1 << 53}, false},
 		{"composed", accounting.Composed{Events: []accounting.Event{accounting.Gaussian{NoiseMultiplier: 2}, accounting.NoOp{}}},
 			accounting.Composed{Events: []accounting.Event{accounting.Gaussian{NoiseMultiplier: 1}, accounting.NoOp{}}}, true},
 		{"sampled", accounting.SubsampledGaussian(1, 0.5, 3), accounting.SubsampledGaussian(1, 0.5, 3), false},
