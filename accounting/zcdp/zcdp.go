@@ -251,7 +251,51 @@ func zcdpLogDelta(rho, xi, epsilon float64) float64 {
 	return v + search.Slack(v)
 }
 
+// groupRho returns g²ρ rounded up, and whether the composition is
+// ρ-zCDP with ξ = 0 (the group statement's premise) and bounded.
+func (a *Accountant) groupRho(g int) (float64, bool) {
+	if a.plan.Unbounded || a.xi != 0 || math.IsInf(a.rho, 1) || g < 1 {
+		return 0, false
+	}
+	return search.MulUp(search.MulUp(float64(g), float64(g)), a.rho), true
+}
+
+// GroupEpsilon implements [accounting.GroupBounder]: a ρ-zCDP composition
+// is g²ρ-zCDP for data sets at distance g (Bun and Steinke 2016,
+// Proposition 1.9, group privacy), converted as [Accountant.Epsilon]
+// converts ρ. ok is false for a composition with ξ > 0 (the statement is
+// for ρ-zCDP), an unbounded one, and δ = 0.
+func (a *Accountant) GroupEpsilon(ctx context.Context, delta float64, g int) (float64, bool, error) {
+	if err := accounting.CheckDeltaQuery(delta); err != nil {
+		return 0, false, err
+	}
+	rho, ok := a.groupRho(g)
+	if !ok || delta == 0 {
+		return 0, false, nil
+	}
+	return search.CertifyUp(EpsilonFromRho(rho, 0, delta), logmath.Log(delta),
+		func(e float64) float64 { return zcdpLogDelta(rho, 0, e) }), true, nil
+}
+
+// GroupDelta implements [accounting.GroupBounder]: δ(ε) of g²ρ-zCDP (see
+// [Accountant.GroupEpsilon]).
+func (a *Accountant) GroupDelta(ctx context.Context, epsilon float64, g int) (float64, bool, error) {
+	if math.IsNaN(epsilon) || epsilon < 0 {
+		return 0, false, &accounting.ParamError{Name: "eps", Value: epsilon, Want: ">= 0"}
+	}
+	rho, ok := a.groupRho(g)
+	if !ok {
+		return 0, false, nil
+	}
+	d := zcdpDelta(rho, 0, epsilon)
+	if d == 0 && rho > 0 && !math.IsInf(epsilon, 1) {
+		d = math.SmallestNonzeroFloat64 // underflowed: the true δ is positive
+	}
+	return d, true, nil
+}
+
 var _ accounting.Accountant = (*Accountant)(nil)
+var _ accounting.GroupBounder = (*Accountant)(nil)
 
 // up rounds x > 0 up by four ulps (0 stays 0), covering the rounding error
 // of the few floating-point operations in a closed-form bound.

@@ -177,7 +177,7 @@ type trainingFlags struct {
 	Adjacency string   `name:"adjacency" default:"add-remove" enum:"add-remove,replace-one" help:"Neighbouring datasets: add or remove one record, or replace one (σ stays the noise over the clipping norm C; the events get σ/2, the sensitivity being 2C)."`
 	// ExamplesPerUser is --examples-per-user (nil: example level).
 	// GroupSize is --group-size (nil: 1).
-	GroupSize       *Count `name:"group-size" placeholder:"G" help:"Group privacy: ε for datasets differing in up to G records (or G users with --examples-per-user), exact under Poisson sampling and add-remove (a group's records are sampled independently, as one user's examples are)."`
+	GroupSize       *Count `name:"group-size" placeholder:"G" help:"Group privacy: ε for datasets differing in up to G records (or G users with --examples-per-user; replaced records with --adjacency replace-one). Exact under Poisson sampling and add-remove (a group's records are sampled independently, as one user's examples are) and for unsampled noise; otherwise the group privacy lemma, (Gε, δ·Σ_{i<G} e^{iε}), on each accountant's single-record bound: an upper bound, not tight (docs/sampling.md)."`
 	ExamplesPerUser *Count `name:"examples-per-user" placeholder:"K" help:"User-level privacy: ε for adding or removing one user with all their examples, each user contributing at most K (K = 1: example level, the default). Poisson sampling under add-remove; accountants pld, rdp and zcdp."`
 }
 

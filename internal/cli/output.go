@@ -72,8 +72,8 @@ type OutputRow struct {
 	// ExamplesPerUser is K of --examples-per-user when above 1: ε is
 	// user-level, for adding or removing a user with at most K examples.
 	ExamplesPerUser int `json:"examples_per_user,omitempty"`
-	// GroupSize is G of --group-size when above 1: ε for adding or
-	// removing up to G records (or users, with examples_per_user).
+	// GroupSize is G of --group-size when above 1: ε for datasets
+	// differing in up to G records (or users, with examples_per_user).
 	GroupSize int `json:"group_size,omitempty"`
 
 	// The privacy, with certified intervals [lower, upper] where the

@@ -180,8 +180,15 @@ type Plan struct {
 	ExamplesPerUser int
 	users           []accounting.MixtureOfGaussians
 	// GroupSize is the G of --group-size (0 or 1: one record or user);
-	// users then holds the mixtures of G·ExamplesPerUser examples.
-	GroupSize int
+	// under Poisson sampling and add-remove users then holds the mixtures
+	// of G·ExamplesPerUser examples, and single is the plan for one
+	// record or user (see [Plan.bound]). Otherwise groupLemma is set: the
+	// events are a single record's, and each accountant's answer is
+	// turned into the group's by [accounting.GroupEvent] or the group
+	// privacy lemma ([accounting.Group]).
+	GroupSize  int
+	groupLemma bool
+	single     *Plan
 	// steps[i] is phase i's number of steps (shuffle: epochs·⌊N/B⌋), and
 	// reps[i] its number of repetitions of the phase's event (shuffle:
 	// epochs, else steps); unknownReps for the phase whose length is
@@ -410,10 +417,13 @@ func (p Plan) WithExamplesPerUser(k int) (Plan, error) {
 }
 
 // withUsers is [Plan.WithExamplesPerUser] for groups of g users of at
-// most k examples each: group privacy under Poisson sampling is exact, a
-// group of g records (or users) being one user of g·k examples, each
-// example sampled independently. It refuses the other samplings and
-// replace-one as WithExamplesPerUser does.
+// most k examples each. Under Poisson sampling and add-remove group
+// privacy is exact, a group of g records (or users) being one user of g·k
+// examples, each example sampled independently. Under the other
+// samplings, or replace-one (g records replaced), the plan keeps a single
+// record's events and is answered by the group privacy lemma
+// ([Plan.bound]); users of k ≥ 2 examples are refused there as
+// WithExamplesPerUser refuses them.
 func (p Plan) withUsers(k, g int) (Plan, error) {
 	if k < 1 || k > accounting.MaxExamplesPerUser {
 		return Plan{}, fmt.Errorf("invalid --examples-per-user: %d, want an integer in [1, 2^53]", k)
@@ -421,11 +431,16 @@ func (p Plan) withUsers(k, g int) (Plan, error) {
 	if g < 1 || g > accounting.MaxExamplesPerUser/k {
 		return Plan{}, fmt.Errorf("invalid --group-size: %d, want an integer in [1, %d] (group size times examples per user at most 2^53)", g, accounting.MaxExamplesPerUser/k)
 	}
-	if g > 1 && p.Sampling != "poisson" {
-		return Plan{}, fmt.Errorf("--group-size is computed for --sampling poisson only, not %s: dpcalc has no group bound for %s yet", p.Sampling, p.Sampling)
-	}
-	if g > 1 && p.Adjacency != accounting.AddRemove {
-		return Plan{}, fmt.Errorf("--group-size is computed under --adjacency add-remove only (a group of records added or removed)")
+	if g > 1 {
+		one, err := p.withUsers(k, 1)
+		if err != nil {
+			return Plan{}, err
+		}
+		if p.Sampling != "poisson" || p.Adjacency != accounting.AddRemove {
+			one.GroupSize, one.groupLemma = g, true
+			return one, nil
+		}
+		p.single = &one
 	}
 	p.GroupSize = g
 	if k*g == 1 {
@@ -627,12 +642,9 @@ func (a Accountants) NewPlanRow(k accounting.Kind, p Plan, x float64) Row {
 		r.Note = JoinNotes(r.Note, fmt.Sprintf("user-level: ε for adding or removing one user with at most %d examples", p.ExamplesPerUser))
 	}
 	if p.GroupSize > 1 {
-		unit := "records"
-		if p.ExamplesPerUser > 1 {
-			unit = "users"
-		}
-		r.GroupSize = p.GroupSize
-		r.Note = JoinNotes(r.Note, fmt.Sprintf("group privacy: ε for adding or removing up to %d %s (exact under Poisson sampling)", p.GroupSize, unit))
+		b := p.bound(a, k)
+		r.GroupSize, r.event, r.groupMixture = p.GroupSize, b.event(x), b.mixture
+		r.Note = JoinNotes(r.Note, b.note)
 	}
 	if p.Adjacency == accounting.ReplaceOne {
 		r.Note = JoinNotes(r.Note, "replace-one: σ is the noise over the clipping norm C; the events have σ/2 (sensitivity 2C)")
@@ -707,8 +719,10 @@ func (g *given) check(cmd string, required ...any) error {
 		if g.event != nil && g.ExamplesPerUser != nil {
 			return usageAt("examples-per-user", "--examples-per-user is for the training flags; an --%s file states its own events (a user's steps are a MixtureOfGaussiansDpEvent)", g.fileFlag)
 		}
-		if g.event != nil && g.GroupSize != nil {
-			return usageAt("group-size", "--group-size is for the training flags (Poisson sampling, add-remove), not an --%s file", g.fileFlag)
+		if g.event != nil {
+			if err := checkGroupSize(g.GroupSize); err != nil {
+				return err
+			}
 		}
 		if g.event != nil && g.Schedule != nil {
 			return usageAt("schedule", "--%s and --schedule can't be used together", g.fileFlag)
@@ -938,21 +952,31 @@ func (g *given) capped(p Plan) (Plan, error) {
 // flags, such as dpcalc profile: it returns the training's event and kind's
 // row with the training's σ, q, steps, sampling and adjacency filled (no
 // answer yet). Bad flags are an error naming the flag.
-func (g *given) training(a Accountants, kind accounting.Kind) (accounting.Event, Row, error) {
+//
+// With --group-size the event is the group's and f makes the methods that
+// answer for it (see [Plan.bound]); f is otherwise a.Factory(kind).
+func (g *given) training(a Accountants, kind accounting.Kind) (ev accounting.Event, f calibrate.Factory, r Row, err error) {
 	if err := g.check("eps", "sigma", g.sigma != nil, "q", g.Q != nil); err != nil {
-		return nil, Row{}, err
+		return nil, nil, Row{}, err
 	}
 	if err := a.Check(); err != nil {
-		return nil, Row{}, err
+		return nil, nil, Row{}, err
 	}
 	if g.event != nil {
-		return g.event, a.NewEventRow(kind, g.event), nil
+		b := g.fileBound(a, kind)
+		r := a.NewEventRow(kind, g.event)
+		if n := int(deref(g.GroupSize)); n > 1 {
+			r.GroupSize, r.event = n, b.event(0)
+			r.Note = JoinNotes(r.Note, b.note)
+		}
+		return b.event(0), b.factory, r, nil
 	}
 	p, err := g.plan("")
 	if err != nil {
-		return nil, Row{}, err
+		return nil, nil, Row{}, err
 	}
-	return p.Event(0), a.NewPlanRow(kind, p, 0), nil
+	b := p.bound(a, kind)
+	return b.event(0), b.factory, a.NewPlanRow(kind, p, 0), nil
 }
 
 // PoissonReading returns, for a plan of shuffled batches, the plan that the

@@ -57,22 +57,24 @@ func (c *SigmaCmd) Run(e *Env) error {
 	for _, k := range kinds {
 		var s calibrate.Result
 		var at accounting.Method // the method holding the run at s.X, if kept
+		b := p.bound(a, k)
 		if k == accounting.KindPLD {
 			// pld's queries cost up to seconds at small δ: seed the
 			// search with rdp's σ (pldSearchQueries counts the queries).
 			pldCount := func() (accounting.Method, error) {
 				pldSearchQueries.Add(1)
-				return a.Factory(k)()
+				return b.factory()
 			}
-			s, at, err = calibrate.SigmaSeeded(e.Ctx, pldCount, a.Factory(accounting.KindRDP), p.Event, eps, delta, calibrate.Options{RelTol: tol})
+			seed := p.bound(a, accounting.KindRDP).factory
+			s, at, err = calibrate.SigmaSeeded(e.Ctx, pldCount, seed, b.event, eps, delta, calibrate.Options{RelTol: tol})
 		} else {
-			s, err = calibrate.SigmaFor(e.Ctx, a.Factory(k), p.Event, eps, delta, calibrate.Options{RelTol: tol})
+			s, err = calibrate.SigmaFor(e.Ctx, b.factory, b.event, eps, delta, calibrate.Options{RelTol: tol})
 		}
 		if err != nil {
 			r := a.NewPlanRow(k, p, 0)
 			r.solved = "sigma"
 			r.setError(err)
-			a.suggest(&r, k, p.Event(1))
+			a.suggest(&r, k, b.event(1))
 			res.Rows = append(res.Rows, r)
 			continue
 		}
@@ -81,12 +83,12 @@ func (c *SigmaCmd) Run(e *Env) error {
 		if at != nil {
 			r.FillFrom(e.Ctx, at, delta, 0)
 		} else {
-			r.Fill(e.Ctx, a.Factory(k), delta, 0)
+			r.Fill(e.Ctx, b.factory, delta, 0)
 		}
-		a.suggest(&r, k, p.Event(s.X))
+		a.suggest(&r, k, b.event(s.X))
 		res.Rows = append(res.Rows, r)
 		if res.Event == nil {
-			res.Event = p.Event(s.X) // the first accountant's answer
+			res.Event, res.groupLemma = b.event(s.X), b.lemma // the first accountant's answer
 		}
 	}
 	return e.printRows(res, emitSpec{c.EmitEvents, c.EmitFormat, c.Adjacency})
@@ -216,22 +218,31 @@ func privacyAt(ctx context.Context, g *given, af accountantFlags, extra error, d
 	for _, k := range kinds {
 		var r Row
 		training := ev
+		var b groupBound
 		if ev != nil {
 			r = a.NewEventRow(k, ev)
 			if g.read.Format != "" {
 				r.LedgerFormat = string(g.read.Format)
 				r.Note = JoinNotes("read "+g.read.Description, r.Note)
 			}
+			if b = g.fileBound(a, k); g.GroupSize != nil && *g.GroupSize > 1 {
+				r.event, r.GroupSize = b.event(0), int(*g.GroupSize)
+				r.Note = JoinNotes(r.Note, b.note)
+			}
 		} else {
 			r = a.NewPlanRow(k, p, 0)
 			training = p.Event(0)
+			b = p.bound(a, k)
 		}
-		r.Fill(ctx, a.Factory(k), delta, eps)
+		r.Fill(ctx, b.factory, delta, eps)
 		a.suggest(&r, k, training)
 		if ev != nil && k == accounting.KindPLD && r.EpsilonLower != nil && worstCaseSteps(ev, adj) {
 			r.Note = JoinNotes(r.Note, worstCaseNote)
 		}
 		res.Rows = append(res.Rows, r)
+		if len(res.Rows) == 1 {
+			res.Event, res.groupLemma = b.event(0), b.lemma
+		}
 	}
 	if pp, ok := p.PoissonReading(); ok && ev == nil {
 		// Beside the certified rows, the number the usual practice
@@ -242,10 +253,6 @@ func privacyAt(ctx context.Context, g *given, af accountantFlags, extra error, d
 		r.Note, r.Procedure = JoinNotes(poissonReadingNote, r.Note), true
 		r.Fill(ctx, pa.Factory(accounting.KindPLD), delta, eps)
 		res.Rows = append(res.Rows, r)
-	}
-	res.Event = ev
-	if ev == nil {
-		res.Event = p.Event(0)
 	}
 	return res, nil
 }
@@ -301,11 +308,12 @@ func (c *EpochsCmd) Run(e *Env) error {
 	res := &Rows{Quantity: "steps"}
 	for _, k := range kinds {
 		okFor := func(k accounting.Kind) func(n int) (bool, error) {
+			b := p.bound(a, k)
 			return func(n int) (bool, error) {
 				if k == accounting.KindPLD {
 					pldSearchQueries.Add(1)
 				}
-				v, err := calibrate.Epsilon(e.Ctx, a.Factory(k), p.Event(float64(n)), delta)
+				v, err := calibrate.Epsilon(e.Ctx, b.factory, b.event(float64(n)), delta)
 				return v <= eps, err
 			}
 		}
@@ -330,7 +338,7 @@ func (c *EpochsCmd) Run(e *Env) error {
 			r.Note = "not even one step fits the budget"
 			r.Delta = delta
 		default:
-			r.Fill(e.Ctx, a.Factory(k), delta, 0)
+			r.Fill(e.Ctx, p.bound(a, k).factory, delta, 0)
 			switch {
 			case n == lim && capped:
 				r.Note = fmt.Sprintf("pld's limit reached: more steps may fit (pld composes at most %d steps; rdp's bound may reach further)", pldMaxSteps)
@@ -399,6 +407,9 @@ func (e *Env) printRows(res *Rows, spec emitSpec) error {
 	emit := spec.File
 	if err := e.Ctx.Err(); err != nil {
 		return err // interrupted: the rows hold partial answers
+	}
+	if emit != "" && res.groupLemma {
+		return usageAt("emit-events", "--emit-events writes the training as events, and this --group-size answer is the group privacy lemma on a single record's events, which no event describes: drop --emit-events or --group-size")
 	}
 	if emit == "" || res.Event == nil {
 		e.Print(res)

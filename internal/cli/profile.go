@@ -70,7 +70,7 @@ func (c *ProfileCmd) Run(e *Env) error {
 	}
 	adj, _ := accounting.ParseAdjacency(c.Adjacency) // kong's enum: valid
 	acc := Accountants{Name: c.Accountant, PLDGrid: c.PLDGrid, ACSampling: c.ACSampling, Adjacency: adj}
-	ev, head, err := g.training(acc, k)
+	ev, factory, head, err := g.training(acc, k)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ func (c *ProfileCmd) Run(e *Env) error {
 	if err := e.checkPlot(c.Plot); err != nil {
 		return err
 	}
-	p, err := profile.Compute(e.Ctx, acc.Factory(k), ev, opt)
+	p, err := profile.Compute(e.Ctx, factory, ev, opt)
 	if err != nil {
 		return err
 	}

@@ -38,8 +38,8 @@ type Row struct {
 	// ExamplesPerUser is K of --examples-per-user when above 1: the
 	// row's ε is user-level, for any user with at most K examples.
 	ExamplesPerUser int `json:"examples_per_user,omitempty"`
-	// GroupSize is G of --group-size when above 1: ε for adding or
-	// removing up to G records (users, with ExamplesPerUser).
+	// GroupSize is G of --group-size when above 1: ε for datasets
+	// differing in up to G records (users, with ExamplesPerUser).
 	GroupSize   int      `json:"group_size,omitempty"`
 	Unsupported string   `json:"unsupported,omitempty"`
 	Epsilon     *float64 `json:"epsilon"`
@@ -70,6 +70,10 @@ type Row struct {
 	// "steps"): the view rounds those the safe way.
 	answer, solved string
 	x              float64 // the unknown of NewPlanRow (σ, or repetitions)
+	// groupMixture marks a --group-size row whose event is the exact
+	// group mixture (an accountant that cannot bound it is refused for
+	// the group, not for the training).
+	groupMixture bool
 }
 
 // Accountants are the accountant flags: --accountant, --pld-grid and
@@ -203,7 +207,7 @@ func (r *Row) setError(err error) {
 		msg = strings.TrimPrefix(msg, "accounting: ")
 		r.Unsupported = strings.TrimPrefix(msg, r.Accountant+": ")
 		switch {
-		case r.GroupSize > 1:
+		case r.GroupSize > 1 && r.groupMixture:
 			r.Unsupported = fmt.Sprintf("--group-size %d: %s", r.GroupSize, r.Unsupported)
 		case r.ExamplesPerUser > 1:
 			r.Unsupported = fmt.Sprintf("--examples-per-user %d: %s", r.ExamplesPerUser, r.Unsupported)
@@ -323,8 +327,11 @@ type Rows struct {
 	// "steps" (the rows' quantity in JSON).
 	Quantity string
 	// Event is the training the rows answer for (eps, delta; sigma: at the
-	// first accountant's σ), for --emit-events.
-	Event accounting.Event
+	// first accountant's σ), for --emit-events; groupLemma reports that the
+	// first accountant answered a --group-size by the group privacy lemma,
+	// which Event does not describe.
+	Event      accounting.Event
+	groupLemma bool
 }
 
 // FillOutput implements [Outputter]: one row per accountant.

@@ -51,7 +51,7 @@ func (c *StatementCmd) Run(e *Env) error {
 	g.ExamplesPerUser, g.GroupSize = nil, nil
 	adj, _ := accounting.ParseAdjacency(c.Adjacency) // kong's enum: valid
 	a := Accountants{Name: string(accounting.KindPLD), PLDGrid: c.PLDGrid, Adjacency: adj}
-	ev, _, err := g.training(a, accounting.KindPLD)
+	ev, _, _, err := g.training(a, accounting.KindPLD)
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func userLevel(g *given) (int, accounting.Event, error) {
 		return 0, nil, nil
 	}
 	if g.GroupSize != nil {
-		return 0, nil, usageAt("group-size", "dpcalc statement states user-level ε with --examples-per-user; --group-size is for eps, delta, sigma and epochs")
+		return 0, nil, usageAt("group-size", "dpcalc statement states user-level ε with --examples-per-user; --group-size is for eps, delta, sigma, epochs and profile")
 	}
 	if g.event != nil {
 		return 0, nil, usageAt("examples-per-user", "--examples-per-user is for the training flags; an --%s file states its own events (a user's steps are a MixtureOfGaussiansDpEvent)", g.fileFlag)
