@@ -152,7 +152,12 @@ func tiltedMean(m *pmf, h, lambda float64) float64 {
 // direction d has its mean at eps (the saddle point K'(λ) = eps of the
 // composed cumulant K), rounded down to a power of 2^{1/4} so that nearby
 // queries share one tilted composition; 0 when eps is below
-// the mean (no tilt needed) or the upper distribution is not computed.
+// the mean (no tilt needed), the upper distribution is not computed, or
+// eps is at or above the largest loss of the composed upper distribution
+// (δ there is its mass at +∞ alone, exactly: see composition.linear; the
+// add direction of a small sampling rate at an ε above T·(−log(1−q)),
+// whose tilted mean never reaches ε, and whose tilt to the cap 2^30 did
+// not fit, so that the other direction's tilt was dropped too).
 // Any λ ≥ 0 gives a certified bound; this one makes it tight.
 func (r *result) saddle(d int, eps float64) float64 {
 	hi2 := 40
@@ -169,6 +174,15 @@ func (r *result) saddleUpTo(d int, eps float64, hi2 int) float64 {
 		return 0
 	}
 	h := dir.ph[1]
+	var kTop int
+	var shift float64
+	for _, pt := range dir.parts[1] {
+		kTop += pt.count * (pt.pmf.lo + len(pt.pmf.p) - 1)
+		shift += float64(pt.count) * pt.pmf.off
+	}
+	if eps >= float64(kTop)*h+shift {
+		return 0
+	}
 	if dir.means == nil || dir.meansH != h {
 		dir.means, dir.meansH = map[int]float64{}, h
 	}
