@@ -226,8 +226,17 @@ func expTimes(eps, b float64, up bool) float64 {
 // solved for inside that cell.
 func (c *composition) epsilonLower(delta float64) float64 {
 	at := func(eps float64, i int) float64 { return c.at(eps, i, false) }
-	// g(j) = bound at ε = loss(j) (terms > loss(j) are j+1...).
+	// g(j) = bound at ε = loss(j) (terms > loss(j) are j+1...). It is at
+	// most the mass A above loss(j) (see linear), so the cells where A ≤
+	// delta are passed by A alone (a tilted window reaches far above ε:
+	// σ 0.7985, q 0.0005428, T 821 scanned 265,000 cells of 280,000,
+	// 9% of the ε query).
 	j := len(c.c) - 1
+	for ; j >= c.i0; j-- {
+		if a, _, _ := c.sums(j + 1); a > delta {
+			break
+		}
+	}
 	for ; j >= c.i0; j-- {
 		if at(c.loss(j), j+1) > delta {
 			break

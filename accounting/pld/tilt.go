@@ -98,9 +98,9 @@ func tiltParts(parts []part, h, lambda float64) (out []part, logW, rho, lost flo
 // the entry toward its true value), and rebuilds the sums.
 func (c *composition) untilt(lambda, logW, rho float64) {
 	c.lambda, c.logW = lambda, logW
-	var lMax float64
-	for i := range c.c {
-		lMax = math.Max(lMax, math.Abs(c.loss(i)))
+	var lMax float64 // the loss is monotone in i: its largest |·| is at an end
+	if n := len(c.c); n > 0 {
+		lMax = math.Max(math.Abs(c.loss(0)), math.Abs(c.loss(n-1)))
 	}
 	c.rho = rho + 8*0x1p-53*(lambda*lMax+1)
 	for i, v := range c.c {
