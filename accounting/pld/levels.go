@@ -49,6 +49,9 @@ type direction struct {
 	// of λ (see saddleUpTo), for the parts at width meansH.
 	means  map[int]float64
 	meansH float64
+	// lowTilt records per saddle tilt 2^{k/4} whether the tilt half an
+	// octave below it is used instead (see tiltFor).
+	lowTilt map[int]bool
 }
 
 // tiltKey names a tilted composition of one direction.

@@ -795,7 +795,11 @@ func (a *Accountant) roughDelta(ctx context.Context, eps, dEst float64, coarse b
 		// direction where the tilt fits.
 		up = 0
 		for d := range r.dirs {
-			if lam := r.saddle(d, eps); lam > 0 {
+			lam, err := r.tiltFor(ctx, d, eps)
+			if err != nil {
+				return 0, err
+			}
+			if lam > 0 {
 				c, err := r.get(ctx, d, true, lam)
 				if err != nil && err != errTooLarge {
 					return 0, err

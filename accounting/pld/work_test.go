@@ -27,8 +27,10 @@ import (
 // losses stay below 0.51 there, was tilted to the cap 2^30, which did not
 // fit, and the remove direction's tilt was dropped with it: the uncut
 // grid decided, and the certifying δ query then made two more default
-// grids to steer its cut from RDP's δ 3.7e-5: 3,311 units before, now
-// 1,999 (dpcalc eps 0.46–0.57 s CPU before, 0.24–0.30 s now).
+// grids to steer its cut from RDP's δ 3.7e-5: 3,311 units before; 1,999
+// with the add direction exact and the steering on coarse grids; 1,260
+// with the remove direction tilted half an octave below its saddle
+// (λ 8, a window of 101,250 cells instead of 243,000).
 func TestSmallDeltaQueryWork(t *testing.T) {
 	type workCase struct {
 		sigma, q     float64
@@ -38,15 +40,15 @@ func TestSmallDeltaQueryWork(t *testing.T) {
 		maxUnits     int64
 	}
 	cases := []workCase{
-		{0.5, 1e-4, 1000, 1e-10, 4.33888, 4.33891, 3600},
+		{0.5, 1e-4, 1000, 1e-10, 4.33888, 4.33891, 1800},
 		// A peer's setting (dp_accounting's PLD is faster there): the
 		// lower merge's Illinois search stopped only within 1e-6·h of its
 		// target, below φ's own float64 noise, and alternated between
 		// noisy signs (4.65 pair evaluations per merged cell, up to 40),
 		// and the cut grid was refined twice, stalling, before the uncut
-		// first grid decided: 5,060 units before, then 3,311, now 1,999
+		// first grid decided: 5,060 units before, then 3,311, now 1,260
 		// (see above).
-		{0.7985, 0.0005428, 821, 7.795e-10, 0.855022, 0.855046, 2400},
+		{0.7985, 0.0005428, 821, 7.795e-10, 0.855020, 0.855048, 1500},
 		// The uncut and the cut grids were refined twice each before the
 		// two-scale bounds decided, and their upper ε (0.0798330) was
 		// certified by raising it in doubling steps from 1e-12, 25 δ
@@ -94,7 +96,10 @@ func TestSmallDeltaQueryWork(t *testing.T) {
 // as well, leaving the cut grid's bracket [0.84514, 0.86583]); the cut grid
 // then settles the bracket, and the certifying δ query steers its cut on
 // coarse grids to the grid the ε query used. Before: four default grids
-// (the cut one, the uncut one, and two to steer the δ query's cut).
+// (the cut one, the uncut one, and two to steer the δ query's cut). The
+// remove direction is tilted at λ 8, half an octave below its saddle
+// 11.3, whose window is 2.4 times as long; neither query composes the
+// saddle's tilt.
 func TestPeerQueryGrids(t *testing.T) {
 	const eps, delta = 0.855, 7.795e-10
 	a := accountantFor(t, self(sampled(0.0005428, gauss(0.7985)), 821), Options{})
@@ -125,6 +130,14 @@ func TestPeerQueryGrids(t *testing.T) {
 		}
 		if lam := r.saddle(1, eps); lam != 0 {
 			t.Errorf("add direction: saddle tilt %g, want 0", lam)
+		}
+		if len(r.lams) != 2 || r.lams[0] != 8 || r.lams[1] != 0 {
+			t.Errorf("tilts %v, want [8 0]", r.lams)
+		}
+		for k := range r.dirs[0].tilt {
+			if k.lambda != 8 {
+				t.Errorf("remove direction composed at λ %g, want only 8", k.lambda)
+			}
 		}
 	}
 }
