@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/internal/testenv"
 	"github.com/dpcalc/dpcalc/internal/testref"
 )
 
@@ -177,6 +178,93 @@ func TestPLDWidthSweep(t *testing.T) {
 	}
 	if err := os.WriteFile(testref.Path("pld/width_sweep.txt"), []byte(out), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPLDWidthSweepCurrent checks testdata/pld/width_sweep.txt against
+// the accountant: 180 queries, each bracket at most 0.1% wide and from
+// pld, and the brackets of the code as it is, to the file's 6 digits: a
+// few settings by default (one whose tails are cut at its δ among them),
+// all 180 in the long step (about 25 s of CPU). Before this check, 18 of
+// its brackets had gone stale after changes that moved them, unnoticed
+// because only the generator, TestPLDWidthSweep, read the accountant: σ 1,
+// q 1e-4, T 1e4, δ 1e-10 and σ 0.5, q 1e-3, T 1e5 at each δ (known), σ 0.5,
+// q 1e-4, T 1e5 at each δ ([5.92211, 5.92624] for [5.92376, 5.92747] at
+// 1e-10), and 11 more in their 6th digit.
+func TestPLDWidthSweepCurrent(t *testing.T) {
+	b, err := os.ReadFile(testref.Path("pld/width_sweep.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type entry struct {
+		sigma, q  float64
+		steps     int
+		delta     float64
+		lo, up    string
+		width     float64
+		from, key string
+	}
+	var all []entry
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
+			continue
+		}
+		cells := strings.Split(line, "|")
+		head := strings.Fields(cells[0])
+		if len(head) != 3 {
+			t.Fatalf("line %q: want sigma q T first", line)
+		}
+		sigma, err1 := strconv.ParseFloat(head[0], 64)
+		q, err2 := strconv.ParseFloat(head[1], 64)
+		steps, err3 := strconv.Atoi(head[2])
+		if err1 != nil || err2 != nil || err3 != nil {
+			t.Fatalf("line %q: %v %v %v", line, err1, err2, err3)
+		}
+		for _, c := range cells[1:] {
+			c = strings.TrimSpace(c)
+			if c == "" {
+				continue
+			}
+			// "1e-05: [0.542089, 0.542113] 0.004% pld 192ms"
+			var e entry
+			e.sigma, e.q, e.steps = sigma, q, steps
+			var d, lo, up, w string
+			if _, err := fmt.Sscanf(c, "%s [%s %s %s %s", &d, &lo, &up, &w, &e.from); err != nil {
+				t.Fatalf("cell %q: %v", c, err)
+			}
+			e.delta, err1 = strconv.ParseFloat(strings.TrimSuffix(d, ":"), 64)
+			e.width, err2 = strconv.ParseFloat(strings.TrimSuffix(w, "%"), 64)
+			if err1 != nil || err2 != nil {
+				t.Fatalf("cell %q: %v %v", c, err1, err2)
+			}
+			e.lo, e.up = strings.TrimSuffix(lo, ","), strings.TrimSuffix(up, "]")
+			e.key = fmt.Sprintf("%g %g %d %g", sigma, q, steps, e.delta)
+			all = append(all, e)
+		}
+	}
+	if len(all) != 180 {
+		t.Fatalf("%d queries in the file, want 180", len(all))
+	}
+	short := map[string]bool{
+		"0.5 0.0001 1000 1e-10": true, // tails cut at δ
+		"2 0.01 10000 1e-05":    true,
+		"10 0.1 1000 1e-15":     true,
+	}
+	for _, e := range all {
+		if e.width > 0.1 || e.from != "pld" {
+			t.Errorf("%s: [%s, %s] %g%% from %s, want ≤ 0.1%% from pld", e.key, e.lo, e.up, e.width, e.from)
+		}
+		if !testenv.Long() && !short[e.key] {
+			continue
+		}
+		a := accountantFor(t, accounting.SubsampledGaussian(e.sigma, e.q, e.steps), Options{})
+		lo, up, err := a.EpsilonBounds(t.Context(), e.delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l, u := fmt.Sprintf("%.6g", lo), fmt.Sprintf("%.6g", up); l != e.lo || u != e.up {
+			t.Errorf("%s: [%s, %s], the file has [%s, %s]: regenerate it (TestPLDWidthSweep)", e.key, l, u, e.lo, e.up)
+		}
 	}
 }
 
