@@ -104,7 +104,10 @@ type Accountant struct {
 	// computed lazily and cached until the next Compose.
 	setup  *setup
 	levels map[float64]*levels
-	rdp    *moments.RDP
+	// steerLevels holds the coarse compositions that steer the cut of a
+	// δ query (see steerLevel), per truncation mass.
+	steerLevels map[float64]*levels
+	rdp         *moments.RDP
 	// twoScales holds the two-scale bounds of the remove direction per
 	// truncation (twoScaleBound; nil where the composition does not qualify).
 	twoScales map[float64]*twoScaleSet
@@ -245,6 +248,7 @@ func (a *Accountant) Compose(e accounting.Event, count int) error {
 		a.private = false
 	}
 	a.setup, a.levels, a.rdp, a.twoScales, a.groups, a.witnesses = nil, nil, nil, nil, nil, nil
+	a.steerLevels = nil
 	return nil
 }
 

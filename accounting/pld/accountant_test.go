@@ -581,6 +581,8 @@ func BenchmarkPLDSlow(b *testing.B) {
 		delta, h float64
 	}{
 		{"tinyq/sigma=0.54,q=6.6e-6,T=13", 0.54, 6.6e-6, 13, 2e-5, 0},
+		// A peer's setting, where dp_accounting's PLD took as long.
+		{"peer/sigma=0.7985,q=0.0005428,T=821", 0.7985, 0.0005428, 821, 7.795e-10, 0},
 		{"tinyq/sigma=0.742,q=2.1e-9,T=7512", 0.742, 2.1e-9, 7512, 2.6e-12, 0},
 		{"grid/h=1e-3", 4, 0.01, 10000, 1e-5, 1e-3},
 		{"grid/h=3e-4", 4, 0.01, 10000, 1e-5, 3e-4},

@@ -51,6 +51,15 @@ type composition struct {
 	// relative error of the tilt and of W. lambda = 0: W = 1, rho = 0.
 	lambda, logW, rho float64
 	lost              float64 // tilted mass dropped by tiltParts's underflow floor
+
+	// top is the highest loss index (relative to lo) at which the exact
+	// composition of the parts can have mass: the sum of their top
+	// indices. Above it the finite mass is exactly 0, whatever the FFT
+	// computed there (round-off, or mass below the window aliased to its
+	// top), so the upper δ at losses beyond it is inf alone. topKnown is
+	// false where no such index was recorded.
+	top      int
+	topKnown bool
 }
 
 // windowLogEta is log of the mass allowed outside the FFT window on each side
@@ -165,6 +174,7 @@ func newComposition(parts []part, h float64) (out *composition, minK, maxK int) 
 		maxK += pt.count * (pt.pmf.lo + len(pt.pmf.p) - 1)
 	}
 	out.inf = math.Min(1, -math.Expm1(logFin)*(1+1e-13))
+	out.top, out.topKnown = maxK, true // relative to lo once the window sets it
 	return out, minK, maxK
 }
 
@@ -195,6 +205,7 @@ func (c *composition) window(parts []part, wantTop bool, minK, maxK int) (n int,
 	// Spare room goes to the top, where δ is decided.
 	kTop = kBot + n - 1
 	c.lo = kBot
+	c.top = maxK - kBot
 	c.tailTop = tailBound(kPos, lams, h, kTop+1, maxK)
 	c.tailBot = tailBound(kNeg, lams, -h, kBot-1, -minK)
 	return n, nil

@@ -101,7 +101,15 @@ func (c *composition) sums(i int) (a, b float64, cnt int) {
 // W underflowed). Lower: (1−rho)·Σ c(1 − e^{ε−loss}) − relSlack·A −
 // e2·W_i·G_i − (tailTop + tailBot)·W_i. Multiplying only the k-part by
 // 1 ± rho is safe since the sum is non-negative in its cell.
+//
+// Above the top of the exact composition's support (i > top) the finite
+// mass is exactly 0, so the upper bound is inf alone, with no error term
+// (a direction whose losses stay below ε, such as the add direction of a
+// small sampling rate, whose loss per step is at most −log(1−q)).
 func (c *composition) linear(i int, upper bool) (k, b float64) {
+	if upper && c.beyondTop(i) {
+		return c.inf, 0
+	}
 	a, b, cnt := c.sums(i)
 	if !upper && i <= c.capTop {
 		return 0, 0 // b was lowered by the cap: only 0 is a safe lower bound
@@ -113,6 +121,10 @@ func (c *composition) linear(i int, upper bool) (k, b float64) {
 	}
 	return (1-c.rho)*a - relSlack*a - fft - times(c.tailTop+c.tailBot+c.lost, wi), b
 }
+
+// beyondTop reports whether every index from i on lies above the top of
+// the exact composition's support (see composition.top).
+func (c *composition) beyondTop(i int) bool { return c.topKnown && i > c.top }
 
 // errTerms returns the FFT error bound e2·W_i·G_i of the δ sum over the cnt
 // terms from index i, W_i and W at the top of the window (see linear).
@@ -160,6 +172,9 @@ func (c *composition) noisyAt(eps, delta float64) bool {
 // shrink (FFT round-off and the window tails), to decide whether to tilt.
 func (c *composition) noise(eps float64) float64 {
 	i := c.index(eps)
+	if c.beyondTop(i) {
+		return 0 // the upper δ is exact there (see linear)
+	}
 	_, _, cnt := c.sums(i)
 	fft, wi, wTop := c.errTerms(i, cnt)
 	return fft + times(c.tailBot+c.lost, wi) + times(c.tailTop, wTop)
@@ -211,8 +226,17 @@ func expTimes(eps, b float64, up bool) float64 {
 // solved for inside that cell.
 func (c *composition) epsilonLower(delta float64) float64 {
 	at := func(eps float64, i int) float64 { return c.at(eps, i, false) }
-	// g(j) = bound at ε = loss(j) (terms > loss(j) are j+1...).
+	// g(j) = bound at ε = loss(j) (terms > loss(j) are j+1...). It is at
+	// most the mass A above loss(j) (see linear), so the cells where A ≤
+	// delta are passed by A alone (a tilted window reaches far above ε:
+	// σ 0.7985, q 0.0005428, T 821 scanned 265,000 cells of 280,000,
+	// 9% of the ε query).
 	j := len(c.c) - 1
+	for ; j >= c.i0; j-- {
+		if a, _, _ := c.sums(j + 1); a > delta {
+			break
+		}
+	}
 	for ; j >= c.i0; j-- {
 		if at(c.loss(j), j+1) > delta {
 			break

@@ -49,6 +49,9 @@ type direction struct {
 	// of λ (see saddleUpTo), for the parts at width meansH.
 	means  map[int]float64
 	meansH float64
+	// lowTilt records per saddle tilt 2^{k/4} whether the tilt half an
+	// octave below it is used instead (see tiltFor).
+	lowTilt map[int]bool
 }
 
 // tiltKey names a tilted composition of one direction.
@@ -358,6 +361,40 @@ func (a *Accountant) levelAt(ctx context.Context, eta float64) (*levels, error) 
 		a.levels = map[float64]*levels{}
 	}
 	a.levels[eta] = lv
+	return lv, nil
+}
+
+// steerCoarsen is how many times the default width the grids of the
+// compositions are that only steer the cut of a δ query (steerLevel):
+// their upper bounds, certified all the same, are within a few percent
+// of the default grid's in δ (the bracket is of second order in h), which
+// is all the choice of the cut needs, at about a quarter of the cost.
+const steerCoarsen = 4
+
+// steerLevel returns the composition with per-step truncation mass eta
+// on a grid steerCoarsen times as wide as the default one, for steering
+// the cut of a δ query (see deltaBounds), composed on first use; with a
+// set GridWidth, the level itself (levelAt).
+func (a *Accountant) steerLevel(ctx context.Context, eta float64) (*levels, error) {
+	if a.h != 0 {
+		return a.levelAt(ctx, eta)
+	}
+	if lv := a.steerLevels[eta]; lv != nil {
+		return lv, nil
+	}
+	r, err := a.setup.compose(ctx, 0, eta)
+	if err != nil {
+		return nil, err
+	}
+	r.h *= steerCoarsen
+	if r.span > 0 {
+		r.h = r.span / math.Ceil(r.span/r.h)
+	}
+	lv := &levels{res: r}
+	if a.steerLevels == nil {
+		a.steerLevels = map[float64]*levels{}
+	}
+	a.steerLevels[eta] = lv
 	return lv, nil
 }
 

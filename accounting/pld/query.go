@@ -504,30 +504,50 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 	if dEst > 0 && a.stopped(dEst) {
 		return 0, 0, accounting.KindPLD, errStopped // the upper δ is at most dEst
 	}
+	steer := dEst // the δ the cut is chosen for; dEst stays a certified upper bound
 	if dEst > 0 {
 		// RDP's δ may be far above the PLD's, and a truncation cut for it
 		// would cost more than cutShare of the δ found: cut again at
-		// the untilted PLD upper bound until the cut settles (only upper
-		// compositions are needed for that).
+		// the PLD's upper bound until the cut settles (only upper
+		// compositions are needed for that). With the default grid the
+		// steps on the way are made on coarse grids (steerLevel) until
+		// the cut takes at most steerSettled of the bound found, and the
+		// cut settled there is then checked on the default grid, which
+		// the bracket below uses (σ 0.7985, q 0.0005428, T 821 at ε
+		// 0.85505: RDP's δ 3.7e-5, then 1.19e-8 and 7.8e-10 on the
+		// default grid took 38% of the ε query this δ query certified).
+		// Every upper bound found on the way is kept.
+		coarse := a.h == 0
 		for it := 0; it < 8; it++ {
-			up, err := a.roughDelta(ctx, eps, dEst)
+			up, err := a.roughDelta(ctx, eps, steer, coarse)
 			if a.rdpOnly(err) {
 				break
 			}
 			if err != nil {
 				return 0, 0, accounting.KindPLD, err
 			}
-			if !(up > 0 && a.setup.eta(a.h, up) < a.setup.eta(a.h, dEst)) {
+			if up > 0 && up < dEst {
+				dEst = up
+				if a.stopped(dEst) {
+					return 0, 0, accounting.KindPLD, errStopped
+				}
+			}
+			if eta := a.setup.eta(a.h, steer); up > 0 && a.setup.eta(a.h, up) < eta {
+				// The cut at eta raised δ by at most 2·steps·eta.
+				if coarse && 2*float64(a.setup.steps)*eta <= steerSettled*up {
+					coarse = false
+				}
+				steer = up
+				continue
+			}
+			if !coarse {
 				break
 			}
-			dEst = up
-			if a.stopped(dEst) {
-				return 0, 0, accounting.KindPLD, errStopped
-			}
+			coarse = false
 		}
 	}
-	lower, upper, err = a.deltaBracket(ctx, eps, dEst)
-	if err == nil && dEst > 0 && lower > 0 && a.setup.eta(a.h, lower) < a.setup.eta(a.h, dEst) {
+	lower, upper, err = a.deltaBracket(ctx, eps, steer)
+	if err == nil && steer > 0 && lower > 0 && a.setup.eta(a.h, lower) < a.setup.eta(a.h, steer) {
 		// The untilted bound steering the cut may sit far above δ (its
 		// round-off): cut once more at the certified lower bound, so that
 		// the truncation costs at most cutShare of δ, and keep both
@@ -737,10 +757,22 @@ func (a *Accountant) uncut(ctx context.Context, f func(c *composition, upper boo
 	return math.Max(lower, lo), math.Min(upper, up), nil
 }
 
+// steerSettled is the share of the upper bound found on a coarse grid
+// that the cut it was made with may take for the cut it steers to to be
+// made on the default grid (see deltaBounds).
+const steerSettled = 0.05
+
 // roughDelta returns the untilted PLD upper bound on δ(eps) with the tails
-// cut for a δ of dEst (steering only: it chooses the cut).
-func (a *Accountant) roughDelta(ctx context.Context, eps, dEst float64) (float64, error) {
-	lv, err := a.resultFor(ctx, dEst)
+// cut for a δ of dEst, on the default grid or, when coarse is set, a coarse
+// one (steerLevel): certified, it chooses the next cut.
+func (a *Accountant) roughDelta(ctx context.Context, eps, dEst float64, coarse bool) (float64, error) {
+	var lv *levels
+	var err error
+	if coarse {
+		lv, err = a.steerLevel(ctx, a.setup.eta(a.h, dEst))
+	} else {
+		lv, err = a.resultFor(ctx, dEst)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -763,7 +795,11 @@ func (a *Accountant) roughDelta(ctx context.Context, eps, dEst float64) (float64
 		// direction where the tilt fits.
 		up = 0
 		for d := range r.dirs {
-			if lam := r.saddle(d, eps); lam > 0 {
+			lam, err := r.tiltFor(ctx, d, eps)
+			if err != nil {
+				return 0, err
+			}
+			if lam > 0 {
 				c, err := r.get(ctx, d, true, lam)
 				if err != nil && err != errTooLarge {
 					return 0, err

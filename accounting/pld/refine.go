@@ -52,7 +52,9 @@ func (a *Accountant) refined(ctx context.Context, lv *levels, f func(c *composit
 			next := make([]float64, len(r.dirs))
 			same := lams != nil
 			for d := range r.dirs {
-				next[d] = r.saddle(d, eps)
+				if next[d], err = r.tiltFor(ctx, d, eps); err != nil {
+					return 0, 0, 0, err
+				}
 				same = same && next[d] == lams[d]
 			}
 			if same {

@@ -21,6 +21,16 @@ import (
 // at T 1e4, δ 1e-15 (now 3,422; the certifying δ query refined the cut
 // and the uncut grids, eight offsets of the lower merge each). In CPU
 // seconds, dpcalc eps there: 1.8 and 7.5 before, 0.6 and 0.6 now.
+//
+// At the peer's setting (σ 0.7985, q 0.0005428, T 821, δ 7.795e-10) the
+// cut grid's bracket was 2.4% wide because the add direction, whose
+// losses stay below 0.51 there, was tilted to the cap 2^30, which did not
+// fit, and the remove direction's tilt was dropped with it: the uncut
+// grid decided, and the certifying δ query then made two more default
+// grids to steer its cut from RDP's δ 3.7e-5: 3,311 units before; 1,999
+// with the add direction exact and the steering on coarse grids; 1,260
+// with the remove direction tilted half an octave below its saddle
+// (λ 8, a window of 101,250 cells instead of 243,000).
 func TestSmallDeltaQueryWork(t *testing.T) {
 	type workCase struct {
 		sigma, q     float64
@@ -30,24 +40,25 @@ func TestSmallDeltaQueryWork(t *testing.T) {
 		maxUnits     int64
 	}
 	cases := []workCase{
-		{0.5, 1e-4, 1000, 1e-10, 4.33887, 4.33894, 5000},
+		{0.5, 1e-4, 1000, 1e-10, 4.33888, 4.33891, 1800},
 		// A peer's setting (dp_accounting's PLD is faster there): the
 		// lower merge's Illinois search stopped only within 1e-6·h of its
 		// target, below φ's own float64 noise, and alternated between
 		// noisy signs (4.65 pair evaluations per merged cell, up to 40),
 		// and the cut grid was refined twice, stalling, before the uncut
-		// first grid decided: 5,060 units before, now 3,311.
-		{0.7985, 0.0005428, 821, 7.795e-10, 0.854983, 0.855057, 4000},
+		// first grid decided: 5,060 units before, then 3,311, now 1,260
+		// (see above).
+		{0.7985, 0.0005428, 821, 7.795e-10, 0.855020, 0.855048, 1500},
 		// The uncut and the cut grids were refined twice each before the
 		// two-scale bounds decided, and their upper ε (0.0798330) was
 		// certified by raising it in doubling steps from 1e-12, 25 δ
-		// queries that ended at 0.0798498: 19,105 units before, now 6,279
-		// (testdata/pld/width_sweep.txt has the bracket before, [0.0798098,
-		// 0.0798498]).
-		{1, 1e-4, 10000, 1e-10, 0.0798007, 0.0798448, 9000},
+		// queries that ended at 0.0798498: 19,105 units before, then 6,279,
+		// now 5,369 (testdata/pld/width_sweep.txt had the bracket before,
+		// [0.0798098, 0.0798498]).
+		{1, 1e-4, 10000, 1e-10, 0.0798007, 0.0798448, 6500},
 	}
 	if testenv.Long() {
-		cases = append(cases, workCase{0.5, 1e-4, 10000, 1e-15, 8.30571, 8.30658, 6000})
+		cases = append(cases, workCase{0.5, 1e-4, 10000, 1e-15, 8.30565, 8.30651, 1500})
 	}
 	for _, c := range cases {
 		a, err := New(Options{})
@@ -73,6 +84,60 @@ func TestSmallDeltaQueryWork(t *testing.T) {
 		}
 		if d, err := a.Delta(t.Context(), up); err != nil || d > c.delta {
 			t.Errorf("Delta(%g) = %g, %v; want <= %g", up, d, err, c.delta)
+		}
+	}
+}
+
+// TestPeerQueryGrids pins what the ε query at the peer's setting (σ 0.7985,
+// q 0.0005428, T 821, δ 7.795e-10) composes: the add direction's losses
+// stay below T·(−log(1−q) + h) ≈ 0.51 < ε, so its upper δ at ε is its
+// mass at +∞ alone, exactly, and it needs no tilt (it was tilted to the
+// cap 2^30, which did not fit, so the remove direction's tilt was dropped
+// as well, leaving the cut grid's bracket [0.84514, 0.86583]); the cut grid
+// then settles the bracket, and the certifying δ query steers its cut on
+// coarse grids to the grid the ε query used. Before: four default grids
+// (the cut one, the uncut one, and two to steer the δ query's cut). The
+// remove direction is tilted at λ 8, half an octave below its saddle
+// 11.3, whose window is 2.4 times as long; neither query composes the
+// saddle's tilt.
+func TestPeerQueryGrids(t *testing.T) {
+	const eps, delta = 0.855, 7.795e-10
+	a := accountantFor(t, self(sampled(0.0005428, gauss(0.7985)), 821), Options{})
+	lo, up, err := a.EpsilonBounds(t.Context(), delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up-lo > 1e-4*up || lo > 0.855047 || up < 0.855021 {
+		t.Errorf("[%.9g, %.9g], want within 0.01%% around [0.855022, 0.855046]", lo, up)
+	}
+	if len(a.levels) != 1 {
+		t.Errorf("%d default grids composed, want 1 (the cut one)", len(a.levels))
+	}
+	for eta, lv := range a.levels {
+		r := lv.res
+		if !r.cut || len(r.dirs) != 2 {
+			t.Fatalf("eta %g: cut %v, %d directions; want the cut grid, 2 directions", eta, r.cut, len(r.dirs))
+		}
+		add := r.dirs[1].up
+		if add == nil {
+			t.Fatal("add direction not composed")
+		}
+		if d := add.delta(eps, true); d != add.inf {
+			t.Errorf("add direction: upper δ(%g) = %g, want its mass at +∞ %g", eps, d, add.inf)
+		}
+		if n := add.noise(eps); n != 0 {
+			t.Errorf("add direction: noise at %g = %g, want 0", eps, n)
+		}
+		if lam := r.saddle(1, eps); lam != 0 {
+			t.Errorf("add direction: saddle tilt %g, want 0", lam)
+		}
+		if len(r.lams) != 2 || r.lams[0] != 8 || r.lams[1] != 0 {
+			t.Errorf("tilts %v, want [8 0]", r.lams)
+		}
+		for k := range r.dirs[0].tilt {
+			if k.lambda != 8 {
+				t.Errorf("remove direction composed at λ %g, want only 8", k.lambda)
+			}
 		}
 	}
 }
