@@ -61,6 +61,10 @@ type bulk struct {
 	slack      float64   // relative rounding of the suffix and prefix sums
 	sMin       float64   // the lowest loss β^{*n} can have
 	logChern   []float64 // log of the Chernoff bound on D at s_i (upper only)
+	// a and chern are e^{logA} and e^{logChern[i]}, made once: d takes
+	// them at every call (3 of its 10 exponentials).
+	a     float64
+	chern []float64
 }
 
 // jumps is γ^{*k}/γ̄^k: mass g[j] at loss y0 + j·h, with the FFT's
@@ -261,9 +265,9 @@ func (ts *twoScaleBound) delta(eps float64) float64 {
 			ts.calls += calls
 			// The error of g and its mass outside the window, against D ≤ Σβ^{*n}.
 			if ts.upper {
-				h += jp.errSum * math.Exp(b.logA)
+				h += jp.errSum * b.a
 			} else {
-				h -= jp.errSum * math.Exp(b.logA)
+				h -= jp.errSum * b.a
 			}
 		}
 		if ts.upper {
@@ -288,6 +292,7 @@ func newBulk(ctx context.Context, beta pmf, h float64, n int, upper bool) (*bulk
 	lo := float64(beta.lo)*h + beta.off
 	b.sMin = nn * lo
 	b.logA, b.rhoA = logPowSum(beta.p, nil, n)
+	b.a = math.Exp(b.logA)
 	em := make([]float64, len(beta.p))
 	for i := range em {
 		em[i] = math.Expm1(-(lo + float64(i)*h))
@@ -393,6 +398,10 @@ func (b *bulk) chernoff(beta pmf, h, n float64) {
 		}
 		b.logChern[i] = best
 	}
+	b.chern = make([]float64, len(b.logChern))
+	for i, v := range b.logChern {
+		b.chern[i] = math.Exp(v)
+	}
 }
 
 // d returns an upper or lower bound on D(x) = ∫(1 − e^{x−s})₊ dβ^{*n}(s).
@@ -439,7 +448,7 @@ func (b *bulk) d(x float64, upper bool) float64 {
 	// (ii)
 	up2, lo2 := math.Inf(1), math.Inf(-1)
 	if b.pre0 != nil || i == 0 {
-		A, eB := math.Exp(b.logA), math.Exp(x+b.logB)
+		A, eB := b.a, math.Exp(x+b.logB)
 		v2 := A - eB
 		round := b.rhoA*A + b.rhoB*eB + u*(A+eB)
 		var corr, maxw float64 // maxw: e^{x−s} − 1 at the window's lowest loss
@@ -464,9 +473,9 @@ func (b *bulk) d(x float64, upper bool) float64 {
 	}
 	up := math.Min(v1+r1+tails, up2)
 	if b.logChern != nil && i > 0 {
-		up = math.Min(up, math.Exp(b.logChern[i-1]))
+		up = math.Min(up, b.chern[i-1])
 	}
-	return math.Max(0, math.Min(up, math.Exp(b.logA)*(1+b.rhoA)))
+	return math.Max(0, math.Min(up, b.a*(1+b.rhoA)))
 }
 
 // jumpBelowWork is how many jump cells below the bulk window
@@ -563,7 +572,7 @@ func (b *bulk) jumpSum(jp *jumps, eps float64, upper bool) (h float64, calls int
 	suf0, suf2 := b.suf0[0], b.suf2[0]
 	tails := b.c.tailTop + b.c.tailBot
 	rest := b.c.e2*math.Sqrt(float64(m)) + tails
-	A := math.Exp(b.logA)
+	A := b.a
 	eBE := eB * eBelow // Σ g·e^{x}·B
 	// (i): v1 = (1 − e^{x−s0})·suf0 + e^{x−s0}·suf2 ≥ 0 cell by cell.
 	v1 := suf0*(gB-eW) + suf2*eW
