@@ -611,19 +611,23 @@ const hopelessFactor = 1 << maxRefine
 // it), where they apply; then the uncut first grid (σ 1, q 1e-4, T 1000,
 // δ 1e-15: tried before the two-scale bounds, it composed 434,000 cells
 // for [0.0977, 0.3151] around the cut grid's [0.23171, 0.23270], and
-// the two-scale bounds decided, 7,816 units, now 6,757; T 1e4: 6,081,
-// now 6,041; the width sweep's other 178 queries take the same work);
-// then the cut grid refined as refined does (σ 0.7985,
-// q 0.0005428, T 821, δ 7.795e-10: two cut refinements stalled, 40% of
-// the query, before the uncut first grid decided). Where it is hopeless: the uncut first grid (σ 0.5,
-// q 1e-4, T 1e4, δ 1e-15: the cut grid and two refinements gave [4.35,
-// 10.26], 75% of the query's time; the uncut first grid [8.30571,
-// 8.30658]); the two-scale bounds (σ 1, q 1e-4, T 1e4, δ 1e-10: the
-// uncut and cut grids refined twice each left [0.07981, 0.08116], 60% of
-// the query; the two-scale bounds [0.0798007, 0.0798330]); the uncut grid
-// refined while the bracket is not hopeless; the cut grid refined. scale
-// is uncut's for the bracket (as cutFallbacks passes it). Every bracket
-// is certified, so their intersection is.
+// the two-scale bounds decided, 7,816 units, now 6,757; the certifying
+// δ query of T 1e4 takes this turn too); then the cut grid refined as
+// refined does (σ 0.7985, q 0.0005428, T 821, δ 7.795e-10: two cut
+// refinements stalled, 40% of the query, before the uncut first grid
+// decided). Where it is hopeless:
+// the two-scale bounds, where they apply (σ 1, q 1e-4, T 1e4, δ 1e-10:
+// the uncut and cut grids refined twice each left [0.07981, 0.08116], 60%
+// of the query; the two-scale bounds [0.0798007, 0.0798330]; the uncut
+// first grid, tried before them, composed 308,000 cells for [0.1068,
+// 0.4405] at δ 1e-15, and their three queries of the width sweep took
+// 5,034 / 6,041 / 9,380 units, now 4,290 / 5,232 / 7,302); the uncut
+// grid, refined while the bracket is not hopeless (σ 0.5, q 1e-4, T 1e4,
+// δ 1e-15: the cut grid and two refinements gave [4.35, 10.26], 75% of
+// the query's time; the uncut first grid [8.30571, 8.30658]); the cut
+// grid refined. The width sweep's other queries take the same work.
+// scale is uncut's for the bracket (as cutFallbacks passes it). Every
+// bracket is certified, so their intersection is.
 func (a *Accountant) cutFirst(ctx context.Context, lv *levels, f func(c *composition, upper bool) float64, wide, hopeless func(lo, up float64) bool, point func(lo, up float64) (eps, delta float64, err error), scale func(lo, up float64) float64, twoScale func(lo, up float64) (float64, float64, error)) (lower, upper, upper0 float64, err error) {
 	r := lv.res
 	if !r.cut {
@@ -665,17 +669,7 @@ func (a *Accountant) cutFirst(ctx context.Context, lv *levels, f func(c *composi
 	refineUncut := func(lo, up float64) bool {
 		return wide(lo, up) && !hopeless(math.Max(lo, lo0), math.Min(up, up0))
 	}
-	first := refineUncut
-	if twoScale != nil {
-		first = never
-	}
 	sc := scale(lower, upper)
-	if lower, upper, err = a.uncut(ctx, f, lower, upper, sc, first, point); err != nil || !wide(lower, upper) {
-		return lower, upper, upper0, err
-	}
-	if a.stopped(upper) {
-		return 0, 0, 0, errStopped
-	}
 	if twoScale != nil {
 		if lower, upper, err = twoScale(lower, upper); err != nil || !wide(lower, upper) {
 			return lower, upper, upper0, err
@@ -686,12 +680,12 @@ func (a *Accountant) cutFirst(ctx context.Context, lv *levels, f func(c *composi
 			// 60% of the ε query, after the two-scale bound settled it.)
 			return 0, 0, 0, errStopped
 		}
-		if lower, upper, err = a.uncut(ctx, f, lower, upper, sc, refineUncut, point); err != nil || !wide(lower, upper) {
-			return lower, upper, upper0, err
-		}
-		if a.stopped(upper) {
-			return 0, 0, 0, errStopped
-		}
+	}
+	if lower, upper, err = a.uncut(ctx, f, lower, upper, sc, refineUncut, point); err != nil || !wide(lower, upper) {
+		return lower, upper, upper0, err
+	}
+	if a.stopped(upper) {
+		return 0, 0, 0, errStopped
 	}
 	lo2, up2, _, err := a.refined(ctx, lv, f, func(lo, up float64) bool {
 		return wide(math.Max(lo, lower), math.Min(up, upper))
