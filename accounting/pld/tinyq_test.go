@@ -175,7 +175,7 @@ func TestTwoScaleAgreesWithGrid(t *testing.T) {
 		// the point is undecided: 23 evaluations of a twoScaleBound, 193
 		// units (one per 1024 bulk.d evaluations of its sums; the jump
 		// cells below the bulk's window summed in closed form, those
-		// above it as one run). Before: 30 evaluations, 2,505 units, one
+		// above it as one run). Before: 32 evaluations, 2,675 units, one
 		// bulk.d per jump cell. Bisection evaluated all four bounds at
 		// each of its 59 points: 236 evaluations, 19,765 units, for the
 		// same bracket to 7 digits.

@@ -501,7 +501,8 @@ const jumpBelowWork = 16
 //     a third of the σ search's time there.)
 //
 // Where e^{eps − s0} or e^{eps + logB} is not finite, or an e^{−y_j}
-// is not, every cell is evaluated as before.
+// is not, or the rounding margin would not be small, every cell is
+// evaluated as before.
 func (b *bulk) jumpSum(jp *jumps, eps float64, upper bool) (h float64, calls int) {
 	const u = 0x1p-53
 	if jp.ey == nil {
@@ -516,7 +517,14 @@ func (b *bulk) jumpSum(jp *jumps, eps float64, upper bool) (h float64, calls int
 		jp.ey = ey
 	}
 	eS0, eB := math.Exp(eps-b.s0), math.Exp(eps+b.logB)
-	closed := len(jp.ey) == len(jp.g) && !math.IsInf(eS0, 0) && !math.IsInf(eB, 0) && !math.IsNaN(eS0+eB)
+	// Relative rounding of the sums of nonnegative terms G, E and the
+	// tail sum (n terms each), of e^{x_j} as e^{eps}·e^{−y_j} against
+	// e^{eps − y_j} (x_j itself rounded: a few ulps of |x_j|), and of the
+	// products below.
+	muOf := func(n int) float64 {
+		return 1e-12 + 8*float64(n+8)*u + 16*u*(1+math.Abs(eps)+math.Abs(b.s0)+math.Abs(b.logB))
+	}
+	closed := len(jp.ey) == len(jp.g) && !math.IsInf(eS0, 0) && !math.IsInf(eB, 0) && !math.IsNaN(eS0+eB) && muOf(len(jp.g)) < 1e-6
 	m := len(b.c.c)
 	top := b.s0 + float64(m)*b.h
 	var gAbove, xMin, xMax float64 // the run above: its mass, smallest and largest x
@@ -560,14 +568,7 @@ func (b *bulk) jumpSum(jp *jumps, eps float64, upper bool) (h float64, calls int
 		return h, calls
 	}
 	calls += (nBelow + jumpBelowWork - 1) / jumpBelowWork
-	// Relative rounding of the sums of nonnegative terms G, E and the
-	// tail sum (nBelow terms each), of e^{x_j} as e^{eps}·e^{−y_j} against
-	// e^{eps − y_j} (x_j itself rounded: a few ulps of |x_j|), and of the
-	// products below.
-	mu := 1e-12 + 8*float64(nBelow+8)*u + 16*u*(1+math.Abs(eps)+math.Abs(b.s0)+math.Abs(b.logB))
-	if !(mu < 1e-6) {
-		mu = 1e-6
-	}
+	mu := muOf(nBelow)
 	gB, eW := gBelow, eS0*eBelow // Σ g, Σ g·e^{x−s0}
 	suf0, suf2 := b.suf0[0], b.suf2[0]
 	tails := b.c.tailTop + b.c.tailBot
