@@ -28,9 +28,12 @@ import (
 // σ (slope −44 at σ 0.8, −50 at 1, −56 at 1.6), from the larger of
 // σ0·ρ (where ε ∝ 1/σ, a Gaussian's, would meet eps) and σ1; then
 // [search.SmallestFrom] closes on newAcc's ε from the two points
-// 0.45·opt.RelTol either side of it, with a margin of 4·opt.RelTol. (The
-// σ at which ε meets eps differs from it by the gap between the ε and δ
-// queries' grids, 1e-7 to 4e-5 relative on the width sweep.)
+// 0.45·opt.RelTol either side of it, with a margin of 4·opt.RelTol. The σ
+// at which ε meets eps is not below it: an ε query's upper end is one at
+// which a δ query's upper δ is within delta, so it is at least where
+// Delta's own upper δ (the least of the bounds it tries) reaches delta.
+// It is above by the gap between the two queries' grids (1e-7 to 4e-5
+// relative on the width sweep).
 //
 // Only SmallestFrom on newAcc's ε decides: the result meets SigmaFor's
 // contract (X was evaluated under newAcc and its ε is ≤ eps, Lo was
