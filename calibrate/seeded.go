@@ -15,14 +15,17 @@ import (
 // calibrates σ0 with seed and evaluates newAcc there: its ε(σ0) is ρ·eps
 // (ρ ≤ 1 for pld, whose upper ε is never above rdp's).
 //
-// Where seed is close (ρ ≥ 0.3), it calibrates seed again for the target
-// eps/ρ, whose σ1 is where seed's curve scaled by ρ meets eps, and runs
-// [search.SmallestFrom] on newAcc's ε from σ0 and σ1.
+// It calibrates seed again for the target eps/ρ, whose σ1 is where seed's
+// curve scaled by ρ meets eps. Where seed is close (ρ ≥ 0.3), or delta is
+// not small (≥ 1e-8: there newAcc's queries cost at most tenths of a
+// second, and this search makes at most 8 of them on the width sweep), it
+// runs [search.SmallestFrom] on newAcc's ε from σ0 and σ1.
 //
 // Where seed is far off (ρ < 0.3: small sampling rates, where rdp's σ can
-// be 3.4 times pld's), log ε(σ) bends sharply near the answer (σ 1,
-// q 1e-4, T 1e4, δ 1e-10: its slope in log σ is −7.5 at σ 0.85, −4.3 at
-// 1 and −1.3 at 1.5), and interpolating it took 12 ε queries. There it
+// be 3.4 times pld's) and delta is small, log ε(σ) bends sharply near the
+// answer (σ 1, q 1e-4, T 1e4, δ 1e-10: its slope in log σ is −7.5 at
+// σ 0.85, −4.3 at 1 and −1.3 at 1.5), and interpolating it took 12 ε
+// queries of up to 1.5 s each. There it
 // first approaches the σ where newAcc's δ at the target ε is delta, by
 // [search.Approach] on log δ(σ) − log delta, which is close to linear in
 // σ (slope −44 at σ 0.8, −50 at 1, −56 at 1.6), from the larger of
@@ -113,7 +116,7 @@ func SigmaSeeded(ctx context.Context, newAcc, seed Factory, event func(sigma flo
 				x1 = s1.X
 			}
 		}
-		if rho := v / eps; rho > 0 && rho < approachBelow {
+		if rho := v / eps; rho > 0 && rho < approachBelow && delta < approachDeltaBelow {
 			start := math.Max(x0*rho, math.Min(x1, x0))
 			est, n, ok, err := approachDelta(ctx, newAcc, event, eps, delta, start, tol, opt)
 			queries += n
@@ -141,9 +144,13 @@ func SigmaSeeded(ctx context.Context, newAcc, seed Factory, event func(sigma flo
 	return r, best, nil
 }
 
-// approachBelow is the ratio of newAcc's ε to the target at seed's σ
-// below which SigmaSeeded approaches on δ first.
-const approachBelow = 0.3
+// approachBelow is the ratio of newAcc's ε to the target at seed's σ, and
+// approachDeltaBelow the δ, below which SigmaSeeded approaches on δ
+// first.
+const (
+	approachBelow      = 0.3
+	approachDeltaBelow = 1e-8
+)
 
 // maxApproach caps the δ queries of SigmaSeeded's approach.
 const maxApproach = 8

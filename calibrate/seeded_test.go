@@ -10,15 +10,16 @@ import (
 	"github.com/dpcalc/dpcalc/internal/work"
 )
 
-// TestSigmaSeededApproach: where rdp's σ is far off (σ ≈ 1, q 1e-4,
-// T 1000, δ 1e-5: rdp's σ is 4.7), the search that approaches on δ first
+// TestSigmaSeededApproach: where rdp's σ is far off and δ is small (σ ≈ 4,
+// q 1e-4, T 1000, δ 1e-10: pld's ε at rdp's σ is 0.26 of the target),
+// the search that approaches on δ first
 // still meets SigmaFor's contract (X's ε within the target, Lo's above,
 // the bracket within the tolerance), counts its δ queries among its
 // evaluations, and the method it returns answers EpsilonBracket at delta
 // with the bracket a fresh accountant computes at X, without computing it
 // again, until something more is composed into it.
 func TestSigmaSeededApproach(t *testing.T) {
-	const eps, delta, q, steps = 0.0111903, 1e-5, 1e-4, 1000
+	const eps, delta, q, steps = 0.00397049, 1e-10, 1e-4, 1000
 	tr := Training{SamplingRate: q, Steps: steps}
 	queries := 0
 	newPLD := func() (accounting.Method, error) {

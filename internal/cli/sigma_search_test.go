@@ -60,9 +60,10 @@ func widthSweep(t *testing.T) []sweepSetting {
 // TestPLDSigmaSweepWork bounds the work of pld's σ calibration on the
 // width sweep's settings, each at the upper end of its ε bracket (so the
 // answer is the sweep's σ): seeded by rdp's σ and narrowed from two
-// points (calibrate.SigmaSeeded), with ε queries whose certification
-// stops at the first upper δ that settles it and whose cut grid yields to
-// the uncut one when it cannot reach the target. The work is counted in
+// points (calibrate.SigmaSeeded; where rdp's σ is far off and δ small,
+// after an approach on δ, see TestPLDSigmaQueriesSmallQ), with ε queries
+// whose certification stops at the first upper δ that settles it and
+// whose cut grid yields to the uncut one when it cannot reach the target. The work is counted in
 // internal/work units, the same on a loaded machine as on an idle one.
 // Before (σ from 1 by Smallest, full certifying δ queries): 17,356 units
 // at σ 0.5, q 1e-3, T 1000, δ 1e-10 (now 10,134) and 23,997 at σ 10,
