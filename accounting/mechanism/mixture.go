@@ -122,12 +122,30 @@ type mixturePair struct {
 	sigma   float64
 	c, logp []float64 // shifts ascending, log probabilities
 	add     bool
+	work    *mixtureWork // nil but in tests that count work
+}
+
+// mixtureWork counts a mixture pair's work: evaluations of the loss, and
+// component terms evaluated with an exponential or a normal tail (the
+// cost of a Tails). Not safe for concurrent use: only tests set it.
+type mixtureWork struct{ losses, terms int }
+
+// count adds one loss evaluation (loss true) or none, and terms terms.
+func (p *mixturePair) count(loss bool, terms int) {
+	if p.work == nil {
+		return
+	}
+	if loss {
+		p.work.losses++
+	}
+	p.work.terms += terms
 }
 
 // lRemove returns L(x).
 func (p *mixturePair) lRemove(x float64) float64 {
 	s2 := 2 * p.sigma * p.sigma
 	l := math.Inf(-1)
+	p.count(true, len(p.c))
 	for i, c := range p.c {
 		l = logmath.Add(l, p.logp[i]+c*(2*x-c)/s2)
 	}
@@ -185,6 +203,7 @@ func (p *mixturePair) xOf(l float64) float64 {
 // mixTails returns log Σ p_i Φ((x − c_i)/σ) and log Σ p_i Φ̄((x − c_i)/σ).
 func (p *mixturePair) mixTails(x float64) (below, above float64) {
 	below, above = math.Inf(-1), math.Inf(-1)
+	p.count(false, len(p.c))
 	for i, c := range p.c {
 		lc, ls := logPhiBoth((x - c) / p.sigma)
 		below = logmath.Add(below, p.logp[i]+lc)
