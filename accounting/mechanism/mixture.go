@@ -93,21 +93,22 @@ func (m mixture) PLD() (*PLD, error) {
 	return out, nil
 }
 
-// RDP: the Gaussian curve of the largest shift, α·c_max²/(2σ²): the mixture
-// against N(0, σ²) in either order is a mixture of pairs N(c_i, σ²),
-// N(0, σ²), and a Rényi divergence of mixtures is at most the largest of
-// the components' (joint quasi-convexity, van Erven and Harremoës 2014).
-// Sound, and loose when most of the mass is on small shifts; pld is exact.
+// RDP: both directions' Rényi divergences by quadrature, each at most the
+// Gaussian curve of the largest shift (see mixtureRDP).
 func (m mixture) RDP() (RDP, error) {
 	if m.kind != accounting.SamplingNone || m.adj != accounting.AddRemove {
 		return nil, errorf("no Rényi bound for a %s", m.describe("mixture of Gaussians"))
 	}
 	rho, _, _ := m.ZCDP()
-	return zcdpRDP{rho: rho}, nil
+	c, logp := m.components()
+	return newMixtureRDP(m.sigma, c, logp, rho), nil
 }
 
-// ZCDP: c_max²/(2σ²), the largest component's Gaussian (see RDP), rounded
-// up.
+// ZCDP: c_max²/(2σ²), the largest component's Gaussian, rounded up: the
+// mixture against N(0, σ²) in either order is a mixture of pairs N(c_i,
+// σ²), N(0, σ²), and a Rényi divergence of mixtures is at most the
+// largest of the components' (joint quasi-convexity, van Erven and
+// Harremoës 2014).
 func (m mixture) ZCDP() (rho, xi float64, err error) {
 	c, _ := m.components()
 	r := c[len(c)-1] / m.sigma
