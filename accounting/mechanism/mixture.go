@@ -235,12 +235,12 @@ func (p *mixturePair) peak(lo, hi int, term, bound func(i int) float64, add func
 
 // core returns the longest run [lo, hi] of components around the most
 // probable one whose shifts are equally spaced and whose log
-// probabilities are concave, as for the Binomial(k, q) weights of a
-// user's examples (log-concave: the ratio of neighbours (k − c)q/((c +
-// 1)(1 − q)) decreases in c) where they are normal floats (a subnormal
-// probability has lost bits, and its logarithm with them). Exact
-// comparisons of the computed values: a component that breaks either
-// property by rounding ends the run.
+// probabilities, as computed, are concave: for the Binomial(k, q) weights
+// of a user's examples (log-concave: the ratio of neighbours (k −
+// c)q/((c + 1)(1 − q)) decreases in c) the run ends where the
+// probabilities become subnormal and their logarithms lose bits (K 1000
+// at q 0.0064: 250 of 260 components). Exact comparisons: a component
+// that breaks either property, by rounding or not, ends the run.
 func core(c, logp []float64) (lo, hi int) {
 	j := 0
 	for i := range logp {
