@@ -76,10 +76,14 @@ func (r *mixtureRDP) at(lambda float64) float64 {
 	g, _ := r.gauss.LogMomentAt(context.Background(), nil, 1, lambda)
 	g = search.RoundUp(g)
 	v = g
-	rem, okR := r.logMoment(lambda + 1)
-	add, okA := r.logMoment(-lambda)
-	if okR && okA {
-		v = math.Min(g, math.Max(0, math.Max(rem, add)))
+	// Below the quadrature's tolerance the Gaussian bound is the smaller
+	// one anyway (σ = 1e150): no quadrature.
+	if g > mixtureRDPRelTol {
+		rem, okR := r.logMoment(lambda + 1)
+		add, okA := r.logMoment(-lambda)
+		if okR && okA {
+			v = math.Min(g, math.Max(0, math.Max(rem, add)))
+		}
 	}
 	r.mu.Lock()
 	if len(r.memo) >= singleCacheSize {
