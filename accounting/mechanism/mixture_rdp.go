@@ -104,7 +104,9 @@ const mixtureRDPRelTol = 1e-10
 // c_i)/(2σ²)), whose peaks lie at b·c_i: those points and 0 split the
 // range first, so that no component's bump is missed (a far shift of tiny
 // probability can carry the whole moment: at λ = 1 the shift 44 of
-// probability e^−745 adds 2·(−745) + 44² = 446 to its log).
+// probability e^−745 adds 2·(−745) + 44² = 446 to its log). For b < 0
+// (the add direction) log f is concave, −x²/(2σ²) minus |b| times the
+// convex L, so it has one peak and 0 alone splits the range.
 func (r *mixtureRDP) logMoment(b float64) (float64, bool) {
 	p := r.pair
 	sigma := p.sigma
@@ -130,8 +132,10 @@ func (r *mixtureRDP) logMoment(b float64) (float64, bool) {
 		return v
 	}
 	pts := []float64{0}
-	for _, c := range p.c {
-		pts = append(pts, b*c)
+	if b > 0 {
+		for _, c := range p.c {
+			pts = append(pts, b*c)
+		}
 	}
 	slices.Sort(pts)
 	pts = slices.Compact(pts)
