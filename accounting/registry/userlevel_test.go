@@ -128,3 +128,21 @@ func TestUserLevelRDP(t *testing.T) {
 		t.Logf("σ %v q %v K %d: rdp %v, pld %v", tc.sigma, tc.q, tc.k, rdp, pld)
 	}
 }
+
+// TestMixtureRDPCheck: dp_accounting's mixture-of-Gaussians check (three
+// steps of σ 1, shifts 0, 1, 2, probabilities 0.2, 0.6, 0.2, then two of
+// σ 2, shifts 0, 2, 3, probabilities 0.33, 0.34, 0.33: ε = 17.193115 at
+// δ 1e-6 by its PLD accountant) under rdp: at least pld's certified upper
+// end, and below 19 (28.3782 with the largest shifts' Gaussian curves;
+// measured 18.7016).
+func TestMixtureRDPCheck(t *testing.T) {
+	ev := accounting.Composed{Events: []accounting.Event{
+		accounting.SelfComposed{Event: accounting.MixtureOfGaussians{StandardDeviation: 1, Sensitivities: []float64{0, 1, 2}, SamplingProbs: []float64{0.2, 0.6, 0.2}}, Count: 3},
+		accounting.SelfComposed{Event: accounting.MixtureOfGaussians{StandardDeviation: 2, Sensitivities: []float64{0, 2, 3}, SamplingProbs: []float64{0.33, 0.34, 0.33}}, Count: 2},
+	}}
+	_, _, pld := epsilonOf(t, accounting.KindPLD, ev, 1e-6)
+	rdp, _, _ := epsilonOf(t, accounting.KindRDP, ev, 1e-6)
+	if !(pld >= 17.193115 && rdp >= pld && rdp < 19) {
+		t.Errorf("rdp %v, pld upper %v: want 17.193115 <= pld <= rdp < 19", rdp, pld)
+	}
+}
