@@ -57,12 +57,14 @@ const (
 // the exact δ·Σ e^{iε}.
 const groupSafety = 1e-10
 
-// logExpm1 returns log(e^x − 1) for x > 0 without overflow.
+// logExpm1 returns log(e^x − 1) for x > 0 without overflow, and for a
+// subnormal x (e^x − 1 is x there; logmath.Log, since Go's math.Log is
+// about −709.09 for every subnormal on amd64).
 func logExpm1(x float64) float64 {
 	if x > 30 {
 		return x + math.Log1p(-math.Exp(-x))
 	}
-	return math.Log(math.Expm1(x))
+	return logmath.Log(math.Expm1(x))
 }
 
 // logGroupSum returns log Σ_{i=0}^{g−1} e^{iε} for ε ≥ 0 (+Inf for ε =

@@ -27,6 +27,11 @@ func TestGroupDelta(t *testing.T) {
 		{0.01, 1e-7, 64, 8.9200594556996967694e-6},
 		{3, 1e-5, 2, 0.00021085536923187669466},
 		{0.1, 1e-8, 1 << 20, 1}, // 1.1e+45532, capped
+		// Subnormal ε (Go's math.Log is about −709.09 for every
+		// subnormal on amd64: the sum's two logarithms cancelled to 1).
+		{1e-320, 0.1, 3, 0.30000000000000001665335},
+		{1e-310, 1e-5, 2, 0.000020000000000000001636061},
+		{5e-324, 1e-4, 1000, 0.10000000000000000479217},
 	} {
 		got := accounting.GroupDelta(tc.eps, tc.delta, tc.g)
 		if !(got >= tc.want && got <= tc.want*(1+1e-9)) {
