@@ -287,6 +287,33 @@ func TestGroupEvent(t *testing.T) {
 	}
 }
 
+// TestGroupEventRoundsDown: the noise multiplier over g is rounded down
+// (a larger multiplier is less privacy loss), and by at most one ulp:
+// 1/5 rounded to nearest is above 0.2.
+func TestGroupEventRoundsDown(t *testing.T) {
+	for _, sigma := range []float64{1, 0.3, 2.7, 1e-300, 5e-324} {
+		for g := 2; g <= 40; g++ {
+			for _, e := range []accounting.Event{accounting.Gaussian{NoiseMultiplier: sigma}, accounting.Laplace{NoiseMultiplier: sigma}} {
+				got, ok := accounting.GroupEvent(e, g)
+				if !ok {
+					t.Fatalf("GroupEvent(%#v, %d) not exact", e, g)
+				}
+				var m float64
+				switch got := got.(type) {
+				case accounting.Gaussian:
+					m = got.NoiseMultiplier
+				case accounting.Laplace:
+					m = got.NoiseMultiplier
+				}
+				gf := float64(g)
+				if math.FMA(m, gf, -sigma) > 0 || math.FMA(math.Nextafter(m, math.Inf(1)), gf, -sigma) <= 0 && sigma/gf > 1e-300 {
+					t.Errorf("GroupEvent(%#v, %d) = %#v: want the largest float64 m with m·%d ≤ %g", e, g, got, g, sigma)
+				}
+			}
+		}
+	}
+}
+
 // curveMethod is a Method whose δ(ε) is a given curve (and ε(δ) its
 // inverse by bisection), counting the δ queries.
 type curveMethod struct {
