@@ -76,9 +76,7 @@ const defaultGridFactor = 0.07
 // Epsilon and Delta return the upper ends of EpsilonBounds and DeltaBounds
 // exactly, and Delta(Epsilon(δ)) ≤ δ holds exactly. Grids and cuts made
 // for earlier queries are kept and may serve later ones, so a bound can
-// differ in its late digits from a fresh accountant's (σ 1, q 1e-4,
-// T 1e3: ε(1e-15) 0.232538035 fresh, 0.232538073 after a Delta query);
-// each is certified. Delta is never 0 at a finite ε once a step is composed (a
+// differ in its late digits from a fresh accountant's; each is certified. Delta is never 0 at a finite ε once a step is composed (a
 // Gaussian is not pure DP).
 //
 // Compositions of exact Gaussian pairs (unsampled Gaussians,
