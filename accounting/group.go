@@ -57,12 +57,14 @@ const (
 // the exact δ·Σ e^{iε}.
 const groupSafety = 1e-10
 
-// logExpm1 returns log(e^x − 1) for x > 0 without overflow.
+// logExpm1 returns log(e^x − 1) for x > 0 without overflow, and for a
+// subnormal x (e^x − 1 is x there; logmath.Log, since Go's math.Log is
+// about −709.09 for every subnormal on amd64).
 func logExpm1(x float64) float64 {
 	if x > 30 {
 		return x + math.Log1p(-math.Exp(-x))
 	}
-	return math.Log(math.Expm1(x))
+	return logmath.Log(math.Expm1(x))
 }
 
 // logGroupSum returns log Σ_{i=0}^{g−1} e^{iε} for ε ≥ 0 (+Inf for ε =
@@ -409,6 +411,16 @@ func (gb *groupBounds) DeltaBounds(ctx context.Context, epsilon float64) (lower,
 	return math.Min(lower, upper), upper, nil
 }
 
+// divDown returns x/g rounded down (x ≥ 0, g ≥ 1): a noise multiplier
+// over g, where rounding up would claim more noise than there is.
+func divDown(x float64, g int) float64 {
+	m := x / float64(g)
+	if m > 0 && !math.IsInf(m, 1) && math.FMA(m, float64(g), -x) > 0 {
+		m = math.Nextafter(m, 0)
+	}
+	return m
+}
+
 // GroupEvent returns the event e seen by data sets at distance g when
 // every release in e is unsampled additive noise: each Gaussian's noise
 // multiplier and each Laplace's scale divided by g, each discrete
@@ -417,7 +429,7 @@ func (gb *groupBounds) DeltaBounds(ctx context.Context, epsilon float64) (lower,
 // moves by at most Δ between neighbours moves by at most g·Δ along a
 // path of g neighbours (the triangle inequality), so at distance g each
 // release is the same mechanism with sensitivity g·Δ, and the noise over
-// the sensitivity is 1/g of what it was (for the sum of clipped
+// the sensitivity is 1/g of what it was, rounded down (for the sum of clipped
 // gradients, g records aligned attain g·Δ: the bound is exact). ok is
 // false, and e is returned, when e has any other event (a sampled step,
 // a mixture, an (ε, δ) or zCDP step), for which only [Group]'s lemma
@@ -430,9 +442,9 @@ func GroupEvent(e Event, g int) (Event, bool) {
 	scale = func(e Event) (Event, bool) {
 		switch e := e.(type) {
 		case Gaussian:
-			return Gaussian{NoiseMultiplier: e.NoiseMultiplier / float64(g)}, true
+			return Gaussian{NoiseMultiplier: divDown(e.NoiseMultiplier, g)}, true
 		case Laplace:
-			return Laplace{NoiseMultiplier: e.NoiseMultiplier / float64(g)}, true
+			return Laplace{NoiseMultiplier: divDown(e.NoiseMultiplier, g)}, true
 		case DiscreteGaussian:
 			// The sensitivity times g, rounded up.
 			s := e.Sensitivity * float64(g)

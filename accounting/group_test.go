@@ -27,6 +27,11 @@ func TestGroupDelta(t *testing.T) {
 		{0.01, 1e-7, 64, 8.9200594556996967694e-6},
 		{3, 1e-5, 2, 0.00021085536923187669466},
 		{0.1, 1e-8, 1 << 20, 1}, // 1.1e+45532, capped
+		// Subnormal ε (Go's math.Log is about −709.09 for every
+		// subnormal on amd64: the sum's two logarithms cancelled to 1).
+		{1e-320, 0.1, 3, 0.30000000000000001665335},
+		{1e-310, 1e-5, 2, 0.000020000000000000001636061},
+		{5e-324, 1e-4, 1000, 0.10000000000000000479217},
 	} {
 		got := accounting.GroupDelta(tc.eps, tc.delta, tc.g)
 		if !(got >= tc.want && got <= tc.want*(1+1e-9)) {
@@ -278,6 +283,33 @@ func TestGroupEvent(t *testing.T) {
 		got, ok := accounting.GroupEvent(tc.in, 2)
 		if ok != tc.ok || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: %#v, %v; want %#v, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestGroupEventRoundsDown: the noise multiplier over g is rounded down
+// (a larger multiplier is less privacy loss), and by at most one ulp:
+// 1/5 rounded to nearest is above 0.2.
+func TestGroupEventRoundsDown(t *testing.T) {
+	for _, sigma := range []float64{1, 0.3, 2.7, 1e-300, 5e-324} {
+		for g := 2; g <= 40; g++ {
+			for _, e := range []accounting.Event{accounting.Gaussian{NoiseMultiplier: sigma}, accounting.Laplace{NoiseMultiplier: sigma}} {
+				got, ok := accounting.GroupEvent(e, g)
+				if !ok {
+					t.Fatalf("GroupEvent(%#v, %d) not exact", e, g)
+				}
+				var m float64
+				switch got := got.(type) {
+				case accounting.Gaussian:
+					m = got.NoiseMultiplier
+				case accounting.Laplace:
+					m = got.NoiseMultiplier
+				}
+				gf := float64(g)
+				if math.FMA(m, gf, -sigma) > 0 || math.FMA(math.Nextafter(m, math.Inf(1)), gf, -sigma) <= 0 && sigma/gf > 1e-300 {
+					t.Errorf("GroupEvent(%#v, %d) = %#v: want the largest float64 m with m·%d ≤ %g", e, g, got, g, sigma)
+				}
+			}
 		}
 	}
 }

@@ -6,23 +6,53 @@ import (
 	"math"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/pld"
 	"github.com/dpcalc/dpcalc/internal/search"
 )
 
 // SigmaSeeded is [SigmaFor] for an accountant whose queries cost seconds
 // (pld at a small δ), seeded by a cheap one (rdp) whose σ is close. It
-// calibrates σ0 with seed, evaluates newAcc there (ratio ρ = ε(σ0)/eps),
-// calibrates seed again for the target eps/ρ, whose σ1 is where seed's
-// curve scaled by ρ meets eps, and runs [search.SmallestFrom] on newAcc
-// from σ0 and σ1. The result meets SigmaFor's contract: X was evaluated
-// under newAcc and its ε is ≤ eps, Lo was evaluated and misses, and the
-// bracket is within opt.RelTol. Nothing about the seed is trusted: a seed
-// that fails or is far off costs evaluations, not soundness.
+// calibrates σ0 with seed and evaluates newAcc there: its ε(σ0) is ρ·eps
+// (ρ ≤ 1 for pld, whose upper ε is never above rdp's).
+//
+// It calibrates seed again for the target eps/ρ, whose σ1 is where seed's
+// curve scaled by ρ meets eps. Where seed is close (ρ ≥ 0.3), or delta is
+// not small (≥ 1e-8: there newAcc's queries cost at most tenths of a
+// second, and this search makes at most 8 of them on the width sweep), it
+// runs [search.SmallestFrom] on newAcc's ε from σ0 and σ1.
+//
+// Where seed is far off (ρ < 0.3: small sampling rates, where rdp's σ can
+// be 3.4 times pld's) and delta is small, log ε(σ) bends sharply near the
+// answer (σ 1, q 1e-4, T 1e4, δ 1e-10: its slope in log σ is −7.5 at
+// σ 0.85, −4.3 at 1 and −1.3 at 1.5), and interpolating it took 12 ε
+// queries of up to 1.5 s each. There it
+// first approaches the σ where newAcc's δ at the target ε is delta, by
+// [search.Approach] on log δ(σ) − log delta, which is close to linear in
+// σ (slope −44 at σ 0.8, −50 at 1, −56 at 1.6), from the larger of
+// σ0·ρ (where ε ∝ 1/σ, a Gaussian's, would meet eps) and σ1; then
+// [search.SmallestFrom] closes on newAcc's ε from the two points
+// 0.45·opt.RelTol either side of it, with a margin of 4·opt.RelTol. The σ
+// at which ε meets eps is not below it: an ε query's upper end is one at
+// which a δ query's upper δ is within delta, so it is at least where
+// Delta's own upper δ (the least of the bounds it tries) reaches delta.
+// It is above by the gap between the two queries' grids (1e-7 to 4e-5
+// relative on the width sweep).
+//
+// Only SmallestFrom on newAcc's ε decides: the result meets SigmaFor's
+// contract (X was evaluated under newAcc and its ε is ≤ eps, Lo was
+// evaluated and misses, the bracket is within opt.RelTol), and nothing
+// about the seed or the approach is trusted: a seed or an approach that
+// fails or is far off costs evaluations, not soundness.
+//
+// Result.Evaluations counts newAcc's queries, of ε and of δ.
 //
 // It also returns the method holding event(X), queried at delta, so that
-// a caller reporting more about X (its certified bracket) need not compose
-// it again. (σ for ε 1, δ 1e-10, q 1e-4, T 1000 under pld took 10
-// evaluations from σ = 1 with SigmaFor; seeded by rdp it takes 4 or 5.)
+// a caller reporting more about X need not compose it again; a pld
+// accountant comes with its bracket of ε at delta kept (its
+// EpsilonBracket at delta answers without a second query). (σ for ε
+// 0.0798448, δ 1e-10, q 1e-4, T 1e4 under pld took 12 ε queries, 69,011
+// work units, from rdp's σ alone; it takes 1 ε query far above the answer,
+// 4 δ and 2 ε queries near it, 26,000.)
 func SigmaSeeded(ctx context.Context, newAcc, seed Factory, event func(sigma float64) accounting.Event, eps, delta float64, opt Options) (Result, accounting.Method, error) {
 	if err := accounting.CheckEpsilon(eps); err != nil {
 		return Result{}, nil, err
@@ -33,8 +63,11 @@ func SigmaSeeded(ctx context.Context, newAcc, seed Factory, event func(sigma flo
 	if opt.Min <= 0 {
 		opt.Min = 1e-3
 	}
+	tol := opt.WithDefaults().RelTol
 	// Each σ is composed and queried once; the method at the smallest σ
-	// that met the target is kept.
+	// that met the target is kept. A pld accountant is asked for its
+	// bracket, which costs the same as its ε while its steps' pairs are
+	// attained (after the first answer says they are not, for ε alone).
 	type eval struct {
 		v   float64
 		acc accounting.Method
@@ -42,16 +75,26 @@ func SigmaSeeded(ctx context.Context, newAcc, seed Factory, event func(sigma flo
 	seen := map[float64]eval{}
 	var best accounting.Method
 	bestX := math.Inf(1)
+	brackets := true
+	queries := 0 // of newAcc, ε and δ
 	f := func(sigma float64) (float64, error) {
 		if e, ok := seen[sigma]; ok {
 			return e.v, nil
 		}
+		queries++
 		acc, err := composed(newAcc, event(sigma))
 		if err != nil {
 			return 0, err
 		}
-		v, err := acc.Epsilon(ctx, delta)
-		if err != nil {
+		var v float64
+		if p, ok := acc.(*pld.Accountant); ok && brackets {
+			b, err := p.EpsilonBracket(ctx, delta)
+			if err != nil {
+				return 0, err
+			}
+			v, brackets = b.Upper, !b.PairOnly
+			acc = &bracketed{Accountant: p, delta: delta, b: b}
+		} else if v, err = acc.Epsilon(ctx, delta); err != nil {
 			return 0, err
 		}
 		seen[sigma] = eval{v: v}
@@ -73,10 +116,25 @@ func SigmaSeeded(ctx context.Context, newAcc, seed Factory, event func(sigma flo
 				x1 = s1.X
 			}
 		}
+		if rho := v / eps; rho > 0 && rho < approachBelow && delta < approachDeltaBelow {
+			start := math.Max(x0*rho, math.Min(x1, x0))
+			est, n, ok, err := approachDelta(ctx, newAcc, event, eps, delta, start, tol, opt)
+			queries += n
+			if err != nil {
+				return Result{}, nil, err
+			}
+			if ok {
+				x0, x1 = est*(1+0.45*tol), est*(1-0.45*tol)
+				if opt.Margin <= 0 {
+					opt.Margin = 4 * tol
+				}
+			}
+		}
 	} else if err := accounting.Canceled(ctx); err != nil {
 		return Result{}, nil, err
 	}
 	r, err := search.SmallestFrom(f, eps, x0, x1, opt)
+	r.Evaluations = queries
 	if err != nil {
 		return r, nil, search.Prefix("calibrate", err)
 	}
@@ -84,4 +142,79 @@ func SigmaSeeded(ctx context.Context, newAcc, seed Factory, event func(sigma flo
 		return r, nil, fmt.Errorf("calibrate: internal error: ε(σ=%g) = %g against the target %g", r.X, r.Value, eps)
 	}
 	return r, best, nil
+}
+
+// approachBelow is the ratio of newAcc's ε to the target at seed's σ, and
+// approachDeltaBelow the δ, below which SigmaSeeded approaches on δ
+// first.
+const (
+	approachBelow      = 0.3
+	approachDeltaBelow = 1e-8
+)
+
+// maxApproach caps the δ queries of SigmaSeeded's approach.
+const maxApproach = 8
+
+// approachDelta estimates the σ at which newAcc's δ at eps is delta
+// ([search.Approach] on log δ − log delta, to half of tol) from start. Its
+// first step assumes −log δ grows as σ² (a Gaussian tail); a later step
+// with no usable secant (δ far above the answer sits on the floor of its
+// bounds, about 1e-25 at q 1e-4, and says less than it seems) as σ. ok is
+// false where the approach found nothing to go on (a δ query failed, or
+// none was finite); only a canceled context is an error. queries counts
+// the δ queries made.
+func approachDelta(ctx context.Context, newAcc Factory, event func(sigma float64) accounting.Event, eps, delta, start, tol float64, opt Options) (est float64, queries int, ok bool, err error) {
+	lgd := math.Log(delta)
+	g := func(sigma float64) (float64, error) {
+		if sigma < opt.Min || (opt.Max > 0 && sigma > opt.Max) {
+			return math.NaN(), nil // outside the domain: stop approaching
+		}
+		acc, err := composed(newAcc, event(sigma))
+		if err != nil {
+			return 0, err
+		}
+		d, err := acc.Delta(ctx, eps)
+		if err != nil {
+			return 0, err
+		}
+		return math.Log(d) - lgd, nil
+	}
+	steps := 0
+	model := func(sigma, gx float64) float64 {
+		steps++
+		ld := gx + lgd
+		switch {
+		case !(ld < 0):
+			return 2 * sigma // δ = 1: far below
+		case steps == 1:
+			return sigma * math.Sqrt(lgd/ld) // −log δ ∝ σ²
+		}
+		return sigma * lgd / ld // −log δ ∝ σ
+	}
+	est, queries, st, err := search.Approach(g, start, model, tol/2, maxApproach)
+	if err != nil {
+		return 0, queries, false, accounting.Canceled(ctx)
+	}
+	return est, queries, st == search.Converged || st == search.Exact, nil
+}
+
+// bracketed is a pld accountant with its bracket of ε at one δ kept.
+type bracketed struct {
+	*pld.Accountant
+	delta float64
+	b     pld.Bracket
+}
+
+// EpsilonBracket is [pld.Accountant.EpsilonBracket], kept at b.delta.
+func (b *bracketed) EpsilonBracket(ctx context.Context, delta float64) (pld.Bracket, error) {
+	if delta == b.delta {
+		return b.b, nil
+	}
+	return b.Accountant.EpsilonBracket(ctx, delta)
+}
+
+// Compose is [pld.Accountant.Compose]; the bracket kept no longer holds.
+func (b *bracketed) Compose(e accounting.Event, count int) error {
+	b.delta = math.NaN()
+	return b.Accountant.Compose(e, count)
 }

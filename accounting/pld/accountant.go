@@ -74,8 +74,9 @@ const defaultGridFactor = 0.07
 // with the trivial lower bound 0.
 //
 // Epsilon and Delta return the upper ends of EpsilonBounds and DeltaBounds
-// exactly, whatever was queried before, and Delta(Epsilon(δ)) ≤ δ holds
-// exactly. Delta is never 0 at a finite ε once a step is composed (a
+// exactly, and Delta(Epsilon(δ)) ≤ δ holds exactly. Grids and cuts made
+// for earlier queries are kept and may serve later ones, so a bound can
+// differ in its late digits from a fresh accountant's; each is certified. Delta is never 0 at a finite ε once a step is composed (a
 // Gaussian is not pure DP).
 //
 // Compositions of exact Gaussian pairs (unsampled Gaussians,

@@ -159,3 +159,32 @@ func TestPLDTooLargeFallsBackToRDP(t *testing.T) {
 		t.Errorf("GridWidth 1e-3: no error, want %v", errTooLarge)
 	}
 }
+
+// TestDeltaBoundsFromLabel checks that a δ upper end labelled rdp is
+// rdp's δ: a δ query keeps the smallest upper bound it met while steering
+// its cut, which may be a coarse-grid pld bound, and labelled every such
+// bound rdp (σ 0.7985, q 1e-4, T 821 at ε(1e-10): 9.99e-11 "from rdp",
+// where rdp's δ is 2.8e-3).
+func TestDeltaBoundsFromLabel(t *testing.T) {
+	ev := accounting.SubsampledGaussian(0.7985, 1e-4, 821)
+	_, eps, _, err := accountantFor(t, ev, Options{}).EpsilonBoundsFrom(t.Context(), 1e-10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := accountantFor(t, ev, Options{})
+	_, up, from, err := a.DeltaBoundsFrom(t.Context(), eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdp, err := a.rdpAccountant()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := rdpDelta(t.Context(), rdp, eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if up > 1e-10 || (from == accounting.KindRDP) != (up == rd) {
+		t.Errorf("DeltaBoundsFrom(%g) = %g from %s; rdp's δ is %g: want ≤ 1e-10, labelled rdp exactly when it is rdp's", eps, up, from, rd)
+	}
+}

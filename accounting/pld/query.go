@@ -489,6 +489,7 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 	// The δ the truncation is cut for (see setup.eta): an upper bound
 	// on δ(eps) from RDP, which only matters when the tails set the grid.
 	var dEst float64
+	dFrom := accounting.KindRDP // where dEst comes from
 	if a.tailsCut(ctx) {
 		rdp, err := a.rdpAccountant()
 		if err != nil {
@@ -527,7 +528,7 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 				return 0, 0, accounting.KindPLD, err
 			}
 			if up > 0 && up < dEst {
-				dEst = up
+				dEst, dFrom = up, accounting.KindPLD
 				if a.stopped(dEst) {
 					return 0, 0, accounting.KindPLD, errStopped
 				}
@@ -582,7 +583,7 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 			}
 		}
 		if d < upper {
-			upper, from = d, accounting.KindRDP
+			upper, from = d, dFrom
 		}
 	}
 	// Never 0 at a finite ε: a Gaussian step is not pure DP.

@@ -327,3 +327,29 @@ func TestGroupSizeProfile(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupSizePoissonReading: beside shuffled batches' rows for a group,
+// the Poisson reading (the usual, unproven number) is the group's under
+// Poisson sampling, as dpcalc eps answers it at q = B/N, not one record's
+// (σ 1.5, q 0.01, 200 steps, a group of 2: 0.871 against one record's
+// 0.406).
+func TestGroupSizePoissonReading(t *testing.T) {
+	shuffle := []string{"eps", "--sigma", "1.5", "--batch", "100", "--n", "10000", "--epochs", "2", "--sampling", "shuffle", "--adjacency", "replace-one", "--group-size", "2"}
+	poisson := []string{"eps", "--sigma", "1.5", "--q", "0.01", "--steps", "200", "--group-size", "2"}
+	got, o1 := runRows(t, shuffle...)
+	want, o2 := runRows(t, poisson...)
+	one, o3 := runRows(t, poisson[:len(poisson)-2]...)
+	if o1.Code != 0 || o2.Code != 0 || o3.Code != 0 || len(got.Rows) != 2 || len(want.Rows) != 1 {
+		t.Fatalf("exit %d, %d, %d; %d and %d rows: %v %v", o1.Code, o2.Code, o3.Code, len(got.Rows), len(want.Rows), o1.Err, o2.Err)
+	}
+	r, w := got.Rows[1], want.Rows[0]
+	if !r.Procedure || r.Sampling != "poisson" || r.Epsilon == nil || w.Epsilon == nil {
+		t.Fatalf("second row %+v is not the Poisson reading, or no ε (want %+v)", r.Output("epsilon"), w.Output("epsilon"))
+	}
+	if r.GroupSize != 2 || *r.Epsilon != *w.Epsilon || !(*r.Epsilon > *one.Rows[0].Epsilon) {
+		t.Errorf("Poisson reading: group %d, ε %v; want group 2, ε %v (one record's %v)", r.GroupSize, *r.Epsilon, *w.Epsilon, *one.Rows[0].Epsilon)
+	}
+	if !strings.Contains(r.Note, "NOT proven") || !strings.Contains(r.Note, "up to 2 records") {
+		t.Errorf("Poisson reading note %q", r.Note)
+	}
+}

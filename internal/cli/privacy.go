@@ -246,7 +246,14 @@ func privacyAt(ctx context.Context, g *given, af accountantFlags, extra error, d
 	}
 	if pp, ok := p.PoissonReading(); ok && ev == nil {
 		// Beside the certified rows, the number the usual practice
-		// reports, labelled as not proven for shuffling.
+		// reports, labelled as not proven for shuffling. For a group it
+		// is the group's (Poisson sampling's exact mixture), not one
+		// record's; none where that mixture is refused.
+		if p.GroupSize > 1 {
+			if pp, err = pp.withUsers(1, p.GroupSize); err != nil {
+				return res, nil
+			}
+		}
 		pa := a
 		pa.Name, pa.Adjacency = string(accounting.KindPLD), accounting.AddRemove
 		r := pa.NewPlanRow(accounting.KindPLD, pp, 0)

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -59,9 +60,10 @@ func widthSweep(t *testing.T) []sweepSetting {
 // TestPLDSigmaSweepWork bounds the work of pld's σ calibration on the
 // width sweep's settings, each at the upper end of its ε bracket (so the
 // answer is the sweep's σ): seeded by rdp's σ and narrowed from two
-// points (calibrate.SigmaSeeded), with ε queries whose certification
-// stops at the first upper δ that settles it and whose cut grid yields to
-// the uncut one when it cannot reach the target. The work is counted in
+// points (calibrate.SigmaSeeded; where rdp's σ is far off and δ small,
+// after an approach on δ, see TestPLDSigmaQueriesSmallQ), with ε queries
+// whose certification stops at the first upper δ that settles it and
+// whose cut grid yields to the uncut one when it cannot reach the target. The work is counted in
 // internal/work units, the same on a loaded machine as on an idle one.
 // Before (σ from 1 by Smallest, full certifying δ queries): 17,356 units
 // at σ 0.5, q 1e-3, T 1000, δ 1e-10 (now 10,134) and 23,997 at σ 10,
@@ -129,3 +131,39 @@ func TestPLDSigmaSweepWork(t *testing.T) {
 }
 
 func fmtG(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// TestPLDSigmaQueriesSmallQ bounds the pld queries of σ calibration where
+// rdp's seed is far off: σ ≈ 1, q 1e-4, T 1e4, δ 1e-10 (ε 0.0798448, pld's
+// upper ε at σ 1 there), where rdp's σ is 3.4 and log ε(σ) bends sharply
+// near the answer. Interpolating pld's ε from rdp's seeds made 12 queries
+// (69,927 work units); approaching on log δ at the
+// target ε, close to linear in σ, makes 1 ε query far above the answer,
+// 4 δ queries and the 2 ε queries that close the bracket (27,665 units).
+// The answer is the same σ (to 1e-8) and its printed bracket the one its
+// last query computed.
+func TestPLDSigmaQueriesSmallQ(t *testing.T) {
+	m := work.NewMeter(0)
+	ctx := work.With(context.Background(), m)
+	pldSearchQueries.Store(0)
+	var out, errb strings.Builder
+	args := []string{"sigma", "--eps", "0.0798448", "--q", "1e-4", "--steps", "10000", "--delta", "1e-10", "--accountant", "pld", "--json"}
+	o := Execute(ctx, args, IO{Stdout: &out, Stderr: &errb}, Hooks{})
+	rs, ok := o.Result.(*Rows)
+	if o.Code != 0 || !ok || len(rs.Rows) != 1 || rs.Rows[0].Epsilon == nil || rs.Rows[0].EpsilonLower == nil {
+		t.Fatalf("exit %d, %q", o.Code, errb.String())
+	}
+	r := rs.Rows[0]
+	// σ within 1e-6 of the answer of the search before (1.00000039,
+	// certified: its upper ε 0.0798446580 ≤ 0.0798448).
+	if *r.Epsilon > 0.0798448 || *r.EpsilonLower > *r.Epsilon || math.Abs(r.Sigma-1.00000039) > 1e-6 {
+		t.Errorf("σ %.9g, ε [%.9g, %.9g]; want σ 1.00000039 ± 1e-6 with ε ≤ 0.0798448", r.Sigma, *r.EpsilonLower, *r.Epsilon)
+	}
+	n, units := pldSearchQueries.Load(), m.Count()
+	t.Logf("σ %.9g, ε [%.9g, %.9g], %d pld queries, %d units", r.Sigma, *r.EpsilonLower, *r.Epsilon, n, units)
+	if n > 8 {
+		t.Errorf("%d pld queries, want ≤ 8 (12 before)", n)
+	}
+	if units > 35000 {
+		t.Errorf("%d units of work, want ≤ 35,000 (69,927 before)", units)
+	}
+}

@@ -17,9 +17,8 @@ import (
 // by inverse quadratic interpolation through the three latest points when
 // they lie within 25% of each other (the secant through the two latest
 // otherwise, or when that estimate is off). Until the root is bracketed it
-// steps past the estimate by a
-// margin that grows fourfold per step that fails to cross it; then each
-// step takes the secant root of the two latest points (the false-position
+// steps past the estimate by a margin (opt.Margin) that grows fourfold per
+// step that fails to cross it; then each step takes the secant root of the two latest points (the false-position
 // root of the bracket when that one falls outside, the midpoint when a
 // bracket end is not finite or three steps did not halve the bracket) and
 // moves it 0.45·opt.RelTol past that estimate, or to 0.9·opt.RelTol from
@@ -119,7 +118,10 @@ func SmallestFrom(f func(x float64) (float64, error), target, x0, x1 float64, op
 	}
 
 	// Bracket the root.
-	margin := math.Max(4*opt.RelTol, 0.01)
+	margin := opt.Margin
+	if !(margin > 0) {
+		margin = math.Max(4*opt.RelTol, 0.01)
+	}
 	for !(hasLo && hasHi) {
 		if r.Evaluations >= opt.MaxEvaluations {
 			if hasHi {

@@ -109,6 +109,12 @@ type Options struct {
 	Min, Max float64
 	// MaxEvaluations caps calls to f. Default 200.
 	MaxEvaluations int
+	// Margin is how far (relative) [SmallestFrom] first steps past its
+	// estimate of the root while it has not bracketed it (growing
+	// fourfold per step that fails to cross). Default max(4·RelTol, 0.01);
+	// a caller whose starting points come from a precise estimate sets a
+	// few RelTol.
+	Margin float64
 }
 
 // WithDefaults returns o with its zero fields set to the defaults.

@@ -1,0 +1,72 @@
+package calibrate
+
+import (
+	"context"
+	"testing"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/accounting/pld"
+	"github.com/dpcalc/dpcalc/accounting/registry"
+	"github.com/dpcalc/dpcalc/internal/work"
+)
+
+// TestSigmaSeededApproach: where rdp's σ is far off and δ is small (σ ≈ 4,
+// q 1e-4, T 1000, δ 1e-10: pld's ε at rdp's σ is 0.26 of the target),
+// the search that approaches on δ first
+// still meets SigmaFor's contract (X's ε within the target, Lo's above,
+// the bracket within the tolerance), counts its δ queries among its
+// evaluations, and the method it returns answers EpsilonBracket at delta
+// with the bracket a fresh accountant computes at X, without computing it
+// again, until something more is composed into it.
+func TestSigmaSeededApproach(t *testing.T) {
+	const eps, delta, q, steps = 0.00397049, 1e-10, 1e-4, 1000
+	tr := Training{SamplingRate: q, Steps: steps}
+	queries := 0
+	newPLD := func() (accounting.Method, error) {
+		queries++
+		return registry.New(accounting.KindPLD, registry.Options{})
+	}
+	newRDP := func() (accounting.Method, error) { return registry.New(accounting.KindRDP, registry.Options{}) }
+	r, m, err := SigmaSeeded(t.Context(), newPLD, newRDP, tr.Event, eps, delta, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Evaluations != queries || queries > 10 {
+		t.Errorf("%d evaluations, %d pld queries; want the same, ≤ 10", r.Evaluations, queries)
+	}
+	type bracketer interface {
+		EpsilonBracket(ctx context.Context, delta float64) (pld.Bracket, error)
+	}
+	fresh := func(sigma float64) pld.Bracket {
+		a, _ := pld.New(pld.Options{})
+		if err := a.Compose(tr.Event(sigma), 1); err != nil {
+			t.Fatal(err)
+		}
+		b, err := a.EpsilonBracket(t.Context(), delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	hi, lo := fresh(r.X), fresh(r.Lo)
+	if !(hi.Upper <= eps) || !(lo.Upper > eps) || r.X-r.Lo > 1e-6*r.X || r.Value != hi.Upper {
+		t.Errorf("X %.12g (ε %.9g, Value %.9g), Lo %.12g (ε %.9g): want ε(X) ≤ %g < ε(Lo) within 1e-6", r.X, hi.Upper, r.Value, r.Lo, lo.Upper, eps)
+	}
+	b, ok := m.(bracketer)
+	if !ok {
+		t.Fatalf("method %T has no EpsilonBracket", m)
+	}
+	// Kept: no work (the old code ran the query again, 900 work units at
+	// σ 1, q 1e-4, T 1e4, δ 1e-10, and 3,800 at T 1e5, δ 1e-15).
+	meter := work.NewMeter(0)
+	if got, err := b.EpsilonBracket(work.With(t.Context(), meter), delta); err != nil || got != hi || meter.Count() != 0 {
+		t.Errorf("kept bracket %+v, %v, %d units of work; want %+v with none", got, err, meter.Count(), hi)
+	}
+	if err := m.Compose(tr.Event(r.X), 1); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.EpsilonBracket(t.Context(), delta); err != nil || !(got.Upper > 1.2*hi.Upper) {
+		t.Errorf("after composing the run again: %+v, %v; want an upper ε above %g", got, err, 1.2*hi.Upper)
+	}
+	t.Logf("σ %.12g (Lo %.12g), %d pld queries, ε [%.9g, %.9g]", r.X, r.Lo, queries, hi.Lower, hi.Upper)
+}
