@@ -33,15 +33,7 @@ type allocRDP struct {
 func (r allocRDP) AbadiMoments() bool { return false }
 
 func (r allocRDP) LogMoments(ctx context.Context, c *Cache, count float64, orders []float64) ([]float64, error) {
-	out := make([]float64, len(orders))
-	for i, l := range orders {
-		v, err := r.LogMomentAt(ctx, c, count, l)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = v
-	}
-	return out, nil
+	return momentsAt(ctx, c, count, orders, r.LogMomentAt)
 }
 
 func (r allocRDP) LogMomentAt(ctx context.Context, _ *Cache, count, lambda float64) (float64, error) {
@@ -286,4 +278,18 @@ func (r allocRDP) addGrid() *allocAddGrid {
 	allocAddCache[key] = g
 	allocAddMu.Unlock()
 	return g
+}
+
+// momentsAt evaluates at at each order: LogMoments for the curves that
+// are computed one order at a time.
+func momentsAt(ctx context.Context, c *Cache, count float64, orders []float64, at func(context.Context, *Cache, float64, float64) (float64, error)) ([]float64, error) {
+	out := make([]float64, len(orders))
+	for i, l := range orders {
+		v, err := at(ctx, c, count, l)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
 }

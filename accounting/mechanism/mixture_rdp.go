@@ -47,15 +47,7 @@ func newMixtureRDP(sigma float64, c, logp []float64, rho float64) *mixtureRDP {
 func (r *mixtureRDP) AbadiMoments() bool { return false }
 
 func (r *mixtureRDP) LogMoments(ctx context.Context, c *Cache, count float64, orders []float64) ([]float64, error) {
-	out := make([]float64, len(orders))
-	for i, l := range orders {
-		v, err := r.LogMomentAt(ctx, c, count, l)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = v
-	}
-	return out, nil
+	return momentsAt(ctx, c, count, orders, r.LogMomentAt)
 }
 
 func (r *mixtureRDP) LogMomentAt(ctx context.Context, c *Cache, count, lambda float64) (float64, error) {

@@ -1,16 +1,13 @@
 package mechanism
 
 import (
-	"bufio"
 	"math"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/internal/logmath"
 	"github.com/dpcalc/dpcalc/internal/testenv"
+	"github.com/dpcalc/dpcalc/internal/testref"
 )
 
 // userRDP returns the Rényi curve of the user-level mixture (σ, q, k).
@@ -42,24 +39,9 @@ func userRDP(t *testing.T, sigma, q float64, k int) *mixtureRDP {
 // larger of the two, or the largest shift's Gaussian curve where that is
 // smaller.
 func TestMixtureRDPReference(t *testing.T) {
-	f, err := os.Open("../testdata/userlevel/mog_rdp_reference.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	n := 0
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") || line == "" {
-			continue
-		}
-		var v [6]float64
-		for i, s := range strings.Fields(line) {
-			if v[i], err = strconv.ParseFloat(s, 64); err != nil {
-				t.Fatalf("%q: %v", line, err)
-			}
-		}
+	rows, lines := testref.Floats(t, "../testdata/userlevel/mog_rdp_reference.txt", 6)
+	for i, v := range rows {
+		line := lines[i]
 		q, k, sigma, lambda, rem, add := v[0], int(v[1]), v[2], v[3], v[4], v[5]
 		r := userRDP(t, sigma, q, k)
 		within := func(name string, got, want float64) {
@@ -79,9 +61,8 @@ func TestMixtureRDPReference(t *testing.T) {
 		if got, want := r.at(lambda), math.Min(math.Max(gr, ga), g); got < math.Max(rem, add) || got > want*(1+1e-15) {
 			t.Errorf("%s: K(λ) %v, want min(max(%v, %v), %v)", line, got, gr, ga, g)
 		}
-		n++
 	}
-	if n != 27 {
+	if n := len(rows); n != 27 {
 		t.Errorf("%d reference lines, want 27", n)
 	}
 }

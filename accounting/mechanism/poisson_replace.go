@@ -156,15 +156,7 @@ type replaceRDP struct{ sigma, q float64 }
 func (r replaceRDP) AbadiMoments() bool { return false }
 
 func (r replaceRDP) LogMoments(ctx context.Context, c *Cache, count float64, orders []float64) ([]float64, error) {
-	out := make([]float64, len(orders))
-	for i, l := range orders {
-		v, err := r.LogMomentAt(ctx, c, count, l)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = v
-	}
-	return out, nil
+	return momentsAt(ctx, c, count, orders, r.LogMomentAt)
 }
 
 func (r replaceRDP) LogMomentAt(ctx context.Context, c *Cache, count, lambda float64) (float64, error) {

@@ -1,14 +1,11 @@
 package registry
 
 import (
-	"bufio"
 	"math"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/internal/testref"
 )
 
 // TestUserLevelReference: for the user-level mixture of Gaussians
@@ -17,24 +14,9 @@ import (
 // digits (testdata/userlevel/mog_reference.py: one step at 13 (q, K, σ,
 // ε) from closed-form tails), and rdp's and zcdp's δ are at least it.
 func TestUserLevelReference(t *testing.T) {
-	f, err := os.Open("../testdata/userlevel/mog_reference.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	n := 0
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "#") || line == "" {
-			continue
-		}
-		var v [6]float64
-		for i, s := range strings.Fields(line) {
-			if v[i], err = strconv.ParseFloat(s, 64); err != nil {
-				t.Fatalf("%q: %v", line, err)
-			}
-		}
+	rows, lines := testref.Floats(t, "../testdata/userlevel/mog_reference.txt", 6)
+	for i, v := range rows {
+		line := lines[i]
 		steps, q, k, sigma, eps, ref := int(v[0]), v[1], int(v[2]), v[3], v[4], v[5]
 		ev, err := accounting.UserLevel(sigma, q, k, steps)
 		if err != nil {
@@ -69,9 +51,8 @@ func TestUserLevelReference(t *testing.T) {
 				t.Errorf("%s: %s δ %v (%v) below %v", line, kind, d, err, ref)
 			}
 		}
-		n++
 	}
-	if n < 10 {
+	if n := len(rows); n < 10 {
 		t.Fatalf("%d reference lines", n)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -30,4 +32,34 @@ func CSV(t testing.TB, rel string) [][]string {
 		t.Fatal(err)
 	}
 	return rows
+}
+
+// Floats returns the rows of the whitespace-separated table of numbers at
+// path (relative to the test's directory; lines starting with # and blank
+// lines skipped), each with exactly cols numbers, and the lines they came
+// from; it fails t on anything else.
+func Floats(t testing.TB, path string, cols int) (rows [][]float64, lines []string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != cols {
+			t.Fatalf("%s: %q has %d fields, want %d", path, line, len(f), cols)
+		}
+		row := make([]float64, cols)
+		for i, s := range f {
+			if row[i], err = strconv.ParseFloat(s, 64); err != nil {
+				t.Fatalf("%s: %q: %v", path, line, err)
+			}
+		}
+		rows, lines = append(rows, row), append(lines, line)
+	}
+	return rows, lines
 }
