@@ -93,7 +93,7 @@ func (m mixture) PLD() (*PLD, error) {
 	return out, nil
 }
 
-// RDP: both directions' Rényi divergences by quadrature, each at most the
+// RDP: both directions' Rényi divergences, certified bounds, each at most the
 // Gaussian curve of the largest shift (see mixtureRDP).
 func (m mixture) RDP() (RDP, error) {
 	if m.kind != accounting.SamplingNone || m.adj != accounting.AddRemove {

@@ -3,11 +3,9 @@ package mechanism
 import (
 	"context"
 	"math"
-	"slices"
 	"sync"
 
 	"github.com/dpcalc/dpcalc/accounting"
-	"github.com/dpcalc/dpcalc/integrate"
 	"github.com/dpcalc/dpcalc/internal/search"
 )
 
@@ -18,13 +16,13 @@ import (
 //	add:    K(λ) = log E_M[(N/M)^{λ+1}] = log ∫ φ_σ(x) e^{−λ L(x)} dx
 //
 // with L = log M/N the remove pair's loss (mixturePair.lRemove), each a
-// one-dimensional integral of a smooth positive function, computed by
-// adaptive Gauss–Kronrod quadrature in log space (integrate.Log) and
-// rounded up by its error estimate and the rounding of the integrand. The
+// one-dimensional integral bounded above by a proof, piece by piece
+// (mixturePair.certMoment: lines above the convex or concave b·L, each
+// integrated against the Gaussian in closed form, every rounding allowed
+// for), refined until the bound is within about 1e-6 of K relative. The
 // curve at λ is the larger of the two, and at most the certified bound
 // log Σ p_i e^{λ(λ+1)c_i²/(2σ²)} (Jensen; at most the Gaussian curve of
-// the largest shift, λ(λ+1)c_max²/(2σ²)): the bound used where the
-// quadrature fails or falls below a certified lower bound (see at). dp_accounting's RDP
+// the largest shift, λ(λ+1)c_max²/(2σ²)). dp_accounting's RDP
 // accountant has no curve for MixtureOfGaussiansDpEvent (only its PLD
 // accountant takes it). Values are cached per λ; safe for concurrent use.
 type mixtureRDP struct {
@@ -32,7 +30,12 @@ type mixtureRDP struct {
 	gauss zcdpRDP // the largest shift's Gaussian curve
 	mu    *sync.Mutex
 	memo  map[float64]float64
+	stats mixtureRDPStats // under mu
 }
+
+// mixtureRDPStats counts the certified moments computed, their loss
+// evaluations and those that hit the work cap (mixtureCertMaxEval).
+type mixtureRDPStats struct{ moments, evals, capped int }
 
 func newMixtureRDP(sigma float64, c, logp []float64, rho float64) *mixtureRDP {
 	lo, hi := core(c, logp)
@@ -58,9 +61,9 @@ func (r *mixtureRDP) LogMomentAt(ctx context.Context, c *Cache, count, lambda fl
 	return search.MulUp(count, k), nil
 }
 
-// at returns an upper bound on K(λ) of one step: the quadrature's, where
-// it is at least the certified lower bound of bounds, else (it has missed
-// part of the integrand) the smaller of the certified upper bounds.
+// at returns a proven upper bound on K(λ) of one step: the smallest of the
+// certified piecewise bounds' larger direction (logMoment), the Jensen
+// bound and the largest shift's Gaussian curve.
 func (r *mixtureRDP) at(lambda float64) float64 {
 	r.mu.Lock()
 	v, ok := r.memo[lambda]
@@ -71,17 +74,20 @@ func (r *mixtureRDP) at(lambda float64) float64 {
 	g, _ := r.gauss.LogMomentAt(context.Background(), nil, 1, lambda)
 	lower, upper := r.bounds(lambda)
 	v = math.Min(search.RoundUp(g), upper)
-	// Below the quadrature's tolerance the certified bound is the smaller
-	// one anyway (σ = 1e150): no quadrature.
+	// Below the target the certified closed form is tight enough (σ =
+	// 1e150): no pieces.
 	if v > mixtureRDPRelTol {
-		rem, okR := r.logMoment(lambda + 1)
-		add, okA := r.logMoment(-lambda)
-		// The quadrature's error estimate is not a proof: next to a long
-		// interval it can miss half of a peak σ wide (user-level K = 2, q
-		// = 0.5, σ = 1, λ = 2048: 0.74 below the lower bound). Below the
-		// lower bound it is wrong; there the certified bound stands.
-		if okR && okA && rem >= lower {
-			v = math.Min(v, math.Max(0, math.Max(rem, add)))
+		// The remove direction first (the larger at all but the smallest
+		// orders): the add direction then need only be refined until it is
+		// below it.
+		rem, okR := r.logMoment(lambda+1, math.Inf(-1), v)
+		if okR && rem < v {
+			add, okA := r.logMoment(-lambda, rem, v)
+			// Both are proven; a remove bound below the certified lower
+			// bound would be a defect (kept as a check).
+			if okA && rem >= lower {
+				v = math.Min(v, math.Max(0, math.Max(rem, add)))
+			}
 		}
 	}
 	r.mu.Lock()
@@ -129,61 +135,25 @@ func (r *mixtureRDP) bounds(lambda float64) (lower, upper float64) {
 	return lower, upper
 }
 
-// mixtureRDPRelTol is the quadrature's target: the relative error of the
-// integral, the absolute error of its log.
-const mixtureRDPRelTol = 1e-10
+// mixtureRDPRelTol is the certified bound's target: its estimated excess
+// over the log moment K, relative to K (at least 1e-13 absolute).
+const mixtureRDPRelTol = 1e-5
 
-// logMoment returns an upper bound on log ∫ φ_σ(x) e^{b·L(x)} dx, or false
-// when the quadrature does not reach its tolerance. log f is about the
-// largest of the concave parabolas −x²/(2σ²) + b(log p_i + c_i(2x −
-// c_i)/(2σ²)), whose peaks lie at b·c_i: those points and 0 split the
-// range first, so that no component's bump is missed (a far shift of tiny
-// probability can carry the whole moment: at λ = 1 the shift 44 of
-// probability e^−745 adds 2·(−745) + 44² = 446 to its log). For b < 0
-// (the add direction) log f is concave, −x²/(2σ²) minus |b| times the
-// convex L, so it has one peak and 0 alone splits the range.
-func (r *mixtureRDP) logMoment(b float64) (float64, bool) {
-	p := r.pair
-	sigma := p.sigma
-	ls := math.Log(sigma) + 0.5*math.Log(2*math.Pi)
-	s2 := 2 * sigma * sigma
-	// mag tracks the largest |term| summed into log f at the nodes within
-	// e^−50 of the largest log f seen so far (those that carry the
-	// integral; a node that falls out of that band later keeps its
-	// magnitude, which only raises the allowance), for the rounding
-	// allowance below.
-	mag, top := 0.0, math.Inf(-1)
-	logf := func(x float64) float64 {
-		l := p.lRemove(x)
-		a, bl := x*x/s2, b*l
-		v := -a - ls + bl
-		if v > top+50 {
-			mag = 0
-		}
-		if v > top-50 {
-			mag = math.Max(mag, a+math.Abs(bl)+math.Abs(ls))
-		}
-		top = math.Max(top, v)
-		return v
+// logMoment returns a proven upper bound on log ∫ φ_σ(x) e^{b·L(x)} dx
+// (mixturePair.certMoment; floor and ceil end its refinement early where
+// the caller's max and min decide), and false when it is not finite. It counts
+// the certified moments and their loss evaluations in r.stats.
+func (r *mixtureRDP) logMoment(b, floor, ceil float64) (float64, bool) {
+	up, evals, met := r.pair.certMoment(b, mixtureRDPRelTol, floor, ceil)
+	r.mu.Lock()
+	r.stats.moments++
+	r.stats.evals += evals
+	if !met {
+		r.stats.capped++
 	}
-	pts := []float64{0}
-	if b > 0 {
-		for _, c := range p.c {
-			pts = append(pts, b*c)
-		}
-	}
-	slices.Sort(pts)
-	pts = slices.Compact(pts)
-	res, err := integrate.Log(logf, math.Inf(-1), math.Inf(1), &integrate.Options{
-		RelTol: mixtureRDPRelTol, Scale: sigma, Breakpoints: pts, MaxEval: 400000,
-	})
-	if err != nil || res.Status != integrate.Success || math.IsNaN(res.LogValue) || math.IsInf(res.LogValue, 0) {
+	r.mu.Unlock()
+	if math.IsNaN(up) || math.IsInf(up, 0) {
 		return 0, false
 	}
-	// The quadrature's error estimate, the rounding of log f at the nodes
-	// that carry the integral (64 ulps of its largest term) and the terms
-	// the loss's log-sum-exp leaves out (each below e^−50 of its sum, which
-	// lowers L by at most n·e^−50 and b·L by |b| times that).
-	up := res.LogValue + res.AbsErr + 64*0x1p-52*(mag+math.Abs(res.LogValue)+1) + math.Abs(b)*float64(len(p.c))*math.Exp(-lseCut)
-	return search.RoundUp(up), true
+	return up, true
 }

@@ -30,14 +30,14 @@ func userRDP(t *testing.T, sigma, q float64, k int) *mixtureRDP {
 
 // TestMixtureRDPReference: for the user-level mixture at 27 (q, K, σ, λ)
 // (K 2 to 100, q 0.0064 to 1, fractional and integer orders), each
-// direction's log moment bound is at least the exact value computed with
-// mpmath at 40 digits (testdata/userlevel/mog_rdp_reference.py: the
-// remove direction at integer orders by its closed form, the rest by
-// quadrature) and above it by at most the quadrature's tolerance
-// (absolute in the log, 1e-10) plus 1e-9 relative (its rounding
-// allowance; measured: about 1e-11 above), and the curve is the
-// larger of the two, or the largest shift's Gaussian curve where that is
-// smaller.
+// direction's certified log moment bound is at least the exact value
+// computed with mpmath at 40 digits (testdata/userlevel/mog_rdp_reference.py:
+// the remove direction at integer orders by its closed form, the rest by
+// quadrature; less an ulp for its rounding to float64) and above it by at
+// most twice the bound's relative target plus 1e-12 (measured: at most
+// about 3e-6 relative), and the curve is at least the larger exact
+// direction and at most the larger bound, or the largest shift's
+// Gaussian curve where that is smaller.
 func TestMixtureRDPReference(t *testing.T) {
 	rows, lines := testref.Floats(t, "../testdata/userlevel/mog_rdp_reference.txt", 6)
 	for i, v := range rows {
@@ -45,20 +45,20 @@ func TestMixtureRDPReference(t *testing.T) {
 		q, k, sigma, lambda, rem, add := v[0], int(v[1]), v[2], v[3], v[4], v[5]
 		r := userRDP(t, sigma, q, k)
 		within := func(name string, got, want float64) {
-			if !(got >= want*(1-1e-15)) || got > want+1e-9*math.Abs(want)+mixtureRDPRelTol {
+			if !(got >= want-0x1p-52*math.Abs(want)) || got > want+2*mixtureRDPRelTol*math.Abs(want)+1e-12 {
 				t.Errorf("%s: %s %v, exact %v", line, name, got, want)
 			}
 		}
-		gr, okR := r.logMoment(lambda + 1)
-		ga, okA := r.logMoment(-lambda)
+		gr, okR := r.logMoment(lambda+1, math.Inf(-1), math.Inf(1))
+		ga, okA := r.logMoment(-lambda, math.Inf(-1), math.Inf(1))
 		if !okR || !okA {
-			t.Errorf("%s: quadrature failed (%v, %v)", line, okR, okA)
+			t.Errorf("%s: no finite bound (%v, %v)", line, okR, okA)
 			continue
 		}
 		within("remove", gr, rem)
 		within("add", ga, add)
 		g := r.gauss.rho * lambda * (lambda + 1)
-		if got, want := r.at(lambda), math.Min(math.Max(gr, ga), g); got < math.Max(rem, add) || got > want*(1+1e-15) {
+		if got, want := r.at(lambda), math.Min(math.Max(gr, ga), g); got < math.Max(rem, add)-0x1p-52*math.Max(rem, add) || got > want*(1+1e-15) {
 			t.Errorf("%s: K(λ) %v, want min(max(%v, %v), %v)", line, got, gr, ga, g)
 		}
 	}
@@ -153,5 +153,41 @@ func TestMixtureRDPTrapezoid(t *testing.T) {
 		if checked < 30 {
 			t.Errorf("q %g, K %d, σ %g: %d orders checked, want at least 30", st.q, st.k, st.sigma, checked)
 		}
+	}
+}
+
+// TestMixtureRDPCertifiedPath: K(λ) comes from the certified piecewise
+// bounds (counted), within the work cap, at least the exact value (mpmath,
+// testdata/userlevel/mog_rdp_reference.txt) and within twice the target
+// of it: both directions bounded (the add direction only until it is
+// below the remove one). Past the work cap (a target of 1e-15) the bound stands, still at least
+// the exact value. The quadrature this replaced had no proof (its error
+// estimate) and no counter: this test does not compile against it.
+func TestMixtureRDPCertifiedPath(t *testing.T) {
+	for _, tc := range []struct {
+		q, sigma, lambda float64
+		k                int
+		exact            float64 // the larger direction, mpmath
+		moments          int
+	}{
+		{0.0064, 1, 4.5, 2, 0.0070984201263173015345, 2},
+		{0.0064, 1, 1, 2, 0.00028463727219599716789, 2},
+		{0.05, 2, 4, 100, 23502.133863223004531, 2},
+	} {
+		r := userRDP(t, tc.sigma, tc.q, tc.k)
+		got := r.at(tc.lambda)
+		st := r.stats
+		t.Logf("q %g, K %d, λ %g: %+v", tc.q, tc.k, tc.lambda, st)
+		if got < tc.exact || got > tc.exact*(1+2*mixtureRDPRelTol) {
+			t.Errorf("q %g, K %d, λ %g: K(λ) %.17g, exact %.17g", tc.q, tc.k, tc.lambda, got, tc.exact)
+		}
+		if st.moments != tc.moments || st.capped != 0 || st.evals == 0 || st.evals > 20000 {
+			t.Errorf("q %g, K %d, λ %g: %+v, want %d certified moments, none capped, 1 to 20000 evaluations", tc.q, tc.k, tc.lambda, st, tc.moments)
+		}
+	}
+	r := userRDP(t, 1, 0.0064, 2)
+	up, evals, met := r.pair.certMoment(5.5, 1e-15, math.Inf(-1), math.Inf(1))
+	if met || evals < mixtureCertMaxEval || evals > mixtureCertMaxEval+64 || !(up >= 0.0070984201263173015345) || up > 0.0070984201263173015345*(1+1e-6) {
+		t.Errorf("capped: %.17g after %d evaluations (met %v), want ≥ exact 0.0070984201263173015345 after the cap %d", up, evals, met, mixtureCertMaxEval)
 	}
 }
