@@ -74,9 +74,9 @@ func (r *mixtureRDP) at(lambda float64) float64 {
 	g, _ := r.gauss.LogMomentAt(context.Background(), nil, 1, lambda)
 	lower, upper := r.bounds(lambda)
 	v = math.Min(search.RoundUp(g), upper)
-	// Below the target the certified closed form is tight enough (σ =
-	// 1e150): no pieces.
-	if v > mixtureRDPRelTol {
+	// Below the pieces' absolute target the certified closed form is as
+	// good (σ = 1e150): no pieces.
+	if v > 1e-13 {
 		// The remove direction first (the larger at all but the smallest
 		// orders): the add direction then need only be refined until it is
 		// below it.
