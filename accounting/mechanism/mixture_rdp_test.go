@@ -10,8 +10,8 @@ import (
 	"github.com/dpcalc/dpcalc/internal/testref"
 )
 
-// userRDP returns the Rényi curve of the user-level mixture (σ, q, k).
-func userRDP(t *testing.T, sigma, q float64, k int) *mixtureRDP {
+// userMechanism returns the mechanism of the user-level mixture (σ, q, k).
+func userMechanism(t *testing.T, sigma, q float64, k int) Mechanism {
 	t.Helper()
 	mix, err := accounting.UserMixture(sigma, q, k)
 	if err != nil {
@@ -21,6 +21,13 @@ func userRDP(t *testing.T, sigma, q float64, k int) *mixtureRDP {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+// userRDP returns the Rényi curve of the user-level mixture (σ, q, k).
+func userRDP(t *testing.T, sigma, q float64, k int) *mixtureRDP {
+	t.Helper()
+	m := userMechanism(t, sigma, q, k)
 	r, err := m.RDP()
 	if err != nil {
 		t.Fatal(err)

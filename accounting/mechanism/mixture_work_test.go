@@ -4,7 +4,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/internal/logmath"
 )
 
@@ -12,14 +11,7 @@ import (
 // (σ, q, k).
 func userPairs(t *testing.T, sigma, q float64, k int) [2]*mixturePair {
 	t.Helper()
-	mix, err := accounting.UserMixture(sigma, q, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Of(accounting.Step{Mechanism: accounting.MechOther, Leaf: mix, Rate: 1, Count: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := userMechanism(t, sigma, q, k)
 	p, err := m.PLD()
 	if err != nil {
 		t.Fatal(err)
