@@ -70,16 +70,23 @@ func logGaussLine(sigma, g0, beta, x0, u, v float64) float64 {
 		d = logmath.Log1mExp(b)
 	}
 	if math.IsInf(d, -1) || math.IsNaN(d) {
-		if zu >= zv {
+		if !(u < v) {
 			return math.Inf(-1)
 		}
 		// The difference is lost to cancellation: a bound by the widest
-		// value of the density times the width.
-		zm := math.Min(math.Abs(zu), math.Abs(zv))
-		if zu < 0 && zv > 0 {
+		// value of the density times the width. Where u < v but z_u and z_v
+		// round to the same value (|μ| far above |u|), the width in z is
+		// (v − u)/σ, rounded up, over [z_u, z_u + w].
+		w := zv - zu
+		if !(w > 0) {
+			w = (v - u) / sigma * (1 + 0x1p-50)
+		}
+		zw := zu + w
+		zm := math.Min(math.Abs(zu), math.Abs(zw))
+		if zu < 0 && zw > 0 {
 			zm = 0
 		}
-		d = -zm*zm/2 - 0.5*math.Log(2*math.Pi) + math.Log(zv-zu)
+		d = -zm*zm/2 - 0.5*math.Log(2*math.Pi) + math.Log(w)
 		d += 0x1p-52 * 16 * (zm*zm + 4)
 	} else {
 		e := 1e-15 * (fin(a) + fin(b) + 2)

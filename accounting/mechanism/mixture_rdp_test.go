@@ -198,3 +198,23 @@ func TestMixtureRDPCertifiedPath(t *testing.T) {
 		t.Errorf("capped: %.17g after %d evaluations (met %v), want ≥ exact 0.0070984201263173015345 after the cap %d", up, evals, met, mixtureCertMaxEval)
 	}
 }
+
+// TestLogGaussLineNarrow: logGaussLine's bound on log ∫_u^v φ(x) e^{βx} dx
+// for an interval narrower than an ulp of its distance from the line's
+// Gaussian centre βσ² (z_u and z_v round to the same value) is finite and
+// at least the integral (at least (v − u)·min φ·min e^{βx}, by at most
+// the allowance for z's rounding above it). It returned −Inf there, a
+// bound of 0 on a positive integral (e^9970 at β 1e4 on [1, 1 + 4e-13]).
+func TestLogGaussLineNarrow(t *testing.T) {
+	for _, tc := range []struct{ beta, u, v float64 }{
+		{1e4, 1, 1 + 4e-13},
+		{1e4, 0, 5e-13},
+		{-1e4, -1 - 4e-13, -1},
+	} {
+		got := logGaussLine(1, 0, tc.beta, 0, tc.u, tc.v)
+		lo := math.Log(tc.v-tc.u) - 0.5*math.Log(2*math.Pi) - math.Max(tc.u*tc.u, tc.v*tc.v)/2 + math.Min(tc.beta*tc.u, tc.beta*tc.v)
+		if !(got >= lo) || got > lo+10 {
+			t.Errorf("β %g on [%v, %v]: %v, want in [%v, %v]", tc.beta, tc.u, tc.v, got, lo, lo+10)
+		}
+	}
+}
