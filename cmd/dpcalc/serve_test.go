@@ -40,14 +40,19 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 func startServe(t *testing.T, dir string) (addr string, stop func() int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &lineWriter{line: make(chan string, 1)}
+	// The channel is kept here: Write sets out.line to nil once it has
+	// sent the first line, and a select that read out.line after that
+	// waited on a nil channel for ever (the URL line had been sent
+	// before the select was reached).
+	lines := make(chan string, 1)
+	out := &lineWriter{line: lines}
 	var stderr strings.Builder
 	code := make(chan int, 1)
 	go func() {
 		code <- runContext(ctx, []string{"serve", "--dir", dir, "--addr", "127.0.0.1:0"}, out, &stderr)
 	}()
 	select {
-	case line := <-out.line:
+	case line := <-lines:
 		m := regexp.MustCompile(`http://(\S+)/`).FindStringSubmatch(line)
 		if m == nil {
 			cancel()
