@@ -645,30 +645,17 @@ func (a *Accountant) cutFirst(ctx context.Context, lv *levels, f func(c *composi
 	if err != nil || !wide(lower, upper) {
 		return lower, upper, upper0, err
 	}
-	if !hopeless(lower, upper) {
-		sc := scale(lower, upper)
-		if twoScale != nil {
-			if lower, upper, err = twoScale(lower, upper); err != nil || !wide(lower, upper) {
-				return lower, upper, upper0, err
-			}
-			if a.stopped(upper) {
-				return 0, 0, 0, errStopped
-			}
+	// A bracket that refinement can still narrow (not hopeless) is tried
+	// on the uncut first grid as it is; for a hopeless one the uncut grid
+	// is refined while its bracket stays hopeless against the cut grid's
+	// first. The two paths differ only in these two predicates.
+	hope := !hopeless(lower, upper)
+	refineUncut := never
+	if !hope {
+		lo0, up0 := lower, upper
+		refineUncut = func(lo, up float64) bool {
+			return wide(lo, up) && !hopeless(math.Max(lo, lo0), math.Min(up, up0))
 		}
-		if lower, upper, err = a.uncut(ctx, f, lower, upper, sc, never, point); err != nil || !wide(lower, upper) {
-			return lower, upper, upper0, err
-		}
-		if a.stopped(upper) {
-			return 0, 0, 0, errStopped
-		}
-		lo2, up2, _, err := a.refined(ctx, lv, f, func(lo, up float64) bool {
-			return wide(math.Max(lo, lower), math.Min(up, upper)) && !hopeless(lo, up)
-		}, point)
-		return math.Max(lower, lo2), math.Min(upper, up2), upper0, err
-	}
-	lo0, up0 := lower, upper
-	refineUncut := func(lo, up float64) bool {
-		return wide(lo, up) && !hopeless(math.Max(lo, lo0), math.Min(up, up0))
 	}
 	sc := scale(lower, upper)
 	if twoScale != nil {
@@ -689,7 +676,7 @@ func (a *Accountant) cutFirst(ctx context.Context, lv *levels, f func(c *composi
 		return 0, 0, 0, errStopped
 	}
 	lo2, up2, _, err := a.refined(ctx, lv, f, func(lo, up float64) bool {
-		return wide(math.Max(lo, lower), math.Min(up, upper))
+		return wide(math.Max(lo, lower), math.Min(up, upper)) && (!hope || !hopeless(lo, up))
 	}, point)
 	return math.Max(lower, lo2), math.Min(upper, up2), upper0, err
 }
