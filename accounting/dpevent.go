@@ -50,6 +50,7 @@ var eventClasses = []eventClass{
 	{dpEventModule, "PermuteAndFlipDpEvent", []string{"epsilon"}},
 	{dpEventModule, "SingleEpochTreeAggregationDpEvent", []string{"noise_multiplier", "step_counts"}},
 	{dpEventModule, "MixtureOfGaussiansDpEvent", []string{"standard_deviation", "sensitivities", "sampling_probs"}},
+	{dpcalcModule, "BinomialMixtureOfGaussiansDpEvent", []string{"standard_deviation", "sensitivities", "sampling_probs", "binomial_count", "binomial_rate"}},
 	{dpcalcModule, "RdpCurveDpEvent", []string{"orders", "rdp", "adjacency"}},
 	{dpcalcModule, "PldPmfDpEvent", []string{"value_discretization_interval", "pessimistic_estimate", "symmetric",
 		"remove_lower_loss", "remove_probs", "remove_infinity_mass", "add_lower_loss", "add_probs", "add_infinity_mass", "adjacency"}},
@@ -164,6 +165,12 @@ func writeEvent(b *bytes.Buffer, e Event, path string) error {
 	case MixtureOfGaussians:
 		class, fields = "MixtureOfGaussiansDpEvent", []jsonField{{"standard_deviation", e.StandardDeviation},
 			{"sensitivities", e.Sensitivities}, {"sampling_probs", e.SamplingProbs}}
+		if e.BinomialCount != 0 || e.BinomialRate != 0 {
+			// dp_accounting's class has no tail: dpcalc's own class, which
+			// dp_accounting cannot read (docs/events.md says why).
+			class = "BinomialMixtureOfGaussiansDpEvent"
+			fields = append(fields, jsonField{"binomial_count", e.BinomialCount}, jsonField{"binomial_rate", e.BinomialRate})
+		}
 	case RdpCurve:
 		class, fields = "RdpCurveDpEvent", []jsonField{{"orders", e.Orders}, {"rdp", e.RDP}}
 		fields = withAdjacency(fields, e.Adjacency)
@@ -689,6 +696,10 @@ func decodeEvent(ctx context.Context, raw *jsonValue, path string, depth int) (E
 	case "MixtureOfGaussiansDpEvent":
 		e = MixtureOfGaussians{StandardDeviation: d.float("standard_deviation"),
 			Sensitivities: d.floats("sensitivities"), SamplingProbs: d.floats("sampling_probs")}
+	case "BinomialMixtureOfGaussiansDpEvent":
+		e = MixtureOfGaussians{StandardDeviation: d.float("standard_deviation"),
+			Sensitivities: d.floats("sensitivities"), SamplingProbs: d.floats("sampling_probs"),
+			BinomialCount: d.int("binomial_count"), BinomialRate: d.float("binomial_rate")}
 	case "RdpCurveDpEvent":
 		e = RdpCurve{Orders: d.floats("orders"), RDP: d.floats("rdp"), Adjacency: d.optString("adjacency")}
 	case "PldPmfDpEvent":

@@ -179,10 +179,24 @@ type SingleEpochTreeAggregation struct {
 // examples to a Poisson-sampled Gaussian sum (the number sampled is the
 // random sensitivity), under add-remove adjacency. Sensitivities are ≥ 0
 // and the probabilities sum to 1.
+//
+// BinomialCount k > 0 (with BinomialRate q in (0, 1]) says that the
+// mechanism is the Binomial(k, q) mixture of the shifts 0, 1, ..., k (a
+// user of k examples, [UserMixture]) and that the components listed are
+// only its probable part, consecutive integer shifts lo..hi: with the
+// record the output is (1 − η)·A + η·T, where A is the listed mixture (its
+// probabilities divided by their sum), η the Binomial(k, q) probability of
+// the shifts outside [lo, hi] and T the binomial restricted to them.
+// Accountants bound the tail η·T from k and q ([BinomialTail]). The zero
+// value, 0, is a mixture that is exactly the components listed
+// (dp_accounting's event). dp_accounting has no such field: the JSON form
+// of a mixture with a tail is dpcalc's BinomialMixtureOfGaussiansDpEvent.
 type MixtureOfGaussians struct {
 	StandardDeviation float64   `json:"standard_deviation"`
 	Sensitivities     []float64 `json:"sensitivities"`
 	SamplingProbs     []float64 `json:"sampling_probs"`
+	BinomialCount     int       `json:"binomial_count,omitempty"`
+	BinomialRate      float64   `json:"binomial_rate,omitempty"`
 }
 
 // NoOp is a mechanism that does not touch the data; it costs nothing.

@@ -46,9 +46,12 @@ func UserLevel(noiseMultiplier, samplingRate float64, k, steps int) (Event, erro
 // mixture of Gaussians N(c, σ²), c = 0..k, with the Binomial(k, q)
 // probabilities, computed in log space with Loader's saddle-point form
 // (relative error about 1e-15 for any k up to 2^53). Components whose
-// probability is below the smallest float64 (e^−745) are left out: each
-// is then 0 in float64, their total mass below k·5e-324, under every δ
-// dpcalc takes. It is an error when more than [MaxMixtureComponents]
+// probability is below the smallest float64 (e^−745) are not listed:
+// when some are left out, the mixture's BinomialCount and BinomialRate
+// are k and q, so that the accountants bound the shifts left out as its
+// tail (their total probability η is below (k + 1)·e^−745, but their
+// shifts reach k and dominate the Rényi divergences at large orders; see
+// [MixtureOfGaussians] and [BinomialTail]). It is an error when more than [MaxMixtureComponents]
 // components remain (k·q(1−q) above about 300): the ParamError names
 // examples_per_user and says how many the mixture would need.
 func UserMixture(noiseMultiplier, samplingRate float64, k int) (MixtureOfGaussians, error) {
@@ -92,6 +95,9 @@ func UserMixture(noiseMultiplier, samplingRate float64, k int) (MixtureOfGaussia
 		c := lo + float64(i)
 		m.Sensitivities = append(m.Sensitivities, c)
 		m.SamplingProbs = append(m.SamplingProbs, math.Exp(logBinomPMF(c, n, q)))
+	}
+	if (lo > 0 || hi < n) && q < 1 { // at q = 1 the shifts left out have probability 0
+		m.BinomialCount, m.BinomialRate = k, q
 	}
 	return m, nil
 }

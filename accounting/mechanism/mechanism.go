@@ -214,7 +214,7 @@ func Of(s accounting.Step) (Mechanism, error) {
 	case accounting.ExponentialMechanism:
 		return boundedRange{eps: e.Epsilon, sampling: smp}, nil
 	case accounting.MixtureOfGaussians:
-		return mixture{sigma: e.StandardDeviation, spec: mixtureSpec(e), sampling: smp}, nil
+		return mixture{sigma: e.StandardDeviation, spec: mixtureSpec(e), binK: e.BinomialCount, binQ: e.BinomialRate, sampling: smp}, nil
 	case accounting.RdpCurve:
 		return newCustom("RdpCurve", e, smp)
 	case accounting.PldPmf:

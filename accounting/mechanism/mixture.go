@@ -18,7 +18,21 @@ import (
 type mixture struct {
 	sigma float64
 	spec  string
+	// binK and binQ are the event's BinomialCount and BinomialRate: when
+	// binK > 0 the components listed are the run of Binomial(binK, binQ)
+	// shifts they cover, and the rest is the tail (tail).
+	binK int
+	binQ float64
 	sampling
+}
+
+// tail returns the binomial tail of the mixture, or nil when it has none.
+func (m mixture) tail() *accounting.BinomialTail {
+	if m.binK == 0 {
+		return nil
+	}
+	c, _ := m.parse()
+	return accounting.NewBinomialTail(m.binK, m.binQ, int(c[0]), int(c[len(c)-1]))
 }
 
 // mixtureSpec encodes a mixture's components as "c1/p1,c2/p2,...", each
@@ -61,32 +75,57 @@ func (m mixture) Name() string { return "MixtureOfGaussians" }
 
 func (m mixture) Event() accounting.Event {
 	c, p := m.parse()
-	return m.wrap(accounting.MixtureOfGaussians{StandardDeviation: m.sigma, Sensitivities: c, SamplingProbs: p})
+	return m.wrap(accounting.MixtureOfGaussians{StandardDeviation: m.sigma, Sensitivities: c, SamplingProbs: p,
+		BinomialCount: m.binK, BinomialRate: m.binQ})
 }
 
 func (m mixture) order() []float64 {
 	c, p := m.parse()
 	key := []float64{float64(len(c))}
 	key = append(append(key, c...), p...)
-	return m.sampling.order(m.sigma, 7, key...)
+	return m.sampling.order(m.sigma, 7, append(key, float64(m.binK), m.binQ)...)
 }
 
 // PLD: the remove pair (the mixture, N(0, σ²)) and the add pair (N(0, σ²),
 // the mixture), exactly the mechanism's output distributions; a mixture
 // of one component c is the Gaussian pair of σ/c.
+//
+// With a binomial tail (the real mixture M = (1 − η)A + ηT, A the listed
+// components, T the tail's), each pair is A's composed with the pair of
+// an (0, η)-DP step, R_η = ((η, 1 − η, 0), (0, 1 − η, η)) on three points
+// (loss +∞, 0, −∞): P(L > l) = η + (1 − η)·P_A(L_A > l), and so on (see
+// mixturePair.Tails). It dominates M's pairs for every α ≥ 0 in the
+// hockey-stick divergence H_α(P‖Q) = sup_S P(S) − α·Q(S), whose value
+// for the composition is η + (1 − η)·H_α(A's pair):
+//
+//	remove: M(S) − αN(S) ≤ η + (1 − η)A(S) − αN(S) ≤ η + (1 − η)(A(S) − αN(S)),
+//	add:    N(S) − αM(S) ≤ N(S) − α(1 − η)A(S) = ηN(S) + (1 − η)(N(S) − αA(S))
+//	                     ≤ η + (1 − η)(N(S) − αA(S)).
+//
+// So T steps cost at most T·η more δ than A's. The pairs are then no
+// longer attained exactly; Attained stays set, and the lower end of a
+// composition is the lower bound of these pairs: the real user's δ is
+// below it by at most T·η·(1 + e^ε) (with all T steps drawn from A, which
+// happens with probability (1 − η)^T ≥ 1 − T·η), far below every δ dpcalc
+// takes (η < (k + 1)·e^−745).
 func (m mixture) PLD() (*PLD, error) {
 	if m.kind != accounting.SamplingNone || m.adj != accounting.AddRemove {
 		return nil, errorf("no privacy-loss pair for a %s", m.describe("mixture of Gaussians"))
 	}
 	c, logp := m.components()
 	lo, hi := core(c, logp)
-	rem := &mixturePair{sigma: m.sigma, c: c, logp: logp, coreLo: lo, coreHi: hi}
-	add := &mixturePair{sigma: m.sigma, c: c, logp: logp, coreLo: lo, coreHi: hi, add: true}
+	logEta := math.Inf(-1)
+	if t := m.tail(); t != nil {
+		logEta = t.LogMass()
+	}
+	hasTail := !math.IsInf(logEta, -1)
+	rem := &mixturePair{sigma: m.sigma, c: c, logp: logp, coreLo: lo, coreHi: hi, tail: hasTail, logEta: logEta}
+	add := &mixturePair{sigma: m.sigma, c: c, logp: logp, coreLo: lo, coreHi: hi, add: true, tail: hasTail, logEta: logEta}
 	// Attained: a record whose contribution to a one-dimensional sum is
 	// c_i with probability p_i (a user's sampled examples, all along one
 	// direction) realises both pairs.
 	out := &PLD{Remove: rem, Add: add, MaxLoss: math.Inf(1), Attained: true}
-	if len(c) == 1 {
+	if len(c) == 1 && !hasTail {
 		out.GaussianSigma = m.sigma / c[0]
 		out.Symmetric = true
 	}
@@ -94,25 +133,40 @@ func (m mixture) PLD() (*PLD, error) {
 }
 
 // RDP: both directions' Rényi divergences, certified bounds, each at most the
-// Gaussian curve of the largest shift (see mixtureRDP).
+// Gaussian curve of the largest shift (see mixtureRDP); with a binomial
+// tail, the listed components' curve plus the tail's (see mixtureRDP.at).
 func (m mixture) RDP() (RDP, error) {
 	if m.kind != accounting.SamplingNone || m.adj != accounting.AddRemove {
 		return nil, errorf("no Rényi bound for a %s", m.describe("mixture of Gaussians"))
 	}
-	rho, _, _ := m.ZCDP()
 	c, logp := m.components()
-	return newMixtureRDP(m.sigma, c, logp, rho), nil
+	r := newMixtureRDP(m.sigma, c, logp, gaussRho(c[len(c)-1]/m.sigma))
+	if t := m.tail(); t != nil {
+		r.tail = t
+		r.tailGauss = zcdpRDP{rho: gaussRho(math.Max(c[len(c)-1], t.MaxShift()) / m.sigma)}
+	}
+	return r, nil
 }
 
 // ZCDP: c_max²/(2σ²), the largest component's Gaussian, rounded up: the
 // mixture against N(0, σ²) in either order is a mixture of pairs N(c_i,
 // σ²), N(0, σ²), and a Rényi divergence of mixtures is at most the
 // largest of the components' (joint quasi-convexity, van Erven and
-// Harremoës 2014).
+// Harremoës 2014). With a binomial tail the largest shift is that of the
+// tail (the binomial count k), not the largest one listed.
 func (m mixture) ZCDP() (rho, xi float64, err error) {
 	c, _ := m.components()
-	r := c[len(c)-1] / m.sigma
-	return math.Max(math.Nextafter(r*r/2*(1+4*0x1p-52), math.Inf(1)), math.SmallestNonzeroFloat64), 0, nil
+	top := c[len(c)-1]
+	if t := m.tail(); t != nil {
+		top = math.Max(top, t.MaxShift())
+	}
+	return gaussRho(top / m.sigma), 0, nil
+}
+
+// gaussRho returns r²/2 rounded up (at least the smallest float64): the
+// zCDP ρ of the Gaussian of sensitivity over noise r.
+func gaussRho(r float64) float64 {
+	return math.Max(math.Nextafter(r*r/2*(1+4*0x1p-52), math.Inf(1)), math.SmallestNonzeroFloat64)
 }
 
 // mixturePair is one direction of the mixture of Gaussians. Its remove
@@ -126,7 +180,11 @@ type mixturePair struct {
 	coreLo  int       // the components' concave core, [coreLo, coreHi]
 	coreHi  int       // (see core and peak)
 	add     bool
-	work    *mixtureWork // nil but in tests that count work
+	// tail reports a binomial tail of mass η, logEta = log η: the pair is
+	// then the listed components' composed with R_η (see mixture.PLD).
+	tail   bool
+	logEta float64
+	work   *mixtureWork // nil but in tests that count work
 }
 
 // mixtureWork counts a mixture pair's work: evaluations of the loss, and
@@ -441,8 +499,26 @@ func (p *mixturePair) mixTails(x float64) (below, above float64) {
 	return below, above
 }
 
-// Tails returns the log tail and head masses of the loss under P and Q at l.
+// Tails returns the log tail and head masses of the loss under P and Q at
+// l. With a tail η (see mixture.PLD) they are the listed components'
+// composed with R_η: P(L > l) = η + (1 − η)P_A(L_A > l), Q(L ≤ l) = η +
+// (1 − η)Q_A(L_A ≤ l), the other two scaled by 1 − η (log1p(−η), which
+// rounds to 0 for every η a user mixture has: well inside TailsRelError).
 func (p *mixturePair) Tails(l float64) Tails {
+	t := p.tailsListed(l)
+	if !p.tail {
+		return t
+	}
+	s := math.Log1p(-math.Exp(p.logEta))
+	t.PAbove = logmath.Add(p.logEta, t.PAbove+s)
+	t.QBelow = logmath.Add(p.logEta, t.QBelow+s)
+	t.QAbove += s
+	t.PBelow += s
+	return t
+}
+
+// tailsListed is Tails of the listed components alone (A's pair).
+func (p *mixturePair) tailsListed(l float64) Tails {
 	ninf := math.Inf(-1)
 	lr := l
 	if p.add {
@@ -509,8 +585,14 @@ func (p *mixturePair) Moments() (mean, variance float64) {
 	return m1, v
 }
 
-// Support: a density, no atoms.
-func (p *mixturePair) Support() Support { return continuous }
+// Support: a density, no atoms; with a tail η, P's atom at +∞ of mass η
+// (Q's atom at −∞, of mass η too, has no field: P has no mass there).
+func (p *mixturePair) Support() Support {
+	if !p.tail {
+		return continuous
+	}
+	return Support{LogInf: p.logEta}
+}
 
 // TailsCost: about ten loss evaluations of a few dozen exponentials near
 // the peak of the concave core, and as many normal tails, measured at 40

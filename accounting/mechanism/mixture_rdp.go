@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/internal/logmath"
 	"github.com/dpcalc/dpcalc/internal/search"
 )
 
@@ -25,12 +26,34 @@ import (
 // the largest shift, λ(λ+1)c_max²/(2σ²)). dp_accounting's RDP
 // accountant has no curve for MixtureOfGaussiansDpEvent (only its PLD
 // accountant takes it). Values are cached per λ; safe for concurrent use.
+//
+// With a binomial tail, M = (1 − η)A + T' with A the listed components
+// (their curve K_A, both directions) and T' = Σ_{c ∉ listed} p_c N(c, σ²)
+// the tail, of mass η. Each direction is bounded on its own:
+//
+//   - remove, b = λ + 1 ≥ 1: by Minkowski's inequality in L^b(N),
+//     ‖M/N‖_b ≤ (1 − η)‖A/N‖_b + Σ_c p_c ‖N_c/N‖_b, and ‖N_c/N‖_b =
+//     e^{λc²/(2σ²)} (the Gaussian's moment e^{b(b−1)c²/(2σ²)} to the
+//     power 1/b), so K_rem(λ) ≤ b·log(e^{K_A(λ)/b} + S(λ/(2σ²))) with
+//     S(a) = Σ_{c ∉ listed} p_c e^{a·c²};
+//   - add: M ≥ (1 − η)A and y^{−λ} decreases, so E_N[(M/N)^{−λ}] ≤
+//     (1 − η)^{−λ}·E_N[(A/N)^{−λ}]: K_add(λ) ≤ K_A(λ) − λ·log(1 − η).
+//
+// Both are also at most log(e^{K_A(λ)} + S(λ(λ+1)/(2σ²))), by convexity of
+// y^b and y^{−λ} and Jensen over the tail's components (looser when the
+// tail's probabilities are tiny: its terms are linear in p_c where
+// Minkowski's are p_c^{λ+1}), and at most the Gaussian curve of the
+// largest shift of all, k. S is bounded by accounting.BinomialTail.LogMoment.
 type mixtureRDP struct {
 	pair  *mixturePair
-	gauss zcdpRDP // the largest shift's Gaussian curve
-	mu    *sync.Mutex
-	memo  map[float64]float64
-	stats mixtureRDPStats // under mu
+	gauss zcdpRDP // the largest listed shift's Gaussian curve
+	// tail, when not nil, is the binomial tail, and tailGauss the Gaussian
+	// curve of its largest shift.
+	tail      *accounting.BinomialTail
+	tailGauss zcdpRDP
+	mu        *sync.Mutex
+	memo      map[float64]float64
+	stats     mixtureRDPStats // under mu
 }
 
 // mixtureRDPStats counts the certified moments computed, their loss
@@ -58,7 +81,38 @@ func (r *mixtureRDP) LogMomentAt(ctx context.Context, c *Cache, count, lambda fl
 		return 0, err
 	}
 	k := r.at(lambda)
+	if r.tail != nil {
+		k = r.withTail(lambda, k)
+	}
 	return search.MulUp(count, k), nil
+}
+
+// withTail returns the bound on K(λ) of the mixture with its tail from
+// the listed components' bound kA, both directions (see mixtureRDP), each
+// rounded up: the larger of the remove and add bounds, at most the Jensen
+// bound and the Gaussian curve of the largest shift.
+func (r *mixtureRDP) withTail(lambda, kA float64) float64 {
+	s := r.pair.sigma
+	s2 := 2 * s * s
+	b := lambda + 1
+	// Each bound is raised by 8 ulps of the magnitude of its terms (Add,
+	// the products and quotients here, and LogMoment's own margin inside).
+	ulps := func(v float64, terms ...float64) float64 {
+		m := math.Abs(v)
+		for _, t := range terms {
+			m += math.Abs(t)
+		}
+		return v + 8*0x1p-52*m
+	}
+	sm := r.tail.LogMoment(lambda / s2 * (1 + 4*0x1p-52))
+	rem := ulps(b*logmath.Add(kA/b, sm), kA, b*sm)
+	// −λ·log(1 − η), η at most e^{LogMass}: at least the smallest float64
+	// so that an η that underflows still counts.
+	eta := math.Exp(r.tail.LogMass()) * (1 + 1e-12)
+	add := ulps(kA+math.Max(-lambda*math.Log1p(-eta)*(1+1e-12), math.SmallestNonzeroFloat64), kA)
+	jensen := ulps(logmath.Add(kA, r.tail.LogMoment(lambda*b/s2*(1+4*0x1p-52))), kA)
+	g, _ := r.tailGauss.LogMomentAt(context.Background(), nil, 1, lambda)
+	return math.Min(math.Min(math.Max(rem, add), jensen), search.RoundUp(g))
 }
 
 // at returns a proven upper bound on K(λ) of one step: the smallest of the

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""The binomial tail of the user-level mixture of Gaussians, in mpmath.
+
+A user of K examples under Poisson sampling at rate q adds to a step the
+mixture M = sum_c p_c N(c, s^2), c = 0..K, p_c the Binomial(K, q)
+probabilities; dpcalc lists the components with log p_c > -745 (a run
+lo..hi around the mode) and bounds the rest, the tail, from K and q.
+
+Two tables, every sum over all K + 1 components at 60 digits:
+
+  tail_sums.txt:    q K lo hi a log S(a),  S(a) = sum_{c not in [lo, hi]} p_c e^{a c^2}
+                    (a = 0: log eta, the tail's probability);
+  tail_moments.txt: q K sigma lam LB, LB = log sum_c p_c^(lam+1) e^{lam (lam+1) c^2 / (2 s^2)},
+                    a lower bound on the real user's remove-direction log moment
+                    log E_N[(M/N)^(lam+1)] (from (sum y_c)^a >= sum y_c^a, y >= 0, a >= 1;
+                    E_N[(N_c/N)^a] = e^{a(a-1)c^2/(2 s^2)}).
+
+lo and hi are those of the rule log p_c > -745 (no case has a log p_c within
+1e-3 of -745, so float64 and mpmath agree on them; the Go test checks).
+
+Run: python3 tail_reference.py (mpmath 1.3.0) writes both files next to it.
+"""
+import os
+import mpmath as mp
+
+mp.mp.dps = 60
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def logpmf(q, K):
+    q = mp.mpf(q)
+    return [mp.log(mp.binomial(K, c)) + c * mp.log(q) + (K - c) * mp.log1p(-q) for c in range(K + 1)]
+
+
+def kept(lp):
+    idx = [c for c, l in enumerate(lp) if l > -745]
+    for c, l in enumerate(lp):
+        if abs(l + 745) < 1e-3:
+            raise SystemExit("log p_%d within 1e-3 of -745" % c)
+    lo, hi = min(idx), max(idx)
+    assert idx == list(range(lo, hi + 1))
+    return lo, hi
+
+
+def logsum(terms):
+    m = max(terms)
+    return m + mp.log(mp.fsum(mp.exp(t - m) for t in terms))
+
+
+SUMS = [  # q, K, [a]
+    (0.0064, 1000, [0, 0.01, 0.0104590703740951900, 0.5, 10]),
+    (0.001, 5000, [0, 0.1, 2]),
+    (0.05, 2000, [0, 0.04, 1]),
+    (0.6, 1000, [0, 0.001, 1]),
+]
+MOMENTS = [  # q, K, sigma, lam
+    (0.0064, 1000, 1, 0.02091814074819038),
+    (0.0064, 1000, 1, 0.1),
+    (0.0064, 1000, 60, 16),
+    (0.0064, 1000, 60, 64),
+    (0.0064, 1000, 60, 256),
+    (0.001, 5000, 2, 4),
+    (0.05, 2000, 5, 2),
+]
+
+with open(os.path.join(HERE, "tail_sums.txt"), "w") as f:
+    f.write("# q K lo hi a logS (mpmath %s, 60 digits; see tail_reference.py)\n" % mp.__version__)
+    for q, K, avals in SUMS:
+        lp = logpmf(q, K)
+        lo, hi = kept(lp)
+        for a in avals:
+            a = mp.mpf(a)
+            terms = [lp[c] + a * c * c for c in range(K + 1) if c < lo or c > hi]
+            f.write("%s %d %d %d %s %s\n" % (q, K, lo, hi, mp.nstr(a, 20), mp.nstr(logsum(terms), 20)))
+
+with open(os.path.join(HERE, "tail_moments.txt"), "w") as f:
+    f.write("# q K sigma lam LB (mpmath %s, 60 digits; see tail_reference.py)\n" % mp.__version__)
+    for q, K, s, lam in MOMENTS:
+        lp = logpmf(q, K)
+        s, lam = mp.mpf(s), mp.mpf(lam)
+        terms = [(lam + 1) * lp[c] + lam * (lam + 1) * c * c / (2 * s * s) for c in range(K + 1)]
+        f.write("%s %d %s %s %s\n" % (q, K, mp.nstr(s, 20), mp.nstr(lam, 20), mp.nstr(logsum(terms), 20)))
