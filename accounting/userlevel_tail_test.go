@@ -1,7 +1,11 @@
 package accounting_test
 
 import (
+	"context"
+	"errors"
 	"math"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
@@ -73,6 +77,84 @@ func TestBinomialTailEdges(t *testing.T) {
 		m, err := accounting.UserMixture(1, q, 1000)
 		if err != nil || m.BinomialCount != 0 || m.BinomialRate != 0 {
 			t.Errorf("q %v, k 1000: binomial (%d, %v), %v; want no tail", q, m.BinomialCount, m.BinomialRate, err)
+		}
+	}
+}
+
+// TestBinomialMixtureJSON: a user mixture with a tail is written as
+// dpcalc's BinomialMixtureOfGaussiansDpEvent (module "dpcalc": dp_accounting's
+// MixtureOfGaussiansDpEvent has no tail, and reading it back as one would
+// drop the shifts left out) and read back equal, as a DpEvent and in a
+// composition ledger; one without a tail is still dp_accounting's class.
+// Before, K 1000 was written as MixtureOfGaussiansDpEvent, the tail lost.
+func TestBinomialMixtureJSON(t *testing.T) {
+	ev, err := accounting.UserLevel(1, 0.0064, 1000, 782)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := accounting.MarshalEvent(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `{"module_name":"dpcalc","class_name":"BinomialMixtureOfGaussiansDpEvent","standard_deviation":1,`) ||
+		!strings.HasSuffix(string(b), `,"binomial_count":1000,"binomial_rate":0.0064},"count":782}`) {
+		t.Errorf("K 1000: %.200s...%s", b, b[len(b)-80:])
+	}
+	back, err := accounting.UnmarshalEvent(b)
+	if err != nil || !reflect.DeepEqual(back, ev) {
+		t.Errorf("K 1000 read back: %v, %v", err, back == nil)
+	}
+	c, err := accounting.MarshalCompositions(accounting.Composed{Events: []accounting.Event{ev}}, accounting.AddRemove)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := accounting.ReadLedgerFile(context.Background(), "c.json", c, accounting.AddRemove)
+	if err != nil || !reflect.DeepEqual(r.Event, ev) {
+		t.Errorf("composition ledger: %v, %+v", err, r.Event)
+	}
+	two, _ := accounting.UserLevel(1, 0.0064, 2, 782)
+	b2, _ := accounting.MarshalEvent(two)
+	if !strings.Contains(string(b2), `{"module_name":"dp_accounting.dp_event","class_name":"MixtureOfGaussiansDpEvent"`) || strings.Contains(string(b2), "binomial") {
+		t.Errorf("K 2: %s", b2)
+	}
+}
+
+// TestBinomialMixtureRefused: a tail's parameters are checked when the
+// event is accounted (Normalize), each error naming the field and the
+// valid range.
+func TestBinomialMixtureRefused(t *testing.T) {
+	good, err := accounting.UserMixture(1, 0.0064, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	with := func(f func(m *accounting.MixtureOfGaussians)) accounting.MixtureOfGaussians {
+		m := good
+		m.Sensitivities = append([]float64(nil), good.Sensitivities...)
+		m.SamplingProbs = append([]float64(nil), good.SamplingProbs...)
+		f(&m)
+		return m
+	}
+	if _, err := accounting.Normalize(good, 1); err != nil {
+		t.Fatalf("the user mixture itself: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		m    accounting.MixtureOfGaussians
+		want string
+	}{
+		{"rate above 1", with(func(m *accounting.MixtureOfGaussians) { m.BinomialRate = 1.5 }), "binomial_rate"},
+		{"rate 1", with(func(m *accounting.MixtureOfGaussians) { m.BinomialRate = 1 }), "in (0, 1) when binomial_count is given"},
+		{"rate without count", with(func(m *accounting.MixtureOfGaussians) { m.BinomialCount = 0 }), "0 when binomial_count is 0"},
+		{"negative count", with(func(m *accounting.MixtureOfGaussians) { m.BinomialCount = -1 }), "binomial_count"},
+		{"count below the shifts", with(func(m *accounting.MixtureOfGaussians) { m.BinomialCount = 100 }), "integers in [0, 100]"},
+		{"fractional shift", with(func(m *accounting.MixtureOfGaussians) { m.Sensitivities[3] = 2.5 }), "integers in [0, 1000]"},
+		{"a gap in the run", with(func(m *accounting.MixtureOfGaussians) { m.SamplingProbs[5] += m.SamplingProbs[4]; m.SamplingProbs[4] = 0 }), "consecutive integers"},
+		{"mode outside", with(func(m *accounting.MixtureOfGaussians) { m.BinomialRate = 0.9 }), "the binomial's mode 900"},
+	} {
+		_, err := accounting.Normalize(tc.m, 1)
+		var pe *accounting.ParamError
+		if !errors.As(err, &pe) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v; want a ParamError with %q", tc.name, err, tc.want)
 		}
 	}
 }
