@@ -148,7 +148,10 @@ func TestBinomialMixtureRefused(t *testing.T) {
 		{"negative count", with(func(m *accounting.MixtureOfGaussians) { m.BinomialCount = -1 }), "binomial_count"},
 		{"count below the shifts", with(func(m *accounting.MixtureOfGaussians) { m.BinomialCount = 100 }), "integers in [0, 100]"},
 		{"fractional shift", with(func(m *accounting.MixtureOfGaussians) { m.Sensitivities[3] = 2.5 }), "integers in [0, 1000]"},
-		{"a gap in the run", with(func(m *accounting.MixtureOfGaussians) { m.SamplingProbs[5] += m.SamplingProbs[4]; m.SamplingProbs[4] = 0 }), "consecutive integers"},
+		{"a gap in the run", with(func(m *accounting.MixtureOfGaussians) {
+			m.SamplingProbs[5] += m.SamplingProbs[4]
+			m.SamplingProbs[4] = 0
+		}), "consecutive integers"},
 		{"mode outside", with(func(m *accounting.MixtureOfGaussians) { m.BinomialRate = 0.9 }), "the binomial's mode 900"},
 	} {
 		_, err := accounting.Normalize(tc.m, 1)
