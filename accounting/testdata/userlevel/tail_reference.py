@@ -10,6 +10,8 @@ Two tables, every sum over all K + 1 components at 60 digits:
 
   tail_sums.txt:    q K lo hi a log S(a),  S(a) = sum_{c not in [lo, hi]} p_c e^{a c^2}
                     (a = 0: log eta, the tail's probability);
+  tail_cut.txt:     q K lo hi log eta, for runs lo..hi narrower than the rule's
+                    (events that list fewer shifts and name the rest a tail);
   tail_moments.txt: q K sigma lam LB, LB = log sum_c p_c^(lam+1) e^{lam (lam+1) c^2 / (2 s^2)},
                     a lower bound on the real user's remove-direction log moment
                     log E_N[(M/N)^(lam+1)] (from (sum y_c)^a >= sum y_c^a, y >= 0, a >= 1;
@@ -53,6 +55,9 @@ SUMS = [  # q, K, [a]
     (0.05, 2000, [0, 0.04, 1]),
     (0.6, 1000, [0, 0.001, 1]),
 ]
+CUTS = [  # q, K, lo, hi
+    (0.0064, 1000, 0, 20),
+]
 MOMENTS = [  # q, K, sigma, lam
     (0.0064, 1000, 1, 0.02091814074819038),
     (0.0064, 1000, 1, 0.1),
@@ -80,3 +85,10 @@ with open(os.path.join(HERE, "tail_moments.txt"), "w") as f:
         s, lam = mp.mpf(s), mp.mpf(lam)
         terms = [(lam + 1) * lp[c] + lam * (lam + 1) * c * c / (2 * s * s) for c in range(K + 1)]
         f.write("%s %d %s %s %s\n" % (q, K, mp.nstr(s, 20), mp.nstr(lam, 20), mp.nstr(logsum(terms), 20)))
+
+with open(os.path.join(HERE, "tail_cut.txt"), "w") as f:
+    f.write("# q K lo hi log_eta (mpmath %s, 60 digits; see tail_reference.py)\n" % mp.__version__)
+    for q, K, lo, hi in CUTS:
+        lp = logpmf(q, K)
+        terms = [lp[c] for c in range(K + 1) if c < lo or c > hi]
+        f.write("%s %d %d %d %s\n" % (q, K, lo, hi, mp.nstr(logsum(terms), 20)))
