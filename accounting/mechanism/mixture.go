@@ -102,12 +102,16 @@ func (m mixture) order() []float64 {
 //	add:    N(S) − αM(S) ≤ N(S) − α(1 − η)A(S) = ηN(S) + (1 − η)(N(S) − αA(S))
 //	                     ≤ η + (1 − η)(N(S) − αA(S)).
 //
-// So T steps cost at most T·η more δ than A's. The pairs are then no
-// longer attained exactly; Attained stays set, and the lower end of a
-// composition is the lower bound of these pairs: the real user's δ is
-// below it by at most T·η·(1 + e^ε) (with all T steps drawn from A, which
-// happens with probability (1 − η)^T ≥ 1 − T·η), far below every δ dpcalc
-// takes (η < (k + 1)·e^−745).
+// So T steps cost at most T·η more δ than A's. These pairs are not
+// attained. The real user's δ over T steps is at least A's less
+// T·η·(1 + e^ε) (M^T ≥ (1 − η)^T·A^T for the remove direction, M^T(S) ≤
+// A^T(S) + T·η for the add direction), and the pairs' at most A's plus T·η,
+// so the pairs' lower bound is one on the real user's less T·η·(2 + e^ε).
+// For a user mixture (η < (k + 1)·e^−745, [accounting.UserMixture]) that
+// is below every δ dpcalc takes at the ε it reports, and Attained stays
+// set; for a tail of mass above e^−700 (an event written by hand) it is
+// not: Attained is false, with no witness, and a composition has no
+// lower end.
 func (m mixture) PLD() (*PLD, error) {
 	if m.kind != accounting.SamplingNone || m.adj != accounting.AddRemove {
 		return nil, errorf("no privacy-loss pair for a %s", m.describe("mixture of Gaussians"))
@@ -124,7 +128,7 @@ func (m mixture) PLD() (*PLD, error) {
 	// Attained: a record whose contribution to a one-dimensional sum is
 	// c_i with probability p_i (a user's sampled examples, all along one
 	// direction) realises both pairs.
-	out := &PLD{Remove: rem, Add: add, MaxLoss: math.Inf(1), Attained: true}
+	out := &PLD{Remove: rem, Add: add, MaxLoss: math.Inf(1), Attained: !(logEta > tailAttainedMax)}
 	if len(c) == 1 && !hasTail {
 		out.GaussianSigma = m.sigma / c[0]
 		out.Symmetric = true
@@ -162,6 +166,11 @@ func (m mixture) ZCDP() (rho, xi float64, err error) {
 	}
 	return gaussRho(top / m.sigma), 0, nil
 }
+
+// tailAttainedMax is the largest log η of a tail whose mixture's pairs
+// count as attained (see mixture.PLD): e^−700, above every user mixture's
+// (k + 1)·e^−745 for k ≤ 2^53.
+const tailAttainedMax = -700
 
 // gaussRho returns r²/2 rounded up (at least the smallest float64): the
 // zCDP ρ of the Gaussian of sensitivity over noise r.
