@@ -68,7 +68,8 @@ func TestMixtureTailZCDP(t *testing.T) {
 // carry them as an atom of mass η at +∞ in P (and at −∞ in Q): P(L > l) ≥
 // η at every loss, in both directions, and is η where the listed
 // components' own tails vanish (losses 1e5 and up at σ 1); Support says so; the pairs are not the Gaussian
-// closed form. η is the mpmath sum of the left-out probabilities
+// closed form, and they count as attained (η < e^−700: the user's δ is
+// below their lower bound by at most T·η·(2 + e^ε)). η is the mpmath sum of the left-out probabilities
 // (testdata/userlevel/tail_sums.txt: log η = −748.604 at K 1000, q 0.0064),
 // and the atom is within 1e-11 of it.
 func TestMixtureTailPairs(t *testing.T) {
@@ -78,8 +79,8 @@ func TestMixtureTailPairs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.GaussianSigma != 0 || p.Symmetric {
-		t.Errorf("GaussianSigma %v, Symmetric %v; want 0, false", p.GaussianSigma, p.Symmetric)
+	if p.GaussianSigma != 0 || p.Symmetric || !p.Attained {
+		t.Errorf("GaussianSigma %v, Symmetric %v, Attained %v; want 0, false, true (η below e^−700)", p.GaussianSigma, p.Symmetric, p.Attained)
 	}
 	for name, pair := range map[string]Pair{"remove": p.Remove, "add": p.Add} {
 		if li := pair.Support().LogInf; li < logEta || li > logEta+1e-11*math.Abs(logEta) {

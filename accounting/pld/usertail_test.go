@@ -24,7 +24,9 @@ import (
 //     every shift down to e^−745 (0..259, its tail beyond below 1e-300):
 //     the two describe the same user. The 21 shifts alone, without their
 //     tail, fall below it where only larger shifts reach the loss: 1.03e-8
-//     against 2.92e-8 at ε 400.
+//     against 2.92e-8 at ε 400;
+//   - the tail, of mass far above e^−700, leaves the composition without
+//     a lower end (its pairs are not the user's).
 func TestMixtureTailDelta(t *testing.T) {
 	rows, _ := testref.Floats(t, "../testdata/userlevel/tail_cut.txt", 5)
 	logEta := rows[0][4]
@@ -77,5 +79,10 @@ func TestMixtureTailDelta(t *testing.T) {
 	}
 	if fromPLD == 0 {
 		t.Errorf("no bound from pld's pairs")
+	}
+	// A tail of e^−12.6 is far above e^−700: the pairs are not attained
+	// and there is no lower end.
+	if b, err := a.DeltaBracket(context.Background(), 20); err != nil || !b.PairOnly || b.Lower != 0 {
+		t.Errorf("ε 20: %+v, %v; want no lower end (PairOnly)", b, err)
 	}
 }
