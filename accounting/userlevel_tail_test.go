@@ -53,8 +53,8 @@ func TestBinomialTailReference(t *testing.T) {
 // TestBinomialTailEdges: the largest count, 2^53, at q 1e-15 (about 1,200
 // pieces): the tail's mass is finite and below (k + 1)·e^−745, its largest
 // shift is k; a tail on the low side only (q 0.6, K 1000) has its largest
-// shift lo − 1; q 1 leaves nothing out (no tail); a run holding every
-// shift has none either.
+// shift lo − 1; a run holding every shift leaves an empty tail; q 1 and q
+// 0.5 at K 1000 leave nothing out (no tail).
 func TestBinomialTailEdges(t *testing.T) {
 	const k = 1 << 53
 	m, err := accounting.UserMixture(1, 1e-15, k)
@@ -72,6 +72,9 @@ func TestBinomialTailEdges(t *testing.T) {
 	low := accounting.NewBinomialTail(1000, 0.6, 38, 1000)
 	if low.MaxShift() != 37 {
 		t.Errorf("low tail: max shift %v, want 37", low.MaxShift())
+	}
+	if all := accounting.NewBinomialTail(10, 0.5, 0, 10); !math.IsInf(all.LogMass(), -1) || !math.IsInf(all.LogMoment(3), -1) || all.MaxShift() != 0 {
+		t.Errorf("every shift listed: log η %v, max shift %v; want −Inf, 0", all.LogMass(), all.MaxShift())
 	}
 	for _, q := range []float64{1, 0.5} {
 		m, err := accounting.UserMixture(1, q, 1000)

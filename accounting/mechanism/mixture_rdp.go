@@ -95,22 +95,27 @@ func (r *mixtureRDP) withTail(lambda, kA float64) float64 {
 	s := r.pair.sigma
 	s2 := 2 * s * s
 	b := lambda + 1
-	// Each bound is raised by 8 ulps of the magnitude of its terms (Add,
-	// the products and quotients here, and LogMoment's own margin inside).
-	ulps := func(v float64, terms ...float64) float64 {
-		m := math.Abs(v)
-		for _, t := range terms {
-			m += math.Abs(t)
+	// Each bound is raised by 8 ulps of its own magnitude and of kA's: the
+	// rounding of Add (a few ulps of the larger operand and of the result)
+	// and of the products and quotients here; LogMoment has its own margin.
+	ulps := func(v float64) float64 {
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return v
 		}
-		return v + 8*0x1p-52*m
+		return v + 8*0x1p-52*(math.Abs(v)+math.Abs(kA))
 	}
 	sm := r.tail.LogMoment(lambda / s2 * (1 + 4*0x1p-52))
-	rem := ulps(b*logmath.Add(kA/b, sm), kA, b*sm)
-	// −λ·log(1 − η), η at most e^{LogMass}: at least the smallest float64
-	// so that an η that underflows still counts.
-	eta := math.Exp(r.tail.LogMass()) * (1 + 1e-12)
-	add := ulps(kA+math.Max(-lambda*math.Log1p(-eta)*(1+1e-12), math.SmallestNonzeroFloat64), kA)
-	jensen := ulps(logmath.Add(kA, r.tail.LogMoment(lambda*b/s2*(1+4*0x1p-52))), kA)
+	rem := ulps(b * logmath.Add(kA/b, sm))
+	// −λ·log(1 − η) with η at most e^{lm}: for η ≤ e^−700 at most
+	// λ·η·(1 + 1e-9), taken in log space (λ·η may be above the smallest
+	// float64 when η is below it), and at least the smallest float64.
+	lm := r.tail.LogMass()
+	pen := math.Exp(math.Log(lambda) + lm + 1e-9)
+	if lm > -700 {
+		pen = -lambda * math.Log1p(-math.Exp(lm)) * (1 + 1e-12)
+	}
+	add := ulps(kA + math.Max(pen, math.SmallestNonzeroFloat64))
+	jensen := ulps(logmath.Add(kA, r.tail.LogMoment(lambda*b/s2*(1+4*0x1p-52))))
 	g, _ := r.tailGauss.LogMomentAt(context.Background(), nil, 1, lambda)
 	return math.Min(math.Min(math.Max(rem, add), jensen), search.RoundUp(g))
 }
