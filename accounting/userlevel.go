@@ -46,12 +46,19 @@ func UserLevel(noiseMultiplier, samplingRate float64, k, steps int) (Event, erro
 // mixture of Gaussians N(c, σ²), c = 0..k, with the Binomial(k, q)
 // probabilities, computed in log space with Loader's saddle-point form
 // (relative error about 1e-15 for any k up to 2^53). Components whose
-// probability is below the smallest float64 (e^−745) are not listed:
-// when some are left out, the mixture's BinomialCount and BinomialRate
-// are k and q, so that the accountants bound the shifts left out as its
-// tail (their total probability η is below (k + 1)·e^−745, but their
-// shifts reach k and dominate the Rényi divergences at large orders; see
-// [MixtureOfGaussians] and [BinomialTail]). It is an error when more than [MaxMixtureComponents]
+// log-probability is −708 or below are not listed, so that every listed
+// probability is a normal float64 (at least 2^−1022 ≈ e^−708.4), within
+// about 1e-12 of the binomial's: a subnormal one would carry up to half
+// its value in rounding (e^−744.9 is stored as e^−744.4), and the listed
+// mixture would not be the user's. When some are left out, the
+// mixture's BinomialCount and BinomialRate are k and q, so that the
+// accountants bound the shifts left out as its tail (their total
+// probability η is below 5·e^−708, since the binomial is log-concave and
+// its log-probability falls by 708 or more over the at most 1024 shifts
+// from the mode to each side's first shift left out, so by at least
+// 708/1024 per shift beyond it; but their shifts reach k and dominate
+// the Rényi divergences at large orders; see [MixtureOfGaussians] and
+// [BinomialTail]). It is an error when more than [MaxMixtureComponents]
 // components remain (k·q(1−q) above about 300): the ParamError names
 // examples_per_user and says how many the mixture would need.
 func UserMixture(noiseMultiplier, samplingRate float64, k int) (MixtureOfGaussians, error) {
@@ -68,7 +75,7 @@ func UserMixture(noiseMultiplier, samplingRate float64, k int) (MixtureOfGaussia
 	// The mode and the walk outwards from it while the probability is
 	// representable; log-probabilities decrease away from the mode.
 	mode := math.Min(math.Floor((n+1)*q), n)
-	const floor = -745.0 // below: exp underflows to 0
+	const floor = -708.0 // above: exp is a normal float64 (see the doc comment)
 	lo, hi := mode, mode
 	for lo > 0 && logBinomPMF(lo-1, n, q) > floor {
 		lo--
@@ -83,7 +90,7 @@ func UserMixture(noiseMultiplier, samplingRate float64, k int) (MixtureOfGaussia
 		}
 	}
 	if hi-lo+1 > MaxMixtureComponents {
-		// Enough components to say how many: about 2·38.6·sd of them.
+		// Enough components to say how many: about 2·37.6·sd of them.
 		sd := math.Sqrt(n * q * (1 - q))
 		need := math.Min(n+1, math.Ceil(2*math.Sqrt(2*-floor)*sd))
 		return MixtureOfGaussians{}, &ParamError{Name: "examples_per_user", Value: n,

@@ -63,10 +63,14 @@ func TestUserMixture(t *testing.T) {
 		}
 	}
 	// The smallest q: the shift 1 keeps its probability 2q (it was lost
-	// to an overflow of x/m in the deviance term).
+	// to an overflow of x/m in the deviance term); 2q = 1e-323 is not a
+	// normal float64, so the shift is in the tail, whose mass is 2q + q².
 	m, err = accounting.UserMixture(1, 5e-324, 2)
-	if err != nil || !reflect.DeepEqual(m.Sensitivities, []float64{0, 1}) || m.SamplingProbs[1] != 1e-323 {
+	if err != nil || !reflect.DeepEqual(m.Sensitivities, []float64{0}) || m.BinomialCount != 2 || m.BinomialRate != 5e-324 {
 		t.Errorf("q 5e-324: %+v, %v", m, err)
+	}
+	if lm, want := accounting.NewBinomialTail(2, 5e-324, 0, 0).LogMass(), -1073*math.Ln2; !(lm >= want) || lm > want*(1-1e-11) { // the bound's margins: about 4e-12 relative
+		t.Errorf("q 5e-324: the tail's log mass %v, want log 2q = log 2^−1073 = %v", lm, want)
 	}
 	// q = 1: every example in every lot, one component at k (the
 	// Gaussian of sensitivity k), up to k = 2^53 (where the loop over

@@ -107,7 +107,7 @@ func (m mixture) order() []float64 {
 // T·η·(1 + e^ε) (M^T ≥ (1 − η)^T·A^T for the remove direction, M^T(S) ≤
 // A^T(S) + T·η for the add direction), and the pairs' at most A's plus T·η,
 // so the pairs' lower bound is one on the real user's less T·η·(2 + e^ε).
-// For a user mixture (η < (k + 1)·e^−745, [accounting.UserMixture]) that
+// For a user mixture (η < 5·e^−708, [accounting.UserMixture]) that
 // is below every δ dpcalc takes at the ε it reports, and Attained stays
 // set; for a tail of mass above e^−700 (an event written by hand) it is
 // not: Attained is false, with no witness, and a composition has no
@@ -169,7 +169,8 @@ func (m mixture) ZCDP() (rho, xi float64, err error) {
 
 // tailAttainedMax is the largest log η of a tail whose mixture's pairs
 // count as attained (see mixture.PLD): e^−700, above every user mixture's
-// (k + 1)·e^−745 for k ≤ 2^53.
+// 5·e^−708 (and the bound accounting.BinomialTail gives on it: at most
+// e^−708.09 measured).
 const tailAttainedMax = -700
 
 // gaussRho returns r²/2 rounded up (at least the smallest float64): the

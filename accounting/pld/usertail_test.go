@@ -21,7 +21,7 @@ import (
 //     cross-check, whose curve bounds the tail's shifts one by one, may
 //     give less where the tail's losses stay below ε (ε 2000: 2e-8);
 //   - δ is at least the certified lower bound of the user mixture listing
-//     every shift down to e^−745 (0..259, its tail beyond below 1e-300):
+//     every shift down to e^−708 (0..249, its tail beyond below 1e-300):
 //     the two describe the same user. The 21 shifts alone, without their
 //     tail, fall below it where only larger shifts reach the loss: 1.03e-8
 //     against 2.92e-8 at ε 400;

@@ -3,13 +3,16 @@
 
 A user of K examples under Poisson sampling at rate q adds to a step the
 mixture M = sum_c p_c N(c, s^2), c = 0..K, p_c the Binomial(K, q)
-probabilities; dpcalc lists the components with log p_c > -745 (a run
-lo..hi around the mode) and bounds the rest, the tail, from K and q.
+probabilities; dpcalc lists the components with log p_c > -708 (a run
+lo..hi around the mode, every probability a normal float64) and bounds the
+rest, the tail, from K and q.
 
-Two tables, every sum over all K + 1 components at 60 digits:
+Four tables, every sum over all K + 1 components at 60 digits:
 
   tail_sums.txt:    q K lo hi a log S(a),  S(a) = sum_{c not in [lo, hi]} p_c e^{a c^2}
                     (a = 0: log eta, the tail's probability);
+  tail_ends.txt:    q K lo hi log p_lo log p_hi, the run's end probabilities
+                    (the listed components dpcalc computes with Loader's form);
   tail_cut.txt:     q K lo hi log eta, for runs lo..hi narrower than the rule's
                     (events that list fewer shifts and name the rest a tail);
   tail_moments.txt: q K sigma lam LB, LB = log sum_c p_c^(lam+1) e^{lam (lam+1) c^2 / (2 s^2)},
@@ -17,10 +20,10 @@ Two tables, every sum over all K + 1 components at 60 digits:
                     log E_N[(M/N)^(lam+1)] (from (sum y_c)^a >= sum y_c^a, y >= 0, a >= 1;
                     E_N[(N_c/N)^a] = e^{a(a-1)c^2/(2 s^2)}).
 
-lo and hi are those of the rule log p_c > -745 (no case has a log p_c within
-1e-3 of -745, so float64 and mpmath agree on them; the Go test checks).
+lo and hi are those of the rule log p_c > -708 (no case has a log p_c within
+1e-3 of -708, so float64 and mpmath agree on them; the Go test checks).
 
-Run: python3 tail_reference.py (mpmath 1.3.0) writes both files next to it.
+Run: python3 tail_reference.py (mpmath 1.3.0) writes the files next to it.
 """
 import os
 import mpmath as mp
@@ -35,10 +38,10 @@ def logpmf(q, K):
 
 
 def kept(lp):
-    idx = [c for c, l in enumerate(lp) if l > -745]
+    idx = [c for c, l in enumerate(lp) if l > -708]
     for c, l in enumerate(lp):
-        if abs(l + 745) < 1e-3:
-            raise SystemExit("log p_%d within 1e-3 of -745" % c)
+        if abs(l + 708) < 1e-3:
+            raise SystemExit("log p_%d within 1e-3 of -708" % c)
     lo, hi = min(idx), max(idx)
     assert idx == list(range(lo, hi + 1))
     return lo, hi
@@ -77,6 +80,13 @@ with open(os.path.join(HERE, "tail_sums.txt"), "w") as f:
             a = mp.mpf(a)
             terms = [lp[c] + a * c * c for c in range(K + 1) if c < lo or c > hi]
             f.write("%s %d %d %d %s %s\n" % (q, K, lo, hi, mp.nstr(a, 20), mp.nstr(logsum(terms), 20)))
+
+with open(os.path.join(HERE, "tail_ends.txt"), "w") as f:
+    f.write("# q K lo hi log_p_lo log_p_hi (mpmath %s, 60 digits; see tail_reference.py)\n" % mp.__version__)
+    for q, K, _ in SUMS:
+        lp = logpmf(q, K)
+        lo, hi = kept(lp)
+        f.write("%s %d %d %d %s %s\n" % (q, K, lo, hi, mp.nstr(lp[lo], 20), mp.nstr(lp[hi], 20)))
 
 with open(os.path.join(HERE, "tail_moments.txt"), "w") as f:
     f.write("# q K sigma lam LB (mpmath %s, 60 digits; see tail_reference.py)\n" % mp.__version__)
