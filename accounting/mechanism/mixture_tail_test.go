@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/internal/logmath"
 	"github.com/dpcalc/dpcalc/internal/testref"
 )
 
@@ -94,6 +96,59 @@ func TestMixtureTailPairs(t *testing.T) {
 			if tq := pair.Tails(-l); tq.QBelow < logEta {
 				t.Errorf("%s: log Q(L ≤ %g) = %v, below log η %v", name, -l, tq.QBelow, logEta)
 			}
+		}
+	}
+}
+
+// TestMixtureTailWideRun: a hand-written mixture that lists only the
+// mode, 30,000, of a Binomial(10⁵, 0.3) user (σ 1000) leaves η = 0.9972
+// to its tail, whose bound from the tail's pieces is above 1 (log η
+// +0.026). The add direction's (1 − η)^−λ was then NaN, and so was the
+// Rényi curve at λ 1 and 10 (rdp: no finite ε at δ 1e-5; the pairs'
+// tails NaN). Now η is taken as at most 1: the add bound is +Inf and the
+// curve is the smaller of the Jensen and the largest shift's Gaussian
+// bounds, at least the real user's log moment's lower bound Σ_c p_c^{λ+1}
+// e^{λ(λ+1)c²/(2σ²)} (from Lgamma, shifts within 3,000 of the mode; at
+// λ 1 it is 913.1, the curve 940.1) and at most the Gaussian of shift
+// 10⁵, λ(λ+1)·5000.
+func TestMixtureTailWideRun(t *testing.T) {
+	const k, q, sigma = 100000, 0.3, 1000.0
+	m, err := Of(accounting.Step{Mechanism: accounting.MechOther, Rate: 1, Count: 1,
+		Leaf: accounting.MixtureOfGaussians{StandardDeviation: sigma, Sensitivities: []float64{30000}, SamplingProbs: []float64{1},
+			BinomialCount: k, BinomialRate: q}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := m.RDP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lgk, _ := math.Lgamma(k + 1)
+	for _, lambda := range []float64{0.5, 1, 10} {
+		got, err := r.LogMomentAt(context.Background(), nil, 1, lambda)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := lambda + 1
+		lb := math.Inf(-1)
+		for c := 27000.0; c <= 33000; c++ {
+			lc, _ := math.Lgamma(c + 1)
+			lkc, _ := math.Lgamma(k - c + 1)
+			lp := lgk - lc - lkc + c*math.Log(q) + (k-c)*math.Log1p(-q)
+			lb = logmath.Add(lb, b*lp+lambda*b*c*c/(2*sigma*sigma))
+		}
+		lb -= 1e-9 * math.Abs(lb) // Lgamma's rounding at 10⁵, downwards
+		if g := lambda * b * k * k / (2 * sigma * sigma); !(got >= lb) || got > g*(1+1e-12) {
+			t.Errorf("λ %g: K(λ) %v, want in [%v, %v]", lambda, got, lb, g)
+		}
+	}
+	p, err := m.PLD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []float64{0, 900, 1e5} {
+		if tl := p.Remove.Tails(l); math.IsNaN(tl.PAbove) || math.IsNaN(tl.QAbove) || math.IsNaN(tl.PBelow) || math.IsNaN(tl.QBelow) {
+			t.Errorf("remove pair at loss %g: %+v", l, tl)
 		}
 	}
 }
