@@ -107,11 +107,12 @@ func (m mixture) order() []float64 {
 // T·η·(1 + e^ε) (M^T ≥ (1 − η)^T·A^T for the remove direction, M^T(S) ≤
 // A^T(S) + T·η for the add direction), and the pairs' at most A's plus T·η,
 // so the pairs' lower bound is one on the real user's less T·η·(2 + e^ε).
-// For a user mixture (η < 5·e^−708, [accounting.UserMixture]) that
-// is below every δ dpcalc takes at the ε it reports, and Attained stays
-// set; for a tail of mass above e^−700 (an event written by hand) it is
-// not: Attained is false, with no witness, and a composition has no
-// lower end.
+// For a user mixture (η < 5·e^−708, [accounting.UserMixture]) Attained
+// stays set and that slack is not subtracted: it is below 1e-300 unless
+// ln T + ln(2 + e^ε) > 15.6 (T = 1000 steps at ε > 8.7), so a lower end
+// near δ = 1e-300 and below may exceed the real user's by it. For a tail
+// of mass above e^−700 (an event written by hand) Attained is false,
+// with no witness, and a composition has no lower end.
 func (m mixture) PLD() (*PLD, error) {
 	if m.kind != accounting.SamplingNone || m.adj != accounting.AddRemove {
 		return nil, errorf("no privacy-loss pair for a %s", m.describe("mixture of Gaussians"))
