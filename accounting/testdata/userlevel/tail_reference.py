@@ -7,12 +7,18 @@ probabilities; dpcalc lists the components with log p_c > -708 (a run
 lo..hi around the mode, every probability a normal float64) and bounds the
 rest, the tail, from K and q.
 
-Four tables, every sum over all K + 1 components at 60 digits:
+Five tables, every sum over all K + 1 components at 60 digits (but
+tail_adversarial.txt, see there):
 
   tail_sums.txt:    q K lo hi a log S(a),  S(a) = sum_{c not in [lo, hi]} p_c e^{a c^2}
                     (a = 0: log eta, the tail's probability);
   tail_ends.txt:    q K lo hi log p_lo log p_hi, the run's end probabilities
                     (the listed components dpcalc computes with Loader's form);
+  tail_adversarial.txt: q K sigma lam LB, LB as in tail_moments.txt at extreme
+                    settings (K 2 to 10^6, q 1e-300 to 1 - 1e-10, sigma 0.05 to
+                    100, lam 1e-6 to 1e6), summed over the terms within 80 of
+                    the largest (chosen in float64; the rest dropped, which
+                    lowers LB: still a lower bound);
   tail_cut.txt:     q K lo hi log eta, for runs lo..hi narrower than the rule's
                     (events that list fewer shifts and name the rest a tail);
   tail_moments.txt: q K sigma lam LB, LB = log sum_c p_c^(lam+1) e^{lam (lam+1) c^2 / (2 s^2)},
@@ -25,7 +31,9 @@ lo and hi are those of the rule log p_c > -708 (no case has a log p_c within
 
 Run: python3 tail_reference.py (mpmath 1.3.0) writes the files next to it.
 """
+import math
 import os
+
 import mpmath as mp
 
 mp.mp.dps = 60
@@ -95,6 +103,32 @@ with open(os.path.join(HERE, "tail_moments.txt"), "w") as f:
         s, lam = mp.mpf(s), mp.mpf(lam)
         terms = [(lam + 1) * lp[c] + lam * (lam + 1) * c * c / (2 * s * s) for c in range(K + 1)]
         f.write("%s %d %s %s %s\n" % (q, K, mp.nstr(s, 20), mp.nstr(lam, 20), mp.nstr(logsum(terms), 20)))
+
+ADVERSARIAL = [  # q, K, sigma, lam
+    (1e-300, 2, 0.05, 1e6), (1e-200, 2, 1, 1000), (1e-300, 3, 0.05, 64), (1e-300, 10, 0.05, 1),
+    (1e-300, 100, 0.05, 1), (1e-4, 100, 0.05, 64), (1 - 1e-10, 100, 1, 1e6), (1e-300, 1000, 0.05, 0.01),
+    (1e-100, 1000, 0.05, 0.01), (1e-10, 1000, 1, 1e4), (1e-4, 1000, 0.05, 64), (1 - 1e-10, 1000, 1, 1e4),
+    (1e-300, 10000, 0.05, 0.01), (1e-4, 10000, 0.05, 64), (1e-4, 10000, 100, 1e6), (1e-300, 100000, 0.05, 0.01),
+    (1e-4, 100000, 0.05, 1e-6), (1 - 1e-10, 100000, 0.05, 64), (1e-300, 1000000, 0.05, 0.01),
+    (1e-10, 1000000, 0.05, 1e-6), (1e-4, 1000000, 0.05, 1e-6), (1 - 1e-10, 1000000, 1, 1e4),
+    (1 - 1e-10, 1000000, 100, 1e6),
+]
+
+
+def flogpmf(q, K, c):
+    return math.lgamma(K + 1) - math.lgamma(c + 1) - math.lgamma(K - c + 1) + c * math.log(q) + (K - c) * math.log1p(-q)
+
+
+with open(os.path.join(HERE, "tail_adversarial.txt"), "w") as f:
+    f.write("# q K sigma lam LB (mpmath %s, 60 digits; see tail_reference.py)\n" % mp.__version__)
+    for q, K, s, lam in ADVERSARIAL:
+        b = lam + 1
+        ft = [b * flogpmf(q, K, c) + lam * b * c * c / (2 * s * s) for c in range(K + 1)]
+        top = max(ft)
+        mq, ms, ml = mp.mpf(q), mp.mpf(s), mp.mpf(lam)
+        terms = [(ml + 1) * (mp.log(mp.binomial(K, c)) + c * mp.log(mq) + (K - c) * mp.log1p(-mq)) + ml * (ml + 1) * c * c / (2 * ms * ms)
+                 for c in range(K + 1) if ft[c] >= top - 80]
+        f.write("%r %d %r %r %s\n" % (q, K, s, lam, mp.nstr(logsum(terms), 20)))
 
 with open(os.path.join(HERE, "tail_cut.txt"), "w") as f:
     f.write("# q K lo hi log_eta (mpmath %s, 60 digits; see tail_reference.py)\n" % mp.__version__)
