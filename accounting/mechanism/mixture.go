@@ -66,7 +66,7 @@ func (m mixture) components() (c, logp []float64) {
 	c, p := m.parse()
 	logp = make([]float64, len(p))
 	for i := range p {
-		logp[i] = math.Log(p[i])
+		logp[i] = logmath.Log(p[i]) // math.Log gives −709.09 for every subnormal
 	}
 	return c, logp
 }

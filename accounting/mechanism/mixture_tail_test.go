@@ -184,3 +184,27 @@ func TestMixtureTailAdversarial(t *testing.T) {
 		t.Errorf("%d reference rows, want 23", len(rows))
 	}
 }
+
+// TestMixtureSubnormalProbability: a hand-written mixture may list a
+// probability below the smallest normal float64 (1e-320 at shift 40, σ 1);
+// its log is −736.83, not math.Log's −709.09 for every subnormal, which
+// made the component e^27.7 times heavier than listed: the remove pair's
+// log P(L > 200) was −714.9 where it is log(1e-320·Φ̄(x − 40)) = −744.9,
+// x = (200 + 800 − log 1e-320)/40 the point where the loss reaches 200.
+func TestMixtureSubnormalProbability(t *testing.T) {
+	m, err := Of(accounting.Step{Mechanism: accounting.MechOther, Rate: 1, Count: 1,
+		Leaf: accounting.MixtureOfGaussians{StandardDeviation: 1, Sensitivities: []float64{0, 40}, SamplingProbs: []float64{1, 1e-320}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.PLD()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logp := logmath.Log(1e-320)
+	x := (200 + 800 - logp) / 40
+	want := logp + logmath.NormCDF(40-x) // Φ̄(x − 40) = Φ(40 − x); the shift 0's Φ̄(x) is e^−945 of it
+	if got := p.Remove.Tails(200).PAbove; math.Abs(got-want) > 1e-9*math.Abs(want) {
+		t.Errorf("log P(L > 200) = %v, want %v", got, want)
+	}
+}
