@@ -105,6 +105,12 @@ type PLD struct {
 	// pairs'. True for the unsampled and Poisson-sampled mechanisms here;
 	// false where the pairs only dominate (fixed-size sampling).
 	Attained bool
+	// Slack, when positive, is an upper bound on η for attained pairs that
+	// are the step's own only up to η in total variation (a user mixture's
+	// left-out binomial tail, [accounting.MixtureOfGaussians]): over T such
+	// steps the pairs' lower bound on δ(ε) is one on the run's less
+	// T·η·(2 + e^ε).
+	Slack float64
 	// Witness, when Attained is false, is a mechanism whose pairs are
 	// attained within every run of this one, or are post-processings of
 	// pairs that are (nil: none is known), so that the lower bound of its

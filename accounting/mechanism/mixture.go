@@ -108,9 +108,8 @@ func (m mixture) order() []float64 {
 // A^T(S) + T·η for the add direction), and the pairs' at most A's plus T·η,
 // so the pairs' lower bound is one on the real user's less T·η·(2 + e^ε).
 // For a user mixture (η < 5·e^−708, [accounting.UserMixture]) Attained
-// stays set and that slack is not subtracted: it is below 1e-300 unless
-// ln T + ln(2 + e^ε) > 15.6 (T = 1000 steps at ε > 8.7), so a lower end
-// near δ = 1e-300 and below may exceed the real user's by it. For a tail
+// stays set and Slack is η: the pld accountant subtracts that slack from
+// its lower ends (pld.Accountant.EpsilonBracket). For a tail
 // of mass above e^−700 (an event written by hand) Attained is false,
 // with no witness, and a composition has no lower end.
 func (m mixture) PLD() (*PLD, error) {
@@ -130,6 +129,9 @@ func (m mixture) PLD() (*PLD, error) {
 	// c_i with probability p_i (a user's sampled examples, all along one
 	// direction) realises both pairs.
 	out := &PLD{Remove: rem, Add: add, MaxLoss: math.Inf(1), Attained: !(logEta > tailAttainedMax)}
+	if hasTail && out.Attained {
+		out.Slack = math.Nextafter(math.Exp(logEta), math.Inf(1))
+	}
 	if len(c) == 1 && !hasTail {
 		out.GaussianSigma = m.sigma / c[0]
 		out.Symmetric = true

@@ -67,7 +67,14 @@ type Bracket struct {
 // each shuffled Gaussian step
 // [ShuffledLowerEpsilon] (the true ε of a composition is at least that of
 // any part of it, whose releases are a post-processing of the whole).
+// Steps whose pairs are attained only up to a slack
+// ([mechanism.PLD.Slack]) lower it by that slack (see slackEpsilon).
 func (a *Accountant) EpsilonBracket(ctx context.Context, delta float64) (Bracket, error) {
+	return a.slackEpsilon(ctx, delta)
+}
+
+// pairsEpsilonBracket is [Accountant.EpsilonBracket] without the slack.
+func (a *Accountant) pairsEpsilonBracket(ctx context.Context, delta float64) (Bracket, error) {
 	lower, upper, from, err := a.epsilonBounds(ctx, delta)
 	if err == nil {
 		lower, err = a.sumLower(ctx, lower, upper, func(s mechanism.CompositionLower) (float64, error) { return s.EpsilonLower(ctx, delta) })
@@ -101,8 +108,13 @@ func (a *Accountant) EpsilonBracket(ctx context.Context, delta float64) (Bracket
 }
 
 // DeltaBracket is [Accountant.EpsilonBracket] for δ(eps): shuffled steps
-// add no lower bound on δ.
+// add no lower bound on δ; a slack lowers it (see slackDelta).
 func (a *Accountant) DeltaBracket(ctx context.Context, eps float64) (Bracket, error) {
+	return a.slackDelta(ctx, eps)
+}
+
+// pairsDeltaBracket is [Accountant.DeltaBracket] without the slack.
+func (a *Accountant) pairsDeltaBracket(ctx context.Context, eps float64) (Bracket, error) {
 	lower, upper, from, err := a.deltaBounds(ctx, eps)
 	if err == nil {
 		lower, err = a.sumLower(ctx, lower, upper, func(s mechanism.CompositionLower) (float64, error) { return s.DeltaLower(ctx, eps) })
