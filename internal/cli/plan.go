@@ -717,7 +717,7 @@ func (g *given) check(cmd string, required ...any) error {
 			return usageAt(f.name, "--schedule replaces --%s: give sigma, q or batch, and steps or epochs in each phase", f.name)
 		}
 		if g.event != nil && g.ExamplesPerUser != nil {
-			return usageAt("examples-per-user", "--examples-per-user is for the training flags; an --%s file states its own events (a user's steps are a MixtureOfGaussiansDpEvent)", g.fileFlag)
+			return usageAt("examples-per-user", "--examples-per-user is for the training flags; an --%s file states its own events (a user's steps are a MixtureOfGaussiansDpEvent or BinomialMixtureOfGaussiansDpEvent)", g.fileFlag)
 		}
 		if g.event != nil {
 			if err := checkGroupSize(g.GroupSize); err != nil {

@@ -137,7 +137,7 @@ func userLevel(g *given) (int, accounting.Event, error) {
 		return 0, nil, usageAt("group-size", "dpcalc statement states user-level ε with --examples-per-user; --group-size is for eps, delta, sigma, epochs and profile")
 	}
 	if g.event != nil {
-		return 0, nil, usageAt("examples-per-user", "--examples-per-user is for the training flags; an --%s file states its own events (a user's steps are a MixtureOfGaussiansDpEvent)", g.fileFlag)
+		return 0, nil, usageAt("examples-per-user", "--examples-per-user is for the training flags; an --%s file states its own events (a user's steps are a MixtureOfGaussiansDpEvent or BinomialMixtureOfGaussiansDpEvent)", g.fileFlag)
 	}
 	p, err := g.plan("")
 	if err != nil {
