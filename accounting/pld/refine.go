@@ -13,6 +13,10 @@ const (
 	maxRefine = 6
 )
 
+// ownStall is the share of a grid's own bracket by which one of its ends
+// must move in when h halves for refined to refine further.
+const ownStall = 0.05
+
 // refined evaluates f on the first grid and, with the default grid, on
 // grids refined in turn (by refineStep) while wide(lower, upper) holds and the bracket
 // shrinks by a quarter per halving; it returns the intersection of the
@@ -97,7 +101,8 @@ func (a *Accountant) refined(ctx context.Context, lv *levels, f func(c *composit
 			return 0, 0, 0, err
 		}
 	}
-	stalled := 0 // consecutive levels that did not shrink the bracket
+	stalled := 0                 // consecutive levels that did not shrink the bracket
+	ownLo, ownUp := lower, upper // the last grid's own bracket
 	for k := 1; r.auto && k <= maxRefine && wide(lower, upper); k++ {
 		fr, err := lv.level(k)
 		if err == errTooLarge {
@@ -116,6 +121,15 @@ func (a *Accountant) refined(ctx context.Context, lv *levels, f func(c *composit
 		// Both brackets are certified: keep their intersection.
 		shrunk := math.Min(up2, upper)-math.Max(lo2, lower) < 0.75*(upper-lower)
 		lower, upper = math.Max(lower, lo2), math.Min(upper, up2)
+		if w := ownUp - ownLo; w > 0 && !math.IsInf(w, 1) && math.Max(lo2-ownLo, ownUp-up2) < ownStall*w {
+			// Neither end of the grid's own bracket moved in by
+			// ownStall of its width when h halved: it is set by
+			// something finer grids keep (the cut, a window tail, FFT
+			// round-off), where a second-order bracket would have
+			// shrunk by three quarters.
+			break
+		}
+		ownLo, ownUp = lo2, up2
 		if shrunk {
 			stalled = 0
 		} else if stalled++; stalled == 2 {

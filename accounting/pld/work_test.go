@@ -151,6 +151,33 @@ func TestPeerQueryGrids(t *testing.T) {
 	}
 }
 
+// TestRefineStopsWhereTheGridIsNotTheLimit: a refinement whose grid's own
+// bracket does not shrink by a quarter when h halves (a second-order
+// bracket shrinks by three quarters) is the last. The σ search's δ query
+// at σ 1.0066, q 1e-4, T 1e5, ε 0.409541 (its approach to σ ≈ 1 at δ
+// 1e-15) has the two-scale bracket [6.04463e-16, 6.09712e-16], just wider
+// than the target; the uncut grid ([2.2e-28, 2.5e-14] on its first grid,
+// [0, 2.46e-14] and [0, 2.58e-14] refined) and the cut grid ([2.37e-16,
+// 9.82e-16], then [2.37e-16, 9.79e-16] and [2.17e-16, 9.97e-16]) were
+// each refined twice before the bracket was left as it was: 13,642 units
+// before, 9,988 now, the same bracket.
+func TestRefineStopsWhereTheGridIsNotTheLimit(t *testing.T) {
+	const sigma, q, steps, eps = 1.00660188, 1e-4, 100000, 0.409541
+	a := accountantFor(t, accounting.SubsampledGaussian(sigma, q, steps), Options{})
+	m := work.NewMeter(0)
+	lo, up, err := a.DeltaBounds(work.With(t.Context(), m), eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("[%.9g, %.9g], %d units", lo, up, m.Count())
+	if math.Abs(lo/6.04463e-16-1) > 1e-5 || math.Abs(up/6.09712e-16-1) > 1e-5 {
+		t.Errorf("[%.9g, %.9g], want [6.04463e-16, 6.09712e-16] to 6 digits", lo, up)
+	}
+	if n := m.Count(); n > 11000 {
+		t.Errorf("%d units of work, want <= 11000", n)
+	}
+}
+
 // TestPLDWidthSweepWork measures (not a test) the work of the ε queries of
 // testdata/pld/width_sweep.txt's settings in internal/work units, which
 // are the same on a loaded machine as on an idle one, with each bracket
