@@ -118,6 +118,8 @@ type Accountant struct {
 	// stopDelta, when > 0, ends a δ query as soon as an upper bound it
 	// keeps is at most stopDelta (see deltaAtMost).
 	stopDelta float64
+	// deltaTarget, when > 0, is the target of a DeltaAgainst query.
+	deltaTarget float64
 
 	// unattained counts, per recorded mechanism, the steps whose pairs are
 	// not attained although the mechanism's are (shuffled epochs, recorded

@@ -1,0 +1,100 @@
+package pld
+
+import (
+	"math"
+	"testing"
+
+	"github.com/dpcalc/dpcalc/accounting"
+	"github.com/dpcalc/dpcalc/internal/work"
+)
+
+// TestEpsilonAgainst: far from its target, EpsilonAgainst stops once the
+// bracket stands clear of it, uncertified, at a fraction of
+// EpsilonBracket's work; near it, it is EpsilonBracket, certified. At σ
+// 0.935208486, q 1e-4, T 1e5, δ 1e-10 (a σ search's query for ε
+// 0.235602): the cut grid and the two-scale bounds give [0.265271,
+// 0.265893], above the target, where EpsilonBracket went on to the uncut
+// and refined grids for [0.265482, 0.265666], 13,360 units. At the
+// search's answer, σ 1.0000012, the two agree to the bit.
+func TestEpsilonAgainst(t *testing.T) {
+	const q, steps, delta, target = 1e-4, 100000, 1e-10, 0.235602
+	type res struct {
+		b     Bracket
+		cert  bool
+		units int64
+	}
+	query := func(sigma float64, against bool) res {
+		a := accountantFor(t, accounting.SubsampledGaussian(sigma, q, steps), Options{})
+		m := work.NewMeter(0)
+		ctx := work.With(t.Context(), m)
+		var r res
+		var err error
+		if against {
+			r.b, r.cert, err = a.EpsilonAgainst(ctx, delta, target)
+		} else {
+			r.b, err = a.EpsilonBracket(ctx, delta)
+			r.cert = true
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.units = m.Count()
+		if against && r.cert {
+			if d, err := a.Delta(t.Context(), r.b.Upper); err != nil || d > delta {
+				t.Errorf("σ %g: Delta(%g) = %g, %v; want <= %g (certified)", sigma, r.b.Upper, d, err, delta)
+			}
+		}
+		return r
+	}
+	far, full := query(0.935208486, true), query(0.935208486, false)
+	t.Logf("far: against %+v %v %d units; full %+v %d units", far.b, far.cert, far.units, full.b, full.units)
+	if far.cert || !(far.b.Lower > target) || far.b.Upper-far.b.Lower > clearWidth*(far.b.Lower-target) {
+		t.Errorf("far: %+v certified %v; want uncertified, clear above %g", far.b, far.cert, target)
+	}
+	if !(far.b.Lower <= full.b.Upper && full.b.Lower <= far.b.Upper) {
+		t.Errorf("far: %+v and EpsilonBracket's %+v do not overlap", far.b, full.b)
+	}
+	if far.units > 6000 || full.units < 2*far.units {
+		t.Errorf("far: %d units (EpsilonBracket %d); want <= 6000 and half of EpsilonBracket's at most", far.units, full.units)
+	}
+	near, nearFull := query(1.0000012, true), query(1.0000012, false)
+	t.Logf("near: against %+v %v; full %+v", near.b, near.cert, nearFull.b)
+	if !near.cert || near.b != nearFull.b {
+		t.Errorf("near: %+v certified %v; want EpsilonBracket's %+v, certified", near.b, near.cert, nearFull.b)
+	}
+}
+
+// TestDeltaAgainst: DeltaAgainst's bracket is narrowed only until it
+// stands clear of its target, and cut for the target: at σ 1.0066, q
+// 1e-4, T 1e5, ε 0.409541 against δ 1e-15 (a σ search's approach) it
+// stops at the two-scale bracket, about 6.07e-16, where DeltaBounds
+// refined the uncut and cut grids for nothing (9,988 units; 13,642
+// before refinement stopped at a stalled grid) after steering its cut
+// from RDP's δ 3e-5 in six compositions.
+func TestDeltaAgainst(t *testing.T) {
+	const sigma, q, steps, eps, target = 1.00660188, 1e-4, 100000, 0.409541, 1e-15
+	a := accountantFor(t, accounting.SubsampledGaussian(sigma, q, steps), Options{})
+	m := work.NewMeter(0)
+	lo, up, err := a.DeltaAgainst(work.With(t.Context(), m), eps, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := accountantFor(t, accounting.SubsampledGaussian(sigma, q, steps), Options{})
+	flo, fup, err := fresh.DeltaBounds(t.Context(), eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("[%.9g, %.9g], %d units; DeltaBounds [%.9g, %.9g]", lo, up, m.Count(), flo, fup)
+	if !(up < target && lo > 0 && math.Log(up/lo) <= clearWidth*math.Log(target/up)) {
+		t.Errorf("[%g, %g]: want clear below %g", lo, up, target)
+	}
+	if !(lo <= fup && flo <= up) {
+		t.Errorf("[%g, %g] and DeltaBounds' [%g, %g] do not overlap", lo, up, flo, fup)
+	}
+	if n := m.Count(); n > 6500 {
+		t.Errorf("%d units of work, want <= 6500", n)
+	}
+	if a.deltaTarget != 0 {
+		t.Errorf("deltaTarget %g left set", a.deltaTarget)
+	}
+}
