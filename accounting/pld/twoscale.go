@@ -386,22 +386,47 @@ func (b *bulk) chernoff(beta pmf, h, n float64) {
 		// the two-scale bounds' cost at σ 1, q 1e-4, T 1e4, δ 1e-10).
 		logLams = append(logLams, math.Log(lam))
 	}
-	b.logChern = make([]float64, len(b.c.c))
-	for i := range b.logChern {
-		s := b.s0 + float64(i)*b.h
-		best := math.Inf(1)
-		for j, lam := range lams {
-			// (ks, λ and s are finite: no NaN for math.Min to keep.)
-			if v := ks[j] - lam*s - 1 - logLams[j]; v < best {
-				best = v
-			}
-		}
-		b.logChern[i] = best
-	}
+	b.logChern = chernoffMin(lams, ks, logLams, b.s0, b.h, len(b.c.c))
 	b.chern = make([]float64, len(b.logChern))
 	for i, v := range b.logChern {
 		b.chern[i] = math.Exp(v)
 	}
+}
+
+// chernoffMin returns, at each of the m losses s_i = s0 + i·h, the least
+// over j of v_j(s_i) = ks[j] − lams[j]·s_i − 1 − logLams[j] (+Inf when
+// there is no λ), for lams increasing and ks[j] = K(lams[j]) with K
+// convex. v_j(s) is then convex in λ (K and −log λ are), so along the λ_j
+// it falls to its minimum and rises after it, and the λ of the minimum
+// does not decrease as s grows (∂v/∂s = −λ): one walk over the losses and
+// the λ_j finds every minimum, where a scan of every λ per loss was 11% of
+// the σ search's CPU at σ 1, q 1e-4, T 1e5, δ 1e-15. Every λ gives a
+// bound, so a walk stopped by a rounding-level bump (ks carry a slack of
+// 1e-9) still gives one.
+func chernoffMin(lams, ks, logLams []float64, s0, h float64, m int) []float64 {
+	out := make([]float64, m)
+	if len(lams) == 0 {
+		for i := range out {
+			out[i] = math.Inf(1)
+		}
+		return out
+	}
+	v := func(j int, s float64) float64 { return ks[j] - lams[j]*s - 1 - logLams[j] }
+	j := 0
+	for i := range out {
+		s := s0 + float64(i)*h
+		best := v(j, s)
+		// (ks, λ and s are finite: no NaN in the comparisons.)
+		for j+1 < len(lams) {
+			next := v(j+1, s)
+			if next > best {
+				break
+			}
+			j, best = j+1, next
+		}
+		out[i] = best
+	}
+	return out
 }
 
 // d returns an upper or lower bound on D(x) = ∫(1 − e^{x−s})₊ dβ^{*n}(s).
