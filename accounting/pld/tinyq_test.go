@@ -175,7 +175,8 @@ func TestTwoScaleAgreesWithGrid(t *testing.T) {
 		// the point is undecided: 23 evaluations of a twoScaleBound, 193
 		// units (one per 1024 bulk.d evaluations of its sums; the jump
 		// cells below the bulk's window summed in closed form, those
-		// above it as one run). Before: 32 evaluations, 2,675 units, one
+		// above it as one run) with two bulk grids, 16 and 137 with the
+		// one made now. Before: 32 evaluations, 2,675 units, one
 		// bulk.d per jump cell. Bisection evaluated all four bounds at
 		// each of its 59 points: 236 evaluations, 19,765 units, for the
 		// same bracket to 7 digits.
@@ -329,5 +330,32 @@ func TestTwoScaleJumpSum(t *testing.T) {
 	t.Logf("%d bulk.d evaluations (work), %d one per cell", calls, cells)
 	if 4*calls > cells {
 		t.Errorf("%d bulk.d evaluations, want at most a quarter of one per cell (%d)", calls, cells)
+	}
+}
+
+// TestTwoScaleBuildWork bounds the work of building the two-scale bounds
+// at a σ search's setting (σ 1, q 1e-4, T 1e5, the tails cut for δ
+// 1e-15), which every query of that search made: with a second bulk grid
+// of 512 cells beside the one of 1024 (intersected with it, and never
+// the tighter on the width sweep), 2,876 units; one grid now, 1,755, for
+// the same bracket of the remove direction's δ at ε 0.4095397, [9.93944e-16,
+// 1.0000002e-15].
+func TestTwoScaleBuildWork(t *testing.T) {
+	const sigma, q, steps, delta, eps = 1.00000057, 1e-4, 100000, 1e-15, 0.4095397
+	a := accountantFor(t, accounting.SubsampledGaussian(sigma, q, steps), Options{})
+	a.setup = newSetup(a.pldsOf(a.keys()))
+	eta := a.setup.eta(0, delta)
+	m := work.NewMeter(0)
+	s, err := a.twoScale(work.With(t.Context(), m), eta, 1e-6*delta)
+	if err != nil || s == nil {
+		t.Fatalf("two-scale bounds: %v, %v", s, err)
+	}
+	lo, up := s.deltaBounds(eps)
+	t.Logf("%d units; remove direction's δ(%g) in [%g, %g]", m.Count(), eps, lo, up)
+	if n := m.Count(); n > 2100 {
+		t.Errorf("%d units of work, want <= 2100", n)
+	}
+	if math.Abs(lo/9.93944e-16-1) > 1e-5 || math.Abs(up/1.0000002e-15-1) > 1e-6 {
+		t.Errorf("δ(%g) in [%.9g, %.9g], want [9.93944e-16, 1.0000002e-15]", eps, lo, up)
 	}
 }
