@@ -98,3 +98,28 @@ func TestDeltaAgainst(t *testing.T) {
 		t.Errorf("deltaTarget %g left set", a.deltaTarget)
 	}
 }
+
+// TestDeltaAgainstFarBelow: where δ(eps) is far below DeltaAgainst's
+// target, a cut steered from the target floors the upper δ near a share
+// of the target (3.4e-19 at σ 1.1325, q 1e-4, T 1e5, ε 0.409541 against
+// 1e-15), and a σ search's approach, whose first step takes −log δ ∝ σ²
+// from it, needed a δ query more (5 where the one steered as DeltaBounds
+// is took 4). DeltaAgainst then steers as DeltaBounds does: the same
+// upper δ, 1.02795e-19.
+func TestDeltaAgainstFarBelow(t *testing.T) {
+	const sigma, q, steps, eps, target = 1.13253606, 1e-4, 100000, 0.409541, 1e-15
+	a := accountantFor(t, accounting.SubsampledGaussian(sigma, q, steps), Options{})
+	lo, up, err := a.DeltaAgainst(t.Context(), eps, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := accountantFor(t, accounting.SubsampledGaussian(sigma, q, steps), Options{})
+	flo, fup, err := fresh.DeltaBounds(t.Context(), eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("[%g, %g]; DeltaBounds [%g, %g]", lo, up, flo, fup)
+	if up != fup || !(lo <= up) {
+		t.Errorf("[%g, %g], want the upper δ DeltaBounds has, %g", lo, up, fup)
+	}
+}

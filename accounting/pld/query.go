@@ -600,8 +600,9 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 		return 0, 0, accounting.KindPLD, errStopped // the upper δ is at most dEst
 	}
 	steer := dEst // the δ the cut is chosen for; dEst stays a certified upper bound
+	fromTarget, rdpSteer := false, steer
 	if t := a.deltaTarget; t > 0 && t < steer {
-		steer = t // (DeltaAgainst)
+		steer, fromTarget = t, true // (DeltaAgainst)
 	}
 	if dEst > 0 {
 		// RDP's δ may be far above the PLD's, and a truncation cut for it
@@ -628,6 +629,18 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 				dEst, dFrom = up, accounting.KindPLD
 				if a.stopped(dEst) {
 					return 0, 0, accounting.KindPLD, errStopped
+				}
+			}
+			if fromTarget {
+				fromTarget = false
+				if up > 0 && up < 1e-2*steer {
+					// Far below DeltaAgainst's target: a cut for the
+					// target floors the bound near cutShare of it (σ
+					// 1.1325, q 1e-4, T 1e5, ε 0.409541: 3.4e-19 against
+					// 1.0e-19 steered from RDP's δ, and a σ search's
+					// approach took a step more): steer as Delta does.
+					steer = rdpSteer
+					continue
 				}
 			}
 			if eta := a.setup.eta(a.h, steer); up > 0 && a.setup.eta(a.h, up) < eta {
