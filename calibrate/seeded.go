@@ -210,8 +210,8 @@ func approachDelta(ctx context.Context, newAcc Factory, event func(sigma float64
 		}
 		var d float64
 		if p, ok := acc.(*pld.Accountant); ok {
-			// Only where δ stands against delta matters here.
-			_, d, err = p.DeltaAgainst(ctx, eps, delta)
+			// Only the upper δ matters here.
+			d, err = p.DeltaUpperAgainst(ctx, eps, delta)
 		} else {
 			d, err = acc.Delta(ctx, eps)
 		}

@@ -123,3 +123,37 @@ func TestDeltaAgainstFarBelow(t *testing.T) {
 		t.Errorf("[%g, %g], want the upper δ DeltaBounds has, %g", lo, up, fup)
 	}
 }
+
+// TestDeltaUpperAgainst: DeltaUpperAgainst's value is DeltaAgainst's
+// upper end where the query ends at the two-scale bounds, without their
+// lower bound, the cut grid cut again at the lower end, or what lies
+// beyond (σ 1, q 1e-4, T 1e5, ε 0.409541 against 1e-15: 2,416 work units
+// for DeltaAgainst's 3,269 at σ 0.999997468; 3,742 for 4,594 at σ
+// 1.0066, where DeltaAgainst's bracket is clear of the target).
+func TestDeltaUpperAgainst(t *testing.T) {
+	const q, steps, eps, target = 1e-4, 100000, 0.409541, 1e-15
+	for _, sigma := range []float64{0.999997468, 1.00660187} {
+		a := accountantFor(t, accounting.SubsampledGaussian(sigma, q, steps), Options{})
+		m := work.NewMeter(0)
+		u, err := a.DeltaUpperAgainst(work.With(t.Context(), m), eps, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := accountantFor(t, accounting.SubsampledGaussian(sigma, q, steps), Options{})
+		mb := work.NewMeter(0)
+		_, up, err := b.DeltaAgainst(work.With(t.Context(), mb), eps, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("σ %g: %g, %d units; DeltaAgainst's upper %g, %d units", sigma, u, m.Count(), up, mb.Count())
+		if u != up {
+			t.Errorf("σ %g: %g, want DeltaAgainst's upper end %g", sigma, u, up)
+		}
+		if 100*m.Count() > 85*mb.Count() {
+			t.Errorf("σ %g: %d units, want at most 85%% of DeltaAgainst's %d", sigma, m.Count(), mb.Count())
+		}
+		if a.upperOnly || a.deltaTarget != 0 {
+			t.Errorf("σ %g: upperOnly %v, deltaTarget %g left set", sigma, a.upperOnly, a.deltaTarget)
+		}
+	}
+}

@@ -187,6 +187,23 @@ func (a *Accountant) DeltaAgainst(ctx context.Context, eps, target float64) (low
 	return lower, upper, a.public(err)
 }
 
+// DeltaUpperAgainst returns the upper end of [Accountant.DeltaAgainst]'s
+// bracket for a search that steers by it alone (the approach of a σ
+// calibration), where the query ends at the two-scale bounds once it
+// reaches them, and makes their upper bound only: the finer and uncut
+// grids that DeltaAgainst may go on to rarely move the upper end there,
+// and the two-scale lower bound is half of their cost (σ 1.0066, q 1e-4,
+// T 1e5, ε 0.409541: 6.0971e-16 both).
+func (a *Accountant) DeltaUpperAgainst(ctx context.Context, eps, target float64) (float64, error) {
+	if !(target > 0 && target < 1) {
+		return a.Delta(ctx, eps)
+	}
+	a.deltaTarget, a.upperOnly = target, true
+	defer func() { a.deltaTarget, a.upperOnly = 0, false }()
+	_, upper, _, err := a.deltaBounds(ctx, eps)
+	return upper, a.public(err)
+}
+
 // clearWidth is how narrow, against its distance from the target (in log
 // δ or relative ε), a bracket of [Accountant.DeltaAgainst] or
 // [Accountant.EpsilonAgainst] must be to stand clear of the target.
@@ -658,7 +675,7 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 		}
 	}
 	lower, upper, err = a.deltaBracket(ctx, eps, steer)
-	if err == nil && steer > 0 && lower > 0 && a.setup.eta(a.h, lower) < a.setup.eta(a.h, steer) && !a.deltaClear(lower, upper) {
+	if err == nil && steer > 0 && lower > 0 && a.setup.eta(a.h, lower) < a.setup.eta(a.h, steer) && !a.deltaClear(lower, upper) && !a.upperOnly {
 		// The untilted bound steering the cut may sit far above δ (its
 		// round-off): cut once more at the certified lower bound, so that
 		// the truncation costs at most cutShare of δ, and keep both
@@ -946,8 +963,10 @@ func (a *Accountant) deltaBracket(ctx context.Context, eps, dEst float64) (lower
 	case err == nil:
 		// A δ bracket is wide when the ε bracket it stands for is: its
 		// log-width over the slope s = −d log δ/dε exceeds the target.
+		// (DeltaUpperAgainst ends at the two-scale bounds.)
+		twoScaled := false
 		wide := func(lo, up float64) bool {
-			if !(up > 0) {
+			if !(up > 0) || (a.upperOnly && twoScaled) {
 				return false
 			}
 			if !(lo > 0) {
@@ -962,6 +981,7 @@ func (a *Accountant) deltaBracket(ctx context.Context, eps, dEst float64) (lower
 			return up > 0 && (!(lo > 0) || math.Log(up/lo) > hopelessFactor*targetGap*math.Max(eps, 1e-6)*r.slope(eps))
 		}
 		twoScale := func(lo, up float64) (float64, float64, error) {
+			twoScaled = true
 			return a.twoScaleDelta(ctx, lv, eps, math.Max(dEst, up), lo, up)
 		}
 		lower, upper, _, err = a.cutFirst(ctx, lv, deltaF(eps), wide, hopeless, point, func(lo, up float64) float64 { return 0.01 * eps }, twoScale)

@@ -638,6 +638,8 @@ type twoScaleSet struct {
 	add []*twoScaleBound
 	// evals counts the twoScaleBound evaluations of epsilonBounds.
 	evals int
+	// noLows: the lower bounds were not made (DeltaUpperAgainst).
+	noLows bool
 }
 
 // addDelta returns the upper bound on the add direction's δ(eps), 1
@@ -669,10 +671,10 @@ func (a *Accountant) twoScale(ctx context.Context, eta, restMax float64) (*twoSc
 	if a.twoScales == nil {
 		a.twoScales = map[float64]*twoScaleSet{}
 	}
-	if s, ok := a.twoScales[eta]; ok {
+	if s, ok := a.twoScales[eta]; ok && (s == nil || !s.noLows || a.upperOnly) {
 		return s, nil
 	}
-	s, err := a.newTwoScale(ctx, eta, restMax)
+	s, err := a.newTwoScale(ctx, eta, restMax, !a.upperOnly)
 	if err == errTooLarge {
 		s, err = nil, nil
 	}
@@ -683,7 +685,7 @@ func (a *Accountant) twoScale(ctx context.Context, eta, restMax float64) (*twoSc
 	return s, nil
 }
 
-func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64) (*twoScaleSet, error) {
+func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64, lows bool) (*twoScaleSet, error) {
 	keys := a.keys()
 	if a.h != 0 || len(keys) != 1 || !(eta > etaFor(a.steps, 0)) {
 		return nil, nil
@@ -732,11 +734,14 @@ func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64) (*tw
 	if err != nil {
 		return nil, err
 	}
-	low, err := newTwoScaleBound(ctx, pair, steps, eta, split, hB, hJ, restMax, false)
-	if err != nil {
-		return nil, err
+	s.ups, s.noLows = append(s.ups, up), !lows
+	if lows {
+		low, err := newTwoScaleBound(ctx, pair, steps, eta, split, hB, hJ, restMax, false)
+		if err != nil {
+			return nil, err
+		}
+		s.lows = append(s.lows, low)
 	}
-	s.ups, s.lows = append(s.ups, up), append(s.lows, low)
 	if len(a.setup.pairs) == 2 {
 		// The add direction: its losses lie below −log(1 − q); the mass
 		// of its long lower tail is moved up to the point below which
