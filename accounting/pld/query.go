@@ -436,7 +436,7 @@ func (a *Accountant) epsilonBoundsAgainst(ctx context.Context, delta, target flo
 			return !math.IsInf(up, 1) && up-lo > hopelessFactor*math.Max(targetGap*up, 1e-9)
 		}
 		twoScale := func(lo, up float64) (float64, float64, error) {
-			return a.twoScaleEpsilon(ctx, lv, delta, lo, up)
+			return a.twoScaleEpsilon(ctx, lv, delta, lo, up, wide)
 		}
 		lower, upper, upper0, err = a.cutFirst(ctx, lv, epsF(delta), wide, hopeless, point, func(lo, up float64) float64 { return up - lo }, twoScale)
 		if err == nil && r.cut {
@@ -982,7 +982,7 @@ func (a *Accountant) deltaBracket(ctx context.Context, eps, dEst float64) (lower
 		}
 		twoScale := func(lo, up float64) (float64, float64, error) {
 			twoScaled = true
-			return a.twoScaleDelta(ctx, lv, eps, math.Max(dEst, up), lo, up)
+			return a.twoScaleDelta(ctx, lv, eps, math.Max(dEst, up), lo, up, wide)
 		}
 		lower, upper, _, err = a.cutFirst(ctx, lv, deltaF(eps), wide, hopeless, point, func(lo, up float64) float64 { return 0.01 * eps }, twoScale)
 		if err == nil && r.cut {

@@ -629,8 +629,8 @@ func (b *bulk) jumpSum(jp *jumps, eps float64, upper bool) (h float64, calls int
 }
 
 // twoScaleSet is the two-scale bounds of the remove direction for one
-// per-step truncation (on bulk grids whose brackets are intersected: one,
-// of twoScaleCells cells, is made).
+// per-step truncation, on bulk grids whose brackets are intersected (one,
+// and a second where the bracket is wide: see withCoarse).
 type twoScaleSet struct {
 	ups, lows []*twoScaleBound
 	// add bounds the add direction from above (newBulkUpper; nil
@@ -640,6 +640,10 @@ type twoScaleSet struct {
 	evals int
 	// noLows: the lower bounds were not made (DeltaUpperAgainst).
 	noLows bool
+	// coarse makes the bounds on the coarser bulk grid, and coarseSet is
+	// the set with them (see withCoarse).
+	coarse    func(ctx context.Context) (*twoScaleSet, error)
+	coarseSet *twoScaleSet
 }
 
 // addDelta returns the upper bound on the add direction's δ(eps), 1
@@ -652,9 +656,13 @@ func (s *twoScaleSet) addDelta(eps float64) float64 {
 	return upper
 }
 
-// twoScaleCells is how many cells the bulk grid of the two-scale bounds
-// has below the split.
-const twoScaleCells = 1024
+// twoScaleCells and twoScaleCoarse are how many cells the bulk grids of
+// the two-scale bounds have below the split: the first is always made,
+// the second where the bracket is still wide (see withCoarse).
+const (
+	twoScaleCells  = 1024
+	twoScaleCoarse = 512
+)
 
 // twoScaleJump is T·P(L > a) at the split point a: the expected number
 // of steps whose loss falls on the jump grid.
@@ -724,23 +732,35 @@ func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64, lows
 		return nil, nil
 	}
 	hJ := (lHi - split) / 16384
-	s := &twoScaleSet{}
-	// One bulk grid of twoScaleCells cells below the split. (A second
-	// one of 512 cells, intersected with it, cost a third of the build
-	// and moved none of the width sweep's 180 brackets, nor the σ found
-	// at its slowest settings.)
-	hB := (split - lLo) / twoScaleCells
-	up, err := newTwoScaleBound(ctx, pair, steps, eta, split, hB, hJ, restMax, true)
-	if err != nil {
-		return nil, err
-	}
-	s.ups, s.noLows = append(s.ups, up), !lows
-	if lows {
-		low, err := newTwoScaleBound(ctx, pair, steps, eta, split, hB, hJ, restMax, false)
+	// The bulk grid of twoScaleCells cells below the split now; the one of
+	// twoScaleCoarse cells when a bracket is still wide (see withCoarse).
+	s := &twoScaleSet{noLows: !lows}
+	var addPair mechanism.Pair
+	var addLo, addHi float64
+	build := func(ctx context.Context, t *twoScaleSet, cells float64) error {
+		hB := (split - lLo) / cells
+		up, err := newTwoScaleBound(ctx, pair, steps, eta, split, hB, hJ, restMax, true)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		s.lows = append(s.lows, low)
+		t.ups = append(t.ups, up)
+		if lows {
+			low, err := newTwoScaleBound(ctx, pair, steps, eta, split, hB, hJ, restMax, false)
+			if err != nil {
+				return err
+			}
+			t.lows = append(t.lows, low)
+		}
+		if addPair != nil {
+			b, err := newBulkUpper(ctx, addPair, steps, eta, addLo, (addHi-addLo)/cells)
+			if err != nil && err != errTooLarge {
+				return err
+			}
+			if err == nil {
+				t.add = append(t.add, b)
+			}
+		}
+		return nil
 	}
 	if len(a.setup.pairs) == 2 {
 		// The add direction: its losses lie below −log(1 − q); the mass
@@ -759,17 +779,51 @@ func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64, lows
 				Done:           func(lo, hi float64) bool { return !(hi-lo > 1e-9*(hi-lLo)) },
 				MaxEvaluations: 200,
 			})
-			lo := o.Lo
-			t, err := newBulkUpper(ctx, add, steps, eta, lo, (lHi-lo)/twoScaleCells)
-			if err != nil && err != errTooLarge {
-				return nil, err
-			}
-			if err == nil {
-				s.add = append(s.add, t)
-			}
+			addPair, addLo, addHi = add, o.Lo, lHi
 		}
 	}
+	if err := build(ctx, s, twoScaleCells); err != nil {
+		return nil, err
+	}
+	s.coarse = func(ctx context.Context) (*twoScaleSet, error) {
+		t := &twoScaleSet{noLows: !lows}
+		if err := build(ctx, t, twoScaleCoarse); err != nil {
+			return nil, err
+		}
+		return t, nil
+	}
 	return s, nil
+}
+
+// withCoarse returns the set with the bounds on the coarser bulk grid
+// (twoScaleCoarse cells) added before its own, made on first use, or s
+// itself where they do not fit. The coarser grid gives the tighter bracket
+// where the rounding slack of the bulk's cell masses, which grows with
+// their number, sets it (σ 0.742, q 2.1e-9, T 7512, δ 2.6e-12: [3.47925e-6,
+// 3.49421e-6] with it, [3.47842e-6, 3.49563e-6] without); elsewhere the
+// finer one is the tighter (none of the width sweep's 180 brackets moved
+// without the coarser one), and building both cost a third more.
+func (s *twoScaleSet) withCoarse(ctx context.Context) (*twoScaleSet, error) {
+	if s.coarse == nil {
+		return s, nil
+	}
+	if s.coarseSet == nil {
+		t, err := s.coarse(ctx)
+		if err == errTooLarge {
+			s.coarse = nil
+			return s, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.coarseSet = &twoScaleSet{
+			ups:    append(append([]*twoScaleBound{}, t.ups...), s.ups...),
+			lows:   append(append([]*twoScaleBound{}, t.lows...), s.lows...),
+			add:    append(append([]*twoScaleBound{}, t.add...), s.add...),
+			noLows: s.noLows,
+		}
+	}
+	return s.coarseSet, nil
 }
 
 // deltaBounds returns the intersected bracket on the remove direction's
@@ -961,35 +1015,58 @@ func dirUpper(lv *levels, d int, f func(c *composition, upper bool) float64) flo
 // twoScaleEpsilon tightens the bracket [lower, upper] on ε(delta) with the
 // two-scale bounds of the remove direction (see twoScaleBound), where they
 // apply: ε ≤ max(min(remove's bounds), add's bound), ε ≥ either lower.
-func (a *Accountant) twoScaleEpsilon(ctx context.Context, lv *levels, delta, lower, upper float64) (float64, float64, error) {
+func (a *Accountant) twoScaleEpsilon(ctx context.Context, lv *levels, delta, lower, upper float64, wide func(lo, up float64) bool) (float64, float64, error) {
 	s, err := a.twoScale(ctx, lv.res.eta, 1e-6*delta)
 	if err != nil || s == nil || len(lv.res.dirs) != 2 {
 		return lower, upper, err
 	}
 	f := epsF(delta)
-	remUp, addUp := dirUpper(lv, 0, f), dirUpper(lv, 1, f)
-	lo2, up2, err := s.epsilonBounds(ctx, delta, lower, math.Min(remUp, upper))
-	if err != nil {
+	bracket := func(s *twoScaleSet) (float64, float64, error) {
+		remUp, addUp := dirUpper(lv, 0, f), dirUpper(lv, 1, f)
+		lo2, up2, err := s.epsilonBounds(ctx, delta, lower, math.Min(remUp, upper))
+		if err != nil {
+			return 0, 0, err
+		}
+		if len(s.add) > 0 && s.addDelta(addUp) <= delta {
+			// The smallest ε in [0, addUp] whose add-direction δ is at most
+			// delta, by bisection (δ(ε) decreases).
+			addUp = search.Bisect(func(e float64) bool { return s.addDelta(e) <= delta }, 0, addUp, 1e-9)
+		}
+		return math.Max(lower, lo2), math.Min(upper, math.Max(math.Min(remUp, up2), addUp)), nil
+	}
+	lo, up, err := bracket(s)
+	if err != nil || !wide(lo, up) {
+		return lo, up, err
+	}
+	// Still wide: both bulk grids, from the same start.
+	if s, err = s.withCoarse(ctx); err != nil {
 		return 0, 0, err
 	}
-	if len(s.add) > 0 && s.addDelta(addUp) <= delta {
-		// The smallest ε in [0, addUp] whose add-direction δ is at most
-		// delta, by bisection (δ(ε) decreases).
-		addUp = search.Bisect(func(e float64) bool { return s.addDelta(e) <= delta }, 0, addUp, 1e-9)
-	}
-	return math.Max(lower, lo2), math.Min(upper, math.Max(math.Min(remUp, up2), addUp)), nil
+	return bracket(s)
 }
 
 // twoScaleDelta is twoScaleEpsilon for δ(eps); dEst sizes the binomial
 // remainder.
-func (a *Accountant) twoScaleDelta(ctx context.Context, lv *levels, eps, dEst, lower, upper float64) (float64, float64, error) {
+func (a *Accountant) twoScaleDelta(ctx context.Context, lv *levels, eps, dEst, lower, upper float64, wide func(lo, up float64) bool) (float64, float64, error) {
 	s, err := a.twoScale(ctx, lv.res.eta, 1e-6*math.Max(dEst, 1e-300))
 	if err != nil || s == nil || len(lv.res.dirs) != 2 {
 		return lower, upper, err
 	}
 	f := deltaF(eps)
-	remUp, addUp := dirUpper(lv, 0, f), dirUpper(lv, 1, f)
-	lo2, up2 := s.deltaBounds(eps)
-	addUp = math.Min(addUp, s.addDelta(eps))
-	return math.Max(lower, lo2), math.Min(upper, math.Max(math.Min(remUp, up2), addUp)), nil
+	bracket := func(s *twoScaleSet) (float64, float64) {
+		remUp, addUp := dirUpper(lv, 0, f), dirUpper(lv, 1, f)
+		lo2, up2 := s.deltaBounds(eps)
+		addUp = math.Min(addUp, s.addDelta(eps))
+		return math.Max(lower, lo2), math.Min(upper, math.Max(math.Min(remUp, up2), addUp))
+	}
+	lo, up := bracket(s)
+	if !wide(lo, up) {
+		return lo, up, nil
+	}
+	// Still wide: both bulk grids.
+	if s, err = s.withCoarse(ctx); err != nil {
+		return 0, 0, err
+	}
+	lo, up = bracket(s)
+	return lo, up, nil
 }
