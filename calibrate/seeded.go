@@ -36,10 +36,11 @@ import (
 // which a δ query's upper δ is within delta, so it is at least where
 // Delta's own upper δ (the least of the bounds it tries) reaches delta.
 // It is above by the gap between the two queries' grids (1e-7 to 4e-5
-// relative on the width sweep). A pld accountant's δ there comes from
-// pld.Accountant.DeltaAgainst, narrowed only until it stands clear of
-// delta and cut for delta (σ 1.0066, q 1e-4, T 1e5, ε 0.409541: 5,728
-// work units where Delta took 9,988).
+// relative on the width sweep). A pld accountant's δ there is the upper
+// end of pld.Accountant.DeltaUpperAgainst: cut for delta, narrowed only
+// until it stands clear of delta, and ended at the two-scale bounds
+// without their lower bound (σ 1.0066, q 1e-4, T 1e5, ε 0.409541: 3,742
+// work units where Delta took 9,988, the same upper δ).
 //
 // The ε queries of SmallestFrom ask a pld accountant where ε stands
 // against eps (pld.Accountant.EpsilonAgainst): a σ whose bracket stands
