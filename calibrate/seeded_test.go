@@ -70,3 +70,50 @@ func TestSigmaSeededApproach(t *testing.T) {
 	}
 	t.Logf("σ %.12g (Lo %.12g), %d pld queries, ε [%.9g, %.9g]", r.X, r.Lo, queries, hi.Lower, hi.Upper)
 }
+
+// TestSigmaSeededAgainst: the search asks pld where ε stands against the
+// target (pld.Accountant.EpsilonAgainst), so that a σ far from the answer
+// is decided without the narrowing and the certification its bracket
+// would need as an answer. At ε 1.83541, δ 1e-15, q 1e-3, T 1e4 (σ ≈ 1;
+// rdp's σ 1.1846, where pld's full bracket took 9,344 work units, most
+// of them raising its upper end by δ queries until Delta there was within
+// δ): 21,215 units before, about 11,700 now. The answer meets SigmaFor's
+// contract on fresh accountants, and its kept bracket is a fresh one's.
+func TestSigmaSeededAgainst(t *testing.T) {
+	const eps, delta, q, steps = 1.83541, 1e-15, 1e-3, 10000
+	tr := Training{SamplingRate: q, Steps: steps}
+	newPLD := func() (accounting.Method, error) { return registry.New(accounting.KindPLD, registry.Options{}) }
+	newRDP := func() (accounting.Method, error) { return registry.New(accounting.KindRDP, registry.Options{}) }
+	meter := work.NewMeter(0)
+	r, m, err := SigmaSeeded(work.With(t.Context(), meter), newPLD, newRDP, tr.Event, eps, delta, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := func(sigma float64) pld.Bracket {
+		a, _ := pld.New(pld.Options{})
+		if err := a.Compose(tr.Event(sigma), 1); err != nil {
+			t.Fatal(err)
+		}
+		b, err := a.EpsilonBracket(t.Context(), delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	hi, lo := fresh(r.X), fresh(r.Lo)
+	t.Logf("σ %.12g (Lo %.12g), %d queries, %d units, ε [%.9g, %.9g]", r.X, r.Lo, r.Evaluations, meter.Count(), hi.Lower, hi.Upper)
+	if !(hi.Upper <= eps) || !(lo.Upper > eps) || r.X-r.Lo > 1e-6*r.X || r.Value != hi.Upper {
+		t.Errorf("X %.12g (ε %.9g, Value %.9g), Lo %.12g (ε %.9g): want ε(X) ≤ %g < ε(Lo) within 1e-6", r.X, hi.Upper, r.Value, r.Lo, lo.Upper, eps)
+	}
+	type bracketer interface {
+		EpsilonBracket(ctx context.Context, delta float64) (pld.Bracket, error)
+	}
+	if b, ok := m.(bracketer); !ok {
+		t.Errorf("method %T has no EpsilonBracket", m)
+	} else if got, err := b.EpsilonBracket(t.Context(), delta); err != nil || got != hi {
+		t.Errorf("kept bracket %+v, %v; want %+v", got, err, hi)
+	}
+	if n := meter.Count(); n > 15000 {
+		t.Errorf("%d units of work, want <= 15000", n)
+	}
+}

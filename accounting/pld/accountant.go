@@ -118,6 +118,10 @@ type Accountant struct {
 	// stopDelta, when > 0, ends a δ query as soon as an upper bound it
 	// keeps is at most stopDelta (see deltaAtMost).
 	stopDelta float64
+	// deltaTarget, when > 0, is the target of a DeltaAgainst query;
+	// upperOnly makes it compute upper bounds alone (see DeltaUpperAgainst).
+	deltaTarget float64
+	upperOnly   bool
 
 	// unattained counts, per recorded mechanism, the steps whose pairs are
 	// not attained although the mechanism's are (shuffled epochs, recorded

@@ -107,6 +107,43 @@ func (a *Accountant) pairsEpsilonBracket(ctx context.Context, delta float64) (Br
 	return b, nil
 }
 
+// EpsilonAgainst is [Accountant.EpsilonBracket] for a search that needs
+// to know only where ε(delta) stands against target (a σ calibration far
+// from its answer): it stops narrowing the bracket once it lies above
+// target (Lower > target) or below it by againstMargin of target (Upper <
+// (1 − againstMargin)·target), each with its width at most clearWidth of
+// its distance from target, and returns that bracket with certified
+// false: both ends are certified bounds on ε(delta), but Upper is not
+// raised to where [Accountant.Delta]'s upper δ is within delta (the
+// round trip Delta(Epsilon(δ)) ≤ δ, see certifyEpsilon), so it can lie
+// below Epsilon(delta). Otherwise, and where some step's pairs are not
+// attained, it is EpsilonBracket's bracket with certified true. (σ
+// 1.1845924, q 1e-3, T 1e4, δ 1e-15 against 1.83541: [0.877235, 0.879431]
+// in 748 work units, where EpsilonBracket narrowed it to [0.878160,
+// 0.878538] and then raised the upper end by δ queries to 0.879537, 9,344
+// units, for a search that only needed "below".)
+func (a *Accountant) EpsilonAgainst(ctx context.Context, delta, target float64) (b Bracket, certified bool, err error) {
+	if _, attained := a.witness(); !attained || !(target > 0) || math.IsInf(target, 1) {
+		b, err := a.EpsilonBracket(ctx, delta)
+		return b, true, err
+	}
+	lower, upper, from, certified, err := a.epsilonBoundsAgainst(ctx, delta, target)
+	if err == nil {
+		lower, err = a.sumLower(ctx, lower, upper, func(s mechanism.CompositionLower) (float64, error) { return s.EpsilonLower(ctx, delta) })
+	}
+	if err != nil {
+		return Bracket{}, false, a.public(err)
+	}
+	return Bracket{Lower: lower, PairLower: lower, Upper: upper, From: from}, certified, nil
+}
+
+// againstMargin is how far below its target (relative) the bracket of
+// [Accountant.EpsilonAgainst] must lie to be left uncertified: a σ
+// search's answer has its ε within about 1e-5 of the target, so a point
+// that far below is not its answer, and a raise of its upper end by
+// certifyEpsilon (1.1e-3 relative in the example there) leaves it below.
+const againstMargin = 1e-2
+
 // DeltaBracket is [Accountant.EpsilonBracket] for δ(eps): shuffled steps
 // add no lower bound on δ; a slack lowers it (see slackDelta).
 func (a *Accountant) DeltaBracket(ctx context.Context, eps float64) (Bracket, error) {
@@ -136,6 +173,63 @@ func (a *Accountant) pairsDeltaBracket(ctx context.Context, eps float64) (Bracke
 		b.Lower = math.Min(lo, b.Upper)
 	}
 	return b, nil
+}
+
+// DeltaAgainst returns a bracket of δ(eps) for a search that needs to
+// know only where δ(eps) stands against target (a σ search approaching
+// the σ at which δ(eps) is target): its bracket is narrowed only until it
+// lies on one side of target with its log-width at most clearWidth of
+// its log-distance from target (so that its upper end is, for such a
+// search, as good as the one [Accountant.DeltaBounds] would narrow it
+// to), and the truncation is cut for target where RDP's δ is above it
+// (where δ(eps) is near target, the cut the query would settle on). Both
+// ends are certified; the bracket can be wider than DeltaBounds', whose
+// upper end is [Accountant.Delta]. (σ 1.0066, q 1e-4, T 1e5, ε 0.409541
+// against 1e-15: the two-scale bracket [6.0446e-16, 6.0971e-16] decides;
+// DeltaBounds went on to the uncut and cut grids refined, which left it
+// as it was.)
+func (a *Accountant) DeltaAgainst(ctx context.Context, eps, target float64) (lower, upper float64, err error) {
+	if !(target > 0 && target < 1) {
+		lower, upper, err = a.DeltaBounds(ctx, eps)
+		return lower, upper, err
+	}
+	a.deltaTarget = target
+	defer func() { a.deltaTarget = 0 }()
+	lower, upper, _, err = a.deltaBounds(ctx, eps)
+	return lower, upper, a.public(err)
+}
+
+// DeltaUpperAgainst returns the upper end of [Accountant.DeltaAgainst]'s
+// bracket for a search that steers by it alone (the approach of a σ
+// calibration), where the query ends at the two-scale bounds once it
+// reaches them, and makes their upper bound only: the finer and uncut
+// grids that DeltaAgainst may go on to rarely move the upper end there,
+// and the two-scale lower bound is half of their cost (σ 1.0066, q 1e-4,
+// T 1e5, ε 0.409541: 6.0971e-16 both).
+func (a *Accountant) DeltaUpperAgainst(ctx context.Context, eps, target float64) (float64, error) {
+	if !(target > 0 && target < 1) {
+		return a.Delta(ctx, eps)
+	}
+	a.deltaTarget, a.upperOnly = target, true
+	defer func() { a.deltaTarget, a.upperOnly = 0, false }()
+	_, upper, _, err := a.deltaBounds(ctx, eps)
+	return upper, a.public(err)
+}
+
+// clearWidth is how narrow, against its distance from the target (in log
+// δ or relative ε), a bracket of [Accountant.DeltaAgainst] or
+// [Accountant.EpsilonAgainst] must be to stand clear of the target.
+const clearWidth = 0.1
+
+// deltaClear reports whether the δ bracket [lo, up] stands clear of
+// a.deltaTarget (see DeltaAgainst).
+func (a *Accountant) deltaClear(lo, up float64) bool {
+	t := a.deltaTarget
+	if !(t > 0 && lo > 0 && up >= lo) {
+		return false
+	}
+	w := math.Log(up / lo)
+	return (up < t && w <= clearWidth*math.Log(t/up)) || (lo > t && w <= clearWidth*math.Log(lo/t))
 }
 
 // witness reports whether every recorded step's pairs are attained, and
@@ -289,25 +383,40 @@ func deltaF(eps float64) func(c *composition, upper bool) float64 {
 }
 
 func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, upper float64, from accounting.Kind, err error) {
+	lower, upper, from, _, err = a.epsilonBoundsAgainst(ctx, delta, 0)
+	return lower, upper, from, err
+}
+
+// epsilonBoundsAgainst is epsilonBounds that, for a target > 0, stops
+// once the bracket stands clear of target (see [Accountant.EpsilonAgainst])
+// and leaves its upper end uncertified then (certified false).
+func (a *Accountant) epsilonBoundsAgainst(ctx context.Context, delta, target float64) (lower, upper float64, from accounting.Kind, certified bool, err error) {
+	certified = true
 	if err := accounting.CheckDeltaQuery(delta); err != nil {
-		return 0, 0, accounting.KindPLD, err
+		return 0, 0, accounting.KindPLD, certified, err
 	}
 	if !a.private {
-		return math.Inf(1), math.Inf(1), accounting.KindPLD, nil
+		return math.Inf(1), math.Inf(1), accounting.KindPLD, certified, nil
 	}
 	if len(a.counts) == 0 {
-		return 0, 0, accounting.KindPLD, nil
+		return 0, 0, accounting.KindPLD, certified, nil
 	}
 	if delta == 0 {
 		// A Gaussian step is never (ε, 0)-DP; Laplace steps alone are.
 		e := a.pureEpsilon()
-		return e, e, accounting.KindPLD, nil
+		return e, e, accounting.KindPLD, certified, nil
 	}
 	if err := accounting.Canceled(ctx); err != nil {
-		return 0, 0, accounting.KindPLD, err
+		return 0, 0, accounting.KindPLD, certified, err
 	}
 	if g := a.grouped(); g != nil {
-		return g.epsilonBounds(ctx, delta)
+		lower, upper, from, err = g.epsilonBounds(ctx, delta)
+		return lower, upper, from, certified, err
+	}
+	// standsClear reports whether a bracket stands clear of the target.
+	standsClear := func(lo, up float64) bool {
+		return target > 0 && ((lo > target && up-lo <= clearWidth*(lo-target)) ||
+			(up < (1-againstMargin)*target && up-lo <= clearWidth*(target-up)))
 	}
 	lv, err := a.resultFor(ctx, delta)
 	var r *result
@@ -324,13 +433,13 @@ func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, u
 			if delta < 0.49 {
 				lower = math.MaxFloat64 / 2
 			}
-			return lower, math.Inf(1), accounting.KindPLD, nil
+			return lower, math.Inf(1), accounting.KindPLD, certified, nil
 		}
 		lower, upper = closedEpsilon(r.closedSigma, delta)
 		upper0 = upper
 	case err == nil:
 		wide := func(lo, up float64) bool {
-			return !math.IsInf(up, 1) && up-lo > math.Max(targetGap*up, 1e-9)
+			return !math.IsInf(up, 1) && up-lo > math.Max(targetGap*up, 1e-9) && !standsClear(lo, up)
 		}
 		point := func(lo, up float64) (float64, float64, error) {
 			return a.epsEstimate(ctx, delta, up)
@@ -339,7 +448,7 @@ func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, u
 			return !math.IsInf(up, 1) && up-lo > hopelessFactor*math.Max(targetGap*up, 1e-9)
 		}
 		twoScale := func(lo, up float64) (float64, float64, error) {
-			return a.twoScaleEpsilon(ctx, lv, delta, lo, up)
+			return a.twoScaleEpsilon(ctx, lv, delta, lo, up, wide)
 		}
 		lower, upper, upper0, err = a.cutFirst(ctx, lv, epsF(delta), wide, hopeless, point, func(lo, up float64) float64 { return up - lo }, twoScale)
 		if err == nil && r.cut {
@@ -350,13 +459,13 @@ func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, u
 	case a.rdpOnly(err):
 		lower, upper, upper0 = 0, math.Inf(1), math.Inf(1)
 	case err != nil:
-		return 0, 0, accounting.KindPLD, err
+		return 0, 0, accounting.KindPLD, certified, err
 	}
 	from = accounting.KindPLD
 	if upper > 0 {
 		rdp, err := a.rdpAccountant()
 		if err != nil {
-			return 0, 0, accounting.KindPLD, err
+			return 0, 0, accounting.KindPLD, certified, err
 		}
 		// The RDP value itself, so that the result is never above
 		// moments.RDP's for the same steps, to the bit.
@@ -366,19 +475,21 @@ func (a *Accountant) epsilonBounds(ctx context.Context, delta float64) (lower, u
 			upper, from = e, accounting.KindRDP
 			upper0 = math.Min(upper0, e)
 		} else if err := accounting.Canceled(ctx); err != nil {
-			return 0, 0, accounting.KindPLD, err
+			return 0, 0, accounting.KindPLD, certified, err
 		}
-		if upper, err = a.certifyEpsilon(ctx, delta, upper, upper0); err != nil {
-			return 0, 0, accounting.KindPLD, err
+		if standsClear(lower, upper) && upper < upper0 {
+			certified = false // (upper0 passes as it is: see certifyEpsilon)
+		} else if upper, err = a.certifyEpsilon(ctx, delta, upper, upper0); err != nil {
+			return 0, 0, accounting.KindPLD, certified, err
 		}
 	}
 	if pe := a.pureEpsilon(); pe < upper {
-		upper = pe // Laplace steps alone: pure DP at that ε
+		upper, certified = pe, true // Laplace steps alone: pure DP at that ε
 	}
 	if !(lower >= 0) {
 		lower = 0
 	}
-	return math.Min(lower, upper), upper, from, nil
+	return math.Min(lower, upper), upper, from, certified, nil
 }
 
 // certifyEpsilon returns the first of e and its raises below e0 at which
@@ -518,6 +629,10 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 		return 0, 0, accounting.KindPLD, errStopped // the upper δ is at most dEst
 	}
 	steer := dEst // the δ the cut is chosen for; dEst stays a certified upper bound
+	fromTarget, rdpSteer := false, steer
+	if t := a.deltaTarget; t > 0 && t < steer {
+		steer, fromTarget = t, true // (DeltaAgainst)
+	}
 	if dEst > 0 {
 		// RDP's δ may be far above the PLD's, and a truncation cut for it
 		// would cost more than cutShare of the δ found: cut again at
@@ -545,6 +660,18 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 					return 0, 0, accounting.KindPLD, errStopped
 				}
 			}
+			if fromTarget {
+				fromTarget = false
+				if up > 0 && up < 1e-2*steer {
+					// Far below DeltaAgainst's target: a cut for the
+					// target floors the bound near cutShare of it (σ
+					// 1.1325, q 1e-4, T 1e5, ε 0.409541: 3.4e-19 against
+					// 1.0e-19 steered from RDP's δ, and a σ search's
+					// approach took a step more): steer as Delta does.
+					steer = rdpSteer
+					continue
+				}
+			}
 			if eta := a.setup.eta(a.h, steer); up > 0 && a.setup.eta(a.h, up) < eta {
 				// The cut at eta raised δ by at most 2·steps·eta.
 				if coarse && 2*float64(a.setup.steps)*eta <= steerSettled*up {
@@ -560,7 +687,7 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 		}
 	}
 	lower, upper, err = a.deltaBracket(ctx, eps, steer)
-	if err == nil && steer > 0 && lower > 0 && a.setup.eta(a.h, lower) < a.setup.eta(a.h, steer) {
+	if err == nil && steer > 0 && lower > 0 && a.setup.eta(a.h, lower) < a.setup.eta(a.h, steer) && !a.deltaClear(lower, upper) && !a.upperOnly {
 		// The untilted bound steering the cut may sit far above δ (its
 		// round-off): cut once more at the certified lower bound, so that
 		// the truncation costs at most cutShare of δ, and keep both
@@ -605,6 +732,11 @@ func (a *Accountant) deltaBounds(ctx context.Context, eps float64) (lower, upper
 	}
 	return math.Min(lower, upper), upper, from, nil
 }
+
+// uncutCoarse is how many times the cut grid's width the uncut first
+// grid's (as composed by default, at least) must be for cutFirst to skip
+// it where the cut grid's bracket is not hopeless.
+const uncutCoarse = 1.5
 
 // hopelessFactor is how many times wider than the target a bracket on a
 // cut level's first grid must be for the uncut composition to be tried
@@ -681,7 +813,14 @@ func (a *Accountant) cutFirst(ctx context.Context, lv *levels, f func(c *composi
 			return 0, 0, 0, errStopped
 		}
 	}
-	if lower, upper, err = a.uncut(ctx, f, lower, upper, sc, refineUncut, point); err != nil || !wide(lower, upper) {
+	if hope && a.h == 0 && a.setup.autoWidth(a.setup.rangeAt(etaFor(a.setup.steps, 0), false)) >= uncutCoarse*r.h {
+		// The uncut first grid is coarser than the cut one by
+		// uncutCoarse or more, and a bracket that refinement can
+		// narrow is set by h: the uncut one would be wider (σ 0.5,
+		// q 1e-4, T 1e5, δ 1e-5 near ε 2.058: [2.05493, 2.06276]
+		// around the cut grid's [2.05703, 2.05909], 0.08 s of each of
+		// the σ search's four queries there; its grid is 2.7 times as coarse).
+	} else if lower, upper, err = a.uncut(ctx, f, lower, upper, sc, refineUncut, point); err != nil || !wide(lower, upper) {
 		return lower, upper, upper0, err
 	}
 	if a.stopped(upper) {
@@ -836,14 +975,16 @@ func (a *Accountant) deltaBracket(ctx context.Context, eps, dEst float64) (lower
 	case err == nil:
 		// A δ bracket is wide when the ε bracket it stands for is: its
 		// log-width over the slope s = −d log δ/dε exceeds the target.
+		// (DeltaUpperAgainst ends at the two-scale bounds.)
+		twoScaled := false
 		wide := func(lo, up float64) bool {
-			if !(up > 0) {
+			if !(up > 0) || (a.upperOnly && twoScaled) {
 				return false
 			}
 			if !(lo > 0) {
 				return true
 			}
-			return math.Log(up/lo) > targetGap*math.Max(eps, 1e-6)*r.slope(eps)
+			return math.Log(up/lo) > targetGap*math.Max(eps, 1e-6)*r.slope(eps) && !a.deltaClear(lo, up)
 		}
 		point := func(lo, up float64) (float64, float64, error) {
 			return eps, up, nil
@@ -852,7 +993,8 @@ func (a *Accountant) deltaBracket(ctx context.Context, eps, dEst float64) (lower
 			return up > 0 && (!(lo > 0) || math.Log(up/lo) > hopelessFactor*targetGap*math.Max(eps, 1e-6)*r.slope(eps))
 		}
 		twoScale := func(lo, up float64) (float64, float64, error) {
-			return a.twoScaleDelta(ctx, lv, eps, math.Max(dEst, up), lo, up)
+			twoScaled = true
+			return a.twoScaleDelta(ctx, lv, eps, math.Max(dEst, up), lo, up, wide)
 		}
 		lower, upper, _, err = a.cutFirst(ctx, lv, deltaF(eps), wide, hopeless, point, func(lo, up float64) float64 { return 0.01 * eps }, twoScale)
 		if err == nil && r.cut {

@@ -148,10 +148,34 @@ func (st *setup) eta(h, delta float64) float64 {
 	return eta
 }
 
+// autoWidth returns the default grid width for the per-step loss range
+// rangeMax, before compose widens it for heavy per-step tails (so never
+// above the width compose uses).
+func (st *setup) autoWidth(rangeMax float64) float64 {
+	h := defaultGridFactor * math.Sqrt(st.vTot/float64(st.steps))
+	if !(h > 0) || math.IsInf(h, 0) || math.IsNaN(h) {
+		// The quadrature variance over/underflowed (extreme σ):
+		// start from the per-step range instead.
+		h = rangeMax / 1024
+	}
+	// Keep the per-step grid and the composed window within bounds.
+	h = math.Max(h, rangeMax/maxStepGrid)
+	if v := 24 * math.Sqrt(st.vTot) / (1 << 22); v < math.Inf(1) {
+		h = math.Max(h, v)
+	}
+	if !(h > 0) || math.IsInf(h, 0) {
+		h = 1e-3
+	}
+	// Below ~1e-12 the cell masses (differences of tails known to
+	// ~1e-16) no longer resolve the loss; such tiny losses give ε ≈ 0
+	// anyway, which a coarser grid still bounds soundly.
+	return math.Max(h, 1e-12)
+}
+
 // compose discretises and composes both directions with per-step
 // truncation mass eta, on grid width h (0: the default).
 func (st *setup) compose(ctx context.Context, h, eta float64) (*result, error) {
-	counts, steps, dirs, pairs, vTot := st.counts, st.steps, st.dirs, st.pairs, st.vTot
+	counts, steps, dirs, pairs := st.counts, st.steps, st.dirs, st.pairs
 	cut := eta > etaFor(steps, 0)
 	rangeMax := st.rangeAt(eta, cut)
 	if cut {
@@ -165,24 +189,7 @@ func (st *setup) compose(ctx context.Context, h, eta float64) (*result, error) {
 	}
 	auto := h == 0
 	if auto {
-		h = defaultGridFactor * math.Sqrt(vTot/float64(steps))
-		if !(h > 0) || math.IsInf(h, 0) || math.IsNaN(h) {
-			// The quadrature variance over/underflowed (extreme σ):
-			// start from the per-step range instead.
-			h = rangeMax / 1024
-		}
-		// Keep the per-step grid and the composed window within bounds.
-		h = math.Max(h, rangeMax/maxStepGrid)
-		if v := 24 * math.Sqrt(vTot) / (1 << 22); v < math.Inf(1) {
-			h = math.Max(h, v)
-		}
-		if !(h > 0) || math.IsInf(h, 0) {
-			h = 1e-3
-		}
-		// Below ~1e-12 the cell masses (differences of tails known to
-		// ~1e-16) no longer resolve the loss; such tiny losses give ε ≈ 0
-		// anyway, which a coarser grid still bounds soundly.
-		h = math.Max(h, 1e-12)
+		h = st.autoWidth(rangeMax)
 		if rangeMax/h > 1<<16 {
 			// Heavy per-step tails relative to the standard deviation
 			// (tiny q, small σ): size the composed window on a coarse

@@ -175,7 +175,8 @@ func TestTwoScaleAgreesWithGrid(t *testing.T) {
 		// the point is undecided: 23 evaluations of a twoScaleBound, 193
 		// units (one per 1024 bulk.d evaluations of its sums; the jump
 		// cells below the bulk's window summed in closed form, those
-		// above it as one run). Before: 32 evaluations, 2,675 units, one
+		// above it as one run) with two bulk grids, 16 and 137 with the
+		// one made now. Before: 32 evaluations, 2,675 units, one
 		// bulk.d per jump cell. Bisection evaluated all four bounds at
 		// each of its 59 points: 236 evaluations, 19,765 units, for the
 		// same bracket to 7 digits.
@@ -329,5 +330,51 @@ func TestTwoScaleJumpSum(t *testing.T) {
 	t.Logf("%d bulk.d evaluations (work), %d one per cell", calls, cells)
 	if 4*calls > cells {
 		t.Errorf("%d bulk.d evaluations, want at most a quarter of one per cell (%d)", calls, cells)
+	}
+}
+
+// TestTwoScaleBuildWork bounds the work of building the two-scale bounds
+// at a σ search's setting (σ 1, q 1e-4, T 1e5, the tails cut for δ
+// 1e-15), which every query of that search made: with a second bulk grid
+// of 512 cells beside the one of 1024 (intersected with it, and never
+// the tighter on the width sweep), 2,876 units; one grid now, 1,755, for
+// the same bracket of the remove direction's δ at ε 0.4095397, [9.93944e-16,
+// 1.0000002e-15].
+func TestTwoScaleBuildWork(t *testing.T) {
+	const sigma, q, steps, delta, eps = 1.00000057, 1e-4, 100000, 1e-15, 0.4095397
+	a := accountantFor(t, accounting.SubsampledGaussian(sigma, q, steps), Options{})
+	a.setup = newSetup(a.pldsOf(a.keys()))
+	eta := a.setup.eta(0, delta)
+	m := work.NewMeter(0)
+	s, err := a.twoScale(work.With(t.Context(), m), eta, 1e-6*delta)
+	if err != nil || s == nil {
+		t.Fatalf("two-scale bounds: %v, %v", s, err)
+	}
+	lo, up := s.deltaBounds(eps)
+	t.Logf("%d units; remove direction's δ(%g) in [%g, %g]", m.Count(), eps, lo, up)
+	if n := m.Count(); n > 2100 {
+		t.Errorf("%d units of work, want <= 2100", n)
+	}
+	if math.Abs(lo/9.93944e-16-1) > 1e-5 || math.Abs(up/1.0000002e-15-1) > 1e-6 {
+		t.Errorf("δ(%g) in [%.9g, %.9g], want [9.93944e-16, 1.0000002e-15]", eps, lo, up)
+	}
+}
+
+// TestTwoScaleCoarseGridWhereWide: where the two-scale bracket on the
+// 1,024-cell bulk grid is still wide, the 512-cell one is made and
+// intersected with it: at σ 0.742, q 2.1e-9, T 7512, δ 2.6e-12 the
+// coarser grid's bounds are the tighter (the rounding slack of the bulk's
+// cell masses grows with their number), and without them the bracket was
+// [3.47842e-6, 3.49563e-6] (0.49%) where both grids give [3.47925e-6,
+// 3.49421e-6] (0.43%).
+func TestTwoScaleCoarseGridWhereWide(t *testing.T) {
+	a := accountantFor(t, accounting.SelfComposed{Event: sampled(2.1e-9, gauss(0.742)), Count: 7512}, Options{})
+	lo, up, err := a.EpsilonBounds(t.Context(), 2.6e-12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("[%.6g, %.6g]", lo, up)
+	if math.Abs(lo/3.47925e-6-1) > 2e-6 || math.Abs(up/3.49421e-6-1) > 2e-6 {
+		t.Errorf("[%.6g, %.6g], want [3.47925e-6, 3.49421e-6] to 6 digits", lo, up)
 	}
 }

@@ -386,22 +386,47 @@ func (b *bulk) chernoff(beta pmf, h, n float64) {
 		// the two-scale bounds' cost at σ 1, q 1e-4, T 1e4, δ 1e-10).
 		logLams = append(logLams, math.Log(lam))
 	}
-	b.logChern = make([]float64, len(b.c.c))
-	for i := range b.logChern {
-		s := b.s0 + float64(i)*b.h
-		best := math.Inf(1)
-		for j, lam := range lams {
-			// (ks, λ and s are finite: no NaN for math.Min to keep.)
-			if v := ks[j] - lam*s - 1 - logLams[j]; v < best {
-				best = v
-			}
-		}
-		b.logChern[i] = best
-	}
+	b.logChern = chernoffMin(lams, ks, logLams, b.s0, b.h, len(b.c.c))
 	b.chern = make([]float64, len(b.logChern))
 	for i, v := range b.logChern {
 		b.chern[i] = math.Exp(v)
 	}
+}
+
+// chernoffMin returns, at each of the m losses s_i = s0 + i·h, the least
+// over j of v_j(s_i) = ks[j] − lams[j]·s_i − 1 − logLams[j] (+Inf when
+// there is no λ), for lams increasing and ks[j] = K(lams[j]) with K
+// convex. v_j(s) is then convex in λ (K and −log λ are), so along the λ_j
+// it falls to its minimum and rises after it, and the λ of the minimum
+// does not decrease as s grows (∂v/∂s = −λ): one walk over the losses and
+// the λ_j finds every minimum, where a scan of every λ per loss was 11% of
+// the σ search's CPU at σ 1, q 1e-4, T 1e5, δ 1e-15. Every λ gives a
+// bound, so a walk stopped by a rounding-level bump (ks carry a slack of
+// 1e-9) still gives one.
+func chernoffMin(lams, ks, logLams []float64, s0, h float64, m int) []float64 {
+	out := make([]float64, m)
+	if len(lams) == 0 {
+		for i := range out {
+			out[i] = math.Inf(1)
+		}
+		return out
+	}
+	v := func(j int, s float64) float64 { return ks[j] - lams[j]*s - 1 - logLams[j] }
+	j := 0
+	for i := range out {
+		s := s0 + float64(i)*h
+		best := v(j, s)
+		// (ks, λ and s are finite: no NaN in the comparisons.)
+		for j+1 < len(lams) {
+			next := v(j+1, s)
+			if next > best {
+				break
+			}
+			j, best = j+1, next
+		}
+		out[i] = best
+	}
+	return out
 }
 
 // d returns an upper or lower bound on D(x) = ∫(1 − e^{x−s})₊ dβ^{*n}(s).
@@ -604,7 +629,8 @@ func (b *bulk) jumpSum(jp *jumps, eps float64, upper bool) (h float64, calls int
 }
 
 // twoScaleSet is the two-scale bounds of the remove direction for one
-// per-step truncation, on two bulk grids (their brackets are intersected).
+// per-step truncation, on bulk grids whose brackets are intersected (one,
+// and a second where the bracket is wide: see withCoarse).
 type twoScaleSet struct {
 	ups, lows []*twoScaleBound
 	// add bounds the add direction from above (newBulkUpper; nil
@@ -612,6 +638,12 @@ type twoScaleSet struct {
 	add []*twoScaleBound
 	// evals counts the twoScaleBound evaluations of epsilonBounds.
 	evals int
+	// noLows: the lower bounds were not made (DeltaUpperAgainst).
+	noLows bool
+	// coarse makes the bounds on the coarser bulk grid, and coarseSet is
+	// the set with them (see withCoarse).
+	coarse    func(ctx context.Context) (*twoScaleSet, error)
+	coarseSet *twoScaleSet
 }
 
 // addDelta returns the upper bound on the add direction's δ(eps), 1
@@ -623,6 +655,14 @@ func (s *twoScaleSet) addDelta(eps float64) float64 {
 	}
 	return upper
 }
+
+// twoScaleCells and twoScaleCoarse are how many cells the bulk grids of
+// the two-scale bounds have below the split: the first is always made,
+// the second where the bracket is still wide (see withCoarse).
+const (
+	twoScaleCells  = 1024
+	twoScaleCoarse = 512
+)
 
 // twoScaleJump is T·P(L > a) at the split point a: the expected number
 // of steps whose loss falls on the jump grid.
@@ -639,10 +679,10 @@ func (a *Accountant) twoScale(ctx context.Context, eta, restMax float64) (*twoSc
 	if a.twoScales == nil {
 		a.twoScales = map[float64]*twoScaleSet{}
 	}
-	if s, ok := a.twoScales[eta]; ok {
+	if s, ok := a.twoScales[eta]; ok && (s == nil || !s.noLows || a.upperOnly) {
 		return s, nil
 	}
-	s, err := a.newTwoScale(ctx, eta, restMax)
+	s, err := a.newTwoScale(ctx, eta, restMax, !a.upperOnly)
 	if err == errTooLarge {
 		s, err = nil, nil
 	}
@@ -653,7 +693,7 @@ func (a *Accountant) twoScale(ctx context.Context, eta, restMax float64) (*twoSc
 	return s, nil
 }
 
-func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64) (*twoScaleSet, error) {
+func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64, lows bool) (*twoScaleSet, error) {
 	keys := a.keys()
 	if a.h != 0 || len(keys) != 1 || !(eta > etaFor(a.steps, 0)) {
 		return nil, nil
@@ -692,18 +732,35 @@ func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64) (*tw
 		return nil, nil
 	}
 	hJ := (lHi - split) / 16384
-	s := &twoScaleSet{}
-	for _, cells := range []float64{512, 1024} {
+	// The bulk grid of twoScaleCells cells below the split now; the one of
+	// twoScaleCoarse cells when a bracket is still wide (see withCoarse).
+	s := &twoScaleSet{noLows: !lows}
+	var addPair mechanism.Pair
+	var addLo, addHi float64
+	build := func(ctx context.Context, t *twoScaleSet, cells float64) error {
 		hB := (split - lLo) / cells
 		up, err := newTwoScaleBound(ctx, pair, steps, eta, split, hB, hJ, restMax, true)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		low, err := newTwoScaleBound(ctx, pair, steps, eta, split, hB, hJ, restMax, false)
-		if err != nil {
-			return nil, err
+		t.ups = append(t.ups, up)
+		if lows {
+			low, err := newTwoScaleBound(ctx, pair, steps, eta, split, hB, hJ, restMax, false)
+			if err != nil {
+				return err
+			}
+			t.lows = append(t.lows, low)
 		}
-		s.ups, s.lows = append(s.ups, up), append(s.lows, low)
+		if addPair != nil {
+			b, err := newBulkUpper(ctx, addPair, steps, eta, addLo, (addHi-addLo)/cells)
+			if err != nil && err != errTooLarge {
+				return err
+			}
+			if err == nil {
+				t.add = append(t.add, b)
+			}
+		}
+		return nil
 	}
 	if len(a.setup.pairs) == 2 {
 		// The add direction: its losses lie below −log(1 − q); the mass
@@ -722,20 +779,51 @@ func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64) (*tw
 				Done:           func(lo, hi float64) bool { return !(hi-lo > 1e-9*(hi-lLo)) },
 				MaxEvaluations: 200,
 			})
-			lo := o.Lo
-			for _, cells := range []float64{512, 1024} {
-				t, err := newBulkUpper(ctx, add, steps, eta, lo, (lHi-lo)/cells)
-				if err == errTooLarge {
-					continue
-				}
-				if err != nil {
-					return nil, err
-				}
-				s.add = append(s.add, t)
-			}
+			addPair, addLo, addHi = add, o.Lo, lHi
 		}
 	}
+	if err := build(ctx, s, twoScaleCells); err != nil {
+		return nil, err
+	}
+	s.coarse = func(ctx context.Context) (*twoScaleSet, error) {
+		t := &twoScaleSet{noLows: !lows}
+		if err := build(ctx, t, twoScaleCoarse); err != nil {
+			return nil, err
+		}
+		return t, nil
+	}
 	return s, nil
+}
+
+// withCoarse returns the set with the bounds on the coarser bulk grid
+// (twoScaleCoarse cells) added before its own, made on first use, or s
+// itself where they do not fit. The coarser grid gives the tighter bracket
+// where the rounding slack of the bulk's cell masses, which grows with
+// their number, sets it (σ 0.742, q 2.1e-9, T 7512, δ 2.6e-12: [3.47925e-6,
+// 3.49421e-6] with it, [3.47842e-6, 3.49563e-6] without); elsewhere the
+// finer one is the tighter (none of the width sweep's 180 brackets moved
+// without the coarser one), and building both cost a third more.
+func (s *twoScaleSet) withCoarse(ctx context.Context) (*twoScaleSet, error) {
+	if s.coarse == nil {
+		return s, nil
+	}
+	if s.coarseSet == nil {
+		t, err := s.coarse(ctx)
+		if err == errTooLarge {
+			s.coarse = nil
+			return s, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.coarseSet = &twoScaleSet{
+			ups:    append(append([]*twoScaleBound{}, t.ups...), s.ups...),
+			lows:   append(append([]*twoScaleBound{}, t.lows...), s.lows...),
+			add:    append(append([]*twoScaleBound{}, t.add...), s.add...),
+			noLows: s.noLows,
+		}
+	}
+	return s.coarseSet, nil
 }
 
 // deltaBounds returns the intersected bracket on the remove direction's
@@ -782,7 +870,7 @@ func (ts *twoScaleBound) cells() int {
 // ones so far leave the point undecided: whether the smallest upper δ is
 // at most delta, or the largest lower δ above it, is the same, and the
 // secant steps from the value found (at σ 1, q 1e-4, δ 1e-15 the second
-// bound was needed at few of the points).
+// bound was needed at few of the points, and one bulk grid is made now).
 func (s *twoScaleSet) epsilonBounds(ctx context.Context, delta, lo0, up0 float64) (lower, upper float64, err error) {
 	dUp := func(e float64) (float64, error) {
 		v, n := 1.0, 0
@@ -927,35 +1015,58 @@ func dirUpper(lv *levels, d int, f func(c *composition, upper bool) float64) flo
 // twoScaleEpsilon tightens the bracket [lower, upper] on ε(delta) with the
 // two-scale bounds of the remove direction (see twoScaleBound), where they
 // apply: ε ≤ max(min(remove's bounds), add's bound), ε ≥ either lower.
-func (a *Accountant) twoScaleEpsilon(ctx context.Context, lv *levels, delta, lower, upper float64) (float64, float64, error) {
+func (a *Accountant) twoScaleEpsilon(ctx context.Context, lv *levels, delta, lower, upper float64, wide func(lo, up float64) bool) (float64, float64, error) {
 	s, err := a.twoScale(ctx, lv.res.eta, 1e-6*delta)
 	if err != nil || s == nil || len(lv.res.dirs) != 2 {
 		return lower, upper, err
 	}
 	f := epsF(delta)
-	remUp, addUp := dirUpper(lv, 0, f), dirUpper(lv, 1, f)
-	lo2, up2, err := s.epsilonBounds(ctx, delta, lower, math.Min(remUp, upper))
-	if err != nil {
+	bracket := func(s *twoScaleSet) (float64, float64, error) {
+		remUp, addUp := dirUpper(lv, 0, f), dirUpper(lv, 1, f)
+		lo2, up2, err := s.epsilonBounds(ctx, delta, lower, math.Min(remUp, upper))
+		if err != nil {
+			return 0, 0, err
+		}
+		if len(s.add) > 0 && s.addDelta(addUp) <= delta {
+			// The smallest ε in [0, addUp] whose add-direction δ is at most
+			// delta, by bisection (δ(ε) decreases).
+			addUp = search.Bisect(func(e float64) bool { return s.addDelta(e) <= delta }, 0, addUp, 1e-9)
+		}
+		return math.Max(lower, lo2), math.Min(upper, math.Max(math.Min(remUp, up2), addUp)), nil
+	}
+	lo, up, err := bracket(s)
+	if err != nil || !wide(lo, up) {
+		return lo, up, err
+	}
+	// Still wide: both bulk grids, from the same start.
+	if s, err = s.withCoarse(ctx); err != nil {
 		return 0, 0, err
 	}
-	if len(s.add) > 0 && s.addDelta(addUp) <= delta {
-		// The smallest ε in [0, addUp] whose add-direction δ is at most
-		// delta, by bisection (δ(ε) decreases).
-		addUp = search.Bisect(func(e float64) bool { return s.addDelta(e) <= delta }, 0, addUp, 1e-9)
-	}
-	return math.Max(lower, lo2), math.Min(upper, math.Max(math.Min(remUp, up2), addUp)), nil
+	return bracket(s)
 }
 
 // twoScaleDelta is twoScaleEpsilon for δ(eps); dEst sizes the binomial
 // remainder.
-func (a *Accountant) twoScaleDelta(ctx context.Context, lv *levels, eps, dEst, lower, upper float64) (float64, float64, error) {
+func (a *Accountant) twoScaleDelta(ctx context.Context, lv *levels, eps, dEst, lower, upper float64, wide func(lo, up float64) bool) (float64, float64, error) {
 	s, err := a.twoScale(ctx, lv.res.eta, 1e-6*math.Max(dEst, 1e-300))
 	if err != nil || s == nil || len(lv.res.dirs) != 2 {
 		return lower, upper, err
 	}
 	f := deltaF(eps)
-	remUp, addUp := dirUpper(lv, 0, f), dirUpper(lv, 1, f)
-	lo2, up2 := s.deltaBounds(eps)
-	addUp = math.Min(addUp, s.addDelta(eps))
-	return math.Max(lower, lo2), math.Min(upper, math.Max(math.Min(remUp, up2), addUp)), nil
+	bracket := func(s *twoScaleSet) (float64, float64) {
+		remUp, addUp := dirUpper(lv, 0, f), dirUpper(lv, 1, f)
+		lo2, up2 := s.deltaBounds(eps)
+		addUp = math.Min(addUp, s.addDelta(eps))
+		return math.Max(lower, lo2), math.Min(upper, math.Max(math.Min(remUp, up2), addUp))
+	}
+	lo, up := bracket(s)
+	if !wide(lo, up) {
+		return lo, up, nil
+	}
+	// Still wide: both bulk grids.
+	if s, err = s.withCoarse(ctx); err != nil {
+		return 0, 0, err
+	}
+	lo, up = bracket(s)
+	return lo, up, nil
 }

@@ -23,19 +23,72 @@ func logMGF(m *pmf, h, lambda float64) float64 {
 		return math.Inf(-1)
 	}
 	r := math.Exp(-math.Abs(lambda) * h)
-	var s float64
 	ref := m.lo + lo
+	var s float64
 	if lambda > 0 {
 		ref = m.lo + hi
-		for i := lo; i <= hi; i++ {
-			s = s*r + m.p[i]
-		}
+		s = horner(m.p[lo:hi+1], r, true)
 	} else {
-		for i := hi; i >= lo; i-- {
-			s = s*r + m.p[i]
-		}
+		s = horner(m.p[lo:hi+1], r, false)
 	}
 	return lambda*float64(ref)*h + logmath.Log(s)
+}
+
+// horner returns Σ_i p_i·r^(n−1−i) (up: the last term is the anchor,
+// r^0) or Σ_i p_i·r^i (the first is), for 0 < r ≤ 1 and p ≥ 0, by
+// Horner's rule on four interleaved chains with r^4, joined at the end:
+// one chain's additions wait on each other (the window search's
+// cumulants, 8% of a σ search's CPU at σ 1, q 1e-4, T 1e5, δ 1e-15,
+// were this wait), four overlap. Every term is nonnegative, so each
+// chain's rounding stays relative to its sum, as one chain's does.
+func horner(p []float64, r float64, up bool) float64 {
+	n := len(p)
+	if n < 64 {
+		var s float64
+		if up {
+			for _, v := range p {
+				s = s*r + v
+			}
+		} else {
+			for i := n - 1; i >= 0; i-- {
+				s = s*r + p[i]
+			}
+		}
+		return s
+	}
+	r2 := r * r
+	r4 := r2 * r2
+	var s0, s1, s2, s3 float64
+	if up {
+		// Chains by i mod 4 over the first n − n%4 terms (anchored at
+		// their last), then the rest one by one.
+		m := n - n%4
+		for i := 0; i < m; i += 4 {
+			s0 = s0*r4 + p[i]
+			s1 = s1*r4 + p[i+1]
+			s2 = s2*r4 + p[i+2]
+			s3 = s3*r4 + p[i+3]
+		}
+		s := ((s0*r+s1)*r+s2)*r + s3
+		for i := m; i < n; i++ {
+			s = s*r + p[i]
+		}
+		return s
+	}
+	// Mirror image: chains over the last n − n%4 terms from the top down,
+	// anchored at index n%4, then the first n%4 terms.
+	k := n % 4
+	for i := n - 4; i >= k; i -= 4 {
+		s0 = s0*r4 + p[i+3]
+		s1 = s1*r4 + p[i+2]
+		s2 = s2*r4 + p[i+1]
+		s3 = s3*r4 + p[i]
+	}
+	s := ((s0*r+s1)*r+s2)*r + s3
+	for i := k - 1; i >= 0; i-- {
+		s = s*r + p[i]
+	}
+	return s
 }
 
 // cumulant returns Σ count·log M(λ), the log-MGF of the composed finite part.

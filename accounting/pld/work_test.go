@@ -65,6 +65,11 @@ func TestSmallDeltaQueryWork(t *testing.T) {
 		// 0.3151] around the cut grid's [0.23171, 0.23270]): 10,308
 		// units before, then 7,816, now 6,757.
 		{1, 1e-4, 1000, 1e-15, 0.232504, 0.232538, 7200},
+		// The cut grid's bracket is just wider than the target; the
+		// uncut first grid, 2.7 times as coarse, gave a bracket 3.8 times as wide
+		// around it before the cut grid was refined once: 2,315 units
+		// before, 1,980 now that a first grid that coarse is skipped.
+		{0.5, 1e-4, 100000, 1e-5, 2.05717, 2.05838, 2150},
 	}
 	if testenv.Long() {
 		cases = append(cases, workCase{0.5, 1e-4, 10000, 1e-15, 8.30565, 8.30651, 1500})
@@ -148,6 +153,33 @@ func TestPeerQueryGrids(t *testing.T) {
 				t.Errorf("remove direction composed at λ %g, want only 8", k.lambda)
 			}
 		}
+	}
+}
+
+// TestRefineStopsWhereTheGridIsNotTheLimit: a refinement whose grid's own
+// bracket does not shrink by a quarter when h halves (a second-order
+// bracket shrinks by three quarters) is the last. The σ search's δ query
+// at σ 1.0066, q 1e-4, T 1e5, ε 0.409541 (its approach to σ ≈ 1 at δ
+// 1e-15) has the two-scale bracket [6.04463e-16, 6.09712e-16], just wider
+// than the target; the uncut grid ([2.2e-28, 2.5e-14] on its first grid,
+// [0, 2.46e-14] and [0, 2.58e-14] refined) and the cut grid ([2.37e-16,
+// 9.82e-16], then [2.37e-16, 9.79e-16] and [2.17e-16, 9.97e-16]) were
+// each refined twice before the bracket was left as it was: 13,642 units
+// before, 9,988 now, the same bracket.
+func TestRefineStopsWhereTheGridIsNotTheLimit(t *testing.T) {
+	const sigma, q, steps, eps = 1.00660188, 1e-4, 100000, 0.409541
+	a := accountantFor(t, accounting.SubsampledGaussian(sigma, q, steps), Options{})
+	m := work.NewMeter(0)
+	lo, up, err := a.DeltaBounds(work.With(t.Context(), m), eps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("[%.9g, %.9g], %d units", lo, up, m.Count())
+	if math.Abs(lo/6.04463e-16-1) > 1e-5 || math.Abs(up/6.09712e-16-1) > 1e-5 {
+		t.Errorf("[%.9g, %.9g], want [6.04463e-16, 6.09712e-16] to 6 digits", lo, up)
+	}
+	if n := m.Count(); n > 11000 {
+		t.Errorf("%d units of work, want <= 11000", n)
 	}
 }
 
