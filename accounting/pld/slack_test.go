@@ -26,7 +26,7 @@ func userAccountant(t *testing.T, sigma, q float64, k, steps int) *Accountant {
 
 // A user of 1000 examples at q 0.0064, 300 steps: the binomial's left-out
 // shifts (η ≈ e^−712 a step) make the pairs the user's own only up to
-// T·η·(2 + e^ε) in δ. The pairs' lower end there, 1292.7, comes from the
+// T·η·(2 + e^ε) in δ. The pairs' lower end there, about 1230, comes from the
 // add direction, where e^ε·T·η is far above any δ, so it is not one on the
 // user's ε; only the remove direction's lower end (here none) is.
 func TestSlackAddDirectionLowerEnd(t *testing.T) {
