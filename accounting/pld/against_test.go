@@ -157,3 +157,63 @@ func TestDeltaUpperAgainst(t *testing.T) {
 		}
 	}
 }
+
+// TestDeltaUpperAgainstFarBelow: where the steering's cut has settled on
+// an upper δ two orders or more below the target, DeltaUpperAgainst ends
+// there: at σ 1.13253606, q 1e-4, T 1e5, ε 0.409541 against 1e-15 (a σ
+// search's first δ query) the steering's 1.02795e-19 stood as the upper
+// end, and the default grid and the bracket after it (its upper end
+// 1.83e-17) took 1,466 of the query's 3,111 work units (1,645 now). The
+// value is DeltaAgainst's upper end still.
+func TestDeltaUpperAgainstFarBelow(t *testing.T) {
+	const sigma, q, steps, eps, target = 1.13253606, 1e-4, 100000, 0.409541, 1e-15
+	a := accountantFor(t, accounting.SubsampledGaussian(sigma, q, steps), Options{})
+	m := work.NewMeter(0)
+	u, err := a.DeltaUpperAgainst(work.With(t.Context(), m), eps, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := accountantFor(t, accounting.SubsampledGaussian(sigma, q, steps), Options{})
+	_, up, err := b.DeltaAgainst(t.Context(), eps, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%g, %d units; DeltaAgainst's upper %g", u, m.Count(), up)
+	if u != up || !(u < 1e-2*target) {
+		t.Errorf("%g, want DeltaAgainst's upper end %g, below %g", u, up, 1e-2*target)
+	}
+	if n := m.Count(); n > 2000 {
+		t.Errorf("%d units of work, want <= 2000", n)
+	}
+	if a.upperOnly || a.deltaTarget != 0 {
+		t.Errorf("upperOnly %v, deltaTarget %g left set", a.upperOnly, a.deltaTarget)
+	}
+}
+
+// TestEpsilonAgainstAbove: where the narrowed bracket's upper end lies
+// above the target, EpsilonAgainst leaves it uncertified: certifying
+// could only raise it. At σ 0.999999674, q 1e-4, T 1e5, δ 1e-15 against
+// 0.409541 (the point just below a σ search's answer), the upper end
+// 0.409542193 is EpsilonBracket's, which spent 1,225 of its 5,758 work
+// units on δ queries that raised it by nothing.
+func TestEpsilonAgainstAbove(t *testing.T) {
+	const sigma, q, steps, delta, target = 0.999999674004, 1e-4, 100000, 1e-15, 0.409541
+	a := accountantFor(t, accounting.SubsampledGaussian(sigma, q, steps), Options{})
+	m := work.NewMeter(0)
+	b, cert, err := a.EpsilonAgainst(work.With(t.Context(), m), delta, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := accountantFor(t, accounting.SubsampledGaussian(sigma, q, steps), Options{})
+	full, err := fresh.EpsilonBracket(t.Context(), delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v certified %v, %d units; EpsilonBracket %+v", b, cert, m.Count(), full)
+	if cert || !(b.Upper > target) || b.Upper > full.Upper || b.Lower != full.Lower {
+		t.Errorf("%+v certified %v; want uncertified, above %g, EpsilonBracket's %+v lower end and at most its upper", b, cert, target, full)
+	}
+	if n := m.Count(); n > 5000 {
+		t.Errorf("%d units of work, want <= 5000", n)
+	}
+}
