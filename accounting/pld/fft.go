@@ -3,6 +3,7 @@ package pld
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/dsp/fourier"
@@ -156,17 +157,61 @@ func powRoundBound(n int) float64 {
 	return 3 * float64(n+bits.Len(uint(n)))
 }
 
-// fftPlans caches FFT plans (their twiddle factors cost as much as a
-// transform) per length; a plan is used by one goroutine at a time.
-var fftPlans sync.Map // int → *sync.Pool
+// fftPlans keeps FFT plans (their twiddle factors cost as much as a
+// transform) per length for reuse, one goroutine at a time per plan. It
+// survives garbage collections, which a sync.Pool does not: a σ search
+// allocates hundreds of megabytes and emptied its pools again and again,
+// rebuilding about 70 plans. It keeps at most maxPlanLength points of
+// plans in all, dropping the least recently returned lengths first.
+var fftPlans struct {
+	sync.Mutex
+	free  map[int][]*fourier.FFT
+	order []int // lengths with free plans, least recently returned first
+	total int   // Σ of the free plans' lengths
+}
+
+// maxPlanLength bounds the points of the plans fftPlans keeps (a plan of
+// n points holds about 2n float64s).
+const maxPlanLength = 1 << 20
 
 func getFFT(n int) *fourier.FFT {
-	p, _ := fftPlans.LoadOrStore(n, &sync.Pool{New: func() any { return fourier.NewFFT(n) }})
-	return p.(*sync.Pool).Get().(*fourier.FFT)
+	fftPlans.Lock()
+	if l := fftPlans.free[n]; len(l) > 0 {
+		f := l[len(l)-1]
+		fftPlans.free[n] = l[:len(l)-1]
+		fftPlans.total -= n
+		if len(l) == 1 {
+			delete(fftPlans.free, n)
+			fftPlans.order = slices.DeleteFunc(fftPlans.order, func(m int) bool { return m == n })
+		}
+		fftPlans.Unlock()
+		return f
+	}
+	fftPlans.Unlock()
+	return fourier.NewFFT(n)
 }
 
 func putFFT(f *fourier.FFT) {
-	if p, ok := fftPlans.Load(f.Len()); ok {
-		p.(*sync.Pool).Put(f)
+	n := f.Len()
+	if n > maxPlanLength {
+		return
+	}
+	fftPlans.Lock()
+	defer fftPlans.Unlock()
+	if fftPlans.free == nil {
+		fftPlans.free = map[int][]*fourier.FFT{}
+	}
+	fftPlans.free[n] = append(fftPlans.free[n], f)
+	fftPlans.total += n
+	fftPlans.order = append(slices.DeleteFunc(fftPlans.order, func(m int) bool { return m == n }), n)
+	for fftPlans.total > maxPlanLength {
+		m := fftPlans.order[0]
+		l := fftPlans.free[m]
+		fftPlans.free[m] = l[1:]
+		fftPlans.total -= m
+		if len(l) == 1 {
+			delete(fftPlans.free, m)
+			fftPlans.order = fftPlans.order[1:]
+		}
 	}
 }
