@@ -139,9 +139,9 @@ type Accountant struct {
 	// lowerOnly marks a witnesses accountant: only its lower bounds are
 	// used, and its steps may mix relations, so it has no RDP cross-check.
 	lowerOnly bool
-	// removes is the accountant of the steps' remove pairs alone, made
-	// for lower ends with a slack (removeAccountant).
-	removes *Accountant
+	// removes and adds are the accountants of the steps' remove pairs and
+	// add pairs alone, made for lower ends with a slack (removeAccountant).
+	removes, adds *Accountant
 }
 
 // shuffledEpochs identifies the epochs of one shuffled Gaussian step for
@@ -255,7 +255,7 @@ func (a *Accountant) Compose(e accounting.Event, count int) error {
 	if unbounded {
 		a.private = false
 	}
-	a.setup, a.levels, a.rdp, a.twoScales, a.groups, a.witnesses, a.removes = nil, nil, nil, nil, nil, nil, nil
+	a.setup, a.levels, a.rdp, a.twoScales, a.groups, a.witnesses, a.removes, a.adds = nil, nil, nil, nil, nil, nil, nil, nil
 	a.steerLevels = nil
 	return nil
 }

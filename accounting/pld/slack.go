@@ -60,19 +60,42 @@ func (m removeOnly) PLD() (*mechanism.PLD, error) {
 	return &mechanism.PLD{Remove: p.Remove, Add: p.Remove, Symmetric: true, MaxLoss: p.MaxLoss, Attained: p.Attained, Slack: p.Slack}, nil
 }
 
-// removeAccountant returns an accountant of the recorded steps' remove
-// pairs (see removeOnly), made once.
+// addOnly is removeOnly for the add pair: an accountant of them composes
+// the run's add direction, whose upper bounds are used.
+type addOnly struct{ mechanism.Mechanism }
+
+func (m addOnly) PLD() (*mechanism.PLD, error) {
+	p, err := m.Mechanism.PLD()
+	if err != nil {
+		return nil, err
+	}
+	return &mechanism.PLD{Remove: p.Add, Add: p.Add, Symmetric: true, MaxLoss: p.MaxLoss, Attained: p.Attained, Slack: p.Slack}, nil
+}
+
+// removeAccountant and addAccountant return accountants of the recorded
+// steps' remove pairs and add pairs alone (see removeOnly), each made once.
 func (a *Accountant) removeAccountant() *Accountant {
 	if a.removes == nil {
-		r := a.empty()
-		r.lowerOnly = true
-		for k, n := range a.counts {
-			r.counts[removeOnly{k}] += n
-			r.steps += n
-		}
-		a.removes = r
+		a.removes = a.oneDirection(func(k mechanism.Mechanism) mechanism.Mechanism { return removeOnly{k} })
 	}
 	return a.removes
+}
+
+func (a *Accountant) addAccountant() *Accountant {
+	if a.adds == nil {
+		a.adds = a.oneDirection(func(k mechanism.Mechanism) mechanism.Mechanism { return addOnly{k} })
+	}
+	return a.adds
+}
+
+func (a *Accountant) oneDirection(wrap func(mechanism.Mechanism) mechanism.Mechanism) *Accountant {
+	r := a.empty()
+	r.lowerOnly = true
+	for k, n := range a.counts {
+		r.counts[wrap(k)] += n
+		r.steps += n
+	}
+	return r
 }
 
 // slackEpsilon is [Accountant.EpsilonBracket] with the slack. Where the
@@ -111,7 +134,7 @@ func (a *Accountant) slackEpsilon(ctx context.Context, delta float64) (Bracket, 
 			}
 		}
 		if !math.IsNaN(d) {
-			lo, _, _, err := a.removeAccountant().epsilonBounds(ctx, d)
+			lo, err := a.removeLowerEpsilon(ctx, delta, d, b)
 			if err != nil {
 				return Bracket{}, a.public(err)
 			}
@@ -120,6 +143,34 @@ func (a *Accountant) slackEpsilon(ctx context.Context, delta float64) (Bracket, 
 	}
 	b.Lower = lower
 	return b, nil
+}
+
+// removeLowerEpsilon returns a lower end on ε(delta) that the remove
+// direction's pairs certify at d ≥ delta (d = delta + 2·T·η, or delta
+// where that slack is negligible); b is the pairs' bracket at delta. The
+// cheap way first: at ε₁ just below the pairs' lower end at d, the
+// pairs' δ(ε₁) exceeds d, and where the add direction's upper δ(ε₁) is at
+// most delta, the remove direction's δ(ε₁) is the one above d, so ε₁ is a
+// lower end for the run (its δ is non-increasing in ε). Otherwise the
+// remove pairs are composed on their own.
+func (a *Accountant) removeLowerEpsilon(ctx context.Context, delta, d float64, b Bracket) (float64, error) {
+	if d != delta {
+		var err error
+		if b, err = a.pairsEpsilonBracket(ctx, d); err != nil {
+			return 0, err
+		}
+	}
+	if e1 := math.Nextafter(b.Lower, 0); e1 > 0 {
+		_, up, _, err := a.addAccountant().deltaBounds(ctx, e1)
+		if err != nil {
+			return 0, err
+		}
+		if up <= delta {
+			return e1, nil
+		}
+	}
+	lo, _, _, err := a.removeAccountant().epsilonBounds(ctx, d)
+	return lo, err
 }
 
 // slackDelta is [Accountant.DeltaBracket] with the slack: the pairs'
@@ -140,9 +191,18 @@ func (a *Accountant) slackDelta(ctx context.Context, eps float64) (Bracket, erro
 	}
 	lower := math.Max(0, math.Nextafter(b.Lower-s, 0))
 	if _, attained := a.witness(); attained {
-		lo, _, _, err := a.removeAccountant().deltaBounds(ctx, eps)
+		// Where the add direction's upper δ is below the pairs' lower δ,
+		// that lower δ is the remove direction's; otherwise the remove
+		// pairs are composed on their own.
+		_, up, _, err := a.addAccountant().deltaBounds(ctx, eps)
 		if err != nil {
 			return Bracket{}, a.public(err)
+		}
+		lo := b.Lower
+		if up >= lo {
+			if lo, _, _, err = a.removeAccountant().deltaBounds(ctx, eps); err != nil {
+				return Bracket{}, a.public(err)
+			}
 		}
 		if s := slackAt(ls, 0, true); !negligible(s, lo) {
 			lo = math.Max(0, math.Nextafter(lo-s, 0))

@@ -99,3 +99,38 @@ func TestSlackAt(t *testing.T) {
 		t.Errorf("overflowing slack %v, want +Inf", s)
 	}
 }
+
+// Where the add direction's upper δ just below the pairs' lower end is
+// below δ, the pairs' lower end is the remove direction's, and it stands
+// (less one ulp) without composing the remove pairs again: a user of 300
+// examples at q 0.0064, 200 steps, ε about 750, where e^ε·T·η is far
+// above δ.
+func TestSlackRemoveLowerEndCheap(t *testing.T) {
+	ctx := context.Background()
+	a := userAccountant(t, 1, 0.0064, 300, 200)
+	pairs, err := a.pairsEpsilonBracket(ctx, 1e-6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pairs.Lower < 700 {
+		t.Fatalf("pairs' lower end %v, want above 700 (where the slack is not negligible)", pairs.Lower)
+	}
+	b, err := a.EpsilonBracket(ctx, 1e-6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Lower != math.Nextafter(pairs.Lower, 0) || b.Upper != pairs.Upper || a.removes != nil || a.adds == nil {
+		t.Errorf("bracket %+v, pairs' %+v; remove pairs composed: %v", b, pairs, a.removes != nil)
+	}
+	d, err := a.DeltaBracket(ctx, 740)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dp, err := a.pairsDeltaBracket(ctx, 740)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Lower != dp.Lower || dp.Lower <= 0 || a.removes != nil {
+		t.Errorf("δ(740) bracket %+v, pairs' %+v; remove pairs composed: %v", d, dp, a.removes != nil)
+	}
+}
