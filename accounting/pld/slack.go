@@ -46,53 +46,49 @@ func slackAt(logSlack, eps float64, remove bool) float64 {
 // part in 2^52), the resolution every bound here is computed to.
 func negligible(s, x float64) bool { return s <= x*0x1p-52 }
 
-// removeOnly is a recorded mechanism read through its remove pair alone,
-// for both directions: an accountant of them composes the run's remove
-// direction. Family and Lower are dropped, since they bound both
-// directions.
-type removeOnly struct{ mechanism.Mechanism }
-
-func (m removeOnly) PLD() (*mechanism.PLD, error) {
-	p, err := m.Mechanism.PLD()
-	if err != nil {
-		return nil, err
-	}
-	return &mechanism.PLD{Remove: p.Remove, Add: p.Remove, Symmetric: true, MaxLoss: p.MaxLoss, Attained: p.Attained, Slack: p.Slack}, nil
+// oneDirection is a recorded mechanism read through one of its pairs
+// alone, for both directions: its remove pair (add false) or its add
+// pair. An accountant of them composes that direction of the run. Family
+// and Lower are dropped, since they bound both directions.
+type oneDirection struct {
+	mechanism.Mechanism
+	add bool
 }
 
-// addOnly is removeOnly for the add pair: an accountant of them composes
-// the run's add direction, whose upper bounds are used.
-type addOnly struct{ mechanism.Mechanism }
-
-func (m addOnly) PLD() (*mechanism.PLD, error) {
+func (m oneDirection) PLD() (*mechanism.PLD, error) {
 	p, err := m.Mechanism.PLD()
 	if err != nil {
 		return nil, err
 	}
-	return &mechanism.PLD{Remove: p.Add, Add: p.Add, Symmetric: true, MaxLoss: p.MaxLoss, Attained: p.Attained, Slack: p.Slack}, nil
+	pair := p.Remove
+	if m.add {
+		pair = p.Add
+	}
+	return &mechanism.PLD{Remove: pair, Add: pair, Symmetric: true, MaxLoss: p.MaxLoss, Attained: p.Attained, Slack: p.Slack}, nil
 }
 
 // removeAccountant and addAccountant return accountants of the recorded
-// steps' remove pairs and add pairs alone (see removeOnly), each made once.
+// steps' remove pairs and add pairs alone (see oneDirection), each made
+// once.
 func (a *Accountant) removeAccountant() *Accountant {
 	if a.removes == nil {
-		a.removes = a.oneDirection(func(k mechanism.Mechanism) mechanism.Mechanism { return removeOnly{k} })
+		a.removes = a.oneWay(false)
 	}
 	return a.removes
 }
 
 func (a *Accountant) addAccountant() *Accountant {
 	if a.adds == nil {
-		a.adds = a.oneDirection(func(k mechanism.Mechanism) mechanism.Mechanism { return addOnly{k} })
+		a.adds = a.oneWay(true)
 	}
 	return a.adds
 }
 
-func (a *Accountant) oneDirection(wrap func(mechanism.Mechanism) mechanism.Mechanism) *Accountant {
+func (a *Accountant) oneWay(add bool) *Accountant {
 	r := a.empty()
 	r.lowerOnly = true
 	for k, n := range a.counts {
-		r.counts[wrap(k)] += n
+		r.counts[oneDirection{k, add}] += n
 		r.steps += n
 	}
 	return r
