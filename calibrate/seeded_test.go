@@ -2,7 +2,10 @@ package calibrate
 
 import (
 	"context"
+	"errors"
 	"math"
+	"runtime"
+	"sync/atomic"
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
@@ -160,5 +163,67 @@ func TestSigmaSeededSlowest(t *testing.T) {
 	}
 	if hi, lo := fresh(r.X), fresh(r.Lo); !(hi.Upper <= eps) || !(lo.Upper > eps) || r.Value != hi.Upper {
 		t.Errorf("X %.12g (ε %.9g, Value %.9g), Lo %.12g (ε %.9g): want ε(X) ≤ %g < ε(Lo)", r.X, hi.Upper, r.Value, r.Lo, lo.Upper, eps)
+	}
+}
+
+// inflight is an accounting.Method whose Epsilon records how many of its
+// kind are being queried at once (peak), waiting a bounded number of
+// scheduler turns for a second query to start.
+type inflight struct {
+	accounting.Method
+	now, peak *atomic.Int32
+}
+
+func (m *inflight) Epsilon(ctx context.Context, delta float64) (float64, error) {
+	m.now.Add(1)
+	defer m.now.Add(-1)
+	for i := 0; i < 100000 && m.now.Load() < 2; i++ {
+		runtime.Gosched()
+	}
+	for n := m.now.Load(); ; {
+		p := m.peak.Load()
+		if n <= p || m.peak.CompareAndSwap(p, n) {
+			break
+		}
+	}
+	return m.Method.Epsilon(ctx, delta)
+}
+
+// TestSigmaSeededStartsAtOnce: the two starting points of the closing
+// search are queried at once (the two closing ε queries of a pld search
+// near its answer, each about half a second at σ 1, q 1e-4, T 1e5,
+// δ 1e-15), the factory and the event are still called one at a time,
+// and the result is the sequential search's, with every query counted.
+// (Without a seed the search starts from σ 1 and 1.1.)
+func TestSigmaSeededStartsAtOnce(t *testing.T) {
+	const eps, delta = 1.2, 1e-5
+	tr := Training{SamplingRate: 0.01, Steps: 1000}
+	var now, peak atomic.Int32
+	calls := 0 // not atomic: the race detector checks the factory is called serially
+	newAcc := func() (accounting.Method, error) {
+		calls++
+		m, err := registry.New(accounting.KindRDP, registry.Options{})
+		return &inflight{Method: m, now: &now, peak: &peak}, err
+	}
+	noSeed := func() (accounting.Method, error) { return nil, errors.New("no seed") }
+	r, m, err := SigmaSeeded(t.Context(), newAcc, noSeed, tr.Event, eps, delta, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := SigmaFor(t.Context(), func() (accounting.Method, error) {
+		return registry.New(accounting.KindRDP, registry.Options{})
+	}, tr.Event, eps, delta, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("σ %.12g (Lo %.12g), ε %.9g, %d queries; SigmaFor σ %.12g", r.X, r.Lo, r.Value, r.Evaluations, want.X)
+	if peak.Load() != 2 {
+		t.Errorf("at most %d queries at once; want the two starting points together", peak.Load())
+	}
+	if r.Evaluations != calls || m == nil {
+		t.Errorf("%d evaluations, %d factory calls (method %v); want the same, and a method", r.Evaluations, calls, m)
+	}
+	if !(r.Value <= eps) || r.X-r.Lo > 1e-6*r.X || math.Abs(r.X-want.X) > 2e-6*want.X {
+		t.Errorf("σ %.12g (ε %.9g, Lo %.12g); want ε ≤ %g within 1e-6 and σ near SigmaFor's %.12g", r.X, r.Value, r.Lo, eps, want.X)
 	}
 }
