@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 
 	"github.com/dpcalc/dpcalc/accounting"
 	"github.com/dpcalc/dpcalc/accounting/pld"
@@ -56,7 +55,7 @@ import (
 //
 // The two points SmallestFrom starts from are queried at once, on two
 // goroutines, where neither was queried before and memory allows (see
-// roomForTwo): near the answer they are its two closing ε queries (σ 1,
+// sysmem.RoomForTwo): near the answer they are its two closing ε queries (σ 1,
 // q 1e-4, T 1e5, δ 1e-15: about 0.5 s each, a third of the search). The
 // factory and event are called one at a time, the two results are
 // recorded in SmallestFrom's order, and a query refused for memory is
@@ -176,7 +175,7 @@ func SigmaSeeded(ctx context.Context, newAcc, seed Factory, event func(sigma flo
 		if _, ok := seen[x0]; ok || x0 == x1 || !(x0 > 0 && x1 > 0) {
 			return nil
 		}
-		if _, ok := seen[x1]; ok || !roomForTwo() {
+		if _, ok := seen[x1]; ok || !sysmem.RoomForTwo() {
 			return nil
 		}
 		// The factory and event are called here, one after the other;
@@ -352,19 +351,4 @@ func (b *bracketed) EpsilonBracket(ctx context.Context, delta float64) (pld.Brac
 func (b *bracketed) Compose(e accounting.Event, count int) error {
 	b.delta = math.NaN()
 	return b.Accountant.Compose(e, count)
-}
-
-// roomForTwo reports whether two queries may run at once: the memory
-// available is at least four times what this process has taken from the
-// system so far (the queries before, at nearby σ, composed grids of the
-// same sizes), or, where the available memory is not known, what it has
-// taken is at most 512 MiB.
-func roomForTwo() bool {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	avail, ok := sysmem.Available()
-	if !ok {
-		return ms.Sys <= 512<<20
-	}
-	return float64(avail) >= 4*float64(ms.Sys)
 }

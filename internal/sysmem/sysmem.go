@@ -83,3 +83,18 @@ func Check(need float64, what, reduce string) error {
 	}
 	return &Error{What: what, Need: need, Avail: float64(avail), Reduce: reduce}
 }
+
+// RoomForTwo reports whether a computation may run two of its parts at
+// once: the memory available is at least four times what this process
+// has taken from the system so far, or, where the available memory is
+// not known, what it has taken is at most 512 MiB. (A part's own Check
+// would not see what the other is about to take.)
+func RoomForTwo() bool {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	avail, ok := Available()
+	if !ok {
+		return ms.Sys <= 512<<20
+	}
+	return float64(avail) >= 4*float64(ms.Sys)
+}
