@@ -1,6 +1,7 @@
 package sysmem
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -25,5 +26,30 @@ func TestCheckFloor(t *testing.T) {
 	Available = func() (uint64, bool) { return 0, false }
 	if err := Check(1e18, "x", "y"); err != nil {
 		t.Errorf("unknown availability refused: %v", err)
+	}
+}
+
+// TestRoomForTwo: two parts run at once only with four times what the
+// process has taken still available, and where that is not known only
+// while it has taken at most 512 MiB (a test binary takes far less).
+func TestRoomForTwo(t *testing.T) {
+	old := Available
+	defer func() { Available = old }()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	for _, c := range []struct {
+		avail uint64
+		ok    bool
+		want  bool
+	}{
+		{100 << 10, true, false},
+		{2 * ms.Sys, true, false},
+		{1 << 50, true, true},
+		{0, false, true},
+	} {
+		Available = func() (uint64, bool) { return c.avail, c.ok }
+		if got := RoomForTwo(); got != c.want {
+			t.Errorf("available %d (known %v), %d taken: %v, want %v", c.avail, c.ok, ms.Sys, got, c.want)
+		}
 	}
 }
