@@ -41,8 +41,9 @@ import (
 // relative on the width sweep). A pld accountant's δ there is the upper
 // end of pld.Accountant.DeltaUpperAgainst: cut for delta, narrowed only
 // until it stands clear of delta, and ended at the two-scale bounds
-// without their lower bound (σ 1.0066, q 1e-4, T 1e5, ε 0.409541: 3,742
-// work units where Delta took 9,988, the same upper δ).
+// without their lower bound or the cut grid's lower distributions (σ
+// 1.0066, q 1e-4, T 1e5, ε 0.409541: 3,321 work units where Delta took
+// 9,988, the same upper δ).
 //
 // The ε queries of SmallestFrom ask a pld accountant where ε stands
 // against eps (pld.Accountant.EpsilonAgainst): a σ whose bracket stands

@@ -128,7 +128,10 @@ func TestSigmaSeededAgainst(t *testing.T) {
 // queries, as before, and 27,594 work units before, 24,903 now: its first
 // δ query, far below the target, ends at its steering (3,094 → 1,628
 // units), and the ε query just below the answer is left uncertified
-// above the target (5,758 → 4,533). The σ is the same. The long test step
+// above the target (5,758 → 4,533). Later, 23,091: the first tilt of an
+// ε query makes no lower distribution where the next tilt replaces it,
+// and a δ query of the approach none on its cut grid where the two-scale
+// bounds end it. The σ is the same. The long test step
 // checks the answer against fresh brackets at X and Lo.
 func TestSigmaSeededSlowest(t *testing.T) {
 	const eps, delta, q, steps = 0.409541, 1e-15, 1e-4, 100000
@@ -144,8 +147,8 @@ func TestSigmaSeededSlowest(t *testing.T) {
 	if !(r.Value <= eps) || math.Abs(r.X-1.0000005740036741) > 1e-6 || r.X-r.Lo > 1e-6*r.X {
 		t.Errorf("σ %.12g (ε %.9g), Lo %.12g; want ε ≤ %g at σ within 1e-6 of 1.00000057, Lo within 1e-6 below", r.X, r.Value, r.Lo, eps)
 	}
-	if r.Evaluations > 7 || meter.Count() > 25500 {
-		t.Errorf("%d queries, %d units of work; want <= 7, <= 25500", r.Evaluations, meter.Count())
+	if r.Evaluations > 7 || meter.Count() > 23500 {
+		t.Errorf("%d queries, %d units of work; want <= 7, <= 23500", r.Evaluations, meter.Count())
 	}
 	if !testenv.Long() {
 		return

@@ -29,6 +29,7 @@ type result struct {
 	span        float64 // distance of the loss's two atoms that h divides (0: none)
 	dirs        []*direction
 	lams        []float64 // the tilts of the query in progress (steering slope)
+	noLows      bool      // the query in progress makes no lower distribution (see deltaBracket)
 }
 
 // direction is one direction (remove or add) of all segments.

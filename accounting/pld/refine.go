@@ -381,8 +381,8 @@ func (r *result) boundsUntil(ctx context.Context, f func(c *composition, upper b
 	if stop != nil && stop(upper) {
 		return 0, 0, errStopped
 	}
-	if upper == 0 {
-		return 0, 0, nil // lower ≤ upper = 0 needs no work
+	if upper == 0 || r.noLows {
+		return 0, upper, nil // lower ≤ upper = 0 needs no work
 	}
 	order := []int{best}
 	for d := range r.dirs {
