@@ -219,3 +219,32 @@ func TestEpsilonAgainstAbove(t *testing.T) {
 		t.Errorf("%d units of work, want <= 5000", n)
 	}
 }
+
+// TestDeltaUpperAgainstNarrow: where the cut grid's bracket is narrow,
+// DeltaUpperAgainst ends there as DeltaAgainst does, with its lower
+// distributions made first and no two-scale bound (which would tighten
+// the upper δ, and put the σ search's approach 1.9e-5 below the σ its ε
+// queries find at σ 1, q 1e-4, T 1000, ε 0.0481699, δ 1e-10: 8 queries
+// and 16,179 work units, where this takes 14,921).
+func TestDeltaUpperAgainstNarrow(t *testing.T) {
+	const sigma, q, steps, eps, target = 1.0000136192024618, 1e-4, 1000, 0.0481699, 1e-10
+	a := accountantFor(t, accounting.SubsampledGaussian(sigma, q, steps), Options{})
+	m := work.NewMeter(0)
+	u, err := a.DeltaUpperAgainst(work.With(t.Context(), m), eps, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := accountantFor(t, accounting.SubsampledGaussian(sigma, q, steps), Options{})
+	mb := work.NewMeter(0)
+	_, up, err := b.DeltaAgainst(work.With(t.Context(), mb), eps, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%.17g, %d units; DeltaAgainst's upper %.17g, %d units; two-scale bounds made: %v", u, m.Count(), up, mb.Count(), a.twoScales != nil)
+	if u != up {
+		t.Errorf("%g, want DeltaAgainst's upper end %g", u, up)
+	}
+	if a.twoScales != nil || m.Count() > mb.Count() {
+		t.Errorf("%d units (DeltaAgainst %d), two-scale bounds %v; want no more, and none made", m.Count(), mb.Count(), a.twoScales)
+	}
+}

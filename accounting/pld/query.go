@@ -1025,24 +1025,40 @@ func (a *Accountant) deltaBracket(ctx context.Context, eps, dEst float64) (lower
 			return a.twoScaleDelta(ctx, lv, eps, math.Max(dEst, up), lo, up, wide)
 		}
 		if a.upperOnly && r.cut {
-			// DeltaUpperAgainst ends at the two-scale bounds where they
-			// apply, and their upper bound does not depend on the cut
-			// grid's lower one, which would only decide whether to go on
-			// to them: that grid's lower distributions are not made (σ
-			// 1.0066, q 1e-4, T 1e5, ε 0.409541: 0.11 of the δ query's
-			// 0.17 s of bracket, for the same upper δ). Where the cut
-			// grid's bracket would have been narrow, the two-scale upper
-			// bound only tightens it.
+			// DeltaUpperAgainst ends at the two-scale bounds where the
+			// cut grid's bracket is wide, and their upper bound does not
+			// depend on that grid's lower end. Where the cut grid's
+			// upper bound carries error terms that suggest a wide
+			// bracket (errorShare), the two-scale bounds come before
+			// that grid's lower distributions, which are then made only
+			// where the two-scale upper bound up2 leaves it open whether
+			// the bracket was wide: its lower end is at most up2, so
+			// where log(up/up2) exceeds what a narrow or clear bracket
+			// spans, it was wide, and the usual way would have ended at
+			// up2 too (σ 1.0066, q 1e-4, T 1e5, ε 0.409541: [2.4e-16,
+			// 9.8e-16], 6.1e-16 from the two-scale bounds; 0.11 of the
+			// query's 0.17 s of bracket). Elsewhere the usual way, with
+			// the uppers (and any two-scale bounds) kept: σ 1, q 1e-4,
+			// T 1000, ε 0.0481699 against 1e-10 has a narrow cut
+			// bracket, and the two-scale bounds would be made for
+			// nothing.
 			r.noLows = true
 			lo, up, _, err := a.refined(ctx, lv, deltaF(eps), func(lo, up float64) bool { return false }, point)
 			r.noLows = false
 			if err != nil {
 				return 0, 0, err
 			}
-			if lo, up, err = twoScale(lo, up); err != nil || (a.twoScales[r.eta] != nil && len(r.dirs) == 2) {
-				return lo, up, err
+			gate := targetGap * math.Max(eps, 1e-6) * r.slope(eps) // wide's
+			if t := a.deltaTarget; t > 0 && up > 0 {
+				gate = math.Max(gate, clearWidth*math.Abs(math.Log(t/up))) // deltaClear's
 			}
-			twoScaled = false // none here: the usual way, with the uppers kept
+			if r.errorShare(eps) > gate {
+				lo2, up2, err := twoScale(lo, up)
+				if err != nil || (a.twoScales[r.eta] != nil && len(r.dirs) == 2 && up2 > 0 && math.Log(up/up2) > gate) {
+					return lo2, up2, err
+				}
+				twoScaled = false // the usual way, with the uppers and the two-scale bounds kept
+			}
 		}
 		lower, upper, _, err = a.cutFirst(ctx, lv, deltaF(eps), wide, hopeless, point, func(lo, up float64) float64 { return 0.01 * eps }, twoScale)
 		if err == nil && r.cut {
@@ -1066,4 +1082,30 @@ func (a *Accountant) epsEstimate(ctx context.Context, delta, up float64) (float6
 		return 0, 0, err
 	}
 	return up, delta, nil
+}
+
+// errorShare returns log(u/l) for the upper composition (as the query in
+// progress left it tilted) of the direction with the largest upper δ(eps)
+// u, where l is that composition's δ(eps) less its error terms: +Inf
+// where l is 0. A bracket whose upper end carries error terms that large
+// is usually as wide (deltaBracket tries the two-scale bounds first
+// there; only the cost depends on it).
+func (r *result) errorShare(eps float64) float64 {
+	best, share := -1.0, 0.0
+	for d, dir := range r.dirs {
+		c := dir.up
+		if r.lams != nil {
+			c = dir.tilt[tiltKey{true, r.lams[d]}]
+		}
+		if c == nil {
+			continue
+		}
+		if u := c.delta(eps, true); u > best {
+			best, share = u, math.Inf(1)
+			if l := c.delta(eps, false); l > 0 {
+				share = math.Log(u / l)
+			}
+		}
+	}
+	return share
 }
