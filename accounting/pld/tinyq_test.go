@@ -378,3 +378,45 @@ func TestTwoScaleCoarseGridWhereWide(t *testing.T) {
 		t.Errorf("[%.6g, %.6g], want [3.47925e-6, 3.49421e-6] to 6 digits", lo, up)
 	}
 }
+
+// TestTwoScaleExpTables checks bulk.d with its exponentials formed as
+// products from tables (expTables) against d with math.Exp for each
+// (the tables dropped) on every bulk of the slowest σ search's two-scale
+// bounds (σ 1, q 1e-4, T 1e5, δ 1e-15), at losses across and beyond the
+// window. The two differ by their rounding margins only, a few ulps of
+// the sums each exponential multiplies (A ≈ 1, and sums of mass ≤ A):
+// they must agree within 1e-14·A, and the tables must be in use.
+func TestTwoScaleExpTables(t *testing.T) {
+	const sigma, q, steps, delta = 1.0000005740036741, 1e-4, 100000, 1e-15
+	a := accountantFor(t, accounting.SubsampledGaussian(sigma, q, steps), Options{})
+	a.setup = newSetup(a.pldsOf(a.keys()))
+	s, err := a.twoScale(t.Context(), a.setup.eta(0, delta), 1e-6*delta)
+	if err != nil || s == nil {
+		t.Fatalf("two-scale bounds: %v, %v", s, err)
+	}
+	var n int
+	var worst float64
+	for _, ts := range append(append(append([]*twoScaleBound{}, s.ups...), s.lows...), s.add...) {
+		for k, b := range ts.bulk {
+			if b.eLo == nil {
+				t.Fatalf("upper %v, k %d: no tables", ts.upper, k)
+			}
+			plain := *b
+			plain.eLo, plain.eHi = nil, nil
+			m := len(b.c.c)
+			for j := -50; j <= 1050; j++ {
+				x := b.s0 + float64(j)/1000*float64(m)*b.h + 0.37*b.h
+				for _, upper := range []bool{true, false} {
+					got, want := b.d(x, upper), plain.d(x, upper)
+					n++
+					diff := math.Abs(got-want) / b.a
+					worst = math.Max(worst, diff)
+					if !(diff <= 1e-14) {
+						t.Errorf("upper %v, k %d, x %g, upper bound %v: %.17g with tables, %.17g with math.Exp", ts.upper, k, x, upper, got, want)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d points, largest difference %.3g·A", n, worst)
+}

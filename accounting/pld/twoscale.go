@@ -61,11 +61,27 @@ type bulk struct {
 	slack      float64   // relative rounding of the suffix and prefix sums
 	sMin       float64   // the lowest loss β^{*n} can have
 	logChern   []float64 // log of the Chernoff bound on D at s_i (upper only)
-	// a and chern are e^{logA} and e^{logChern[i]}, made once: d takes
-	// them at every call (3 of its 10 exponentials).
+	// a and chern are e^{logA} and e^{logChern[i]}, made once (d takes
+	// them at every call).
 	a     float64
 	chern []float64
+	// The exponentials of d as products (see expTables): e^{−i·h} =
+	// eHi[i>>expBits]·eLo[i&expMask], and eB0 = e^{s0 + logB}, eMin0 =
+	// e^{s0 − sMin}; tabP, tabB and tabMin bound the relative error of
+	// the products e^{x−s0}·e^{−i·h}, e^{x−s0}·eB0 and e^{x−s0}·eMin0
+	// against the exponentials they stand for, less that of e^{x−s0}
+	// itself. eLo is nil where they are not made.
+	eLo, eHi           []float64
+	eB0, eMin0         float64
+	tabP, tabB, tabMin float64
 }
+
+// expBits sets the split of the tables of e^{−i·h}: 2^expBits entries
+// in eLo, m/2^expBits in eHi, about 2√m exponentials for m cells.
+const (
+	expBits = 8
+	expMask = 1<<expBits - 1
+)
 
 // jumps is γ^{*k}/γ̄^k: mass g[j] at loss y0 + j·h, with the FFT's
 // error terms (0 for k = 1, placed exactly).
@@ -335,7 +351,51 @@ func newBulk(ctx context.Context, beta pmf, h float64, n int, upper bool) (*bulk
 	if upper && n > 0 {
 		b.chernoff(beta, h, nn)
 	}
+	b.expTables()
 	return b, nil
+}
+
+// expTables makes the tables with which d forms its exponentials as
+// products with e^{x−s0}, one multiplication each instead of an exp
+// (they were two thirds of d's cost), where the window is narrow enough
+// that e^{−i·h} stays far from underflow (m·h < 600, as for the prefix
+// sums) and e^{s0 + logB} and e^{s0 − sMin} are finite and normal.
+//
+// A product e0·eHi[i>>expBits]·eLo[i&expMask] stands for e^{x − s_i},
+// s_i = s0 + i·h rounded as d rounds it: each table entry is within
+// 2u + u·m·h of its exponential (math.Exp is within 1 ulp; its argument
+// r·h or q·2^expBits·h is rounded), each product adds u, and s_i differs
+// from s0 + i·h (exact) by at most u·(i·h + |s_i|) ≤ u·(2m·h + |s0|),
+// which enters the exponential as a relative error of the same size (to
+// first order; the 1.01 covers the rest). eB0 and eMin0 carry 2u, the
+// rounding of their arguments, u·|s0 + logB| and u·|s0 − sMin|, and the
+// product's u.
+func (b *bulk) expTables() {
+	const u = 0x1p-53
+	m := len(b.c.c)
+	width := float64(m) * b.h
+	if m == 0 || !(width < 600) {
+		return
+	}
+	eB0, eMin0 := math.Exp(b.s0+b.logB), math.Exp(b.s0-b.sMin)
+	if !(eB0 >= 0x1p-1000 && eB0 <= 0x1p1000) {
+		return
+	}
+	if !(eMin0 >= 0x1p-1000 && eMin0 <= 0x1p1000) {
+		eMin0 = 0 // d takes math.Exp(x − sMin) (the add direction's sMin is −1637 at T 1e5)
+	}
+	eLo := make([]float64, expMask+1)
+	for r := range eLo {
+		eLo[r] = math.Exp(-float64(r) * b.h)
+	}
+	eHi := make([]float64, (m>>expBits)+1)
+	for q := range eHi {
+		eHi[q] = math.Exp(-float64(q<<expBits) * b.h)
+	}
+	b.eLo, b.eHi, b.eB0, b.eMin0 = eLo, eHi, eB0, eMin0
+	b.tabP = (6 + 4*width + math.Abs(b.s0)) * u * 1.01
+	b.tabB = (3 + math.Abs(b.s0+b.logB)) * u * 1.01
+	b.tabMin = (3 + math.Abs(b.s0-b.sMin)) * u * 1.01
 }
 
 // logPowSum returns n·log Σ_i p_i(1 + e_i) (e nil: all 0) and a bound
@@ -443,6 +503,24 @@ func chernoffMin(lams, ks, logLams []float64, s0, h float64, m int) []float64 {
 // (1 − e^{x−s_i})·suf0 + e^{x−s_i}·suf2, (ii) as (e^{x−s_{i−1}} − 1)·pre0 +
 // e^{x−s_{i−1}}·pre2; their rounding is then slack times the value.
 func (b *bulk) d(x float64, upper bool) float64 {
+	// math.Exp's ulp and the rounding of its argument.
+	const u = 0x1p-53
+	return b.dAt(x, math.Exp(x-b.s0), (2+math.Abs(x-b.s0))*u, upper)
+}
+
+// dAt is d at x given e0, e^{x−s0} within relative error rho0 (e0
+// between 2^−1000 and 2^1000 for the tables to be used; see expTables):
+// every exponential of d is e0 times a table entry there, and math.Exp
+// of its argument elsewhere (within 2u + u·|argument|, the argument
+// rounded). Each of them, call it E, is within ρ·E of the exponential it
+// stands for (rP for P = e^{x−s_i} and Q = e^{x−s_{i−1}}, rB for e^x·B,
+// r0 for e^{x−s0}, rMin for e^{x−sMin}), and each bound takes its share of
+// that error, |ΔE|·(the sum E multiplies), in its margin: rP·P·(suf0 +
+// suf2) in (i), rP·Q·(pre0 + pre2) and rB·e^x·B in (ii), and upper bounds
+// on the factors e^{x−s0} − 1 and e^{x−sMin} − 1 of the error terms.
+// These margins are a few ulps of the sums (A ≈ 1 in (ii)), far below the
+// FFT's e2 (2e-11 at σ 1, q 1e-4, T 1e5) that (i) carries.
+func (b *bulk) dAt(x, e0, rho0 float64, upper bool) float64 {
 	const u = 0x1p-53
 	c := b.c
 	m := len(c.c)
@@ -462,30 +540,67 @@ func (b *bulk) d(x float64, upper bool) float64 {
 	for i > 0 && b.s0+float64(i-1)*b.h > x {
 		i--
 	}
+	tab := b.eLo != nil && e0 >= 0x1p-1000 && e0 <= 0x1p1000
+	// The relative errors of P and Q, e^x·B, e^{x−s0} and e^{x−sMin}.
+	ax := 3 + math.Abs(x)
+	rP := (ax + math.Abs(b.s0) + float64(m)*b.h) * u * 1.01
+	rB := (ax + math.Abs(b.logB)) * u * 1.01
+	r0 := (ax + math.Abs(b.s0)) * u * 1.01
+	rMin := (ax + math.Abs(b.sMin)) * u * 1.01
+	if tab {
+		rP, rB, r0 = 1.01*rho0+b.tabP, 1.01*rho0+b.tabB, 1.01*rho0
+		if b.eMin0 > 0 {
+			rMin = 1.01*rho0 + b.tabMin
+		}
+	}
+	// expAt returns e^{x − s_k}, s_k = s0 + k·h as rounded below.
+	expAt := func(k int) float64 {
+		if tab {
+			return e0 * b.eHi[k>>expBits] * b.eLo[k&expMask]
+		}
+		return math.Exp(x - (b.s0 + float64(k)*b.h))
+	}
 	tails := c.tailTop + c.tailBot
 	// (i)
-	var v1 float64
+	var v1, r1 float64
 	if i < m {
-		si := b.s0 + float64(i)*b.h
-		v1 = -math.Expm1(x-si)*b.suf0[i] + math.Exp(x-si)*b.suf2[i]
+		p := expAt(i)
+		v1 = (1-p)*b.suf0[i] + p*b.suf2[i]
+		r1 = (b.slack+4*u)*v1 + rP*p*(b.suf0[i]+b.suf2[i])
 	}
-	r1 := (b.slack+2*u)*v1 + c.e2*math.Sqrt(float64(m-i))
+	r1 += c.e2 * math.Sqrt(float64(m-i))
 	// (ii)
 	up2, lo2 := math.Inf(1), math.Inf(-1)
 	if b.pre0 != nil || i == 0 {
-		A, eB := b.a, math.Exp(x+b.logB)
+		A := b.a
+		var eB float64
+		if tab {
+			eB = e0 * b.eB0
+		} else {
+			eB = math.Exp(x + b.logB)
+		}
 		v2 := A - eB
-		round := b.rhoA*A + b.rhoB*eB + u*(A+eB)
-		var corr, maxw float64 // maxw: e^{x−s} − 1 at the window's lowest loss
+		round := b.rhoA*A + (b.rhoB+rB)*eB + u*(A+eB)
+		var corr, maxw float64 // maxw: e^{x−s} − 1 at the window's lowest loss, rounded up
 		if i > 0 {
-			maxw = math.Expm1(x - b.s0)
-			sl := b.s0 + float64(i-1)*b.h
-			corr = math.Expm1(x-sl)*b.pre0[i] + math.Exp(x-sl)*b.pre2[i]
-			round += (b.slack + 2*u) * corr
+			w0 := e0
+			if !tab {
+				w0 = math.Exp(x - b.s0)
+			}
+			maxw = (w0 - 1) + (r0+u)*w0
+			q := expAt(i - 1)
+			corr = (q-1)*b.pre0[i] + q*b.pre2[i]
+			round += (b.slack+4*u)*corr + rP*q*(b.pre0[i]+b.pre2[i])
 		}
 		below := 0.0 // the true mass below the window, weighted
-		if x > b.sMin {
-			below = c.tailBot * math.Expm1(x-b.sMin)
+		if x > b.sMin && c.tailBot > 0 {
+			var w float64
+			if tab && b.eMin0 > 0 {
+				w = e0 * b.eMin0
+			} else {
+				w = math.Exp(x - b.sMin)
+			}
+			below = c.tailBot * ((w - 1) + (rMin+u)*w)
 		}
 		if upper {
 			up2 = v2 + corr + round + c.e2*math.Sqrt(float64(i))*maxw + below
@@ -494,13 +609,14 @@ func (b *bulk) d(x float64, upper bool) float64 {
 		}
 	}
 	if !upper {
-		return math.Max(0, math.Max(v1-r1-tails, lo2))
+		return max(0, v1-r1-tails, lo2)
 	}
-	up := math.Min(v1+r1+tails, up2)
+	// (The built-in min and max keep math.Min's NaN, inlined.)
+	up := min(v1+r1+tails, up2)
 	if b.logChern != nil && i > 0 {
-		up = math.Min(up, b.chern[i-1])
+		up = min(up, b.chern[i-1])
 	}
-	return math.Max(0, math.Min(up, b.a*(1+b.rhoA)))
+	return max(0, min(up, b.a*(1+b.rhoA)))
 }
 
 // jumpBelowWork is how many jump cells below the bulk window
@@ -549,6 +665,11 @@ func (b *bulk) jumpSum(jp *jumps, eps float64, upper bool) (h float64, calls int
 	muOf := func(n int) float64 {
 		return 1e-12 + 8*float64(n+8)*u + 16*u*(1+math.Abs(eps)+math.Abs(b.s0)+math.Abs(b.logB))
 	}
+	// e^{eps − s0}·e^{−y_j} against e^{x_j − s0}: 2u each and the
+	// product's u, the arguments' rounding u·|eps − s0| and u·|x_j|
+	// (x_j = eps − y_j rounded), |x_j| ≤ |eps| + max|y_j|.
+	yMax := math.Max(math.Abs(jp.y0), math.Abs(jp.y0+float64(len(jp.g))*jp.h))
+	rhoJ := (6 + 2*math.Abs(eps) + math.Abs(b.s0) + yMax) * u * 1.01
 	closed := len(jp.ey) == len(jp.g) && !math.IsInf(eS0, 0) && !math.IsInf(eB, 0) && !math.IsNaN(eS0+eB) && muOf(len(jp.g)) < 1e-6
 	m := len(b.c.c)
 	top := b.s0 + float64(m)*b.h
@@ -574,6 +695,10 @@ func (b *bulk) jumpSum(jp *jumps, eps float64, upper bool) (h float64, calls int
 			gAbove += g
 			nAbove++
 			xMin, xMax = math.Min(xMin, x), math.Max(xMax, x)
+		case len(jp.ey) == len(jp.g):
+			// e^{x_j − s0} as e^{eps − s0}·e^{−y_j}: no exponential.
+			h += g * b.dAt(x, eS0*jp.ey[j], rhoJ, upper)
+			calls++
 		default:
 			h += g * b.d(x, upper)
 			calls++
