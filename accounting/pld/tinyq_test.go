@@ -170,18 +170,19 @@ func TestTwoScaleAgreesWithGrid(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("eta %g: two-scale [%.7g, %.7g], grid [%.7g, %.7g]; %d bound evaluations, %d units", eta, l2, u2, l1, u1, s.evals, m.Count())
-		// Both ends by false position on log δ, each side evaluating its
+		// Both ends by secant steps on log δ, each side evaluating its
 		// own bounds only, finest bulk grid first and the other only when
-		// the point is undecided: 23 evaluations of a twoScaleBound, 193
-		// units (one per 1024 bulk.d evaluations of its sums; the jump
-		// cells below the bulk's window summed in closed form, those
-		// above it as one run) with two bulk grids, 16 and 137 with the
-		// one made now. Before: 32 evaluations, 2,675 units, one
-		// bulk.d per jump cell. Bisection evaluated all four bounds at
-		// each of its 59 points: 236 evaluations, 19,765 units, for the
-		// same bracket to 7 digits.
-		if s.evals > 30 || m.Count() > 400 {
-			t.Errorf("eta %g: %d bound evaluations, %d units of work; want <= 30, <= 400", eta, s.evals, m.Count())
+		// the point is undecided, the lower end started from the upper:
+		// 11 evaluations of a twoScaleBound, 95 units (one per 1024
+		// bulk.d evaluations of its sums; the jump cells below the bulk's
+		// window summed in closed form, those above it as one run). By
+		// false position, each end from the whole bracket: 16 and 137
+		// (23 and 193 with two bulk grids). Before: 32 evaluations, 2,675
+		// units, one bulk.d per jump cell. Bisection evaluated all four
+		// bounds at each of its 59 points: 236 evaluations, 19,765 units,
+		// for the same bracket to 7 digits.
+		if s.evals > 12 || m.Count() > 110 {
+			t.Errorf("eta %g: %d bound evaluations, %d units of work; want <= 12, <= 110", eta, s.evals, m.Count())
 		}
 		// A work limit stops the sums (they were not counted before, and
 		// ran to the end of both searches under any limit).
@@ -376,6 +377,47 @@ func TestTwoScaleCoarseGridWhereWide(t *testing.T) {
 	t.Logf("[%.6g, %.6g]", lo, up)
 	if math.Abs(lo/3.47925e-6-1) > 2e-6 || math.Abs(up/3.49421e-6-1) > 2e-6 {
 		t.Errorf("[%.6g, %.6g], want [3.47925e-6, 3.49421e-6] to 6 digits", lo, up)
+	}
+}
+
+// TestTwoScaleEpsilonEvaluations bounds the evaluations of the two-scale
+// ε bracket at the slowest σ search's closing query (σ 1.0000005740036741,
+// q 1e-4, T 1e5, δ 1e-15, from the cut grid's bracket [0.385204567358,
+// 0.420463400943]): false position on log δ took 9 evaluations for the
+// upper end and 7 for the lower, whose search started from that whole
+// bracket again; 16 in all, for [0.4093145327553249, 0.4095396946472855].
+// The secant steps with a step of half the tolerance past an estimate
+// next to an end, and the lower end started from the upper one by a Newton
+// step, take 7 and 4, for the same bracket within the stopping tolerance
+// (1e-9 relative). Both ends must be points where their bound was
+// evaluated on its side of δ.
+func TestTwoScaleEpsilonEvaluations(t *testing.T) {
+	const sigma, q, steps, delta = 1.0000005740036741, 1e-4, 100000, 1e-15
+	const lo0, up0 = 0.385204567358, 0.420463400943
+	a := accountantFor(t, accounting.SubsampledGaussian(sigma, q, steps), Options{})
+	a.setup = newSetup(a.pldsOf(a.keys()))
+	s, err := a.twoScale(t.Context(), a.setup.eta(0, delta), 1e-6*delta)
+	if err != nil || s == nil {
+		t.Fatalf("two-scale bounds: %v, %v", s, err)
+	}
+	m := work.NewMeter(0)
+	s.evals = 0
+	lo, up, err := s.epsilonBounds(work.With(t.Context(), m), delta, lo0, up0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("[%.16g, %.16g]: %d evaluations, %d units", lo, up, s.evals, m.Count())
+	if s.evals > 12 {
+		t.Errorf("%d evaluations of a two-scale bound, want <= 12 (16 by false position)", s.evals)
+	}
+	if math.Abs(lo/0.4093145327553249-1) > 1e-9 || math.Abs(up/0.4095396946472855-1) > 1e-9 {
+		t.Errorf("[%.16g, %.16g], want [0.4093145327553249, 0.4095396946472855] within 1e-9", lo, up)
+	}
+	if d := s.upperDelta(up); d > delta {
+		t.Errorf("the upper δ at the upper end %.16g is %g > %g", up, d, delta)
+	}
+	if d := s.lowerDelta(lo); !(d > delta) {
+		t.Errorf("the lower δ at the lower end %.16g is %g <= %g", lo, d, delta)
 	}
 }
 

@@ -987,15 +987,24 @@ func (ts *twoScaleBound) cells() int {
 // within [lo0, up0] (a bracket known already): the smallest ε found whose
 // upper δ was evaluated at most delta, and the largest whose lower δ was
 // evaluated above it (up0 and lo0 when no point qualifies). Each end is
-// found by false position on log δ (Illinois, see epsilonRoot) to 1e-9
-// relative, and evaluates only the bounds of its own side: δ(ε) is close
-// to exponential in ε here, so the secant takes 5–10 evaluations where
-// bisection took 30 of both sides. A side's bounds are evaluated finest
-// bulk grid first (the tightest, as a rule), and the next only when the
-// ones so far leave the point undecided: whether the smallest upper δ is
-// at most delta, or the largest lower δ above it, is the same, and the
-// secant steps from the value found (at σ 1, q 1e-4, δ 1e-15 the second
-// bound was needed at few of the points, and one bulk grid is made now).
+// found to 1e-9 relative by secant steps on log δ (see logSecant), and
+// evaluates only the bounds of its own side: δ(ε) is close to
+// exponential in ε here. A side's bounds are evaluated finest bulk grid
+// first (the tightest, as a rule), and the next only when the ones so far
+// leave the point undecided: whether the smallest upper δ is at most
+// delta, or the largest lower δ above it, is the same, and the secant
+// steps from the value found.
+//
+// The upper end is searched in [lo0, up0]. The lower end lies below it by
+// about the bracket's width (0.055% at σ 1, q 1e-4, T 1e5, δ 1e-15, where
+// [lo0, up0] is 9% wide), so its search starts there: one Newton step on
+// the lower log δ at the upper end, with the slope of the upper log δ
+// that the upper end's search measured (both bound one δ(ε) within a
+// fraction of a percent, so their slopes agree as closely), lands within
+// about 1e-7 of the lower end, and the secant closes in from there
+// (growing the bracket downwards from the upper end should that step
+// fall short of the root). There 16–17 evaluations became 10; the ends
+// moved by less than 1e-10 relative.
 func (s *twoScaleSet) epsilonBounds(ctx context.Context, delta, lo0, up0 float64) (lower, upper float64, err error) {
 	dUp := func(e float64) (float64, error) {
 		v, n := 1.0, 0
@@ -1019,6 +1028,7 @@ func (s *twoScaleSet) epsilonBounds(ctx context.Context, delta, lo0, up0 float64
 	if !(up0 > lo0) || math.IsInf(up0, 1) {
 		return lower, upper, nil
 	}
+	slope := math.NaN() // of the upper log δ near the upper end, when searched
 	dLo, err := dUp(lo0)
 	if err != nil {
 		return 0, 0, err
@@ -1031,14 +1041,12 @@ func (s *twoScaleSet) epsilonBounds(ctx context.Context, delta, lo0, up0 float64
 			return 0, 0, err
 		}
 		if dHi <= delta {
-			if _, upper, err = epsilonRoot(dUp, delta, lo0, up0, dLo, dHi); err != nil {
+			r := newLogSecant(dUp, delta)
+			if _, upper, err = r.root(lo0, up0, dLo, dHi); err != nil {
 				return 0, 0, err
 			}
+			slope = r.slope()
 		}
-	}
-	dLo, err = dLow(lo0)
-	if err != nil || !(dLo > delta) {
-		return lower, upper, err
 	}
 	dHi, err := dLow(upper)
 	if err != nil {
@@ -1047,72 +1055,190 @@ func (s *twoScaleSet) epsilonBounds(ctx context.Context, delta, lo0, up0 float64
 	if dHi > delta {
 		return upper, upper, nil
 	}
-	lower, _, err = epsilonRoot(dLow, delta, lo0, upper, dLo, dHi)
+	r := newLogSecant(dLow, delta)
+	if x := upper - r.g(dHi)/slope; slope < 0 && x > lo0 && x < upper {
+		lower, _, err = r.rootBelow(lo0, upper, dHi, x)
+		return lower, upper, err
+	}
+	dLo, err = dLow(lo0)
+	if err != nil || !(dLo > delta) {
+		return lower, upper, err
+	}
+	lower, _, err = r.root(lo0, upper, dLo, dHi)
 	return lower, upper, err
 }
 
-// epsilonRoot narrows [lo, hi], with d(lo) = dLo > delta ≥ d(hi) = dHi for
-// d decreasing, until hi − lo ≤ 1e-9·hi (or after 200 evaluations, or when
-// no float lies inside), by the Illinois variant of false position on
-// log d(ε) − log delta, each step kept 1e-3 of the width from the ends.
-// The ends returned are points where d was evaluated (or the given ends):
+// logSecant finds where a decreasing d crosses delta, to hi − lo ≤
+// 1e-9·hi (or after 200 evaluations, or when no float lies inside), by
+// secant steps on g(ε) = log d(ε) − log delta, close to linear here. The
+// ends it returns are points where d was evaluated (or the given ends):
 // d(lo) > delta and d(hi) ≤ delta, compared exactly, not through the logs.
-func epsilonRoot(d func(float64) (float64, error), delta, lo, hi, dLo, dHi float64) (float64, float64, error) {
-	logD := math.Log(delta)
-	g := func(v float64) float64 {
-		// A zero δ (or one below the smallest float's log) is far below:
-		// clamp it so the secant stays finite.
-		return math.Max(math.Log(v)-logD, -1e3)
+//
+// Each step is the secant root of the two latest points where it falls
+// inside the bracket, and the Illinois variant of false position on the
+// bracket's ends (kept 1e-3 of the width from them) where it does not or
+// after three evaluations in a row on one side. A step within 0.45·tol of
+// an end (tol = 1e-9·hi, the stopping width), where the root is next to
+// that end, is moved 0.5·tol further from it: it then crosses the root
+// unless the estimate is off by more than that, and the bracket is within
+// tol at once (false position alone took two or three more evaluations
+// there, each a step of 1e-3 of the width or one landing on the same
+// side).
+type logSecant struct {
+	d           func(float64) (float64, error)
+	delta, logD float64
+	xs, gs      []float64 // the points evaluated, in order, and g there
+	glo, ghi    float64   // g at the bracket's ends, Illinois-scaled
+	side, same  int       // the latest evaluation's side (−1: d ≤ delta), how many in a row
+}
+
+func newLogSecant(d func(float64) (float64, error), delta float64) *logSecant {
+	return &logSecant{d: d, delta: delta, logD: math.Log(delta)}
+}
+
+// g returns log v − log delta, clamped at −1e3: a zero δ (or one below
+// the smallest float's log) is far below, and the secant stays finite.
+func (r *logSecant) g(v float64) float64 {
+	return math.Max(math.Log(v)-r.logD, -1e3)
+}
+
+// record notes d = v at x.
+func (r *logSecant) record(x, v float64) {
+	g := r.g(v)
+	r.xs, r.gs = append(r.xs, x), append(r.gs, g)
+	side := 1
+	if v <= r.delta {
+		side = -1
+		r.ghi = math.Min(g, -1e-300) // d(hi) ≤ delta although the logs may agree
+		if r.side == -1 {
+			r.glo /= 2
+		}
+	} else {
+		r.glo = math.Max(g, 1e-300)
+		if r.side == 1 {
+			r.ghi /= 2
+		}
 	}
-	glo, ghi := g(dLo), g(dHi)
-	if !(glo > 0) {
-		glo = 1e-300 // d(lo) > delta although the logs agree
+	if side == r.side {
+		r.same++
+	} else {
+		r.same = 1
 	}
-	if !(ghi < 0) {
-		ghi = -1e-300
+	r.side = side
+}
+
+// holds evaluates d at x: whether d(x) ≤ delta.
+func (r *logSecant) holds(x float64) (bool, error) {
+	v, err := r.d(x)
+	if err != nil {
+		return false, err
 	}
-	side := 0
+	r.record(x, v)
+	return v <= r.delta, nil
+}
+
+// next is the step inside [lo, hi] (see logSecant).
+func (r *logSecant) next(lo, hi float64) (float64, bool) {
+	w, tol := hi-lo, 1e-9*hi
+	x := math.NaN()
+	if n := len(r.xs); n >= 2 && r.same < 3 {
+		x0, g0, x1, g1 := r.xs[n-2], r.gs[n-2], r.xs[n-1], r.gs[n-1]
+		if g1 != g0 {
+			x = x1 - g1*(x1-x0)/(g1-g0)
+		}
+	}
+	if !(x > lo && x < hi) {
+		x = hi - r.ghi*(hi-lo)/(r.ghi-r.glo)
+		if !(x > lo && x < hi) {
+			x = lo + w/2
+		}
+		x = math.Min(math.Max(x, lo+w*1e-3), hi-w*1e-3)
+	}
+	switch {
+	case x-lo < 0.45*tol:
+		x += 0.5 * tol
+	case hi-x < 0.45*tol:
+		x -= 0.5 * tol
+	}
+	return x, x > lo && x < hi
+}
+
+// done is the stopping rule: hi − lo ≤ 1e-9·hi.
+func (r *logSecant) done(lo, hi float64) bool { return !(hi-lo > 1e-9*hi) }
+
+// root narrows [lo, hi], with d(lo) = dLo > delta ≥ d(hi) = dHi, and
+// returns the final bracket.
+func (r *logSecant) root(lo, hi, dLo, dHi float64) (float64, float64, error) {
+	r.record(lo, dLo)
+	r.record(hi, dHi)
+	r.same = 0
 	o, err := search.Solve(search.Problem[float64]{
-		Holds: func(x float64) (bool, error) {
-			v, err := d(x)
-			if err != nil {
-				return false, err
-			}
-			if v <= delta {
-				ghi = math.Min(g(v), -1e-300)
-				if side == -1 {
-					glo /= 2
-				}
-				side = -1
-				return true, nil
-			}
-			glo = math.Max(g(v), 1e-300)
-			if side == 1 {
-				ghi /= 2
-			}
-			side = 1
-			return false, nil
-		},
-		Lo:      lo,
-		Hi:      hi,
-		LoKnown: true,
-		HiKnown: true,
-		Next: func(lo, hi float64) (float64, bool) {
-			x := hi - ghi*(hi-lo)/(ghi-glo)
-			if !(x > lo && x < hi) {
-				x = lo + (hi-lo)/2
-			}
-			w := hi - lo
-			x = math.Min(math.Max(x, lo+w*1e-3), hi-w*1e-3)
-			return x, x > lo && x < hi
-		},
-		Done:           func(lo, hi float64) bool { return !(hi-lo > 1e-9*hi) },
+		Holds:          r.holds,
+		Lo:             lo,
+		Hi:             hi,
+		LoKnown:        true,
+		HiKnown:        true,
+		Next:           r.next,
+		Done:           r.done,
 		MaxEvaluations: 200,
 	})
 	if err != nil {
 		return 0, 0, err
 	}
 	return o.Lo, o.Hi, nil
+}
+
+// rootBelow is root for a bracket [lo0, hi] with d(hi) = dHi ≤ delta whose
+// lower end is not evaluated: it evaluates x (lo0 < x < hi, an estimate
+// of the root) first and, while d ≤ delta there, steps down past the
+// secant root of the two latest points by half the step (twice the
+// distance to hi where there is none), to lo0 at most; lo0 itself when d
+// ≤ delta there too.
+func (r *logSecant) rootBelow(lo0, hi, dHi, x float64) (float64, float64, error) {
+	r.record(hi, dHi)
+	o, err := search.Solve(search.Problem[float64]{
+		Holds:   r.holds,
+		Lo:      x,
+		Hi:      hi,
+		HiKnown: true,
+		Down: func(x float64) (float64, bool) {
+			if !(x > lo0) {
+				return 0, false
+			}
+			n := len(r.xs)
+			x0, g0, x1, g1 := r.xs[n-2], r.gs[n-2], r.xs[n-1], r.gs[n-1]
+			next := x - 2*(hi-x)
+			if p := x1 - g1*(x1-x0)/(g1-g0); p < x {
+				next = p - math.Max(0.5*(x-p), 1e-9*hi)
+			}
+			return math.Max(next, lo0), true
+		},
+		Next:           r.next,
+		Done:           r.done,
+		MaxEvaluations: 200,
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	return o.Lo, o.Hi, nil
+}
+
+// slope returns the slope of g between the latest point and the one
+// farthest from it within 1e-4 relative (NaN without one): the local
+// slope of log d, for a Newton step from the root.
+func (r *logSecant) slope() float64 {
+	n := len(r.xs)
+	if n < 2 {
+		return math.NaN()
+	}
+	x1, g1 := r.xs[n-1], r.gs[n-1]
+	best, far := math.NaN(), 0.0
+	for i := range n - 1 {
+		if d := math.Abs(r.xs[i] - x1); d > far && d <= 1e-4*math.Abs(x1) && r.gs[i] != g1 {
+			far, best = d, (r.gs[i]-g1)/(r.xs[i]-x1)
+		}
+	}
+	return best
 }
 
 // dirUpper returns the smallest upper bound f(c, true) over the compositions
