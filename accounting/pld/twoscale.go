@@ -265,14 +265,58 @@ func composeTwoScale(ctx context.Context, beta, gamma pmf, hB, hJ float64, steps
 			ts.jumps[1] = &jumps{g: gn.p, y0: float64(gn.lo)*hJ + gn.off, h: hJ}
 			continue
 		}
-		c, err := composeParts(ctx, []part{{gn, k}}, hJ, false, 0)
+		g, h := gn, hJ
+		if k >= twoScaleCoarseJumps {
+			g, h = coarsen(gn, twoScaleJumpCoarsen, upper), float64(twoScaleJumpCoarsen)*hJ
+		}
+		c, err := composeParts(ctx, []part{{g, k}}, h, false, 0)
 		if err != nil {
 			return nil, err
 		}
-		ts.jumps[k] = &jumps{g: c.c, y0: c.loss(0), h: hJ,
+		ts.jumps[k] = &jumps{g: c.c, y0: c.loss(0), h: h,
 			errSum: c.e2*math.Sqrt(float64(len(c.c))) + c.tailTop + c.tailBot}
 	}
 	return ts, nil
+}
+
+// twoScaleCoarseJumps and twoScaleJumpCoarsen: the jumps of that many
+// steps or more are composed on a jump grid that many times coarser
+// (coarsen), an FFT of a quarter of the points (about 18,000 → 4,500 at
+// σ 1, q 1e-4, T 1e5) whose sums the bounds then take over a quarter of
+// the cells. Each jump moves by less than 4 fine cells, so the term of k
+// jumps moves by less than its share of δ times e^{|d log δ/dε|·4k·hJ} − 1:
+// 2% of 9.5e-10 of δ for 4 jumps at σ 1, q 1e-4, T 1e5, δ 1e-15 (hJ
+// 5.7e-5), less for more.
+const (
+	twoScaleCoarseJumps = 4
+	twoScaleJumpCoarsen = 4
+)
+
+// coarsen returns p on the grid r times as coarse, with the same offset
+// (fine loss index L·h + off, coarse m·(r·h) + off): each cell's mass
+// moved up to the coarse point at or above it (up: the coarse steps then
+// dominate, and so does every sum of them, whose D(ε − y) only grows) or
+// down to the one at or below it (dominated). A coarse mass sums at most
+// r fine ones, a relative rounding of r·u, which the weights' 1e-10 covers
+// (see delta).
+func coarsen(p pmf, r int, up bool) pmf {
+	idx := func(l int) int { // the coarse index of fine index l
+		m := l / r
+		if l%r != 0 && (l < 0) != up {
+			if up {
+				m++
+			} else {
+				m--
+			}
+		}
+		return m
+	}
+	lo, hi := idx(p.lo), idx(p.lo+len(p.p)-1)
+	q := make([]float64, hi-lo+1)
+	for i, v := range p.p {
+		q[idx(p.lo+i)-lo] += v
+	}
+	return pmf{lo: lo, off: p.off, p: q, inf: p.inf}
 }
 
 // newBulkUpper bounds δ(ε) from above for T identical steps of a
