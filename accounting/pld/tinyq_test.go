@@ -278,7 +278,7 @@ func perCellDelta(ts *twoScaleBound, eps float64) (float64, int) {
 			jp := ts.jumps[k]
 			e, scale, scaleUp := eps, 1.0, 1.0
 			if sj > 0 {
-				e, scale, scaleUp = ts.shift(eps, sj)
+				e, scale, scaleUp = ts.shift(eps, sj, jp)
 			}
 			for j, g := range jp.g {
 				if g > 0 {
@@ -525,4 +525,52 @@ func TestCoarsen(t *testing.T) {
 			t.Errorf("up %v: total %g (want %g), offset %g", up, ctot, total, c.off)
 		}
 	}
+}
+
+// TestTwoScaleBulkShift checks the inequality bulkAt rests on, with the
+// bulks' own bounds: for β with losses in [lo, hi] and mass β̄,
+// D_n(x + j·hi)/β̄^j ≤ D_{n−j}(x) ≤ D_n(x + j·lo)/β̄^j. So the upper bound
+// of D_n at x + j·lo, over β̄^j, must not be below the lower bound of
+// D_{n−j} at x, and the lower bound of D_n at x + j·hi, over β̄^j, not
+// above its upper bound, across the window (a sub-probability β of 40
+// cells with losses of both signs, n = 60, j = 1, 2, 3).
+func TestTwoScaleBulkShift(t *testing.T) {
+	const h, off, n = 0.01, 0.003, 60
+	beta := pmf{lo: -12, off: off, p: make([]float64, 40)}
+	var bBar float64
+	for i := range beta.p {
+		z := float64(i-20) / 7
+		beta.p[i] = 0.99 * math.Exp(-z*z/2) / (7 * math.Sqrt(2*math.Pi))
+		bBar += beta.p[i]
+	}
+	lo := float64(beta.lo)*h + off
+	hi := float64(beta.lo+len(beta.p)-1)*h + off
+	var checked int
+	for _, upper := range []bool{true, false} {
+		bn, err := newBulk(t.Context(), beta, h, n, upper)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := 1; j <= 3; j++ {
+			bj, err := newBulk(t.Context(), beta, h, n-j, upper)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inv := math.Pow(bBar, -float64(j))
+			for x := bj.s0 - 0.2; x < bj.s0+float64(len(bj.c.c))*h+0.2; x += 0.0037 {
+				if upper {
+					// The bound bulkAt takes for D_{n−j}(x), against a lower bound of it.
+					if up, low := bn.d(x+float64(j)*lo, true)*inv, bj.d(x, false); up < low*(1-1e-12) {
+						t.Errorf("j %d, x %g: D_n(x + j·lo)/β̄^j ≤ %.12g, below D_{n−j}(x) ≥ %.12g", j, x, up, low)
+					}
+				} else {
+					if low, up := bn.d(x+float64(j)*hi, false)*inv, bj.d(x, true); low > up*(1+1e-12) {
+						t.Errorf("j %d, x %g: D_n(x + j·hi)/β̄^j ≥ %.12g, above D_{n−j}(x) ≤ %.12g", j, x, low, up)
+					}
+				}
+				checked++
+			}
+		}
+	}
+	t.Logf("%d points", checked)
 }

@@ -78,16 +78,19 @@ func (ts *twoScaleBound) bulkAt(k int) (*bulk, int) {
 }
 
 // shift returns, for j steps beyond the last bulk (see bulkAt), the ε at
-// which that bulk bounds term k's sum over the jumps (eps + j·step,
-// rounded the safe way: down for the upper bound, up for the lower, by
-// 4u of the magnitudes, which covers the two roundings), and 1/β̄^j
-// rounded the bound's way (scale) and up (scaleUp, for the error term
-// that the lower bound subtracts): j divisions (u each) of β̄, a
-// compensated sum (within 2u), 8u per step in all.
-func (ts *twoScaleBound) shift(eps float64, j int) (e, scale, scaleUp float64) {
+// which that bulk bounds the sum of term k over the jumps jp (eps +
+// j·step, rounded the safe way: down for the upper bound, up for the
+// lower, by 4u of the magnitudes, those of the jumps' losses y included,
+// which covers the roundings of eps + j·step and of each x = that − y
+// against eps − y + j·step), and 1/β̄^j rounded the bound's way (scale)
+// and up (scaleUp, for the error term that the lower bound subtracts): j
+// divisions (u each) of β̄, a compensated sum (within 2u), 8u per step in
+// all.
+func (ts *twoScaleBound) shift(eps float64, j int, jp *jumps) (e, scale, scaleUp float64) {
 	const u = 0x1p-53
 	d := float64(j) * ts.step
-	m := 4 * u * (math.Abs(eps) + math.Abs(d))
+	yMax := math.Max(math.Abs(jp.y0), math.Abs(jp.y0+float64(len(jp.g))*jp.h))
+	m := 4 * u * (math.Abs(eps) + math.Abs(d) + yMax)
 	inv := 1.0
 	for range j {
 		inv /= ts.bBar
@@ -378,7 +381,7 @@ func (ts *twoScaleBound) delta(eps float64) float64 {
 			jp := ts.jumps[k]
 			e, scale, scaleUp := eps, 1.0, 1.0
 			if j > 0 {
-				e, scale, scaleUp = ts.shift(eps, j)
+				e, scale, scaleUp = ts.shift(eps, j, jp)
 			}
 			var calls int
 			h, calls = b.jumpSum(jp, e, ts.upper)
