@@ -27,7 +27,9 @@ import (
 // where g is γ^{*k}/γ̄^k (mass g_j at loss y_j) and D_n(x) = ∫(1 −
 // e^{x−s})₊ dβ^{*n}(s). β^{*n} and the normalised γ^{*k} are composed by
 // FFT (composeParts, with its certified error terms); k runs to K, the
-// binomial remainder bounds the rest. D is bounded three ways, each sound,
+// binomial remainder bounds the rest. The terms of 4 or more jumps, a
+// small share of δ, take the bulk of 3 jumps shifted (bulkAt) and γ on a
+// coarser grid (coarsen). D is bounded three ways, each sound,
 // and the tightest is used (see bulk.d): the FFT sum above x, the
 // exact totals of β^{*n} less the FFT sum below x (for x below the bulk,
 // where the jumps decide δ), and a Chernoff bound (far above it). This
