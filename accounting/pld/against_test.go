@@ -129,7 +129,10 @@ func TestDeltaAgainstFarBelow(t *testing.T) {
 // lower bound, the cut grid cut again at the lower end, or what lies
 // beyond (σ 1, q 1e-4, T 1e5, ε 0.409541 against 1e-15: 2,416 work units
 // for DeltaAgainst's 3,269 at σ 0.999997468; 3,742 for 4,594 at σ
-// 1.0066, where DeltaAgainst's bracket is clear of the target).
+// 1.0066, where DeltaAgainst's bracket is clear of the target). The
+// two-scale bounds' terms of 4 or more jumps made cheaper (fewer bulks, a
+// coarser jump grid), their lower bound costs less to skip: 2,098 for
+// 2,608 and 3,309 for 3,814, at most 90% now (85% before).
 func TestDeltaUpperAgainst(t *testing.T) {
 	const q, steps, eps, target = 1e-4, 100000, 0.409541, 1e-15
 	for _, sigma := range []float64{0.999997468, 1.00660187} {
@@ -149,8 +152,8 @@ func TestDeltaUpperAgainst(t *testing.T) {
 		if u != up {
 			t.Errorf("σ %g: %g, want DeltaAgainst's upper end %g", sigma, u, up)
 		}
-		if 100*m.Count() > 85*mb.Count() {
-			t.Errorf("σ %g: %d units, want at most 85%% of DeltaAgainst's %d", sigma, m.Count(), mb.Count())
+		if 100*m.Count() > 90*mb.Count() {
+			t.Errorf("σ %g: %d units, want at most 90%% of DeltaAgainst's %d", sigma, m.Count(), mb.Count())
 		}
 		if a.upperOnly || a.deltaTarget != 0 {
 			t.Errorf("σ %g: upperOnly %v, deltaTarget %g left set", sigma, a.upperOnly, a.deltaTarget)
