@@ -286,9 +286,9 @@ func composeTwoScale(ctx context.Context, beta, gamma pmf, hB, hJ float64, steps
 
 // twoScaleCoarseJumps and twoScaleJumpCoarsen: the jumps of that many
 // steps or more are composed on a jump grid that many times coarser
-// (coarsen), an FFT of a quarter of the points (about 18,000 → 4,500 at
-// σ 1, q 1e-4, T 1e5) whose sums the bounds then take over a quarter of
-// the cells. Each jump moves by less than 4 fine cells, so the term of k
+// (coarsen), an FFT of a quarter of the points (18,225–20,480 → 4,608–
+// 5,120 at σ 1, q 1e-4, T 1e5, δ 1e-15) whose sums the bounds then take
+// over a quarter of the cells. Each jump moves by less than 4 fine cells, so the term of k
 // jumps moves by less than its share of δ times e^{|d log δ/dε|·4k·hJ} − 1:
 // 2% of 9.5e-10 of δ for 4 jumps at σ 1, q 1e-4, T 1e5, δ 1e-15 (hJ
 // 5.7e-5), less for more.
