@@ -128,10 +128,12 @@ func TestDeltaAgainstFarBelow(t *testing.T) {
 // upper end where the query ends at the two-scale bounds, without their
 // lower bound, the cut grid's lower distributions, the cut grid cut again
 // at the lower end, or what lies beyond (σ 1, q 1e-4, T 1e5, ε 0.409541
-// against 1e-15: 1,971 work units for DeltaAgainst's 3,269 at σ
-// 0.999997468; 3,321 for 4,594 at σ 1.0066, where DeltaAgainst's bracket
-// is clear of the target; with the cut grid's lower distributions made,
-// 2,416 and 3,742).
+// against 1e-15, at σ 0.999997468 and at σ 1.0066, where DeltaAgainst's
+// bracket is clear of the target: 2,416 work units for DeltaAgainst's
+// 3,269 and 3,742 for 4,594 with the cut grid's lower distributions made;
+// with the two-scale bounds' terms of 4 or more jumps made cheaper, 2,098
+// for 2,608 and 3,309 for 3,814; without those lower distributions, 1,653
+// and 2,888: at most 80%).
 func TestDeltaUpperAgainst(t *testing.T) {
 	const q, steps, eps, target = 1e-4, 100000, 0.409541, 1e-15
 	for _, sigma := range []float64{0.999997468, 1.00660187} {
@@ -151,8 +153,8 @@ func TestDeltaUpperAgainst(t *testing.T) {
 		if u != up {
 			t.Errorf("σ %g: %g, want DeltaAgainst's upper end %g", sigma, u, up)
 		}
-		if 100*m.Count() > 75*mb.Count() {
-			t.Errorf("σ %g: %d units, want at most 75%% of DeltaAgainst's %d", sigma, m.Count(), mb.Count())
+		if 100*m.Count() > 80*mb.Count() {
+			t.Errorf("σ %g: %d units, want at most 80%% of DeltaAgainst's %d", sigma, m.Count(), mb.Count())
 		}
 		if a.upperOnly || a.deltaTarget != 0 {
 			t.Errorf("σ %g: upperOnly %v, deltaTarget %g left set", sigma, a.upperOnly, a.deltaTarget)

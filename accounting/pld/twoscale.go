@@ -27,7 +27,9 @@ import (
 // where g is γ^{*k}/γ̄^k (mass g_j at loss y_j) and D_n(x) = ∫(1 −
 // e^{x−s})₊ dβ^{*n}(s). β^{*n} and the normalised γ^{*k} are composed by
 // FFT (composeParts, with its certified error terms); k runs to K, the
-// binomial remainder bounds the rest. D is bounded three ways, each sound,
+// binomial remainder bounds the rest. The terms of 4 or more jumps, a
+// small share of δ, take the bulk of 3 jumps shifted (bulkAt) and γ on a
+// coarser grid (coarsen). D is bounded three ways, each sound,
 // and the tightest is used (see bulk.d): the FFT sum above x, the
 // exact totals of β^{*n} less the FFT sum below x (for x below the bulk,
 // where the jumps decide δ), and a Chernoff bound (far above it). This
@@ -35,11 +37,14 @@ import (
 // round-off would not (δ = 2.6e-12 there).
 type twoScaleBound struct {
 	steps int
-	bulk  []*bulk   // bulk[k]: β^{*(T−k)}, k = 0..K
+	bulk  []*bulk   // bulk[k]: β^{*(T−k)}, k = 0..min(K, twoScaleBulks−1) (see bulkAt)
 	jumps []*jumps  // jumps[k]: γ^{*k}/γ̄^k, k = 1..K (jumps[0] unused)
 	logW  []float64 // log(C(T,k)·γ̄^k), k = 0..K
 	rest  float64   // upper: the binomial remainder and the +∞ atom
 	upper bool      // an upper (dominating) or lower (dominated) bound
+	// step is β's lowest loss (upper) or its highest (lower), and bBar
+	// its mass Σβ: what bulkAt's shift needs.
+	step, bBar float64
 	// calls is the work of the last delta in bulk.d evaluations (see
 	// bulk.jumpSum).
 	calls int
@@ -47,6 +52,57 @@ type twoScaleBound struct {
 
 // twoScaleK caps the number of jumps composed.
 const twoScaleK = 12
+
+// twoScaleBulks is how many bulks β^{*(T−k)} are composed, k = 0, 1, …;
+// the terms of more jumps take the last one, shifted (see bulkAt).
+const twoScaleBulks = 4
+
+// bulkAt returns the bulk that bounds D_{T−k}, the bulk of term k, and j:
+// bulk[k] itself (j = 0), or beyond the bulks made the last one,
+// bulk[k0] with k0 = k − j, by β's range: every loss t of β lies in [lo,
+// hi], and D is decreasing, so D_n(x) = Σ_t β(t)·D_{n−1}(x − t) lies
+// between β̄·D_{n−1}(x − lo) and β̄·D_{n−1}(x − hi), and j steps of it give
+//
+//	D_{n}(x + j·hi)/β̄^j ≤ D_{n−j}(x) ≤ D_{n}(x + j·lo)/β̄^j:
+//
+// the upper bound takes the right side at n = T − k0 (step = lo), the
+// lower the left (step = hi); see shift. This saves the composition (an
+// FFT of the bulk's window, 43,200 points at σ 1, q 1e-4, T 1e5) of each
+// term beyond the fourth, whose share of δ is small: at that setting and
+// δ 1e-15, 9.5e-10, 4.6e-13 and 1.9e-16 of δ for 4, 5 and 6 jumps, and
+// the shift by lo (−1.1e-4 per step) raises them by 0.3% per step, the
+// one by hi (the split, 0.016) lowers them by a third; at σ 0.5, q 1e-4,
+// T 1000, δ 1e-15, 2.8e-8 for 4 jumps, lowered by a sixth. The width
+// sweep's 180 brackets are the same to 6 digits.
+func (ts *twoScaleBound) bulkAt(k int) (*bulk, int) {
+	k0 := min(k, len(ts.bulk)-1)
+	return ts.bulk[k0], k - k0
+}
+
+// shift returns, for j steps beyond the last bulk (see bulkAt), the ε at
+// which that bulk bounds the sum of term k over the jumps jp (eps +
+// j·step, rounded the safe way: down for the upper bound, up for the
+// lower, by 4u of the magnitudes, those of the jumps' losses y included,
+// which covers the roundings of eps + j·step and of each x = that − y
+// against eps − y + j·step), and 1/β̄^j rounded the bound's way (scale)
+// and up (scaleUp, for the error term that the lower bound subtracts): j
+// divisions (u each) of β̄, a compensated sum (within 2u), 8u per step in
+// all.
+func (ts *twoScaleBound) shift(eps float64, j int, jp *jumps) (e, scale, scaleUp float64) {
+	const u = 0x1p-53
+	d := float64(j) * ts.step
+	yMax := math.Max(math.Abs(jp.y0), math.Abs(jp.y0+float64(len(jp.g))*jp.h))
+	m := 4 * u * (math.Abs(eps) + math.Abs(d) + yMax)
+	inv := 1.0
+	for range j {
+		inv /= ts.bBar
+	}
+	r := 8 * float64(j+1) * u
+	if ts.upper {
+		return eps + d - m, inv * (1 + r), inv * (1 + r)
+	}
+	return eps + d + m, inv * (1 - r), inv * (1 + r)
+}
 
 // bulk is β^{*n} composed on the fine grid with what D needs. Every
 // sum it keeps has nonnegative terms, so its rounding is relative to the
@@ -61,11 +117,27 @@ type bulk struct {
 	slack      float64   // relative rounding of the suffix and prefix sums
 	sMin       float64   // the lowest loss β^{*n} can have
 	logChern   []float64 // log of the Chernoff bound on D at s_i (upper only)
-	// a and chern are e^{logA} and e^{logChern[i]}, made once: d takes
-	// them at every call (3 of its 10 exponentials).
+	// a and chern are e^{logA} and e^{logChern[i]}, made once (d takes
+	// them at every call).
 	a     float64
 	chern []float64
+	// The exponentials of d as products (see expTables): e^{−i·h} =
+	// eHi[i>>expBits]·eLo[i&expMask], and eB0 = e^{s0 + logB}, eMin0 =
+	// e^{s0 − sMin}; tabP, tabB and tabMin bound the relative error of
+	// the products e^{x−s0}·e^{−i·h}, e^{x−s0}·eB0 and e^{x−s0}·eMin0
+	// against the exponentials they stand for, less that of e^{x−s0}
+	// itself. eLo is nil where they are not made.
+	eLo, eHi           []float64
+	eB0, eMin0         float64
+	tabP, tabB, tabMin float64
 }
+
+// expBits sets the split of the tables of e^{−i·h}: 2^expBits entries
+// in eLo, m/2^expBits in eHi, about 2√m exponentials for m cells.
+const (
+	expBits = 8
+	expMask = 1<<expBits - 1
+)
 
 // jumps is γ^{*k}/γ̄^k: mass g[j] at loss y0 + j·h, with the FFT's
 // error terms (0 for k = 1, placed exactly).
@@ -137,7 +209,12 @@ func composeTwoScale(ctx context.Context, beta, gamma pmf, hB, hJ float64, steps
 	if !(gBar > 0 && bBar > 0) {
 		return nil, errTooLarge // one scale only: the grid's bounds serve
 	}
-	ts := &twoScaleBound{steps: steps, upper: upper}
+	ts := &twoScaleBound{steps: steps, upper: upper, bBar: bBar}
+	if upper {
+		ts.step = float64(beta.lo)*hB + beta.off
+	} else {
+		ts.step = float64(beta.lo+len(beta.p)-1)*hB + beta.off
+	}
 	T := float64(steps)
 	// log(C(T,k)·γ̄^k·β̄^{T−k})-free weights: β^{*(T−k)} carries β̄^{T−k}.
 	logG := math.Log(gBar)
@@ -171,7 +248,7 @@ func composeTwoScale(ctx context.Context, beta, gamma pmf, hB, hJ float64, steps
 	if upper && gamma.inf > 0 {
 		ts.rest += infPaths(bBar+gBar, gamma.inf, T)
 	}
-	for k := 0; k <= K; k++ {
+	for k := 0; k <= min(K, twoScaleBulks-1); k++ {
 		if err := accounting.Canceled(ctx); err != nil {
 			return nil, err
 		}
@@ -193,14 +270,58 @@ func composeTwoScale(ctx context.Context, beta, gamma pmf, hB, hJ float64, steps
 			ts.jumps[1] = &jumps{g: gn.p, y0: float64(gn.lo)*hJ + gn.off, h: hJ}
 			continue
 		}
-		c, err := composeParts(ctx, []part{{gn, k}}, hJ, false, 0)
+		g, h := gn, hJ
+		if k >= twoScaleCoarseJumps {
+			g, h = coarsen(gn, twoScaleJumpCoarsen, upper), float64(twoScaleJumpCoarsen)*hJ
+		}
+		c, err := composeParts(ctx, []part{{g, k}}, h, false, 0)
 		if err != nil {
 			return nil, err
 		}
-		ts.jumps[k] = &jumps{g: c.c, y0: c.loss(0), h: hJ,
+		ts.jumps[k] = &jumps{g: c.c, y0: c.loss(0), h: h,
 			errSum: c.e2*math.Sqrt(float64(len(c.c))) + c.tailTop + c.tailBot}
 	}
 	return ts, nil
+}
+
+// twoScaleCoarseJumps and twoScaleJumpCoarsen: the jumps of that many
+// steps or more are composed on a jump grid that many times coarser
+// (coarsen), an FFT of a quarter of the points (18,225–20,480 → 4,608–
+// 5,120 at σ 1, q 1e-4, T 1e5, δ 1e-15) whose sums the bounds then take
+// over a quarter of the cells. Each jump moves by less than 4 fine cells, so the term of k
+// jumps moves by less than its share of δ times e^{|d log δ/dε|·4k·hJ} − 1:
+// 2% of 9.5e-10 of δ for 4 jumps at σ 1, q 1e-4, T 1e5, δ 1e-15 (hJ
+// 5.7e-5), less for more.
+const (
+	twoScaleCoarseJumps = 4
+	twoScaleJumpCoarsen = 4
+)
+
+// coarsen returns p on the grid r times as coarse, with the same offset
+// (fine loss index L·h + off, coarse m·(r·h) + off): each cell's mass
+// moved up to the coarse point at or above it (up: the coarse steps then
+// dominate, and so does every sum of them, whose D(ε − y) only grows) or
+// down to the one at or below it (dominated). A coarse mass sums at most
+// r fine ones, a relative rounding of r·u, which the weights' 1e-10 covers
+// (see delta).
+func coarsen(p pmf, r int, up bool) pmf {
+	idx := func(l int) int { // the coarse index of fine index l
+		m := l / r
+		if l%r != 0 && (l < 0) != up {
+			if up {
+				m++
+			} else {
+				m--
+			}
+		}
+		return m
+	}
+	lo, hi := idx(p.lo), idx(p.lo+len(p.p)-1)
+	q := make([]float64, hi-lo+1)
+	for i, v := range p.p {
+		q[idx(p.lo+i)-lo] += v
+	}
+	return pmf{lo: lo, off: p.off, p: q, inf: p.inf}
 }
 
 // newBulkUpper bounds δ(ε) from above for T identical steps of a
@@ -253,21 +374,27 @@ func (ts *twoScaleBound) delta(eps float64) float64 {
 	sum := ts.rest
 	ts.calls = 0
 	for k, lw := range ts.logW {
-		b := ts.bulk[k]
+		b, j := ts.bulkAt(k)
 		var h float64
 		if k == 0 {
 			h = b.d(eps, ts.upper)
 			ts.calls++
 		} else {
 			jp := ts.jumps[k]
+			e, scale, scaleUp := eps, 1.0, 1.0
+			if j > 0 {
+				e, scale, scaleUp = ts.shift(eps, j, jp)
+			}
 			var calls int
-			h, calls = b.jumpSum(jp, eps, ts.upper)
+			h, calls = b.jumpSum(jp, e, ts.upper)
+			h *= scale
 			ts.calls += calls
-			// The error of g and its mass outside the window, against D ≤ Σβ^{*n}.
+			// The error of g and its mass outside the window, against D ≤
+			// Σβ^{*(T−k)} = Σβ^{*n}/β̄^j.
 			if ts.upper {
-				h += jp.errSum * b.a
+				h += jp.errSum * b.a * scaleUp
 			} else {
-				h -= jp.errSum * b.a
+				h -= jp.errSum * b.a * scaleUp
 			}
 		}
 		if ts.upper {
@@ -335,7 +462,51 @@ func newBulk(ctx context.Context, beta pmf, h float64, n int, upper bool) (*bulk
 	if upper && n > 0 {
 		b.chernoff(beta, h, nn)
 	}
+	b.expTables()
 	return b, nil
+}
+
+// expTables makes the tables with which d forms its exponentials as
+// products with e^{x−s0}, one multiplication each instead of an exp
+// (they were two thirds of d's cost), where the window is narrow enough
+// that e^{−i·h} stays far from underflow (m·h < 600, as for the prefix
+// sums) and e^{s0 + logB} and e^{s0 − sMin} are finite and normal.
+//
+// A product e0·eHi[i>>expBits]·eLo[i&expMask] stands for e^{x − s_i},
+// s_i = s0 + i·h rounded as d rounds it: each table entry is within
+// 2u + u·m·h of its exponential (math.Exp is within 1 ulp; its argument
+// r·h or q·2^expBits·h is rounded), each product adds u, and s_i differs
+// from s0 + i·h (exact) by at most u·(i·h + |s_i|) ≤ u·(2m·h + |s0|),
+// which enters the exponential as a relative error of the same size (to
+// first order; the 1.01 covers the rest). eB0 and eMin0 carry 2u, the
+// rounding of their arguments, u·|s0 + logB| and u·|s0 − sMin|, and the
+// product's u.
+func (b *bulk) expTables() {
+	const u = 0x1p-53
+	m := len(b.c.c)
+	width := float64(m) * b.h
+	if m == 0 || !(width < 600) {
+		return
+	}
+	eB0, eMin0 := math.Exp(b.s0+b.logB), math.Exp(b.s0-b.sMin)
+	if !(eB0 >= 0x1p-1000 && eB0 <= 0x1p1000) {
+		return
+	}
+	if !(eMin0 >= 0x1p-1000 && eMin0 <= 0x1p1000) {
+		eMin0 = 0 // d takes math.Exp(x − sMin) (the add direction's sMin is −1637 at T 1e5)
+	}
+	eLo := make([]float64, expMask+1)
+	for r := range eLo {
+		eLo[r] = math.Exp(-float64(r) * b.h)
+	}
+	eHi := make([]float64, (m>>expBits)+1)
+	for q := range eHi {
+		eHi[q] = math.Exp(-float64(q<<expBits) * b.h)
+	}
+	b.eLo, b.eHi, b.eB0, b.eMin0 = eLo, eHi, eB0, eMin0
+	b.tabP = (6 + 4*width + math.Abs(b.s0)) * u * 1.01
+	b.tabB = (3 + math.Abs(b.s0+b.logB)) * u * 1.01
+	b.tabMin = (3 + math.Abs(b.s0-b.sMin)) * u * 1.01
 }
 
 // logPowSum returns n·log Σ_i p_i(1 + e_i) (e nil: all 0) and a bound
@@ -443,6 +614,24 @@ func chernoffMin(lams, ks, logLams []float64, s0, h float64, m int) []float64 {
 // (1 − e^{x−s_i})·suf0 + e^{x−s_i}·suf2, (ii) as (e^{x−s_{i−1}} − 1)·pre0 +
 // e^{x−s_{i−1}}·pre2; their rounding is then slack times the value.
 func (b *bulk) d(x float64, upper bool) float64 {
+	// math.Exp's ulp and the rounding of its argument.
+	const u = 0x1p-53
+	return b.dAt(x, math.Exp(x-b.s0), (2+math.Abs(x-b.s0))*u, upper)
+}
+
+// dAt is d at x given e0, e^{x−s0} within relative error rho0 (e0
+// between 2^−1000 and 2^1000 for the tables to be used; see expTables):
+// every exponential of d is e0 times a table entry there, and math.Exp
+// of its argument elsewhere (within 2u + u·|argument|, the argument
+// rounded). Each of them, call it E, is within ρ·E of the exponential it
+// stands for (rP for P = e^{x−s_i} and Q = e^{x−s_{i−1}}, rB for e^x·B,
+// r0 for e^{x−s0}, rMin for e^{x−sMin}), and each bound takes its share of
+// that error, |ΔE|·(the sum E multiplies), in its margin: rP·P·(suf0 +
+// suf2) in (i), rP·Q·(pre0 + pre2) and rB·e^x·B in (ii), and upper bounds
+// on the factors e^{x−s0} − 1 and e^{x−sMin} − 1 of the error terms.
+// These margins are a few ulps of the sums (A ≈ 1 in (ii)), far below the
+// FFT's e2 (2e-11 at σ 1, q 1e-4, T 1e5) that (i) carries.
+func (b *bulk) dAt(x, e0, rho0 float64, upper bool) float64 {
 	const u = 0x1p-53
 	c := b.c
 	m := len(c.c)
@@ -462,30 +651,67 @@ func (b *bulk) d(x float64, upper bool) float64 {
 	for i > 0 && b.s0+float64(i-1)*b.h > x {
 		i--
 	}
+	tab := b.eLo != nil && e0 >= 0x1p-1000 && e0 <= 0x1p1000
+	// The relative errors of P and Q, e^x·B, e^{x−s0} and e^{x−sMin}.
+	ax := 3 + math.Abs(x)
+	rP := (ax + math.Abs(b.s0) + float64(m)*b.h) * u * 1.01
+	rB := (ax + math.Abs(b.logB)) * u * 1.01
+	r0 := (ax + math.Abs(b.s0)) * u * 1.01
+	rMin := (ax + math.Abs(b.sMin)) * u * 1.01
+	if tab {
+		rP, rB, r0 = 1.01*rho0+b.tabP, 1.01*rho0+b.tabB, 1.01*rho0
+		if b.eMin0 > 0 {
+			rMin = 1.01*rho0 + b.tabMin
+		}
+	}
+	// expAt returns e^{x − s_k}, s_k = s0 + k·h as rounded below.
+	expAt := func(k int) float64 {
+		if tab {
+			return e0 * b.eHi[k>>expBits] * b.eLo[k&expMask]
+		}
+		return math.Exp(x - (b.s0 + float64(k)*b.h))
+	}
 	tails := c.tailTop + c.tailBot
 	// (i)
-	var v1 float64
+	var v1, r1 float64
 	if i < m {
-		si := b.s0 + float64(i)*b.h
-		v1 = -math.Expm1(x-si)*b.suf0[i] + math.Exp(x-si)*b.suf2[i]
+		p := expAt(i)
+		v1 = (1-p)*b.suf0[i] + p*b.suf2[i]
+		r1 = (b.slack+4*u)*v1 + rP*p*(b.suf0[i]+b.suf2[i])
 	}
-	r1 := (b.slack+2*u)*v1 + c.e2*math.Sqrt(float64(m-i))
+	r1 += c.e2 * math.Sqrt(float64(m-i))
 	// (ii)
 	up2, lo2 := math.Inf(1), math.Inf(-1)
 	if b.pre0 != nil || i == 0 {
-		A, eB := b.a, math.Exp(x+b.logB)
+		A := b.a
+		var eB float64
+		if tab {
+			eB = e0 * b.eB0
+		} else {
+			eB = math.Exp(x + b.logB)
+		}
 		v2 := A - eB
-		round := b.rhoA*A + b.rhoB*eB + u*(A+eB)
-		var corr, maxw float64 // maxw: e^{x−s} − 1 at the window's lowest loss
+		round := b.rhoA*A + (b.rhoB+rB)*eB + u*(A+eB)
+		var corr, maxw float64 // maxw: e^{x−s} − 1 at the window's lowest loss, rounded up
 		if i > 0 {
-			maxw = math.Expm1(x - b.s0)
-			sl := b.s0 + float64(i-1)*b.h
-			corr = math.Expm1(x-sl)*b.pre0[i] + math.Exp(x-sl)*b.pre2[i]
-			round += (b.slack + 2*u) * corr
+			w0 := e0
+			if !tab {
+				w0 = math.Exp(x - b.s0)
+			}
+			maxw = (w0 - 1) + (r0+u)*w0
+			q := expAt(i - 1)
+			corr = (q-1)*b.pre0[i] + q*b.pre2[i]
+			round += (b.slack+4*u)*corr + rP*q*(b.pre0[i]+b.pre2[i])
 		}
 		below := 0.0 // the true mass below the window, weighted
-		if x > b.sMin {
-			below = c.tailBot * math.Expm1(x-b.sMin)
+		if x > b.sMin && c.tailBot > 0 {
+			var w float64
+			if tab && b.eMin0 > 0 {
+				w = e0 * b.eMin0
+			} else {
+				w = math.Exp(x - b.sMin)
+			}
+			below = c.tailBot * ((w - 1) + (rMin+u)*w)
 		}
 		if upper {
 			up2 = v2 + corr + round + c.e2*math.Sqrt(float64(i))*maxw + below
@@ -494,13 +720,14 @@ func (b *bulk) d(x float64, upper bool) float64 {
 		}
 	}
 	if !upper {
-		return math.Max(0, math.Max(v1-r1-tails, lo2))
+		return max(0, v1-r1-tails, lo2)
 	}
-	up := math.Min(v1+r1+tails, up2)
+	// (The built-in min and max keep math.Min's NaN, inlined.)
+	up := min(v1+r1+tails, up2)
 	if b.logChern != nil && i > 0 {
-		up = math.Min(up, b.chern[i-1])
+		up = min(up, b.chern[i-1])
 	}
-	return math.Max(0, math.Min(up, b.a*(1+b.rhoA)))
+	return max(0, min(up, b.a*(1+b.rhoA)))
 }
 
 // jumpBelowWork is how many jump cells below the bulk window
@@ -549,6 +776,11 @@ func (b *bulk) jumpSum(jp *jumps, eps float64, upper bool) (h float64, calls int
 	muOf := func(n int) float64 {
 		return 1e-12 + 8*float64(n+8)*u + 16*u*(1+math.Abs(eps)+math.Abs(b.s0)+math.Abs(b.logB))
 	}
+	// e^{eps − s0}·e^{−y_j} against e^{x_j − s0}: 2u each and the
+	// product's u, the arguments' rounding u·|eps − s0| and u·|x_j|
+	// (x_j = eps − y_j rounded), |x_j| ≤ |eps| + max|y_j|.
+	yMax := math.Max(math.Abs(jp.y0), math.Abs(jp.y0+float64(len(jp.g))*jp.h))
+	rhoJ := (6 + 2*math.Abs(eps) + math.Abs(b.s0) + yMax) * u * 1.01
 	closed := len(jp.ey) == len(jp.g) && !math.IsInf(eS0, 0) && !math.IsInf(eB, 0) && !math.IsNaN(eS0+eB) && muOf(len(jp.g)) < 1e-6
 	m := len(b.c.c)
 	top := b.s0 + float64(m)*b.h
@@ -574,6 +806,10 @@ func (b *bulk) jumpSum(jp *jumps, eps float64, upper bool) (h float64, calls int
 			gAbove += g
 			nAbove++
 			xMin, xMax = math.Min(xMin, x), math.Max(xMax, x)
+		case len(jp.ey) == len(jp.g):
+			// e^{x_j − s0} as e^{eps − s0}·e^{−y_j}: no exponential.
+			h += g * b.dAt(x, eS0*jp.ey[j], rhoJ, upper)
+			calls++
 		default:
 			h += g * b.d(x, upper)
 			calls++
@@ -634,8 +870,10 @@ func (b *bulk) jumpSum(jp *jumps, eps float64, upper bool) (h float64, calls int
 type twoScaleSet struct {
 	ups, lows []*twoScaleBound
 	// add bounds the add direction from above (newBulkUpper; nil
-	// where it does not apply).
-	add []*twoScaleBound
+	// where it does not apply), made by addMake on first use (see
+	// addBounds).
+	add     []*twoScaleBound
+	addMake func(ctx context.Context) ([]*twoScaleBound, error)
 	// evals counts the twoScaleBound evaluations of epsilonBounds.
 	evals int
 	// noLows: the lower bounds were not made (DeltaUpperAgainst).
@@ -646,8 +884,27 @@ type twoScaleSet struct {
 	coarseSet *twoScaleSet
 }
 
+// addBounds makes s.add where it is not made yet. A bracket needs it
+// only where the grid's upper end for the add direction lies above the
+// remove direction's (the bracket's upper end is the larger of the two),
+// which it rarely does, the add direction's losses being the smaller:
+// none of the σ search's five sets at σ 1, q 1e-4, T 1e5, δ 1e-15 needed
+// it, where each made its bulk (an FFT of 43,200 points, a tenth of the
+// set's cost).
+func (s *twoScaleSet) addBounds(ctx context.Context) error {
+	if s.addMake == nil {
+		return nil
+	}
+	add, err := s.addMake(ctx)
+	if err != nil {
+		return err
+	}
+	s.add, s.addMake = add, nil
+	return nil
+}
+
 // addDelta returns the upper bound on the add direction's δ(eps), 1
-// where there is none.
+// where there is none (or none is made: see addBounds).
 func (s *twoScaleSet) addDelta(eps float64) float64 {
 	upper := 1.0
 	for _, t := range s.add {
@@ -751,14 +1008,18 @@ func (a *Accountant) newTwoScale(ctx context.Context, eta, restMax float64, lows
 			}
 			t.lows = append(t.lows, low)
 		}
-		if addPair != nil {
+		t.addMake = func(ctx context.Context) ([]*twoScaleBound, error) {
+			if addPair == nil {
+				return nil, nil
+			}
 			b, err := newBulkUpper(ctx, addPair, steps, eta, addLo, (addHi-addLo)/cells)
-			if err != nil && err != errTooLarge {
-				return err
+			if err == errTooLarge {
+				return nil, nil
 			}
-			if err == nil {
-				t.add = append(t.add, b)
+			if err != nil {
+				return nil, err
 			}
+			return []*twoScaleBound{b}, nil
 		}
 		return nil
 	}
@@ -819,8 +1080,16 @@ func (s *twoScaleSet) withCoarse(ctx context.Context) (*twoScaleSet, error) {
 		s.coarseSet = &twoScaleSet{
 			ups:    append(append([]*twoScaleBound{}, t.ups...), s.ups...),
 			lows:   append(append([]*twoScaleBound{}, t.lows...), s.lows...),
-			add:    append(append([]*twoScaleBound{}, t.add...), s.add...),
 			noLows: s.noLows,
+			addMake: func(ctx context.Context) ([]*twoScaleBound, error) {
+				if err := t.addBounds(ctx); err != nil {
+					return nil, err
+				}
+				if err := s.addBounds(ctx); err != nil {
+					return nil, err
+				}
+				return append(append([]*twoScaleBound{}, t.add...), s.add...), nil
+			},
 		}
 	}
 	return s.coarseSet, nil
@@ -862,15 +1131,24 @@ func (ts *twoScaleBound) cells() int {
 // within [lo0, up0] (a bracket known already): the smallest ε found whose
 // upper δ was evaluated at most delta, and the largest whose lower δ was
 // evaluated above it (up0 and lo0 when no point qualifies). Each end is
-// found by false position on log δ (Illinois, see epsilonRoot) to 1e-9
-// relative, and evaluates only the bounds of its own side: δ(ε) is close
-// to exponential in ε here, so the secant takes 5–10 evaluations where
-// bisection took 30 of both sides. A side's bounds are evaluated finest
-// bulk grid first (the tightest, as a rule), and the next only when the
-// ones so far leave the point undecided: whether the smallest upper δ is
-// at most delta, or the largest lower δ above it, is the same, and the
-// secant steps from the value found (at σ 1, q 1e-4, δ 1e-15 the second
-// bound was needed at few of the points, and one bulk grid is made now).
+// found to 1e-9 relative by secant steps on log δ (see logSecant), and
+// evaluates only the bounds of its own side: δ(ε) is close to
+// exponential in ε here. A side's bounds are evaluated finest bulk grid
+// first (the tightest, as a rule), and the next only when the ones so far
+// leave the point undecided: whether the smallest upper δ is at most
+// delta, or the largest lower δ above it, is the same, and the secant
+// steps from the value found.
+//
+// The upper end is searched in [lo0, up0]. The lower end lies below it by
+// about the bracket's width (0.055% at σ 1, q 1e-4, T 1e5, δ 1e-15, where
+// [lo0, up0] is 9% wide), so its search starts there: one Newton step on
+// the lower log δ at the upper end, with the slope of the upper log δ
+// that the upper end's search measured (both bound one δ(ε) within a
+// fraction of a percent, so their slopes agree as closely), lands within
+// about 1e-7 of the lower end, and the secant closes in from there
+// (growing the bracket downwards from the upper end should that step
+// fall short of the root). There 16–17 evaluations became 10; the ends
+// moved by less than 1e-10 relative.
 func (s *twoScaleSet) epsilonBounds(ctx context.Context, delta, lo0, up0 float64) (lower, upper float64, err error) {
 	dUp := func(e float64) (float64, error) {
 		v, n := 1.0, 0
@@ -894,6 +1172,7 @@ func (s *twoScaleSet) epsilonBounds(ctx context.Context, delta, lo0, up0 float64
 	if !(up0 > lo0) || math.IsInf(up0, 1) {
 		return lower, upper, nil
 	}
+	slope := math.NaN() // of the upper log δ near the upper end, when searched
 	dLo, err := dUp(lo0)
 	if err != nil {
 		return 0, 0, err
@@ -906,14 +1185,12 @@ func (s *twoScaleSet) epsilonBounds(ctx context.Context, delta, lo0, up0 float64
 			return 0, 0, err
 		}
 		if dHi <= delta {
-			if _, upper, err = epsilonRoot(dUp, delta, lo0, up0, dLo, dHi); err != nil {
+			r := newLogSecant(dUp, delta)
+			if _, upper, err = r.root(lo0, up0, dLo, dHi); err != nil {
 				return 0, 0, err
 			}
+			slope = r.slope()
 		}
-	}
-	dLo, err = dLow(lo0)
-	if err != nil || !(dLo > delta) {
-		return lower, upper, err
 	}
 	dHi, err := dLow(upper)
 	if err != nil {
@@ -922,72 +1199,190 @@ func (s *twoScaleSet) epsilonBounds(ctx context.Context, delta, lo0, up0 float64
 	if dHi > delta {
 		return upper, upper, nil
 	}
-	lower, _, err = epsilonRoot(dLow, delta, lo0, upper, dLo, dHi)
+	r := newLogSecant(dLow, delta)
+	if x := upper - r.g(dHi)/slope; slope < 0 && x > lo0 && x < upper {
+		lower, _, err = r.rootBelow(lo0, upper, dHi, x)
+		return lower, upper, err
+	}
+	dLo, err = dLow(lo0)
+	if err != nil || !(dLo > delta) {
+		return lower, upper, err
+	}
+	lower, _, err = r.root(lo0, upper, dLo, dHi)
 	return lower, upper, err
 }
 
-// epsilonRoot narrows [lo, hi], with d(lo) = dLo > delta ≥ d(hi) = dHi for
-// d decreasing, until hi − lo ≤ 1e-9·hi (or after 200 evaluations, or when
-// no float lies inside), by the Illinois variant of false position on
-// log d(ε) − log delta, each step kept 1e-3 of the width from the ends.
-// The ends returned are points where d was evaluated (or the given ends):
+// logSecant finds where a decreasing d crosses delta, to hi − lo ≤
+// 1e-9·hi (or after 200 evaluations, or when no float lies inside), by
+// secant steps on g(ε) = log d(ε) − log delta, close to linear here. The
+// ends it returns are points where d was evaluated (or the given ends):
 // d(lo) > delta and d(hi) ≤ delta, compared exactly, not through the logs.
-func epsilonRoot(d func(float64) (float64, error), delta, lo, hi, dLo, dHi float64) (float64, float64, error) {
-	logD := math.Log(delta)
-	g := func(v float64) float64 {
-		// A zero δ (or one below the smallest float's log) is far below:
-		// clamp it so the secant stays finite.
-		return math.Max(math.Log(v)-logD, -1e3)
+//
+// Each step is the secant root of the two latest points where it falls
+// inside the bracket, and the Illinois variant of false position on the
+// bracket's ends (kept 1e-3 of the width from them) where it does not or
+// after three evaluations in a row on one side. A step within 0.45·tol of
+// an end (tol = 1e-9·hi, the stopping width), where the root is next to
+// that end, is moved 0.5·tol further from it: it then crosses the root
+// unless the estimate is off by more than that, and the bracket is within
+// tol at once (false position alone took two or three more evaluations
+// there, each a step of 1e-3 of the width or one landing on the same
+// side).
+type logSecant struct {
+	d           func(float64) (float64, error)
+	delta, logD float64
+	xs, gs      []float64 // the points evaluated, in order, and g there
+	glo, ghi    float64   // g at the bracket's ends, Illinois-scaled
+	side, same  int       // the latest evaluation's side (−1: d ≤ delta), how many in a row
+}
+
+func newLogSecant(d func(float64) (float64, error), delta float64) *logSecant {
+	return &logSecant{d: d, delta: delta, logD: math.Log(delta)}
+}
+
+// g returns log v − log delta, clamped at −1e3: a zero δ (or one below
+// the smallest float's log) is far below, and the secant stays finite.
+func (r *logSecant) g(v float64) float64 {
+	return math.Max(math.Log(v)-r.logD, -1e3)
+}
+
+// record notes d = v at x.
+func (r *logSecant) record(x, v float64) {
+	g := r.g(v)
+	r.xs, r.gs = append(r.xs, x), append(r.gs, g)
+	side := 1
+	if v <= r.delta {
+		side = -1
+		r.ghi = math.Min(g, -1e-300) // d(hi) ≤ delta although the logs may agree
+		if r.side == -1 {
+			r.glo /= 2
+		}
+	} else {
+		r.glo = math.Max(g, 1e-300)
+		if r.side == 1 {
+			r.ghi /= 2
+		}
 	}
-	glo, ghi := g(dLo), g(dHi)
-	if !(glo > 0) {
-		glo = 1e-300 // d(lo) > delta although the logs agree
+	if side == r.side {
+		r.same++
+	} else {
+		r.same = 1
 	}
-	if !(ghi < 0) {
-		ghi = -1e-300
+	r.side = side
+}
+
+// holds evaluates d at x: whether d(x) ≤ delta.
+func (r *logSecant) holds(x float64) (bool, error) {
+	v, err := r.d(x)
+	if err != nil {
+		return false, err
 	}
-	side := 0
+	r.record(x, v)
+	return v <= r.delta, nil
+}
+
+// next is the step inside [lo, hi] (see logSecant).
+func (r *logSecant) next(lo, hi float64) (float64, bool) {
+	w, tol := hi-lo, 1e-9*hi
+	x := math.NaN()
+	if n := len(r.xs); n >= 2 && r.same < 3 {
+		x0, g0, x1, g1 := r.xs[n-2], r.gs[n-2], r.xs[n-1], r.gs[n-1]
+		if g1 != g0 {
+			x = x1 - g1*(x1-x0)/(g1-g0)
+		}
+	}
+	if !(x > lo && x < hi) {
+		x = hi - r.ghi*(hi-lo)/(r.ghi-r.glo)
+		if !(x > lo && x < hi) {
+			x = lo + w/2
+		}
+		x = math.Min(math.Max(x, lo+w*1e-3), hi-w*1e-3)
+	}
+	switch {
+	case x-lo < 0.45*tol:
+		x += 0.5 * tol
+	case hi-x < 0.45*tol:
+		x -= 0.5 * tol
+	}
+	return x, x > lo && x < hi
+}
+
+// done is the stopping rule: hi − lo ≤ 1e-9·hi.
+func (r *logSecant) done(lo, hi float64) bool { return !(hi-lo > 1e-9*hi) }
+
+// root narrows [lo, hi], with d(lo) = dLo > delta ≥ d(hi) = dHi, and
+// returns the final bracket.
+func (r *logSecant) root(lo, hi, dLo, dHi float64) (float64, float64, error) {
+	r.record(lo, dLo)
+	r.record(hi, dHi)
+	r.same = 0
 	o, err := search.Solve(search.Problem[float64]{
-		Holds: func(x float64) (bool, error) {
-			v, err := d(x)
-			if err != nil {
-				return false, err
-			}
-			if v <= delta {
-				ghi = math.Min(g(v), -1e-300)
-				if side == -1 {
-					glo /= 2
-				}
-				side = -1
-				return true, nil
-			}
-			glo = math.Max(g(v), 1e-300)
-			if side == 1 {
-				ghi /= 2
-			}
-			side = 1
-			return false, nil
-		},
-		Lo:      lo,
-		Hi:      hi,
-		LoKnown: true,
-		HiKnown: true,
-		Next: func(lo, hi float64) (float64, bool) {
-			x := hi - ghi*(hi-lo)/(ghi-glo)
-			if !(x > lo && x < hi) {
-				x = lo + (hi-lo)/2
-			}
-			w := hi - lo
-			x = math.Min(math.Max(x, lo+w*1e-3), hi-w*1e-3)
-			return x, x > lo && x < hi
-		},
-		Done:           func(lo, hi float64) bool { return !(hi-lo > 1e-9*hi) },
+		Holds:          r.holds,
+		Lo:             lo,
+		Hi:             hi,
+		LoKnown:        true,
+		HiKnown:        true,
+		Next:           r.next,
+		Done:           r.done,
 		MaxEvaluations: 200,
 	})
 	if err != nil {
 		return 0, 0, err
 	}
 	return o.Lo, o.Hi, nil
+}
+
+// rootBelow is root for a bracket [lo0, hi] with d(hi) = dHi ≤ delta whose
+// lower end is not evaluated: it evaluates x (lo0 < x < hi, an estimate
+// of the root) first and, while d ≤ delta there, steps down past the
+// secant root of the two latest points by half the step (twice the
+// distance to hi where there is none), to lo0 at most; lo0 itself when d
+// ≤ delta there too.
+func (r *logSecant) rootBelow(lo0, hi, dHi, x float64) (float64, float64, error) {
+	r.record(hi, dHi)
+	o, err := search.Solve(search.Problem[float64]{
+		Holds:   r.holds,
+		Lo:      x,
+		Hi:      hi,
+		HiKnown: true,
+		Down: func(x float64) (float64, bool) {
+			if !(x > lo0) {
+				return 0, false
+			}
+			n := len(r.xs)
+			x0, g0, x1, g1 := r.xs[n-2], r.gs[n-2], r.xs[n-1], r.gs[n-1]
+			next := x - 2*(hi-x)
+			if p := x1 - g1*(x1-x0)/(g1-g0); p < x {
+				next = p - math.Max(0.5*(x-p), 1e-9*hi)
+			}
+			return math.Max(next, lo0), true
+		},
+		Next:           r.next,
+		Done:           r.done,
+		MaxEvaluations: 200,
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	return o.Lo, o.Hi, nil
+}
+
+// slope returns the slope of g between the latest point and the one
+// farthest from it within 1e-4 relative (NaN without one): the local
+// slope of log d, for a Newton step from the root.
+func (r *logSecant) slope() float64 {
+	n := len(r.xs)
+	if n < 2 {
+		return math.NaN()
+	}
+	x1, g1 := r.xs[n-1], r.gs[n-1]
+	best, far := math.NaN(), 0.0
+	for i := range n - 1 {
+		if d := math.Abs(r.xs[i] - x1); d > far && d <= 1e-4*math.Abs(x1) && r.gs[i] != g1 {
+			far, best = d, (r.gs[i]-g1)/(r.xs[i]-x1)
+		}
+	}
+	return best
 }
 
 // dirUpper returns the smallest upper bound f(c, true) over the compositions
@@ -1027,10 +1422,16 @@ func (a *Accountant) twoScaleEpsilon(ctx context.Context, lv *levels, delta, low
 		if err != nil {
 			return 0, 0, err
 		}
-		if len(s.add) > 0 && s.addDelta(addUp) <= delta {
-			// The smallest ε in [0, addUp] whose add-direction δ is at most
-			// delta, by bisection (δ(ε) decreases).
-			addUp = search.Bisect(func(e float64) bool { return s.addDelta(e) <= delta }, 0, addUp, 1e-9)
+		// Only a larger addUp can set the upper end (see addBounds).
+		if !(addUp <= math.Min(remUp, up2)) {
+			if err := s.addBounds(ctx); err != nil {
+				return 0, 0, err
+			}
+			if len(s.add) > 0 && s.addDelta(addUp) <= delta {
+				// The smallest ε in [0, addUp] whose add-direction δ is at
+				// most delta, by bisection (δ(ε) decreases).
+				addUp = search.Bisect(func(e float64) bool { return s.addDelta(e) <= delta }, 0, addUp, 1e-9)
+			}
 		}
 		return math.Max(lower, lo2), math.Min(upper, math.Max(math.Min(remUp, up2), addUp)), nil
 	}
@@ -1053,20 +1454,25 @@ func (a *Accountant) twoScaleDelta(ctx context.Context, lv *levels, eps, dEst, l
 		return lower, upper, err
 	}
 	f := deltaF(eps)
-	bracket := func(s *twoScaleSet) (float64, float64) {
+	bracket := func(s *twoScaleSet) (float64, float64, error) {
 		remUp, addUp := dirUpper(lv, 0, f), dirUpper(lv, 1, f)
 		lo2, up2 := s.deltaBounds(eps)
-		addUp = math.Min(addUp, s.addDelta(eps))
-		return math.Max(lower, lo2), math.Min(upper, math.Max(math.Min(remUp, up2), addUp))
+		// Only a larger addUp can set the upper end (see addBounds).
+		if !(addUp <= math.Min(remUp, up2)) {
+			if err := s.addBounds(ctx); err != nil {
+				return 0, 0, err
+			}
+			addUp = math.Min(addUp, s.addDelta(eps))
+		}
+		return math.Max(lower, lo2), math.Min(upper, math.Max(math.Min(remUp, up2), addUp)), nil
 	}
-	lo, up := bracket(s)
-	if !wide(lo, up) {
-		return lo, up, nil
+	lo, up, err := bracket(s)
+	if err != nil || !wide(lo, up) {
+		return lo, up, err
 	}
 	// Still wide: both bulk grids.
 	if s, err = s.withCoarse(ctx); err != nil {
 		return 0, 0, err
 	}
-	lo, up = bracket(s)
-	return lo, up, nil
+	return bracket(s)
 }
