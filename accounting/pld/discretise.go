@@ -121,8 +121,43 @@ func newGridOffset(ctx context.Context, pair mechanism.Pair, h, eta, off float64
 	return newGridSpan(ctx, pair, h, eta, off, math.Floor((lLo-off)/h), math.Ceil((lHi-off)/h))
 }
 
+// newGridFrom is newGrid, taking the tails at the points whose mirrored
+// loss is a point of src from src when src's pair is pair's mirror (see
+// mechanism.Mirrored): the same tails bit for bit, without evaluating
+// them. src may be nil.
+func newGridFrom(ctx context.Context, pair mechanism.Pair, h, eta float64, src *grid) (*grid, error) {
+	if src == nil || src.h != h || src.off != 0 || !mirrors(pair, src.pair) {
+		return newGrid(ctx, pair, h, eta)
+	}
+	lLo, lHi := pair.Truncation(eta)
+	return newGridSpanFrom(ctx, pair, h, eta, 0, math.Floor(lLo/h), math.Ceil(lHi/h), src)
+}
+
+// mirrors reports whether pair b is pair a's mirror (mechanism.Mirrored),
+// seeing through the cut of the tails (cutPair), which changes only the
+// truncation.
+func mirrors(a, b mechanism.Pair) bool {
+	if c, ok := a.(*cutPair); ok {
+		a = c.Pair
+	}
+	if c, ok := b.(*cutPair); ok {
+		b = c.Pair
+	}
+	m, ok := a.(mechanism.Mirrored)
+	return ok && m.MirrorOf(b)
+}
+
 // newGridSpan is the grid {k·h + off : kLo ≤ k ≤ kHi} of pair.
 func newGridSpan(ctx context.Context, pair mechanism.Pair, h, eta, off, fLo, fHi float64) (*grid, error) {
+	return newGridSpanFrom(ctx, pair, h, eta, off, fLo, fHi, nil)
+}
+
+// newGridSpanFrom is newGridSpan, taking the tails at the points whose
+// negated loss is a point of src (a grid of the mirrored pair at the same
+// width, offset 0, when off is 0) from src instead of evaluating them:
+// point k's loss k·h is exactly −(−k·h), so the tails are the same bit
+// for bit. A point taken so counts no evaluation toward the checks of ctx.
+func newGridSpanFrom(ctx context.Context, pair mechanism.Pair, h, eta, off, fLo, fHi float64, src *grid) (*grid, error) {
 	if !(math.Abs(fLo) < 1<<53 && math.Abs(fHi) < 1<<53) {
 		return nil, errTooLarge // also NaN
 	}
@@ -142,6 +177,12 @@ func newGridSpan(ctx context.Context, pair mechanism.Pair, h, eta, off, fLo, fHi
 			evals = 0
 			if err := accounting.Canceled(ctx); err != nil {
 				return nil, err
+			}
+		}
+		if src != nil && off == 0 {
+			if j := -(kLo + i) - src.kLo; j >= 0 && j < len(src.tl) {
+				tl[i] = src.tl[j].Mirror()
+				continue
 			}
 		}
 		evals += cost
