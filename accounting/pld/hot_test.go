@@ -189,3 +189,79 @@ func TestLowerPinned(t *testing.T) {
 		}
 	}
 }
+
+// oldTiltArgmax and oldTiltedMean are the tilt's argmax and tilted mean
+// as they were computed before tiltArgmax and tiltWeights: a log and an
+// exp per mass.
+func oldTiltArgmax(p []float64, h, lambda float64) int {
+	kStar, best := -1, math.Inf(-1)
+	for i, v := range p {
+		if v > 0 {
+			if l := math.Log(v) + lambda*float64(i)*h; l > best {
+				kStar, best = i, l
+			}
+		}
+	}
+	return kStar
+}
+
+func oldTiltedMean(m *pmf, h, lambda float64) float64 {
+	kStar := oldTiltArgmax(m.p, h, lambda)
+	if kStar < 0 {
+		return 0
+	}
+	var s, s1 float64
+	for i, v := range m.p {
+		if v > 0 {
+			y := lambda * float64(i-kStar) * h
+			if y < -745 {
+				continue
+			}
+			w := v * math.Exp(math.Min(y, 700))
+			s += w
+			s1 += w * float64(i-kStar)
+		}
+	}
+	return float64(m.lo+kStar)*h + m.off + h*s1/s
+}
+
+// TestTiltArgmaxMean: tiltArgmax (a log only for the masses whose term
+// can be the largest) picks the index a log per mass picks, ties and
+// subnormal masses included, and tiltedMean (an exp per 64 cells) is
+// within 1e-12 of the mean with an exp per cell (relative
+// to it or to h), on the upper
+// and lower per-step distributions of both directions of σ 1, q 1e-4 at
+// the tilts 2^{k/4} the saddle search visits and beyond.
+func TestTiltArgmaxMean(t *testing.T) {
+	var ms []pmf
+	const h = 3e-5
+	for _, sigma := range []float64{1} {
+		pl := pairsOf(t, sampled(1e-4, gauss(sigma)), accounting.AddRemove)
+		for _, p := range []mechanism.Pair{pl.Remove, pl.Add} {
+			g, err := newGrid(t.Context(), &cutPair{p}, h, 1e-20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			low, err := g.lower(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms = append(ms, g.upper(), low)
+		}
+	}
+	// Ties, zeros and subnormals.
+	ms = append(ms, pmf{lo: -3, p: []float64{0, 0.25, 0.5, 0.25, 0, 5e-324, 0.5, 1e-310}})
+	for _, m := range ms {
+		for k := -24; k <= 120; k += 8 {
+			lambda := math.Exp2(float64(k) / 4)
+			if got, want := tiltArgmax(m.p, h, lambda), oldTiltArgmax(m.p, h, lambda); got != want {
+				t.Fatalf("λ %g, %d masses: argmax %d, want %d", lambda, len(m.p), got, want)
+			}
+			got, want := tiltedMean(&m, h, lambda), oldTiltedMean(&m, h, lambda)
+			// Relative to the mean or to h: a mean near 0 is a difference.
+			if !(math.Abs(got-want) <= 1e-12*(math.Abs(want)+h)) {
+				t.Errorf("λ %g, %d masses: tilted mean %.17g, want %.17g", lambda, len(m.p), got, want)
+			}
+		}
+	}
+}
