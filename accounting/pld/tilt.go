@@ -121,14 +121,13 @@ func (c *composition) logWAt(i int) float64 {
 // within ln 2 from above and below, and every other term is below the
 // largest, so the index and its ties are those of a logarithm per mass.
 func tiltArgmax(p []float64, h, lambda float64) int {
-	// With v's exponent field e (v > 0 finite): (e−1023)·ln 2 ≤ log v <
-	// (e−1022)·ln 2, and for a subnormal (e = 0) log v < −1022·ln 2. So
-	// lower bounds of the terms, up to rounding, are lb = (e−1023)·ln 2
-	// + y, and upper bounds lb + ln 2 (for a subnormal, lb is not a lower
-	// bound, but the largest lb comes from a normal mass or none matters:
-	// then every upper bound is below the largest lb by no more than ln 2
-	// and every mass is a candidate). slack covers the rounding of the
-	// logs, the products and the sums, terms being below 745 + |y|.
+	// With v's exponent field e (v > 0 normal): (e−1023)·ln 2 ≤ log v <
+	// (e−1022)·ln 2; a subnormal (e = 0) has log v < −1022·ln 2 and no
+	// such lower bound, so the first pass, which finds a lower bound best
+	// on the largest term, skips it. A term whose upper bound is more
+	// than 4·slack below best is below the largest term, rounding
+	// included: slack covers the rounding of the logs, products and sums
+	// many times over (terms below 745 + |y| in magnitude).
 	n := len(p)
 	slack := 1e-9 * (4096 + math.Abs(lambda*float64(n)*h))
 	best := math.Inf(-1)
