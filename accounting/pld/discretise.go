@@ -305,7 +305,7 @@ func (gr *grid) upperSpan(below, above bool) (up pmf) {
 			errLo := relSlack * (math.Exp(refP-h) + math.Exp(a+refQ) + pm*emh) / omh
 			mLo -= errLo
 		}
-		mLo = math.Max(0, math.Min(mLo, pm))
+		mLo = max(0, min(mLo, pm)) // as math.Max and math.Min here, inline
 		add(i, mLo)
 		add(i+1, pm-mLo)
 	}
@@ -628,7 +628,7 @@ func (m *lowerMerge) illinois(kt int, t, left, fl float64, cell mergedCell) (tb 
 		LoKnown: true,
 		HiKnown: true,
 		Done: func(lo, hi float64) bool {
-			return !(fr > math.Max(tol, illinoisNoise*errR) && fl < 0 && !math.IsInf(fr, 1))
+			return !(fr > max(tol, illinoisNoise*errR) && fl < 0 && !math.IsInf(fr, 1))
 		},
 		Next: func(lo, hi float64) (float64, bool) {
 			var c float64

@@ -307,3 +307,27 @@ func TestComposeScratchBytes(t *testing.T) {
 		t.Errorf("composing %d points allocated %d bytes, want at most %d", n, bytes, 28*n+200<<10)
 	}
 }
+
+// TestBuiltinMinMaxAsMath: the builtins min and max, which the per-cell
+// loops (upperSpan, untilt, tiltParts, the merge's Illinois test) use
+// inline, give math.Min and math.Max's results bit for bit on signed
+// zeros, infinities and NaN, except NaN against the infinity that
+// dominates (math.Min(NaN, −Inf) is −Inf, min gives NaN): there one
+// operand is a constant or a mass, and a NaN mass poisons both results.
+func TestBuiltinMinMaxAsMath(t *testing.T) {
+	vals := []float64{math.Copysign(0, -1), 0, 1, -1, 700, math.Inf(1), math.Inf(-1), math.NaN(), 5e-324, math.MaxFloat64}
+	same := func(a, b float64) bool {
+		return math.Float64bits(a) == math.Float64bits(b) || math.IsNaN(a) && math.IsNaN(b)
+	}
+	for _, x := range vals {
+		for _, y := range vals {
+			nanInf := (math.IsNaN(x) || math.IsNaN(y)) && (math.IsInf(x, 0) || math.IsInf(y, 0))
+			if a, b := min(x, y), math.Min(x, y); !same(a, b) && !(nanInf && math.IsInf(b, -1)) {
+				t.Errorf("min(%g, %g) = %g, math.Min %g", x, y, a, b)
+			}
+			if a, b := max(x, y), math.Max(x, y); !same(a, b) && !(nanInf && math.IsInf(b, 1)) {
+				t.Errorf("max(%g, %g) = %g, math.Max %g", x, y, a, b)
+			}
+		}
+	}
+}

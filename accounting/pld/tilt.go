@@ -52,7 +52,7 @@ func tiltParts(parts []part, h, lambda float64) (out []part, logW, rho, lost flo
 				ay += math.Abs(lv)
 			}
 			tp.p[i] = x
-			yMax = math.Max(yMax, ay)
+			yMax = max(yMax, ay)
 			sum, comp = search.Neumaier(sum, comp, x)
 		}
 		z := (sum + comp) * (1 + 0x1p-48) // Σ tp.p/z ≤ 1 despite rounding
@@ -100,7 +100,7 @@ func (c *composition) untilt(lambda, logW, rho float64) {
 	c.rho = rho + 8*0x1p-53*(lambda*lMax+1)
 	for i, v := range c.c {
 		if v > 0 {
-			c.c[i] = v * math.Exp(math.Min(c.logWAt(i), 700))
+			c.c[i] = v * math.Exp(min(c.logWAt(i), 700))
 		}
 	}
 	c.buildSums()
