@@ -417,18 +417,13 @@ func (m *lowerMerge) phi(tb mechanism.Tails, t float64) (float64, float64) {
 	return c.f, c.lowMass()
 }
 
-// phiErr is phi that also returns the rounding error bound errL that phi
-// subtracts from the merged loss (0 where φ is ±Inf). φ's float64 noise
-// is of that size: for a narrow cell the masses are differences of tails
-// that cancel, and errL grows as the tails over the cell's mass.
-func (m *lowerMerge) phiErr(tb mechanism.Tails, t float64) (f, lp, errL float64) {
-	c := m.cellAt(tb, t)
-	return c.f, c.lowMass(), c.errL
-}
-
 // mergedCell is φ of the cell (a, b] at a target t (see phi), with what
 // its lowered P-mass needs, which is computed only for the cell kept
-// (lowMass): a root search evaluates φ at several b.
+// (lowMass): a root search evaluates φ at several b. errL is the rounding
+// error bound that φ subtracts from the merged loss (0 where φ is ±Inf).
+// φ's float64 noise is of that size: for a narrow cell the masses are
+// differences of tails that cancel, and errL grows as the tails over the
+// cell's mass.
 type mergedCell struct {
 	f, errL float64
 	lp      float64 // log P-mass (−Inf: none)
@@ -445,7 +440,7 @@ func (c mergedCell) lowMass() float64 {
 }
 
 // cellAt returns φ and the masses of the cell (a, b] for the tails tb at
-// b (see phiErr; the same values bit for bit, each exp computed once).
+// b (see mergedCell; each exp computed once).
 func (m *lowerMerge) cellAt(tb mechanism.Tails, t float64) mergedCell {
 	ta := m.ta
 	lp, refP := binMass(ta.PAbove, tb.PAbove, ta.PBelow, tb.PBelow)
@@ -462,7 +457,7 @@ func (m *lowerMerge) cellAt(tb mechanism.Tails, t float64) mergedCell {
 	return mergedCell{f: lp - lq - errL - t, errL: errL, lp: lp, ratio: ratio}
 }
 
-// illinoisNoise is how many times φ's own error bound (see phiErr) the
+// illinoisNoise is how many times φ's own error bound (mergedCell.errL) the
 // Illinois search accepts as its distance above the target, when that is
 // more than its tolerance: below it, φ's sign is float64 noise, and the
 // search used to alternate between noisy signs until its cap (σ 0.7985,
