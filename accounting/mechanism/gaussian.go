@@ -192,6 +192,32 @@ func (p *gaussianPair) Tails(l float64) Tails {
 	return Tails{PAbove: c0, QAbove: p.logMix(c0, c1), PBelow: s0, QBelow: p.logMix(s0, s1)}
 }
 
+// MirrorOf reports whether o is p's other direction (the same σ and q):
+// then o.Tails(−l) is p.Tails(l) with P and Q swapped, bit for bit, for
+// every l whose negation is exact (see [Mirrored]).
+func (p *gaussianPair) MirrorOf(o Pair) bool {
+	m, ok := o.(*gaussianPair)
+	return ok && m.add != p.add && m.sigma == p.sigma && m.q == p.q
+}
+
+// Mirrored is implemented by a pair whose tails are another pair's
+// mirrored: when MirrorOf(o) holds, o.Tails(−l) equals [Tails.Mirror] of
+// the pair's Tails(l) bit for bit. The two directions of the
+// Poisson-sampled Gaussian are such pairs: both evaluate the same four
+// normal tails at the same output x (add at l is remove at −l), so a grid
+// of one direction gives the other's on the mirrored grid for free.
+type Mirrored interface {
+	Pair
+	MirrorOf(o Pair) bool
+}
+
+// Mirror returns the tails of the mirrored pair at −l from t at l: the
+// loss negated, P and Q swapped (L > −l under the mirror's P is L ≤ l
+// under this Q, and so on).
+func (t Tails) Mirror() Tails {
+	return Tails{PAbove: t.QBelow, QAbove: t.PBelow, PBelow: t.QAbove, QBelow: t.PAbove}
+}
+
 // logPhiBoth returns log Φ(z) and log Φ̄(z): the smaller of the two
 // directly (accurate deep in the tail), the other as log1p of minus it
 // (accurate because that probability is at least 1/2).

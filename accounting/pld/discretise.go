@@ -121,8 +121,43 @@ func newGridOffset(ctx context.Context, pair mechanism.Pair, h, eta, off float64
 	return newGridSpan(ctx, pair, h, eta, off, math.Floor((lLo-off)/h), math.Ceil((lHi-off)/h))
 }
 
+// newGridFrom is newGrid, taking the tails at the points whose mirrored
+// loss is a point of src from src when src's pair is pair's mirror (see
+// mechanism.Mirrored): the same tails bit for bit, without evaluating
+// them. src may be nil.
+func newGridFrom(ctx context.Context, pair mechanism.Pair, h, eta float64, src *grid) (*grid, error) {
+	if src == nil || src.h != h || src.off != 0 || !mirrors(pair, src.pair) {
+		return newGrid(ctx, pair, h, eta)
+	}
+	lLo, lHi := pair.Truncation(eta)
+	return newGridSpanFrom(ctx, pair, h, eta, 0, math.Floor(lLo/h), math.Ceil(lHi/h), src)
+}
+
+// mirrors reports whether pair b is pair a's mirror (mechanism.Mirrored),
+// seeing through the cut of the tails (cutPair), which changes only the
+// truncation.
+func mirrors(a, b mechanism.Pair) bool {
+	if c, ok := a.(*cutPair); ok {
+		a = c.Pair
+	}
+	if c, ok := b.(*cutPair); ok {
+		b = c.Pair
+	}
+	m, ok := a.(mechanism.Mirrored)
+	return ok && m.MirrorOf(b)
+}
+
 // newGridSpan is the grid {k·h + off : kLo ≤ k ≤ kHi} of pair.
 func newGridSpan(ctx context.Context, pair mechanism.Pair, h, eta, off, fLo, fHi float64) (*grid, error) {
+	return newGridSpanFrom(ctx, pair, h, eta, off, fLo, fHi, nil)
+}
+
+// newGridSpanFrom is newGridSpan, taking the tails at the points whose
+// negated loss is a point of src (a grid of the mirrored pair at the same
+// width, offset 0, when off is 0) from src instead of evaluating them:
+// point k's loss k·h is exactly −(−k·h), so the tails are the same bit
+// for bit. A point taken so counts no evaluation toward the checks of ctx.
+func newGridSpanFrom(ctx context.Context, pair mechanism.Pair, h, eta, off, fLo, fHi float64, src *grid) (*grid, error) {
 	if !(math.Abs(fLo) < 1<<53 && math.Abs(fHi) < 1<<53) {
 		return nil, errTooLarge // also NaN
 	}
@@ -142,6 +177,12 @@ func newGridSpan(ctx context.Context, pair mechanism.Pair, h, eta, off, fLo, fHi
 			evals = 0
 			if err := accounting.Canceled(ctx); err != nil {
 				return nil, err
+			}
+		}
+		if src != nil && off == 0 {
+			if j := -(kLo + i) - src.kLo; j >= 0 && j < len(src.tl) {
+				tl[i] = src.tl[j].Mirror()
+				continue
 			}
 		}
 		evals += cost
@@ -264,7 +305,7 @@ func (gr *grid) upperSpan(below, above bool) (up pmf) {
 			errLo := relSlack * (math.Exp(refP-h) + math.Exp(a+refQ) + pm*emh) / omh
 			mLo -= errLo
 		}
-		mLo = math.Max(0, math.Min(mLo, pm))
+		mLo = max(0, min(mLo, pm)) // as math.Max and math.Min here, inline
 		add(i, mLo)
 		add(i+1, pm-mLo)
 	}
@@ -281,8 +322,11 @@ func (gr *grid) upperSpan(below, above bool) (up pmf) {
 // difference, see binMass), so that a dominated distribution never
 // carries more mass than the exact one: its δ is then a lower bound with
 // no absolute floor.
-func lowMass(lp, refP float64) float64 {
-	r := relSlack * (1 + 2*math.Exp(refP-lp))
+func lowMass(lp, refP float64) float64 { return lowMassRatio(lp, math.Exp(refP-lp)) }
+
+// lowMassRatio is lowMass given e^{refP−lp}.
+func lowMassRatio(lp, ratio float64) float64 {
+	r := relSlack * (1 + 2*ratio)
 	if !(r < 0.5) {
 		return math.Inf(-1) // the mass is below its own error bound: drop it
 	}
@@ -369,30 +413,51 @@ func (m *lowerMerge) mergeTail(qZero float64) {
 // t for the tails tb at b, negative for b ≤ t and increasing beyond, and
 // the log of the cell's P-mass lowered by its error bound.
 func (m *lowerMerge) phi(tb mechanism.Tails, t float64) (float64, float64) {
-	f, lp, _ := m.phiErr(tb, t)
-	return f, lp
+	c := m.cellAt(tb, t)
+	return c.f, c.lowMass()
 }
 
-// phiErr is phi that also returns the rounding error bound errL that phi
-// subtracts from the merged loss (0 where φ is ±Inf). φ's float64 noise
-// is of that size: for a narrow cell the masses are differences of tails
-// that cancel, and errL grows as the tails over the cell's mass.
-func (m *lowerMerge) phiErr(tb mechanism.Tails, t float64) (f, lp, errL float64) {
+// mergedCell is φ of the cell (a, b] at a target t (see phi), with what
+// its lowered P-mass needs, which is computed only for the cell kept
+// (lowMass): a root search evaluates φ at several b. errL is the rounding
+// error bound that φ subtracts from the merged loss (0 where φ is ±Inf).
+// φ's float64 noise is of that size: for a narrow cell the masses are
+// differences of tails that cancel, and errL grows as the tails over the
+// cell's mass.
+type mergedCell struct {
+	f, errL float64
+	lp      float64 // log P-mass (−Inf: none)
+	ratio   float64 // e^{refP−lp} (see binMass)
+}
+
+// lowMass returns the log of the cell's P-mass lowered by its error bound
+// (see the function lowMass).
+func (c mergedCell) lowMass() float64 {
+	if math.IsInf(c.lp, -1) {
+		return c.lp
+	}
+	return lowMassRatio(c.lp, c.ratio)
+}
+
+// cellAt returns φ and the masses of the cell (a, b] for the tails tb at
+// b (see mergedCell; each exp computed once).
+func (m *lowerMerge) cellAt(tb mechanism.Tails, t float64) mergedCell {
 	ta := m.ta
 	lp, refP := binMass(ta.PAbove, tb.PAbove, ta.PBelow, tb.PBelow)
 	if math.IsInf(lp, -1) {
-		return math.Inf(-1), lp, 0
+		return mergedCell{f: math.Inf(-1), lp: lp}
 	}
+	ratio := math.Exp(refP - lp)
 	lq, refQ := binMass(ta.QAbove, tb.QAbove, ta.QBelow, tb.QBelow)
 	if math.IsInf(lq, -1) {
-		return math.Inf(1), lowMass(lp, refP), 0
+		return mergedCell{f: math.Inf(1), lp: lp, ratio: ratio}
 	}
 	// Relative error of each mass is ≲ relSlack·ref/mass.
-	errL = relSlack * (1 + math.Exp(refP-lp) + math.Exp(refQ-lq))
-	return lp - lq - errL - t, lowMass(lp, refP), errL
+	errL := relSlack * (1 + ratio + math.Exp(refQ-lq))
+	return mergedCell{f: lp - lq - errL - t, errL: errL, lp: lp, ratio: ratio}
 }
 
-// illinoisNoise is how many times φ's own error bound (see phiErr) the
+// illinoisNoise is how many times φ's own error bound (mergedCell.errL) the
 // Illinois search accepts as its distance above the target, when that is
 // more than its tolerance: below it, φ's sign is float64 noise, and the
 // search used to alternate between noisy signs until its cap (σ 0.7985,
@@ -427,7 +492,7 @@ func (m *lowerMerge) step() (done bool) {
 		m.j++
 	}
 	j0 := m.j
-	left, fl, fr, found := m.scan(t)
+	left, fl, cell, found := m.scan(t)
 	switch {
 	case !found && m.j <= n:
 		m.fallback(t, j0)
@@ -439,8 +504,8 @@ func (m *lowerMerge) step() (done bool) {
 		m.mergeTail(m.top) // the whole upper tail (a, ∞)
 		return true
 	}
-	tb, lb := m.illinois(kt, t, left, fl, fr)
-	fr, lp := m.phi(tb, t) // undo Illinois scaling
+	tb, lb, cell := m.illinois(kt, t, left, fl, cell)
+	fr, lp := cell.f, cell.lowMass() // φ unscaled by Illinois
 	if !math.IsInf(lp, -1) {
 		extra := 0
 		if math.IsInf(fr, 1) {
@@ -463,22 +528,22 @@ func (m *lowerMerge) step() (done bool) {
 }
 
 // scan looks for the first of the next mergeScan grid points whose cell
-// from a lifts the merged loss to t (φ ≥ 0), leaving m.j there: found, φ
-// there (fr), and the last point below with φ < 0 (left and fl; t and NaN
-// when there is none).
-func (m *lowerMerge) scan(t float64) (left, fl, fr float64, found bool) {
+// from a lifts the merged loss to t (φ ≥ 0), leaving m.j there: found,
+// that cell (φ there is cell.f), and the last point below with φ < 0
+// (left and fl; t and NaN when there is none).
+func (m *lowerMerge) scan(t float64) (left, fl float64, cell mergedCell, found bool) {
 	gr := m.gr
 	n := gr.kHi - gr.kLo
 	left, fl = t, math.NaN()
 	j0 := m.j
 	for ; m.j <= n && m.j < j0+mergeScan; m.j++ {
-		f, _ := m.phi(gr.tl[m.j], t)
-		if f >= 0 {
-			return left, fl, f, true
+		c := m.cellAt(gr.tl[m.j], t)
+		if c.f >= 0 {
+			return left, fl, c, true
 		}
-		left, fl = gr.at(gr.kLo+m.j), f
+		left, fl = gr.at(gr.kLo+m.j), c.f
 	}
-	return left, fl, 0, false
+	return left, fl, mergedCell{}, false
 }
 
 // fallback merges only up to the first grid point j0 above t, when the
@@ -507,22 +572,23 @@ func (m *lowerMerge) fallback(t float64, j0 int) {
 }
 
 // illinois narrows the right end b of the cell (a, b] from the grid point
-// m.j, where φ = fr ≥ 0, toward the root of φ by Illinois steps, keeping
-// φ(b) ≥ 0, until the merged loss is within 1e-6·h above t (or within a
-// few ulps of t: a finer target is not representable; or within
+// m.j, where φ = cell.f ≥ 0, toward the root of φ by Illinois steps,
+// keeping φ(b) ≥ 0, until the merged loss is within 1e-6·h above t (or
+// within a few ulps of t: a finer target is not representable; or within
 // illinoisNoise times φ's own error bound at b, below which its sign is
 // noise). Any b with φ(b) ≥ 0 keeps the lower bound valid; the target
 // only decides how little loss the cell gives away. It returns the
-// tails at b and b.
-func (m *lowerMerge) illinois(kt int, t, left, fl, fr float64) (tb mechanism.Tails, lb float64) {
+// tails at b, b, and the cell (a, b] (φ unscaled).
+func (m *lowerMerge) illinois(kt int, t, left, fl float64, cell mergedCell) (tb mechanism.Tails, lb float64, kept mergedCell) {
 	gr := m.gr
-	tb, lb = gr.tl[m.j], gr.at(gr.kLo+m.j)
+	tb, lb, kept = gr.tl[m.j], gr.at(gr.kLo+m.j), cell
+	fr := cell.f
 	if math.IsNaN(fl) {
 		if kt <= gr.kHi {
-			fl, _ = m.phi(gr.tl[kt-gr.kLo], t) // t is grid point kt > kLo
+			fl = m.cellAt(gr.tl[kt-gr.kLo], t).f // t is grid point kt > kLo
 		} else {
 			m.evals += m.cost
-			fl, _ = m.phi(gr.pair.Tails(t), t) // a reached the top point
+			fl = m.cellAt(gr.pair.Tails(t), t).f // a reached the top point
 		}
 	}
 	// The bracket (left, lb] with φ(left) = fl < 0 ≤ φ(lb) = fr; the
@@ -535,9 +601,10 @@ func (m *lowerMerge) illinois(kt int, t, left, fl, fr float64) (tb mechanism.Tai
 		Holds: func(c float64) (bool, error) {
 			m.evals += m.cost
 			tc := gr.pair.Tails(c)
-			fc, _, errC := m.phiErr(tc, t)
+			cc := m.cellAt(tc, t)
+			fc := cc.f
 			if fc >= 0 {
-				tb, fr, errR = tc, fc, errC
+				tb, fr, errR, kept = tc, fc, cc.errL, cc
 				if side == 1 {
 					fl /= 2
 				}
@@ -556,7 +623,7 @@ func (m *lowerMerge) illinois(kt int, t, left, fl, fr float64) (tb mechanism.Tai
 		LoKnown: true,
 		HiKnown: true,
 		Done: func(lo, hi float64) bool {
-			return !(fr > math.Max(tol, illinoisNoise*errR) && fl < 0 && !math.IsInf(fr, 1))
+			return !(fr > max(tol, illinoisNoise*errR) && fl < 0 && !math.IsInf(fr, 1))
 		},
 		Next: func(lo, hi float64) (float64, bool) {
 			var c float64
@@ -569,7 +636,7 @@ func (m *lowerMerge) illinois(kt int, t, left, fl, fr float64) (tb mechanism.Tai
 		},
 		MaxEvaluations: 40,
 	})
-	return tb, o.Hi
+	return tb, o.Hi, kept
 }
 
 // assemble lays the placed masses out as the pmf's array.

@@ -215,3 +215,61 @@ func putFFT(f *fourier.FFT) {
 		}
 	}
 }
+
+// arrayPool keeps a few work arrays of the compositions (the spectra,
+// the error amplitudes, the tilted steps; not the array the FFT
+// transforms in place, see convolve) for reuse: a σ search composes about 180 windows of 10^4–10^6 points, and
+// allocating (and zeroing) their work arrays afresh was a third of the
+// bytes it allocated. A returned array's contents are undefined: callers
+// write every entry they read. At most max bytes are kept, the least
+// recently returned arrays dropped first; an array is reused for a length
+// n only when its capacity is at most 4n. Safe for concurrent use.
+type arrayPool[T any] struct {
+	sync.Mutex
+	free      [][]T
+	bytes     int
+	size, max int // bytes per element, most bytes kept
+}
+
+var (
+	floatPool   = &arrayPool[float64]{size: 8, max: 24 << 20}
+	complexPool = &arrayPool[complex128]{size: 16, max: 24 << 20}
+)
+
+// get returns an array of length n (contents undefined).
+func (p *arrayPool[T]) get(n int) []T {
+	p.Lock()
+	best := -1
+	for i, s := range p.free {
+		if cap(s) >= n && cap(s) <= 4*n && (best < 0 || cap(s) < cap(p.free[best])) {
+			best = i
+		}
+	}
+	if best < 0 {
+		p.Unlock()
+		return make([]T, n)
+	}
+	s := p.free[best]
+	p.free = slices.Delete(p.free, best, best+1)
+	p.bytes -= p.size * cap(s)
+	p.Unlock()
+	return s[:n]
+}
+
+// put returns arrays from get (nil ones are skipped) for reuse; the
+// caller no longer uses them.
+func (p *arrayPool[T]) put(ss ...[]T) {
+	p.Lock()
+	defer p.Unlock()
+	for _, s := range ss {
+		if b := p.size * cap(s); b > 0 && b <= p.max {
+			p.free = append(p.free, s)
+			p.bytes += b
+		}
+	}
+	for p.bytes > p.max {
+		p.bytes -= p.size * cap(p.free[0])
+		p.free[0] = nil
+		p.free = p.free[1:]
+	}
+}

@@ -154,7 +154,7 @@ func (r *result) parts(ctx context.Context, d int, upper bool, h float64) ([]par
 	if gs == nil || h != r.h {
 		gs = make([]*grid, len(dir.pairs))
 		for i := range dir.pairs {
-			g, err := newGrid(ctx, dir.pairs[i], h, r.eta)
+			g, err := newGridFrom(ctx, dir.pairs[i], h, r.eta, r.mirrorGrid(d, i, h))
 			if err != nil {
 				return nil, err
 			}
@@ -183,6 +183,24 @@ func (r *result) parts(ctx context.Context, d int, upper bool, h float64) ([]par
 		parts[i] = part{low, dir.counts[i]}
 	}
 	return parts, nil
+}
+
+// mirrorGrid returns the grid at width h of another direction's step i
+// whose pair is the mirror of direction d's (see mechanism.Mirrored), when
+// one is cached; nil otherwise.
+func (r *result) mirrorGrid(d, i int, h float64) *grid {
+	if h != r.h {
+		return nil
+	}
+	for e, o := range r.dirs {
+		if e == d || i >= len(o.grids) || o.grids[i] == nil || o.grids[i].off != 0 {
+			continue
+		}
+		if mirrors(r.dirs[d].pairs[i], o.grids[i].pair) {
+			return o.grids[i]
+		}
+	}
+	return nil
 }
 
 // lowerBestOffset returns the lower per-step distribution of g's pair. When

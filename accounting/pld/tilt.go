@@ -28,15 +28,9 @@ func tiltParts(parts []part, h, lambda float64) (out []part, logW, rho, lost flo
 	var relErr, logWErr float64
 	for si, pt := range parts {
 		m := &pt.pmf
-		kStar, best := -1, math.Inf(-1)
-		for i, v := range m.p {
-			if v > 0 {
-				if l := math.Log(v) + lambda*float64(i)*h; l > best {
-					kStar, best = i, l
-				}
-			}
-		}
-		tp := pmf{lo: m.lo, off: m.off, inf: m.inf, p: make([]float64, len(m.p))}
+		kStar := tiltArgmax(m.p, h, lambda)
+		tp := pmf{lo: m.lo, off: m.off, inf: m.inf, p: floatPool.get(len(m.p))}
+		clear(tp.p)
 		if kStar < 0 {
 			out[si] = part{tp, pt.count}
 			continue
@@ -58,7 +52,7 @@ func tiltParts(parts []part, h, lambda float64) (out []part, logW, rho, lost flo
 				ay += math.Abs(lv)
 			}
 			tp.p[i] = x
-			yMax = math.Max(yMax, ay)
+			yMax = max(yMax, ay)
 			sum, comp = search.Neumaier(sum, comp, x)
 		}
 		z := (sum + comp) * (1 + 0x1p-48) // Σ tp.p/z ≤ 1 despite rounding
@@ -106,7 +100,7 @@ func (c *composition) untilt(lambda, logW, rho float64) {
 	c.rho = rho + 8*0x1p-53*(lambda*lMax+1)
 	for i, v := range c.c {
 		if v > 0 {
-			c.c[i] = v * math.Exp(math.Min(c.logWAt(i), 700))
+			c.c[i] = v * math.Exp(min(c.logWAt(i), 700))
 		}
 	}
 	c.buildSums()
@@ -120,33 +114,115 @@ func (c *composition) logWAt(i int) float64 {
 	return c.logW - c.lambda*c.loss(i)
 }
 
-// tiltedMean returns the mean loss of m's finite part tilted by
-// e^{lambda·loss} (steering only: no bound depends on its accuracy).
-func tiltedMean(m *pmf, h, lambda float64) float64 {
-	kStar, best := -1, math.Inf(-1)
-	for i, v := range m.p {
+// tiltArgmax returns the first index k of the largest log(p_k) +
+// lambda·k·h over the positive masses (−1: none), each term rounded as
+// written. It takes the logarithm only of the masses whose term can be
+// within 2·ln 2 of the largest: the binary exponent of p_k bounds log p_k
+// within ln 2 from above and below, and every other term is below the
+// largest, so the index and its ties are those of a logarithm per mass.
+func tiltArgmax(p []float64, h, lambda float64) int {
+	// With v's exponent field e (v > 0 normal): (e−1023)·ln 2 ≤ log v <
+	// (e−1022)·ln 2; a subnormal (e = 0) has log v < −1022·ln 2 and no
+	// such lower bound, so the first pass, which finds a lower bound best
+	// on the largest term, skips it. A term whose upper bound is more
+	// than 4·slack below best is below the largest term, rounding
+	// included: slack covers the rounding of the logs, products and sums
+	// many times over (terms below 745 + |y| in magnitude).
+	n := len(p)
+	slack := 1e-9 * (4096 + math.Abs(lambda*float64(n)*h))
+	best := math.Inf(-1)
+	normal := false
+	for i, v := range p {
 		if v > 0 {
-			if l := math.Log(v) + lambda*float64(i)*h; l > best {
-				kStar, best = i, l
+			e := int(math.Float64bits(v)>>52) & 0x7ff
+			if e == 0 || e == 0x7ff {
+				continue
+			}
+			normal = true
+			if lb := float64(e-1023)*math.Ln2 + lambda*float64(i)*h; lb > best {
+				best = lb
 			}
 		}
 	}
+	// Terms whose upper bound is below floor are below the largest.
+	floor := math.Inf(-1)
+	if normal && !math.IsInf(best, 0) && !math.IsNaN(best) {
+		floor = best - 4*slack
+	}
+	kStar, top := -1, math.Inf(-1)
+	for i, v := range p {
+		if !(v > 0) {
+			continue
+		}
+		y := lambda * float64(i) * h
+		if e := int(math.Float64bits(v)>>52) & 0x7ff; e != 0x7ff && float64(e-1022)*math.Ln2+y < floor {
+			continue // below the largest term: not the argmax
+		}
+		if l := math.Log(v) + y; l > top {
+			kStar, top = i, l
+		}
+	}
+	return kStar
+}
+
+// tiltedMean returns the mean loss of m's finite part tilted by
+// e^{lambda·loss} (steering only: no bound depends on its accuracy). The
+// weights e^{lambda·(k−k*)·h} come from an exact exp per 64 cells times a
+// table of 64 (a few ulps, as one exp per cell gives; see tiltWeights).
+func tiltedMean(m *pmf, h, lambda float64) float64 {
+	kStar := tiltArgmax(m.p, h, lambda)
 	if kStar < 0 {
 		return 0
 	}
 	var s, s1 float64
-	for i, v := range m.p {
-		if v > 0 {
-			y := lambda * float64(i-kStar) * h
-			if y < -745 {
-				continue
-			}
-			w := v * math.Exp(math.Min(y, 700))
-			s += w
-			s1 += w * float64(i-kStar)
+	tiltWeights(m.p, kStar, h, lambda, func(i int, w float64) {
+		s += w
+		s1 += w * float64(i-kStar)
+	})
+	return float64(m.lo+kStar)*h + m.off + h*s1/s
+}
+
+// tiltBlock is the length of the blocks of tiltWeights.
+const tiltBlock = 64
+
+// tiltWeights calls f(i, p_i·e^{min(y_i, 700)}) in order of i for the
+// positive p_i with y_i = lambda·(i−kStar)·h ≥ −745. Within a
+// block of tiltBlock cells e^{y_i} is e^{y} at the block's start times
+// e^{lambda·j·h} from a table (relative error a few ulps); a block that
+// reaches beyond ±700 takes one exp per cell.
+func tiltWeights(p []float64, kStar int, h, lambda float64, f func(i int, w float64)) {
+	// The table is used only where its entries are finite (a block's y
+	// spans less than 700) and y increases with i.
+	fast := lambda >= 0 && lambda*float64(tiltBlock-1)*h < 700
+	var table [tiltBlock]float64
+	if fast {
+		for j := range table {
+			table[j] = math.Exp(lambda * float64(j) * h)
 		}
 	}
-	return float64(m.lo+kStar)*h + m.off + h*s1/s
+	for b := 0; b < len(p); b += tiltBlock {
+		e := min(b+tiltBlock, len(p))
+		yS, yE := lambda*float64(b-kStar)*h, lambda*float64(e-1-kStar)*h
+		if fast && yE < -745 {
+			continue // every y < −745: no weight
+		}
+		if !fast || yS < -700 || yE > 700 {
+			for i := b; i < e; i++ {
+				if v := p[i]; v > 0 {
+					if y := lambda * float64(i-kStar) * h; y >= -745 {
+						f(i, v*math.Exp(math.Min(y, 700)))
+					}
+				}
+			}
+			continue
+		}
+		eS := math.Exp(yS)
+		for i := b; i < e; i++ {
+			if v := p[i]; v > 0 {
+				f(i, v*(eS*table[i-b]))
+			}
+		}
+	}
 }
 
 // saddle returns the tilt λ ≥ 0 at which the tilted upper distribution of
