@@ -14,7 +14,10 @@
 //     steering, its support: a density, atoms, a lattice, mass at +∞);
 //     whether one pair serves both directions; and what composes faster
 //     than by discretisation (an exact Gaussian pair, a dominance family,
-//     the largest loss, a lower bound for repetitions).
+//     the largest loss, a lower bound for repetitions). A pair whose tails
+//     are another direction's mirrored (add at l is remove at −l, P and Q
+//     swapped, bit for bit) says so with [Mirrored], and pld then takes
+//     one direction's grid from the other's.
 //   - [Mechanism.RDP], for rdp and ma: the Rényi curve as log moments at
 //     real orders, each an upper bound (where it is a bound on a bound, the
 //     mechanism's doc says which).
