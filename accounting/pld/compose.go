@@ -235,13 +235,8 @@ func (c *composition) convolve(ctx context.Context, parts []part) error {
 	n := len(c.c)
 	fft := getFFT(n)
 	defer putFFT(fft)
-	// The array the FFT transforms in place is allocated afresh, not
-	// pooled: a pooled one keeps its placement relative to the plan's
-	// work array from call to call, and with one such placement the
-	// inverse transforms took three times as long (σ 1, q 1e-4, T 1e5,
-	// δ 1e-10: 1.5 → 2.6 s of CPU for the σ search, the same results;
-	// the cause, presumably cache set conflicts, was not pinned down).
-	buf := make([]float64, n)
+	buf := floatPool.get(n)
+	defer floatPool.put(buf)
 	sp := newSpectrum(n, len(parts))
 	defer sp.free()
 	for si, pt := range parts {

@@ -216,9 +216,9 @@ func putFFT(f *fourier.FFT) {
 	}
 }
 
-// arrayPool keeps a few work arrays of the compositions (the spectra,
-// the error amplitudes, the tilted steps; not the array the FFT
-// transforms in place, see convolve) for reuse: a σ search composes about 180 windows of 10^4–10^6 points, and
+// arrayPool keeps a few work arrays of the compositions (the FFT input
+// and output, the spectra, the error amplitudes, the tilted steps) for
+// reuse: a σ search composes about 180 windows of 10^4–10^6 points, and
 // allocating (and zeroing) their work arrays afresh was a third of the
 // bytes it allocated. A returned array's contents are undefined: callers
 // write every entry they read. At most max bytes are kept, the least
