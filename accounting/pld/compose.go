@@ -153,9 +153,6 @@ func composeTilted(ctx context.Context, parts []part, h float64, wantTop bool, l
 		return nil, errTooLarge
 	}
 	out, err := composeParts(ctx, tp, h, wantTop, 0)
-	for _, pt := range tp {
-		floatPool.put(pt.pmf.p) // the tilted steps are not kept
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -235,10 +232,8 @@ func (c *composition) convolve(ctx context.Context, parts []part) error {
 	n := len(c.c)
 	fft := getFFT(n)
 	defer putFFT(fft)
-	buf := floatPool.get(n)
-	defer floatPool.put(buf)
+	buf := make([]float64, n)
 	sp := newSpectrum(n, len(parts))
-	defer sp.free()
 	for si, pt := range parts {
 		if err := fftWork(ctx, n); err != nil {
 			return err
@@ -292,21 +287,12 @@ type spectrum struct {
 }
 
 func newSpectrum(n, parts int) *spectrum {
-	sp := &spectrum{n: n, z: complexPool.get(n/2 + 1), coef: complexPool.get(n/2 + 1),
+	sp := &spectrum{n: n, z: make([]complex128, n/2+1), coef: make([]complex128, n/2+1),
 		exact: parts <= exactAmpParts, amp: make([][]float64, parts), ss: make([]float64, parts)}
 	for i := range sp.z {
 		sp.z[i] = 1
 	}
 	return sp
-}
-
-// free returns the spectrum's arrays to their pools (see arrayPool); sp
-// is not used after.
-func (sp *spectrum) free() {
-	complexPool.put(sp.z, sp.coef)
-	floatPool.put(sp.amp...)
-	floatPool.put(sp.ampBuf)
-	sp.z, sp.coef, sp.amp, sp.ampBuf = nil, nil, nil, nil
 }
 
 // multiply transforms part si (pt) and multiplies its count-th power into
@@ -320,11 +306,10 @@ func (sp *spectrum) multiply(fft *fourier.FFT, buf []float64, si int, pt part) {
 	coef := fft.Coefficients(sp.coef, buf)
 	z, amp := sp.z, sp.amp
 	if sp.exact {
-		amp[si] = floatPool.get(len(coef))
-		clear(amp[si])
+		amp[si] = make([]float64, len(coef))
 	} else {
 		if sp.ampBuf == nil {
-			sp.ampBuf = floatPool.get(len(coef))
+			sp.ampBuf = make([]float64, len(coef))
 		}
 		clear(sp.ampBuf)
 		amp[si] = sp.ampBuf

@@ -3,7 +3,6 @@ package pld
 import (
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"testing"
 
 	"github.com/dpcalc/dpcalc/accounting"
@@ -265,47 +264,6 @@ func TestTiltArgmaxMean(t *testing.T) {
 				t.Errorf("λ %g, %d masses: tilted mean %.17g, want %.17g", lambda, len(m.p), got, want)
 			}
 		}
-	}
-}
-
-// TestComposeScratchBytes: a composition's work arrays (the FFT buffer,
-// the spectrum and its running product, the error amplitudes, the tilted
-// step) come from arrayPool, so that composing again allocates little
-// beyond the composition it returns (its masses and suffix sums, about
-// 24 bytes per window point): σ 1, q 1e-4, T 1e5 at h 3e-5, tilted by 8,
-// a window of 36,000 points, allocated 1.9 MB per composition before,
-// 0.72 MB now, and the same masses and error bounds as the first.
-func TestComposeScratchBytes(t *testing.T) {
-	pl := pairsOf(t, sampled(1e-4, gauss(1)), accounting.AddRemove)
-	g, err := newGrid(t.Context(), &cutPair{pl.Remove}, 3e-5, 1e-20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	parts := []part{{g.upper(), 100000}}
-	compose := func() (*composition, uint64) {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		c, err := composeParts(t.Context(), parts, 3e-5, true, 8)
-		runtime.ReadMemStats(&after)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c, after.TotalAlloc - before.TotalAlloc
-	}
-	first, _ := compose()
-	c, bytes := compose()
-	if len(c.c) != len(first.c) || c.e2 != first.e2 || c.tailTop != first.tailTop {
-		t.Fatalf("composed again: %d points, e2 %g, tail %g; first %d, %g, %g", len(c.c), c.e2, c.tailTop, len(first.c), first.e2, first.tailTop)
-	}
-	for i := range c.c {
-		if c.c[i] != first.c[i] {
-			t.Fatalf("composed again: mass %d is %g, first %g", i, c.c[i], first.c[i])
-		}
-	}
-	n := uint64(len(c.c))
-	t.Logf("%d points, %d bytes", n, bytes)
-	if bytes > 28*n+200<<10 {
-		t.Errorf("composing %d points allocated %d bytes, want at most %d", n, bytes, 28*n+200<<10)
 	}
 }
 

@@ -29,8 +29,7 @@ func tiltParts(parts []part, h, lambda float64) (out []part, logW, rho, lost flo
 	for si, pt := range parts {
 		m := &pt.pmf
 		kStar := tiltArgmax(m.p, h, lambda)
-		tp := pmf{lo: m.lo, off: m.off, inf: m.inf, p: floatPool.get(len(m.p))}
-		clear(tp.p)
+		tp := pmf{lo: m.lo, off: m.off, inf: m.inf, p: make([]float64, len(m.p))}
 		if kStar < 0 {
 			out[si] = part{tp, pt.count}
 			continue
