@@ -337,20 +337,99 @@ func lowMassRatio(lp, ratio float64) float64 {
 // greedy merge of the loss line from the lowest grid point up, one merged
 // cell per step of [lowerMerge].
 func (gr *grid) lower(ctx context.Context) (pmf, error) {
-	m := &lowerMerge{gr: gr, top: gr.at(gr.kHi), a: gr.at(gr.kLo), ta: gr.tl[0], j: 1, cost: gr.pair.TailsCost()}
+	m := gr.newLowerMerge()
+	_, err := m.run(ctx, nil)
+	return m.low, err
+}
+
+// newLowerMerge returns the lower merge of gr at its start (see lower).
+func (gr *grid) newLowerMerge() *lowerMerge {
+	return &lowerMerge{gr: gr, top: gr.at(gr.kHi), a: gr.at(gr.kLo), ta: gr.tl[0], j: 1, cost: gr.pair.TailsCost()}
+}
+
+// run merges cells until the merge is done, then lays the pmf out in
+// m.low (assemble); when pause is not nil and reports true after a cell,
+// it stops there, not done, and a later run goes on from that cell.
+func (m *lowerMerge) run(ctx context.Context, pause func() bool) (done bool, err error) {
 	for {
 		if m.evals++; m.evals >= checkEvery {
 			m.evals = 0
 			if err := accounting.Canceled(ctx); err != nil {
-				return m.low, err
+				return false, err
 			}
 		}
 		if m.step() {
-			break
+			m.assemble()
+			return true, nil
+		}
+		if pause != nil && pause() {
+			return false, nil
 		}
 	}
-	m.assemble()
-	return m.low, nil
+}
+
+// heaviestSettled reports whether no cell the merge has yet to make can
+// replace the heaviest cell it rounded down (low.heaviest and
+// low.fallbackAt): a later cell lies above a, so its P-mass is at most
+// P(L > a), and it replaces the heaviest only when strictly heavier. The
+// factor 2 covers the rounding of the tails (TailsRelError) and of the
+// masses' differences many times over; a mass differenced from the heads
+// (binMass) has P(L > a) ≥ 1/2 and so cannot pass the test.
+func (m *lowerMerge) heaviestSettled() bool {
+	return m.low.heaviest > 2*math.Exp(m.ta.PAbove)
+}
+
+// meanBound returns an upper bound on the mean loss Σ p·loss of the pmf
+// this merge makes once finished (lower), from the masses placed so far,
+// and the sum of the magnitudes of its terms (the scale of its rounding).
+//
+// Each cell the merge has yet to make lies above a and below the grid's
+// top point, except the last (the tail above some a' ≥ a), and the merge
+// places a mass at most the cell's P-mass at a loss at most the cell's
+// merged loss (the premises of the lower bound itself; the tail's at
+// most the top point). By the log-sum inequality a cell's P(c)·L_c is at
+// most ∫_c L dP, so the cells contribute at most E_P[min(L⁺, top);
+// L > a] = a⁺·P(L > a) + ∫_{a⁺}^{top} P(L > s) ds, bounded by the tails
+// at the grid points below each s; the tail's mass sits at the top point
+// instead of spread over (a', top], which costs at most (top − a')·
+// P(a' < L ≤ top): with P(L > a') ≤ eta (the merge took the rest whole),
+// a' ≥ top (0), or a' within mergeScan+2 grid points of the top (the
+// scan reached the top).
+func (m *lowerMerge) meanBound() (bound, scale float64) {
+	gr := m.gr
+	var placed float64
+	for i, k := range m.ks {
+		v := m.ms[i] * gr.at(k)
+		placed += v
+		scale += math.Abs(v)
+	}
+	// Each tail, as a mass, within TailsRelError of the exact one.
+	const grow = 1 + 4*relSlack
+	n := gr.kHi - gr.kLo
+	pa := math.Exp(m.ta.PAbove) * grow
+	top := max(m.top, 0) // with top ≤ 0 no mass above a adds to the mean
+	x := min(max(m.a, 0), top)
+	rest := x * pa
+	if x < top {
+		// ∫_x^{top} P(L > s) ds: P(L > s) ≤ P(L > a) up to the first
+		// grid point k1 at or above x, and ≤ P(L > s_k) on (s_k, s_k+1].
+		k1 := max(int(math.Ceil((x-gr.off)/gr.h))-gr.kLo, 0)
+		for k1 > 0 && gr.at(gr.kLo+k1-1) >= x {
+			k1--
+		}
+		for k1 < n && gr.at(gr.kLo+k1) < x {
+			k1++
+		}
+		rest += (gr.at(gr.kLo+k1) - x) * pa
+		var s float64
+		for k := k1; k < n; k++ {
+			s += math.Exp(gr.tl[k].PAbove)
+		}
+		rest += gr.h * s * grow
+	}
+	near := float64(mergeScan+2) * gr.h * math.Exp(gr.tl[max(n-mergeScan-2, 0)].PAbove)
+	rest += (top*math.Exp(gr.logEta) + near) * grow
+	return placed + rest, scale + rest
 }
 
 // lowerMerge is the state of the lower discretisation's merge: the masses
