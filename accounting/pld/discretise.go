@@ -100,6 +100,9 @@ type grid struct {
 	// whose jumps above are discretised on their own grid); the loss it
 	// stopped at is returned in pmf.stop.
 	dropTop bool
+	// lowerOnly marks a grid whose tails may lack heads (lowerTails): its
+	// lower distribution is all it is made for.
+	lowerOnly bool
 }
 
 // at returns the loss of grid point k.
@@ -119,6 +122,49 @@ const checkEvery = 1024
 func newGridOffset(ctx context.Context, pair mechanism.Pair, h, eta, off float64) (*grid, error) {
 	lLo, lHi := pair.Truncation(eta)
 	return newGridSpan(ctx, pair, h, eta, off, math.Floor((lLo-off)/h), math.Ceil((lHi-off)/h))
+}
+
+// newLowerGrid is newGridOffset for a grid whose lower distribution is
+// all that is wanted: its tails are lowerTails', and upper panics.
+func newLowerGrid(ctx context.Context, pair mechanism.Pair, h, eta, off float64) (*grid, error) {
+	lLo, lHi := pair.Truncation(eta)
+	g, err := newGridSpanTails(ctx, pair, h, eta, off, math.Floor((lLo-off)/h), math.Ceil((lHi-off)/h), nil, lowerTails(pair))
+	if g != nil {
+		g.lowerOnly = true
+	}
+	return g, err
+}
+
+// logHeadsNeeded is the log of the tail mass up to which lowerTails
+// leaves the heads out.
+var logHeadsNeeded = math.Log(0.4)
+
+// lowerTails returns the function that the lower merge evaluates pair's
+// tails with: pair.Tails, or, for a pair with mechanism.AboveTails (seen
+// through cutPair), where both tails above l are at most 0.4 as masses,
+// those two bit for bit with the heads set to 0 (log 1). The merge reads
+// the heads only where they are below 1/2 (binMass differences them at a
+// and b when the head at b is): a head of at least 0.6 is above 1/2
+// whatever its rounding, and so is 0; and then a lies below b, so its
+// head is below 1/2 too and was evaluated. The same masses, fewer
+// evaluations of normal tails (about 40% less work per point for the
+// sampled Gaussian).
+func lowerTails(pair mechanism.Pair) func(float64) mechanism.Tails {
+	inner := pair
+	if c, ok := inner.(*cutPair); ok {
+		inner = c.Pair
+	}
+	ap, ok := inner.(mechanism.AboveTails)
+	if !ok {
+		return pair.Tails
+	}
+	return func(l float64) mechanism.Tails {
+		pa, qa := ap.TailsAbove(l)
+		if pa > logHeadsNeeded || qa > logHeadsNeeded {
+			return pair.Tails(l)
+		}
+		return mechanism.Tails{PAbove: pa, QAbove: qa}
+	}
 }
 
 // newGridFrom is newGrid, taking the tails at the points whose mirrored
@@ -158,6 +204,11 @@ func newGridSpan(ctx context.Context, pair mechanism.Pair, h, eta, off, fLo, fHi
 // point k's loss k·h is exactly −(−k·h), so the tails are the same bit
 // for bit. A point taken so counts no evaluation toward the checks of ctx.
 func newGridSpanFrom(ctx context.Context, pair mechanism.Pair, h, eta, off, fLo, fHi float64, src *grid) (*grid, error) {
+	return newGridSpanTails(ctx, pair, h, eta, off, fLo, fHi, src, pair.Tails)
+}
+
+// newGridSpanTails is newGridSpanFrom, evaluating the tails with tails.
+func newGridSpanTails(ctx context.Context, pair mechanism.Pair, h, eta, off, fLo, fHi float64, src *grid, tails func(float64) mechanism.Tails) (*grid, error) {
 	if !(math.Abs(fLo) < 1<<53 && math.Abs(fHi) < 1<<53) {
 		return nil, errTooLarge // also NaN
 	}
@@ -186,7 +237,7 @@ func newGridSpanFrom(ctx context.Context, pair mechanism.Pair, h, eta, off, fLo,
 			}
 		}
 		evals += cost
-		tl[i] = pair.Tails(float64(kLo+i)*h + off)
+		tl[i] = tails(float64(kLo+i)*h + off)
 	}
 	return &grid{pair: pair, h: h, kLo: kLo, kHi: kHi, off: off, tl: tl, logEta: math.Log(eta)}, nil
 }
@@ -264,6 +315,9 @@ func (gr *grid) upper() (up pmf) { return gr.upperSpan(true, true) }
 // above the highest goes to +∞ only when above is set (the two-scale
 // split discretises each side on its own grid).
 func (gr *grid) upperSpan(below, above bool) (up pmf) {
+	if gr.lowerOnly {
+		panic("pld: upper distribution of a grid made for the lower one")
+	}
 	h, kLo, tl := gr.h, gr.kLo, gr.tl
 	n := gr.kHi - gr.kLo
 
@@ -344,7 +398,7 @@ func (gr *grid) lower(ctx context.Context) (pmf, error) {
 
 // newLowerMerge returns the lower merge of gr at its start (see lower).
 func (gr *grid) newLowerMerge() *lowerMerge {
-	return &lowerMerge{gr: gr, top: gr.at(gr.kHi), a: gr.at(gr.kLo), ta: gr.tl[0], j: 1, cost: gr.pair.TailsCost()}
+	return &lowerMerge{gr: gr, top: gr.at(gr.kHi), a: gr.at(gr.kLo), ta: gr.tl[0], j: 1, cost: gr.pair.TailsCost(), tails: lowerTails(gr.pair)}
 }
 
 // run merges cells until the merge is done, then lays the pmf out in
@@ -449,6 +503,7 @@ type lowerMerge struct {
 	// accounting.Canceled) every checkEvery of them, however many
 	// evaluations a cell takes.
 	evals, cost int
+	tails       func(float64) mechanism.Tails // the pair's (lowerTails)
 }
 
 // put places mass m at grid index k.
@@ -667,7 +722,7 @@ func (m *lowerMerge) illinois(kt int, t, left, fl float64, cell mergedCell) (tb 
 			fl = m.cellAt(gr.tl[kt-gr.kLo], t).f // t is grid point kt > kLo
 		} else {
 			m.evals += m.cost
-			fl = m.cellAt(gr.pair.Tails(t), t).f // a reached the top point
+			fl = m.cellAt(m.tails(t), t).f // a reached the top point
 		}
 	}
 	// The bracket (left, lb] with φ(left) = fl < 0 ≤ φ(lb) = fr; the
@@ -679,7 +734,7 @@ func (m *lowerMerge) illinois(kt int, t, left, fl float64, cell mergedCell) (tb 
 	o, _ := search.Solve(search.Problem[float64]{
 		Holds: func(c float64) (bool, error) {
 			m.evals += m.cost
-			tc := gr.pair.Tails(c)
+			tc := m.tails(c)
 			cc := m.cellAt(tc, t)
 			fc := cc.f
 			if fc >= 0 {

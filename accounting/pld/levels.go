@@ -257,7 +257,7 @@ func lowerBestOffset(ctx context.Context, g *grid, count int, eta float64, offse
 		l := m.low.fallbackAt - 1e-9*math.Max(g.h, math.Abs(m.low.fallbackAt))
 		off := l - math.Floor(l/g.h)*g.h
 		var ga *grid
-		if ga, paErr = newGridOffset(ctx, g.pair, g.h, eta, off); paErr == nil {
+		if ga, paErr = newLowerGrid(ctx, g.pair, g.h, eta, off); paErr == nil {
 			pa, paErr = ga.lower(ctx)
 		}
 	}
@@ -317,7 +317,7 @@ func lowerBestOffset(ctx context.Context, g *grid, count int, eta float64, offse
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			gk, err := newGridOffset(ctx, g.pair, g.h, eta, offs[k])
+			gk, err := newLowerGrid(ctx, g.pair, g.h, eta, offs[k])
 			if err == nil {
 				pmfs[k], err = gk.lower(ctx)
 			}
