@@ -17,7 +17,8 @@
 //     the largest loss, a lower bound for repetitions). A pair whose tails
 //     are another direction's mirrored (add at l is remove at −l, P and Q
 //     swapped, bit for bit) says so with [Mirrored], and pld then takes
-//     one direction's grid from the other's.
+//     one direction's grid from the other's; one whose two tails above a
+//     loss cost less than all four offers them with [AboveTails].
 //   - [Mechanism.RDP], for rdp and ma: the Rényi curve as log moments at
 //     real orders, each an upper bound (where it is a bound on a bound, the
 //     mechanism's doc says which).

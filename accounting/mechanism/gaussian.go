@@ -192,6 +192,49 @@ func (p *gaussianPair) Tails(l float64) Tails {
 	return Tails{PAbove: c0, QAbove: p.logMix(c0, c1), PBelow: s0, QBelow: p.logMix(s0, s1)}
 }
 
+// TailsAbove returns Tails(l).PAbove and Tails(l).QAbove, bit for bit,
+// without the heads: where a normal tail is direct (see logPhiBoth) its
+// log1p(−e^x) complement and the heads' mixture are not computed.
+func (p *gaussianPair) TailsAbove(l float64) (pAbove, qAbove float64) {
+	ninf := math.Inf(-1)
+	if !p.add {
+		if l <= p.log1mq {
+			return 0, 0
+		}
+		x := p.xRemove(l)
+		if math.IsInf(x, 1) {
+			return ninf, ninf
+		}
+		s0 := logPhiAbove(x / p.sigma)
+		return p.logMix(s0, logPhiAbove((x-1)/p.sigma)), s0
+	}
+	if -l <= p.log1mq {
+		return ninf, ninf
+	}
+	x := p.xRemove(-l)
+	if math.IsInf(x, 1) {
+		return 0, 0
+	}
+	c0 := logPhiBelow(x / p.sigma)
+	return c0, p.logMix(c0, logPhiBelow((x-1)/p.sigma))
+}
+
+// logPhiAbove and logPhiBelow return logPhiBoth's log Φ̄(z) and log Φ(z)
+// alone, bit for bit.
+func logPhiAbove(z float64) float64 {
+	if z < 0 {
+		return math.Log1p(-math.Exp(logmath.NormCDF(z)))
+	}
+	return logmath.NormSF(z)
+}
+
+func logPhiBelow(z float64) float64 {
+	if z < 0 {
+		return logmath.NormCDF(z)
+	}
+	return math.Log1p(-math.Exp(logmath.NormSF(z)))
+}
+
 // MirrorOf reports whether o is p's other direction (the same σ and q):
 // then o.Tails(−l) is p.Tails(l) with P and Q swapped, bit for bit, for
 // every l whose negation is exact (see [Mirrored]).
@@ -209,6 +252,15 @@ func (p *gaussianPair) MirrorOf(o Pair) bool {
 type Mirrored interface {
 	Pair
 	MirrorOf(o Pair) bool
+}
+
+// AboveTails is implemented by a pair that can give the two log tails
+// above l, Tails(l).PAbove and Tails(l).QAbove bit for bit, at less cost
+// than all four: pld's lower discretisation needs the heads only where a
+// tail exceeds 1/2.
+type AboveTails interface {
+	Pair
+	TailsAbove(l float64) (pAbove, qAbove float64)
 }
 
 // Mirror returns the tails of the mirrored pair at −l from t at l: the

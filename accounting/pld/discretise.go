@@ -100,6 +100,9 @@ type grid struct {
 	// whose jumps above are discretised on their own grid); the loss it
 	// stopped at is returned in pmf.stop.
 	dropTop bool
+	// lowerOnly marks a grid whose tails may lack heads (lowerTails): its
+	// lower distribution is all it is made for.
+	lowerOnly bool
 }
 
 // at returns the loss of grid point k.
@@ -119,6 +122,49 @@ const checkEvery = 1024
 func newGridOffset(ctx context.Context, pair mechanism.Pair, h, eta, off float64) (*grid, error) {
 	lLo, lHi := pair.Truncation(eta)
 	return newGridSpan(ctx, pair, h, eta, off, math.Floor((lLo-off)/h), math.Ceil((lHi-off)/h))
+}
+
+// newLowerGrid is newGridOffset for a grid whose lower distribution is
+// all that is wanted: its tails are lowerTails', and upper panics.
+func newLowerGrid(ctx context.Context, pair mechanism.Pair, h, eta, off float64) (*grid, error) {
+	lLo, lHi := pair.Truncation(eta)
+	g, err := newGridSpanTails(ctx, pair, h, eta, off, math.Floor((lLo-off)/h), math.Ceil((lHi-off)/h), nil, lowerTails(pair))
+	if g != nil {
+		g.lowerOnly = true
+	}
+	return g, err
+}
+
+// logHeadsNeeded is the log of the tail mass up to which lowerTails
+// leaves the heads out.
+var logHeadsNeeded = math.Log(0.4)
+
+// lowerTails returns the function that the lower merge evaluates pair's
+// tails with: pair.Tails, or, for a pair with mechanism.AboveTails (seen
+// through cutPair), where both tails above l are at most 0.4 as masses,
+// those two bit for bit with the heads set to 0 (log 1). The merge reads
+// the heads only where they are below 1/2 (binMass differences them at a
+// and b when the head at b is): the head is one minus the tail, and a
+// head of at least 0.6 is above 1/2 whatever its rounding, and so is 0;
+// and then a lies below b, so its head is below 1/2 too and was
+// evaluated. The same masses at less cost (the sampled Gaussian's
+// TailsAbove takes 70% of its Tails' time).
+func lowerTails(pair mechanism.Pair) func(float64) mechanism.Tails {
+	inner := pair
+	if c, ok := inner.(*cutPair); ok {
+		inner = c.Pair
+	}
+	ap, ok := inner.(mechanism.AboveTails)
+	if !ok {
+		return pair.Tails
+	}
+	return func(l float64) mechanism.Tails {
+		pa, qa := ap.TailsAbove(l)
+		if pa > logHeadsNeeded || qa > logHeadsNeeded {
+			return pair.Tails(l)
+		}
+		return mechanism.Tails{PAbove: pa, QAbove: qa}
+	}
 }
 
 // newGridFrom is newGrid, taking the tails at the points whose mirrored
@@ -158,6 +204,11 @@ func newGridSpan(ctx context.Context, pair mechanism.Pair, h, eta, off, fLo, fHi
 // point k's loss k·h is exactly −(−k·h), so the tails are the same bit
 // for bit. A point taken so counts no evaluation toward the checks of ctx.
 func newGridSpanFrom(ctx context.Context, pair mechanism.Pair, h, eta, off, fLo, fHi float64, src *grid) (*grid, error) {
+	return newGridSpanTails(ctx, pair, h, eta, off, fLo, fHi, src, pair.Tails)
+}
+
+// newGridSpanTails is newGridSpanFrom, evaluating the tails with tails.
+func newGridSpanTails(ctx context.Context, pair mechanism.Pair, h, eta, off, fLo, fHi float64, src *grid, tails func(float64) mechanism.Tails) (*grid, error) {
 	if !(math.Abs(fLo) < 1<<53 && math.Abs(fHi) < 1<<53) {
 		return nil, errTooLarge // also NaN
 	}
@@ -186,7 +237,7 @@ func newGridSpanFrom(ctx context.Context, pair mechanism.Pair, h, eta, off, fLo,
 			}
 		}
 		evals += cost
-		tl[i] = pair.Tails(float64(kLo+i)*h + off)
+		tl[i] = tails(float64(kLo+i)*h + off)
 	}
 	return &grid{pair: pair, h: h, kLo: kLo, kHi: kHi, off: off, tl: tl, logEta: math.Log(eta)}, nil
 }
@@ -264,6 +315,9 @@ func (gr *grid) upper() (up pmf) { return gr.upperSpan(true, true) }
 // above the highest goes to +∞ only when above is set (the two-scale
 // split discretises each side on its own grid).
 func (gr *grid) upperSpan(below, above bool) (up pmf) {
+	if gr.lowerOnly {
+		panic("pld: upper distribution of a grid made for the lower one")
+	}
 	h, kLo, tl := gr.h, gr.kLo, gr.tl
 	n := gr.kHi - gr.kLo
 
@@ -337,20 +391,99 @@ func lowMassRatio(lp, ratio float64) float64 {
 // greedy merge of the loss line from the lowest grid point up, one merged
 // cell per step of [lowerMerge].
 func (gr *grid) lower(ctx context.Context) (pmf, error) {
-	m := &lowerMerge{gr: gr, top: gr.at(gr.kHi), a: gr.at(gr.kLo), ta: gr.tl[0], j: 1, cost: gr.pair.TailsCost()}
+	m := gr.newLowerMerge()
+	_, err := m.run(ctx, nil)
+	return m.low, err
+}
+
+// newLowerMerge returns the lower merge of gr at its start (see lower).
+func (gr *grid) newLowerMerge() *lowerMerge {
+	return &lowerMerge{gr: gr, top: gr.at(gr.kHi), a: gr.at(gr.kLo), ta: gr.tl[0], j: 1, cost: gr.pair.TailsCost(), tails: lowerTails(gr.pair)}
+}
+
+// run merges cells until the merge is done, then lays the pmf out in
+// m.low (assemble); when pause is not nil and reports true after a cell,
+// it stops there, not done, and a later run goes on from that cell.
+func (m *lowerMerge) run(ctx context.Context, pause func() bool) (done bool, err error) {
 	for {
 		if m.evals++; m.evals >= checkEvery {
 			m.evals = 0
 			if err := accounting.Canceled(ctx); err != nil {
-				return m.low, err
+				return false, err
 			}
 		}
 		if m.step() {
-			break
+			m.assemble()
+			return true, nil
+		}
+		if pause != nil && pause() {
+			return false, nil
 		}
 	}
-	m.assemble()
-	return m.low, nil
+}
+
+// heaviestSettled reports whether no cell the merge has yet to make can
+// replace the heaviest cell it rounded down (low.heaviest and
+// low.fallbackAt): a later cell lies above a, so its P-mass is at most
+// P(L > a), and it replaces the heaviest only when strictly heavier. The
+// factor 2 covers the rounding of the tails (TailsRelError) and of the
+// masses' differences many times over; a mass differenced from the heads
+// (binMass) has P(L > a) ≥ 1/2 and so cannot pass the test.
+func (m *lowerMerge) heaviestSettled() bool {
+	return m.low.heaviest > 2*math.Exp(m.ta.PAbove)
+}
+
+// meanBound returns an upper bound on the mean loss Σ p·loss of the pmf
+// this merge makes once finished (lower), from the masses placed so far,
+// and the sum of the magnitudes of its terms (the scale of its rounding).
+//
+// Each cell the merge has yet to make lies above a and below the grid's
+// top point, except the last (the tail above some a' ≥ a), and the merge
+// places a mass at most the cell's P-mass at a loss at most the cell's
+// merged loss (the premises of the lower bound itself; the tail's at
+// most the top point). By the log-sum inequality a cell's P(c)·L_c is at
+// most ∫_c L dP, so the cells contribute at most E_P[min(L⁺, top);
+// L > a] = a⁺·P(L > a) + ∫_{a⁺}^{top} P(L > s) ds, bounded by the tails
+// at the grid points below each s; the tail's mass sits at the top point
+// instead of spread over (a', top], which costs at most (top − a')·
+// P(a' < L ≤ top): with P(L > a') ≤ eta (the merge took the rest whole),
+// a' ≥ top (0), or a' within mergeScan+2 grid points of the top (the
+// scan reached the top).
+func (m *lowerMerge) meanBound() (bound, scale float64) {
+	gr := m.gr
+	var placed float64
+	for i, k := range m.ks {
+		v := m.ms[i] * gr.at(k)
+		placed += v
+		scale += math.Abs(v)
+	}
+	// Each tail, as a mass, within TailsRelError of the exact one.
+	const grow = 1 + 4*relSlack
+	n := gr.kHi - gr.kLo
+	pa := math.Exp(m.ta.PAbove) * grow
+	top := max(m.top, 0) // with top ≤ 0 no mass above a adds to the mean
+	x := min(max(m.a, 0), top)
+	rest := x * pa
+	if x < top {
+		// ∫_x^{top} P(L > s) ds: P(L > s) ≤ P(L > a) up to the first
+		// grid point k1 at or above x, and ≤ P(L > s_k) on (s_k, s_k+1].
+		k1 := max(int(math.Ceil((x-gr.off)/gr.h))-gr.kLo, 0)
+		for k1 > 0 && gr.at(gr.kLo+k1-1) >= x {
+			k1--
+		}
+		for k1 < n && gr.at(gr.kLo+k1) < x {
+			k1++
+		}
+		rest += (gr.at(gr.kLo+k1) - x) * pa
+		var s float64
+		for k := k1; k < n; k++ {
+			s += math.Exp(gr.tl[k].PAbove)
+		}
+		rest += gr.h * s * grow
+	}
+	near := float64(mergeScan+2) * gr.h * math.Exp(gr.tl[max(n-mergeScan-2, 0)].PAbove)
+	rest += (top*math.Exp(gr.logEta) + near) * grow
+	return placed + rest, scale + rest
 }
 
 // lowerMerge is the state of the lower discretisation's merge: the masses
@@ -370,6 +503,7 @@ type lowerMerge struct {
 	// accounting.Canceled) every checkEvery of them, however many
 	// evaluations a cell takes.
 	evals, cost int
+	tails       func(float64) mechanism.Tails // the pair's (lowerTails)
 }
 
 // put places mass m at grid index k.
@@ -588,7 +722,7 @@ func (m *lowerMerge) illinois(kt int, t, left, fl float64, cell mergedCell) (tb 
 			fl = m.cellAt(gr.tl[kt-gr.kLo], t).f // t is grid point kt > kLo
 		} else {
 			m.evals += m.cost
-			fl = m.cellAt(gr.pair.Tails(t), t).f // a reached the top point
+			fl = m.cellAt(m.tails(t), t).f // a reached the top point
 		}
 	}
 	// The bracket (left, lb] with φ(left) = fl < 0 ≤ φ(lb) = fr; the
@@ -600,7 +734,7 @@ func (m *lowerMerge) illinois(kt int, t, left, fl float64, cell mergedCell) (tb 
 	o, _ := search.Solve(search.Problem[float64]{
 		Holds: func(c float64) (bool, error) {
 			m.evals += m.cost
-			tc := gr.pair.Tails(c)
+			tc := m.tails(c)
 			cc := m.cellAt(tc, t)
 			fc := cc.f
 			if fc >= 0 {
