@@ -643,7 +643,9 @@ func (b *bulk) dAt(x, e0, rho0 float64, upper bool) float64 {
 	case !(x-b.s0 < float64(m)*b.h):
 		i = m
 	default:
-		i = int(math.Floor((x-b.s0)/b.h)) + 1
+		// (x − s0)/h may round up to m just below the window's top, where
+		// every cell lies at or below x: i is m at most.
+		i = min(int(math.Floor((x-b.s0)/b.h))+1, m)
 	}
 	for i < m && b.s0+float64(i)*b.h <= x {
 		i++
