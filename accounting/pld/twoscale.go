@@ -820,6 +820,18 @@ func (b *bulk) jumpSum(jp *jumps, eps float64, upper bool) (h float64, calls int
 	xMin, xMax = math.Inf(1), math.Inf(-1)
 	var gBelow, eBelow, tailBelow float64 // the run below: Σ g, Σ g·e^{−y}, Σ g·(e^{x−sMin} − 1)₊
 	var nBelow int
+	// h sums terms ≥ 0 (each bound, times g, and the runs), each product
+	// and sum rounded: within 2·(terms + 1)·u of itself, taken the
+	// bound's way (the sums rounded down by 2e-16 of themselves before;
+	// TestTwoScaleJumpSumAccumulation).
+	var terms int
+	acc := func(h float64) float64 {
+		r := 2 * float64(terms+2) * u
+		if upper {
+			return h * (1 + r)
+		}
+		return h * (1 - r)
+	}
 	for j, g := range jp.g {
 		if !(g > 0) {
 			continue
@@ -843,12 +855,15 @@ func (b *bulk) jumpSum(jp *jumps, eps float64, upper bool) (h float64, calls int
 			// e^{x_j − s0} as e^{eps − s0}·e^{−y_j}: no exponential.
 			h += g * b.dAt(x, eS0*jp.ey[j], rhoJ, upper)
 			calls++
+			terms++
 		default:
 			h += g * b.d(x, upper)
 			calls++
+			terms++
 		}
 	}
 	if nAbove > 0 {
+		terms++
 		// The sum of nAbove nonnegative terms and the product: relative.
 		r := 4 * float64(nAbove+4) * u
 		if upper {
@@ -859,8 +874,9 @@ func (b *bulk) jumpSum(jp *jumps, eps float64, upper bool) (h float64, calls int
 		calls++
 	}
 	if nBelow == 0 {
-		return h, calls
+		return acc(h), calls
 	}
+	terms++
 	calls += (nBelow + jumpBelowWork - 1) / jumpBelowWork
 	mu := muOf(nBelow)
 	gB, eW := gBelow, eS0*eBelow // Σ g, Σ g·e^{x−s0}
@@ -884,7 +900,7 @@ func (b *bulk) jumpSum(jp *jumps, eps float64, upper bool) (h float64, calls int
 		if math.IsNaN(v) {
 			v = u3
 		}
-		return h + math.Max(0, v), calls
+		return acc(h + math.Max(0, v)), calls
 	}
 	l1 := (v1-v1Err)*(1-b.slack-2*u) - rest*gB*(1+mu)
 	a2 := A * (1 - b.rhoA - u) * gB * (1 - mu)
@@ -894,7 +910,7 @@ func (b *bulk) jumpSum(jp *jumps, eps float64, upper bool) (h float64, calls int
 	if !(v > 0) {
 		v = 0
 	}
-	return h + v, calls
+	return acc(h + v), calls
 }
 
 // twoScaleSet is the two-scale bounds of the remove direction for one
