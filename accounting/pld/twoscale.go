@@ -130,6 +130,9 @@ type bulk struct {
 	eLo, eHi           []float64
 	eB0, eMin0         float64
 	tabP, tabB, tabMin float64
+	// ds0 is u·(2·m·h + |s0|)·1.01, the part of d's cell-split distance
+	// (see dAt) that does not depend on x.
+	ds0 float64
 }
 
 // expBits sets the split of the tables of e^{−i·h}: 2^expBits entries
@@ -462,6 +465,7 @@ func newBulk(ctx context.Context, beta pmf, h float64, n int, upper bool) (*bulk
 	if upper && n > 0 {
 		b.chernoff(beta, h, nn)
 	}
+	b.ds0 = (2*float64(m)*h + math.Abs(b.s0)) * u * 1.01
 	b.expTables()
 	return b, nil
 }
@@ -680,13 +684,10 @@ func (b *bulk) dAt(x, e0, rho0 float64, upper bool) float64 {
 	// − 1) in (ii), is then off by at most c_k·ds (its mass with the FFT's
 	// error). At the top of a window of exactly placed cells the upper
 	// bound was 0 where D is 4e-17 (TestTwoScaleBulkCellSplit).
-	ds := (2*float64(m)*b.h + math.Abs(b.s0) + math.Abs(x)) * u * 1.01
+	ds := b.ds0 + math.Abs(x)*(u*1.01)
 	var split float64
-	for k := i - 1; k >= 0 && b.s0+float64(k)*b.h > x-ds; k-- {
-		split += (c.c[k] + c.e2) * ds
-	}
-	for k := i; k < m && b.s0+float64(k)*b.h <= x+ds; k++ {
-		split += (c.c[k] + c.e2) * ds
+	if (i > 0 && b.s0+float64(i-1)*b.h > x-ds) || (i < m && b.s0+float64(i)*b.h <= x+ds) {
+		split = b.cellSplit(i, x, ds)
 	}
 	// (i)
 	var v1, r1 float64
@@ -745,6 +746,21 @@ func (b *bulk) dAt(x, e0, rho0 float64, upper bool) float64 {
 		up = min(up, b.chern[i-1])
 	}
 	return max(0, min(up, b.a*(1+b.rhoA)))
+}
+
+// cellSplit returns ds times the mass (with the FFT's error) of the
+// cells whose rounded loss lies within ds of x, i the first above x (see
+// dAt).
+func (b *bulk) cellSplit(i int, x, ds float64) float64 {
+	c := b.c
+	var split float64
+	for k := i - 1; k >= 0 && b.s0+float64(k)*b.h > x-ds; k-- {
+		split += (c.c[k] + c.e2) * ds
+	}
+	for k := i; k < len(c.c) && b.s0+float64(k)*b.h <= x+ds; k++ {
+		split += (c.c[k] + c.e2) * ds
+	}
+	return split
 }
 
 // jumpBelowWork is how many jump cells below the bulk window
