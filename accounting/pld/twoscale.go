@@ -130,6 +130,9 @@ type bulk struct {
 	eLo, eHi           []float64
 	eB0, eMin0         float64
 	tabP, tabB, tabMin float64
+	// ds0 is u·(2·m·h + |s0|)·1.01, the part of d's cell-split distance
+	// (see dAt) that does not depend on x.
+	ds0 float64
 }
 
 // expBits sets the split of the tables of e^{−i·h}: 2^expBits entries
@@ -462,6 +465,7 @@ func newBulk(ctx context.Context, beta pmf, h float64, n int, upper bool) (*bulk
 	if upper && n > 0 {
 		b.chernoff(beta, h, nn)
 	}
+	b.ds0 = (2*float64(m)*h + math.Abs(b.s0)) * u * 1.01
 	b.expTables()
 	return b, nil
 }
@@ -643,7 +647,9 @@ func (b *bulk) dAt(x, e0, rho0 float64, upper bool) float64 {
 	case !(x-b.s0 < float64(m)*b.h):
 		i = m
 	default:
-		i = int(math.Floor((x-b.s0)/b.h)) + 1
+		// (x − s0)/h may round up to m just below the window's top, where
+		// every cell lies at or below x: i is m at most.
+		i = min(int(math.Floor((x-b.s0)/b.h))+1, m)
 	}
 	for i < m && b.s0+float64(i)*b.h <= x {
 		i++
@@ -672,6 +678,17 @@ func (b *bulk) dAt(x, e0, rho0 float64, upper bool) float64 {
 		return math.Exp(x - (b.s0 + float64(k)*b.h))
 	}
 	tails := c.tailTop + c.tailBot
+	// The cells are split at x by their rounded losses s0 + k·h, each
+	// within ds of the exact one: a cell within ds of x may lie on the
+	// other side, and its term, c_k·(1 − e^{x−s_k})₊ in (i) or c_k·(e^{x−s_k}
+	// − 1) in (ii), is then off by at most c_k·ds (its mass with the FFT's
+	// error). At the top of a window of exactly placed cells the upper
+	// bound was 0 where D is 4e-17 (TestTwoScaleBulkCellSplit).
+	ds := b.ds0 + math.Abs(x)*(u*1.01)
+	var split float64
+	if (i > 0 && b.s0+float64(i-1)*b.h > x-ds) || (i < m && b.s0+float64(i)*b.h <= x+ds) {
+		split = b.cellSplit(i, x, ds)
+	}
 	// (i)
 	var v1, r1 float64
 	if i < m {
@@ -679,7 +696,7 @@ func (b *bulk) dAt(x, e0, rho0 float64, upper bool) float64 {
 		v1 = (1-p)*b.suf0[i] + p*b.suf2[i]
 		r1 = (b.slack+4*u)*v1 + rP*p*(b.suf0[i]+b.suf2[i])
 	}
-	r1 += c.e2 * math.Sqrt(float64(m-i))
+	r1 += c.e2*math.Sqrt(float64(m-i)) + split
 	// (ii)
 	up2, lo2 := math.Inf(1), math.Inf(-1)
 	if b.pre0 != nil || i == 0 {
@@ -703,6 +720,7 @@ func (b *bulk) dAt(x, e0, rho0 float64, upper bool) float64 {
 			corr = (q-1)*b.pre0[i] + q*b.pre2[i]
 			round += (b.slack+4*u)*corr + rP*q*(b.pre0[i]+b.pre2[i])
 		}
+		round += split
 		below := 0.0 // the true mass below the window, weighted
 		if x > b.sMin && c.tailBot > 0 {
 			var w float64
@@ -728,6 +746,21 @@ func (b *bulk) dAt(x, e0, rho0 float64, upper bool) float64 {
 		up = min(up, b.chern[i-1])
 	}
 	return max(0, min(up, b.a*(1+b.rhoA)))
+}
+
+// cellSplit returns ds times the mass (with the FFT's error) of the
+// cells whose rounded loss lies within ds of x, i the first above x (see
+// dAt).
+func (b *bulk) cellSplit(i int, x, ds float64) float64 {
+	c := b.c
+	var split float64
+	for k := i - 1; k >= 0 && b.s0+float64(k)*b.h > x-ds; k-- {
+		split += (c.c[k] + c.e2) * ds
+	}
+	for k := i; k < len(c.c) && b.s0+float64(k)*b.h <= x+ds; k++ {
+		split += (c.c[k] + c.e2) * ds
+	}
+	return split
 }
 
 // jumpBelowWork is how many jump cells below the bulk window
@@ -776,11 +809,25 @@ func (b *bulk) jumpSum(jp *jumps, eps float64, upper bool) (h float64, calls int
 	muOf := func(n int) float64 {
 		return 1e-12 + 8*float64(n+8)*u + 16*u*(1+math.Abs(eps)+math.Abs(b.s0)+math.Abs(b.logB))
 	}
-	// e^{eps − s0}·e^{−y_j} against e^{x_j − s0}: 2u each and the
-	// product's u, the arguments' rounding u·|eps − s0| and u·|x_j|
-	// (x_j = eps − y_j rounded), |x_j| ≤ |eps| + max|y_j|.
+	// x_j = eps − (y0 + j·h) rounded to nearest is within mx of the
+	// exact x_j (u·j·h, u·|y_j| and u·|x_j|, j·h ≤ 2·max|y|, |x_j| ≤
+	// |eps| + max|y|): a large share of a bulk cell where the losses are
+	// large next to the cells (jumps near 720 on a bulk of cells of 1e-9:
+	// the upper sum fell 1.5e-7 below the exact one, and the lower rose
+	// above it; TestTwoScaleJumpSumRounding). D is decreasing, so each
+	// cell is evaluated at x moved 2·mx the bound's way, down for the
+	// upper bound and up for the lower (the move's own rounding is below
+	// mx).
 	yMax := math.Max(math.Abs(jp.y0), math.Abs(jp.y0+float64(len(jp.g))*jp.h))
-	rhoJ := (6 + 2*math.Abs(eps) + math.Abs(b.s0) + yMax) * u * 1.01
+	mx := (math.Abs(eps) + 4*yMax) * u * 1.01
+	xr := 2 * mx
+	if upper {
+		xr = -xr
+	}
+	// e^{eps − s0}·e^{−y_j} against e^{x − s0} at the moved x: 2u each
+	// and the product's u, the arguments' rounding u·|eps − s0| and
+	// u·|y_j|, and the distance of the moved x from the exact x_j, 4·mx.
+	rhoJ := (6+2*math.Abs(eps)+math.Abs(b.s0)+yMax)*u*1.01 + 4.04*mx
 	closed := len(jp.ey) == len(jp.g) && !math.IsInf(eS0, 0) && !math.IsInf(eB, 0) && !math.IsNaN(eS0+eB) && muOf(len(jp.g)) < 1e-6
 	m := len(b.c.c)
 	top := b.s0 + float64(m)*b.h
@@ -789,17 +836,31 @@ func (b *bulk) jumpSum(jp *jumps, eps float64, upper bool) (h float64, calls int
 	xMin, xMax = math.Inf(1), math.Inf(-1)
 	var gBelow, eBelow, tailBelow float64 // the run below: Σ g, Σ g·e^{−y}, Σ g·(e^{x−sMin} − 1)₊
 	var nBelow int
+	// h sums terms ≥ 0 (each bound, times g, and the runs), each product
+	// and sum rounded: within 2·(terms + 1)·u of itself, taken the
+	// bound's way (the sums rounded down by 2e-16 of themselves before;
+	// TestTwoScaleJumpSumAccumulation).
+	var terms int
+	acc := func(h float64) float64 {
+		r := 2 * float64(terms+2) * u
+		if upper {
+			return h * (1 + r)
+		}
+		return h * (1 - r)
+	}
 	for j, g := range jp.g {
 		if !(g > 0) {
 			continue
 		}
-		x := eps - (jp.y0 + float64(j)*jp.h)
+		xn := eps - (jp.y0 + float64(j)*jp.h)
+		x := xn + xr
 		switch {
 		case closed && x < b.s0:
 			gBelow += g
 			eBelow += g * jp.ey[j]
-			if upper && x > b.sMin && b.c.tailBot > 0 {
-				tailBelow += g * math.Expm1(x-b.sMin)
+			// (e^{x−sMin} − 1)₊ grows with x: at x_j + mx or above.
+			if xu := xn + 2*mx; upper && xu > b.sMin && b.c.tailBot > 0 {
+				tailBelow += g * math.Expm1(xu-b.sMin)
 			}
 			nBelow++
 		case x >= top:
@@ -810,12 +871,15 @@ func (b *bulk) jumpSum(jp *jumps, eps float64, upper bool) (h float64, calls int
 			// e^{x_j − s0} as e^{eps − s0}·e^{−y_j}: no exponential.
 			h += g * b.dAt(x, eS0*jp.ey[j], rhoJ, upper)
 			calls++
+			terms++
 		default:
 			h += g * b.d(x, upper)
 			calls++
+			terms++
 		}
 	}
 	if nAbove > 0 {
+		terms++
 		// The sum of nAbove nonnegative terms and the product: relative.
 		r := 4 * float64(nAbove+4) * u
 		if upper {
@@ -826,8 +890,9 @@ func (b *bulk) jumpSum(jp *jumps, eps float64, upper bool) (h float64, calls int
 		calls++
 	}
 	if nBelow == 0 {
-		return h, calls
+		return acc(h), calls
 	}
+	terms++
 	calls += (nBelow + jumpBelowWork - 1) / jumpBelowWork
 	mu := muOf(nBelow)
 	gB, eW := gBelow, eS0*eBelow // Σ g, Σ g·e^{x−s0}
@@ -851,7 +916,7 @@ func (b *bulk) jumpSum(jp *jumps, eps float64, upper bool) (h float64, calls int
 		if math.IsNaN(v) {
 			v = u3
 		}
-		return h + math.Max(0, v), calls
+		return acc(h + math.Max(0, v)), calls
 	}
 	l1 := (v1-v1Err)*(1-b.slack-2*u) - rest*gB*(1+mu)
 	a2 := A * (1 - b.rhoA - u) * gB * (1 - mu)
@@ -861,7 +926,7 @@ func (b *bulk) jumpSum(jp *jumps, eps float64, upper bool) (h float64, calls int
 	if !(v > 0) {
 		v = 0
 	}
-	return h + v, calls
+	return acc(h + v), calls
 }
 
 // twoScaleSet is the two-scale bounds of the remove direction for one
