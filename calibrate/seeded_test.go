@@ -201,6 +201,8 @@ func (m *inflight) Epsilon(ctx context.Context, delta float64) (float64, error) 
 // and the result is the sequential search's, with every query counted.
 // (Without a seed the search starts from σ 1 and 1.1.)
 func TestSigmaSeededStartsAtOnce(t *testing.T) {
+	defer func(p int) { pairProcs = p }(pairProcs)
+	pairProcs = 1 // at once wherever GOMAXPROCS allows it
 	const eps, delta = 1.2, 1e-5
 	tr := Training{SamplingRate: 0.01, Steps: 1000}
 	var now, peak atomic.Int32
@@ -230,5 +232,29 @@ func TestSigmaSeededStartsAtOnce(t *testing.T) {
 	}
 	if !(r.Value <= eps) || r.X-r.Lo > 1e-6*r.X || math.Abs(r.X-want.X) > 2e-6*want.X {
 		t.Errorf("σ %.12g (ε %.9g, Lo %.12g); want ε ≤ %g within 1e-6 and σ near SigmaFor's %.12g", r.X, r.Value, r.Lo, eps, want.X)
+	}
+}
+
+// TestSigmaSeededOneAtATimeBelowPairProcs: with fewer CPUs than
+// pairProcs the two starting points are queried one after the other (on
+// two hyperthreads of one core the pair costs more CPU than it saves in
+// wall time), with the same result.
+func TestSigmaSeededOneAtATimeBelowPairProcs(t *testing.T) {
+	defer func(p int) { pairProcs = p }(pairProcs)
+	pairProcs = runtime.GOMAXPROCS(0) + 1
+	const eps, delta = 1.2, 1e-5
+	tr := Training{SamplingRate: 0.01, Steps: 1000}
+	var now, peak atomic.Int32
+	newAcc := func() (accounting.Method, error) {
+		m, err := registry.New(accounting.KindRDP, registry.Options{})
+		return &inflight{Method: m, now: &now, peak: &peak}, err
+	}
+	noSeed := func() (accounting.Method, error) { return nil, errors.New("no seed") }
+	r, _, err := SigmaSeeded(t.Context(), newAcc, noSeed, tr.Event, eps, delta, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if peak.Load() != 1 || !(r.Value <= eps) || r.X-r.Lo > 1e-6*r.X {
+		t.Errorf("peak %d queries at once, σ %.12g (ε %.9g, Lo %.12g); want 1, and ε ≤ %g within 1e-6", peak.Load(), r.X, r.Value, r.Lo, eps)
 	}
 }
