@@ -1092,11 +1092,8 @@ func (a *Accountant) epsEstimate(ctx context.Context, delta, up float64) (float6
 // there; only the cost depends on it).
 func (r *result) errorShare(eps float64) float64 {
 	best, share := -1.0, 0.0
-	for d, dir := range r.dirs {
-		c := dir.up
-		if r.lams != nil {
-			c = dir.tilt[tiltKey{true, r.lams[d]}]
-		}
+	for d := range r.dirs {
+		c := r.upperAsTilted(d)
 		if c == nil {
 			continue
 		}

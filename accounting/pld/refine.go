@@ -275,17 +275,25 @@ func (r *result) tiltNoisy(lams []float64, eps, delta float64) bool {
 // truncated mass of a tilted composition may take for it to be used.
 const tiltNoise = 1e-2
 
+// upperAsTilted returns direction d's upper composition as the query in
+// progress left it tilted (r.lams; untilted where nil), or nil where it
+// is not made.
+func (r *result) upperAsTilted(d int) *composition {
+	dir := r.dirs[d]
+	if r.lams != nil {
+		return dir.tilt[tiltKey{true, r.lams[d]}]
+	}
+	return dir.up
+}
+
 // slope returns −d log δ/dε of the upper bound at eps (of the tilted
 // compositions of r.lams when set) in the direction with the larger δ (within a cell δ = k − e^ε·b, so it is
 // e^ε·b/δ), at least 1e-3; it only steers the choice of tilt and
 // refinement, no bound depends on it.
 func (r *result) slope(eps float64) float64 {
 	var best, s float64 = -1, 1e-3
-	for d, dir := range r.dirs {
-		c := dir.up
-		if r.lams != nil {
-			c = dir.tilt[tiltKey{true, r.lams[d]}]
-		}
+	for d := range r.dirs {
+		c := r.upperAsTilted(d)
 		if c == nil {
 			continue
 		}
