@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/dpcalc/dpcalc/internal/testenv"
@@ -133,12 +134,13 @@ func bigConv(a, b []*big.Float) []*big.Float {
 // the jumps' y0 + j·h) for random small β (n ≤ 4, so that the window
 // holds all of β^{*n}) over cell widths 1e-9 to 1.3, losses up to ±40
 // per step, arguments across and up to 600 beyond the window and jumps up
-// to 743 (where e^{−y} is subnormal): 10 random bulks (600 in the long
-// test step), no bound on the wrong side.
+// to 743 (where e^{−y} is subnormal): 10 random bulks (100 in the long
+// test step; 600, about 2.5 min of CPU, with DPCALC_TWOSCALE_EXACT=full),
+// no bound on the wrong side.
 func TestTwoScaleBulkExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	var checks int
-	for trial := range testenv.Size(10, 600) {
+	for trial := range exactTrials(10, 100, 600) {
 		h := []float64{1e-9, 1e-6, 3e-4, 0.01, 0.2, 1.3}[rng.IntN(6)]
 		off := []float64{0, 0.37 * h, -3, 2.5}[rng.IntN(4)]
 		nb := 1 + rng.IntN(40)
@@ -224,13 +226,14 @@ func TestTwoScaleBulkExact(t *testing.T) {
 // at 1e-30 to 1e-3: every part of the sum is in play, the bulks of 4 or
 // more jumps shifted from the one of 3 (bulkAt), the jumps of 4 or more
 // on the coarser grid (coarsen), β's mass heaped at the split, the
-// remainder and the +∞ atom. 3 random settings (400 in the long test
-// step: 7,523 comparisons, none on the wrong side, the least slack the
-// weights' 1e-10 on both sides).
+// remainder and the +∞ atom. 3 random settings (80 in the long test
+// step; 400 with DPCALC_TWOSCALE_EXACT=full, about 2.5 min of CPU: 7,523
+// comparisons, none on the wrong side, the least slack the weights' 1e-10
+// on both sides).
 func TestTwoScaleExact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	var checks int
-	for trial := range testenv.Size(3, 400) {
+	for trial := range exactTrials(3, 80, 400) {
 		hB := []float64{0.01, 0.003, 0.05, 1e-4}[trial%4]
 		r := []int{4, 8, 5}[trial%3]
 		hJ := float64(r) * hB
@@ -439,4 +442,14 @@ func TestTwoScaleJumpSumAccumulation(t *testing.T) {
 		}
 	}
 	t.Logf("%d sums", checks)
+}
+
+// exactTrials is testenv.Size with a third size, full, for
+// DPCALC_TWOSCALE_EXACT=full: the exact-reference sweeps at full size take
+// minutes each, too long for the long test step's share of CI.
+func exactTrials(def, long, full int) int {
+	if os.Getenv("DPCALC_TWOSCALE_EXACT") == "full" {
+		return full
+	}
+	return testenv.Size(def, long)
 }
