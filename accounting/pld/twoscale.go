@@ -1500,15 +1500,7 @@ func (a *Accountant) twoScaleEpsilon(ctx context.Context, lv *levels, delta, low
 		}
 		return math.Max(lower, lo2), math.Min(upper, math.Max(math.Min(remUp, up2), addUp)), nil
 	}
-	lo, up, err := bracket(s)
-	if err != nil || !wide(lo, up) {
-		return lo, up, err
-	}
-	// Still wide: both bulk grids, from the same start.
-	if s, err = s.withCoarse(ctx); err != nil {
-		return 0, 0, err
-	}
-	return bracket(s)
+	return s.bracketWide(ctx, bracket, wide)
 }
 
 // twoScaleDelta is twoScaleEpsilon for δ(eps); dEst sizes the binomial
@@ -1531,11 +1523,16 @@ func (a *Accountant) twoScaleDelta(ctx context.Context, lv *levels, eps, dEst, l
 		}
 		return math.Max(lower, lo2), math.Min(upper, math.Max(math.Min(remUp, up2), addUp)), nil
 	}
+	return s.bracketWide(ctx, bracket, wide)
+}
+
+// bracketWide returns bracket(s), and where that is still wide, bracket
+// of s with its coarser bulk grid added (withCoarse), from the same start.
+func (s *twoScaleSet) bracketWide(ctx context.Context, bracket func(*twoScaleSet) (float64, float64, error), wide func(lo, up float64) bool) (float64, float64, error) {
 	lo, up, err := bracket(s)
 	if err != nil || !wide(lo, up) {
 		return lo, up, err
 	}
-	// Still wide: both bulk grids.
 	if s, err = s.withCoarse(ctx); err != nil {
 		return 0, 0, err
 	}
